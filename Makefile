@@ -1,0 +1,45 @@
+# fidelity: `make` builds build/fidelity; `make test` runs the whole suite
+# (release + ASan/UBSan builds, Python oracles, bounded fuzzing).
+CC      ?= cc
+CSTD    := -std=c17 -D_GNU_SOURCE -Isrc
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+LIBS    := -lcrypto -lm
+OPT     := -O2 -g
+SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRC := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort)
+CLI_SRC := src/cli/main.c
+TEST_SRC := $(wildcard tests/c/*.c)
+
+.PHONY: all asan test fuzz clean demo
+all: build/fidelity
+
+build/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h')
+	@mkdir -p build
+	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)
+
+build-asan/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h')
+	@mkdir -p build-asan
+	$(CC) $(CSTD) $(WARN) $(SAN) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)
+
+build-asan/unit: $(LIB_SRC) $(TEST_SRC) $(shell find src tests/c -name '*.h')
+	@mkdir -p build-asan
+	$(CC) $(CSTD) $(WARN) $(SAN) -Isrc -o $@ $(LIB_SRC) $(TEST_SRC) $(LIBS)
+
+asan: build-asan/fidelity build-asan/unit
+
+FUZZERS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
+build-fuzz/%: fuzz/%.c $(LIB_SRC)
+	@mkdir -p build-fuzz
+	clang $(CSTD) -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -o $@ $< $(LIB_SRC) $(LIBS)
+
+fuzz: $(FUZZERS)
+
+demo: build/fidelity
+	./build/fidelity demo --out build/demo
+
+test: all asan fuzz
+	bash tests/run.sh
+
+clean:
+	rm -rf build build-asan build-fuzz

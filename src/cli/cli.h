@@ -1,0 +1,14 @@
+/* Subcommand entry points.  Each returns the process exit code. */
+#ifndef FD_CLI_H
+#define FD_CLI_H
+
+enum { FD_EXIT_OK = 0, FD_EXIT_WARN = 2, FD_EXIT_REFUSED = 3, FD_EXIT_USAGE = 4 };
+
+int cmd_verify(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_write_fixture(int argc, char **argv);
+int cmd_debug_json(int argc, char **argv);
+
+#endif

@@ -1,0 +1,48 @@
+/* debug-json: the differential-test hook.  Each stdin line is one JSON
+ * document; each output line holds the sha256 of its canonical, pretty
+ * (file form, with final newline), ensure_ascii canonical and json.dumps()
+ * default serialisations, and its receipt_sha256 seal (or '-' when the
+ * document is not an object).  A document we refuse prints "ERR code". */
+#include "cli.h"
+#include "format/json.h"
+#include "format/sha.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void digest_of(const jv *v, const jv_style *st, int final_nl, char hex[65], int *bad)
+{
+    fd_buf b = {0};
+    fd_err e;
+    if (jv_dump(v, st, &b, &e)) { *bad = 1; fd_buf_free(&b); return; }
+    if (final_nl) fd_buf_putc(&b, '\n');
+    fd_sha256_hex(b.p, b.n, hex);
+    fd_buf_free(&b);
+}
+
+int cmd_debug_json(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 1) { fprintf(stderr, "usage: fidelity debug-json < lines.jsonl\n"); return FD_EXIT_USAGE; }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t k;
+    while ((k = getline(&line, &cap, stdin)) >= 0) {
+        if (k > 0 && line[k - 1] == '\n') k--;
+        fd_err e;
+        jv *v = jv_parse(line, (size_t)k, &e);
+        if (!v) { printf("ERR %s\n", e.code); continue; }
+        char h[4][65], seal[65] = "-";
+        int bad = 0;
+        digest_of(v, &JV_CANON, 0, h[0], &bad);
+        digest_of(v, &JV_PRETTY, 1, h[1], &bad);
+        digest_of(v, &JV_CANON_ASCII, 0, h[2], &bad);
+        digest_of(v, &JV_DEFAULT, 0, h[3], &bad);
+        if (!bad && v->t == JV_OBJ && jv_seal(v, "receipt_sha256", seal, &e)) bad = 1;
+        if (bad) printf("ERR bad_json\n");
+        else printf("%s %s %s %s %s\n", h[0], h[1], h[2], h[3], seal);
+        jv_free(v);
+    }
+    free(line);
+    return 0;
+}

@@ -1,0 +1,30 @@
+#include "cli.h"
+#include <stdio.h>
+#include <string.h>
+
+static const struct { const char *name; int (*fn)(int, char **); const char *help; } CMDS[] = {
+//    {"verify", cmd_verify, "verify DATASET: seals, checksums, digests; refuse on the first error"},
+//    {"validate", cmd_validate, "validate DATASET: report every finding"},
+//    {"describe", cmd_describe, "describe DATASET [--format text|json|markdown]: identity card"},
+//    {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it"},
+//    {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
+    {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
+};
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: fidelity COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof CMDS / sizeof *CMDS; i++) fprintf(f, "  %s\n", CMDS[i].help);
+    fprintf(f, "\nexit codes: 0 ok, 2 warnings, 3 refused, 4 usage\n");
+    return FD_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return usage(stderr);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) { usage(stdout); return 0; }
+    for (size_t i = 0; i < sizeof CMDS / sizeof *CMDS; i++)
+        if (!strcmp(argv[1], CMDS[i].name)) return CMDS[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "fidelity: unknown command '%s'\n", argv[1]);
+    return usage(stderr);
+}
