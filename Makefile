@@ -3,17 +3,24 @@
 CC      ?= cc
 CSTD    := -std=c17 -D_GNU_SOURCE -Isrc
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-LIBS    := -lcrypto -lm
+LIBS    := -lcrypto -lm -lpcre2-8
 OPT     := -O2 -g
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_SRC := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort)
+LIB_SRC := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort) build/gen/schema_data.c
 CLI_SRC := src/cli/main.c
 TEST_SRC := $(wildcard tests/c/*.c)
 
 .PHONY: all asan test fuzz clean demo
 all: build/fidelity
 
+# The vendored JSON Schema is compiled into the binary (no files at run time).
+build/gen/schema_data.c: schema/fidelity-dataset.schema.json
+	@mkdir -p build/gen
+	{ echo 'const unsigned char fd_schema_dataset_json[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; \
+	  echo "const unsigned int fd_schema_dataset_json_len = $$(wc -c < $<);"; } > $@
 build/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h')
 	@mkdir -p build
 	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)
