@@ -21,11 +21,11 @@ build/gen/schema_data.c: schema/fidelity-dataset.schema.json
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; \
 	  echo "const unsigned int fd_schema_dataset_json_len = $$(wc -c < $<);"; } > $@
-build/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h')
+build/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h' -o -name '*.inc')
 	@mkdir -p build
 	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)
 
-build-asan/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h')
+build-asan/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h' -o -name '*.inc')
 	@mkdir -p build-asan
 	$(CC) $(CSTD) $(WARN) $(SAN) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)
 

@@ -6,8 +6,8 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"verify", cmd_verify, "verify DATASET: seals, checksums, digests; refuse on the first error"},
     {"validate", cmd_validate, "validate DATASET: report every finding"},
     {"describe", cmd_describe, "describe DATASET [--format text|json|markdown]: identity card"},
-//    {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it"},
-//    {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
+    {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it"},
+    {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

@@ -23,6 +23,11 @@ struct fd_schema {
 
 static const char *const ANNOTATIONS[] = {"$schema", "$id", "$comment", "title", "description",
                                           "default", "examples", NULL};
+/* Keyword groups by the shape of their value. */
+static const char *const MAPS[] = {"$defs", "properties", NULL};
+static const char *const SUBSCHEMAS[] = {"additionalProperties", "items", "if", "then", "else", NULL};
+static const char *const LISTS[] = {"allOf", "oneOf", NULL};
+static const char *const COUNTS[] = {"minLength", "minItems", "maxItems", NULL};
 static const char *const TYPES[] = {"null", "boolean", "object", "array", "number", "string",
                                     "integer", NULL};
 
@@ -112,14 +117,13 @@ static int walk(W *w, const jv *sc, int depth)
         const jv *v = sc->u.o.m[i].v;
         int ok = 1;
         if (in_set(ANNOTATIONS, k, kn)) continue;
-        if (is(k, kn, "$defs") || is(k, kn, "properties")) {
+        if (in_set(MAPS, k, kn)) {
             ok = v->t == JV_OBJ;
             for (size_t j = 0; ok && j < v->u.o.n; j++)
                 if (walk_sub(w, v->u.o.m[j].v, depth, k, v->u.o.m[j].k, -1)) return -1;
-        } else if (is(k, kn, "additionalProperties") || is(k, kn, "items") || is(k, kn, "if") ||
-                   is(k, kn, "then") || is(k, kn, "else")) {
+        } else if (in_set(SUBSCHEMAS, k, kn)) {
             if (walk_sub(w, v, depth, k, NULL, -1)) return -1;
-        } else if (is(k, kn, "allOf") || is(k, kn, "oneOf")) {
+        } else if (in_set(LISTS, k, kn)) {
             ok = v->t == JV_ARR && v->u.a.n > 0;
             for (size_t j = 0; ok && j < v->u.a.n; j++)
                 if (walk_sub(w, v->u.a.v[j], depth, k, NULL, (long)j)) return -1;
@@ -127,11 +131,9 @@ static int walk(W *w, const jv *sc, int depth)
             ok = v->t == JV_STR ? in_set(TYPES, v->u.s.p, v->u.s.n) : str_list(v, 1);
         } else if (is(k, kn, "required")) {
             ok = str_list(v, 0);
-        } else if (is(k, kn, "enum")) {
-            ok = v->t == JV_ARR;
-        } else if (is(k, kn, "const")) {
-            ok = 1;
-        } else if (is(k, kn, "minLength") || is(k, kn, "minItems") || is(k, kn, "maxItems")) {
+        } else if (is(k, kn, "enum") || is(k, kn, "const")) {
+            ok = v->t == JV_ARR || is(k, kn, "const");
+        } else if (in_set(COUNTS, k, kn)) {
             ok = v->t == JV_INT && v->u.i >= 0;
         } else if (is(k, kn, "minimum")) {
             ok = jv_is_num(v);
@@ -157,12 +159,11 @@ fd_schema *fd_schema_new(const jv *root, fd_err *e)
     s->defs = jv_get(root, "$defs");
     W w = {s, {0}, e};
     fd_buf_putc(&w.at, '#');
-    int rc = walk(&w, root, 0);
-    fd_buf_free(&w.at);
-    if (rc) {
+    if (walk(&w, root, 0)) {
         fd_schema_free(s);
-        return NULL;
+        s = NULL;
     }
+    fd_buf_free(&w.at);
     return s;
 }
 
@@ -208,24 +209,20 @@ static void repr(fd_buf *b, const jv *v, size_t stop)
         fd_buf_put(b, n > 0 ? tmp : "nan", n > 0 ? (size_t)n : 3);
         break;
     case JV_STR: repr_str(b, v->u.s.p, v->u.s.n); break;
-    case JV_ARR:
-        fd_buf_putc(b, '[');
-        for (size_t i = 0; i < v->u.a.n && b->n < stop; i++) {
+    case JV_ARR: case JV_OBJ: {
+        int o = v->t == JV_OBJ;
+        fd_buf_putc(b, o ? '{' : '[');
+        for (size_t i = 0; i < (o ? v->u.o.n : v->u.a.n) && b->n < stop; i++) {
             if (i) fd_buf_puts(b, ", ");
-            repr(b, v->u.a.v[i], stop);
+            if (o) {
+                repr_str(b, v->u.o.m[i].k, v->u.o.m[i].klen);
+                fd_buf_puts(b, ": ");
+            }
+            repr(b, o ? v->u.o.m[i].v : v->u.a.v[i], stop);
         }
-        fd_buf_putc(b, ']');
+        fd_buf_putc(b, o ? '}' : ']');
         break;
-    case JV_OBJ:
-        fd_buf_putc(b, '{');
-        for (size_t i = 0; i < v->u.o.n && b->n < stop; i++) {
-            if (i) fd_buf_puts(b, ", ");
-            repr_str(b, v->u.o.m[i].k, v->u.o.m[i].klen);
-            fd_buf_puts(b, ": ");
-            repr(b, v->u.o.m[i].v, stop);
-        }
-        fd_buf_putc(b, '}');
-        break;
+    }
     }
 }
 

@@ -97,6 +97,7 @@ static int keywords(void)
     f += t("{\"enum\":[\"a\"]}", "\"it's\"", 1, "\"it's\" is not one of ['a']");
     f += t("{\"enum\":[[1,2],{\"a\":1}]}", "{\"a\":1.0}", 0, NULL);
     f += t("{\"enum\":[[1,2],{\"a\":1}]}", "[1,2,3]", 1, NULL);
+    f += t("{\"enum\":[9007199254740993]}", "9007199254740992.0", 1, NULL); /* exact, not via double */
     f += t("{\"const\":1}", "1.0", 0, NULL);
     f += t("{\"const\":1}", "true", 1, "True != const 1");
     f += t("{\"const\":true}", "1", 1, NULL);
@@ -124,6 +125,7 @@ static int keywords(void)
     f += t("{\"minimum\":1}", "1.0", 0, NULL);
     f += t("{\"minimum\":1}", "false", 0, NULL); /* booleans are not numbers */
     f += t("{\"minimum\":0.5}", "0", 1, NULL);
+    f += t("{\"minimum\":0}", "-0.0", 0, NULL);
     f += t("{\"minimum\":9007199254740993}", "9007199254740992.0", 1, NULL);
     f += t("{\"minimum\":9007199254740993}", "9007199254740993", 0, NULL);
     f += t("{\"minimum\":-99999999999999999999}", "-100000000000000000000", 1, NULL);

@@ -117,7 +117,11 @@ def check_checksums(root, manifest, problems):
         problems.add("checksums.txt: no final newline")
     if b"\r" in raw:
         problems.add("checksums.txt: contains CR")
-    lines = raw.decode("utf-8").split("\n")
+    try:
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        problems.add("checksums.txt is not UTF-8")
+        return
     if lines[-1] == "":
         lines.pop()  # the final newline
     listed, order = {}, []
@@ -320,7 +324,9 @@ def check(root):
     if capture_doc is not None:
         runtime_rel = os.path.normpath(os.path.join(os.path.dirname(docs["capture"][0]),
                                                     capture_doc.get("runtime_manifest") or ""))
-        if capture_doc.get("runtime_manifest_sha256") is not None and (
+        if runtime_rel.startswith(".."):
+            problems.add("capture/manifest.json runtime_manifest escapes the root: %s", runtime_rel)
+        elif capture_doc.get("runtime_manifest_sha256") is not None and (
                 not os.path.isfile(os.path.join(root, runtime_rel))
                 or file_sha(os.path.join(root, runtime_rel)) != capture_doc["runtime_manifest_sha256"]):
             problems.add("capture/manifest.json runtime_manifest_sha256 does not match %s", runtime_rel)

@@ -1,0 +1,56 @@
+/* The dataset writer: assembles a complete sealed fidelity dataset in a
+ * temporary directory beside the destination and renames it into place only
+ * after the seal chain of FORMAT.md §3 has been written, so an interrupted
+ * write never leaves a directory that looks sealed. */
+#ifndef FD_WRITER_H
+#define FD_WRITER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "json.h"
+
+typedef struct fd_ds_identity {
+    const char *dataset_id, *dataset_name, *role, *lane;  /* required */
+    const char *run_name, *cold_run, *created_utc;        /* NULL: defaults / now */
+    const char *author, *license, *repository;
+    const char *weights_repository, *weights_revision, *codec;
+    const jv *declared_bits;      /* NULL: 16 for root, else null */
+    const jv *scope;              /* NULL: the native root scope */
+    const char *panel_id, *panel_name, *panel_repository, *panel_revision;
+    const jv *tokenizer;          /* NULL: a minimal tokenizer block */
+    const char *checkpoint_identity_sha256, *config_sha256;
+    const jv *checkpoint_files;   /* [{name,size,sha256}] or NULL */
+    const jv *stack_fingerprint;  /* NULL: this build's own fingerprint */
+    const char *engine;           /* capture_tool.version text */
+    const jv *extra_disclosures;  /* appended after the standard ones */
+    const char *subset_detail;
+    int64_t declared_records;     /* <=0: the number of windows added */
+    int64_t hidden, vocab, context_length;
+    int force;                    /* replace an existing destination */
+} fd_ds_identity;
+
+typedef struct fd_ds_window {
+    const int64_t *ids;
+    size_t n_ids;
+    const void *mask_npy;         /* the mask file bytes, copied verbatim */
+    size_t mask_len;
+    const char *window_id, *role, *domain, *document_id;
+    size_t scored_rows;           /* rows of hidden state (prediction positions) */
+    double elapsed_seconds;
+} fd_ds_window;
+
+typedef struct fd_dsw fd_dsw;
+
+fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e);
+/* hidden: scored_rows x hidden bf16 values, row-major. */
+int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden, fd_err *e);
+/* head: vocab x hidden bf16 values. */
+int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e);
+/* Writes the seal chain and renames into place; frees w either way.
+ * On success the sealed manifest is returned through *manifest if non-NULL. */
+int fd_dsw_finish(fd_dsw *w, jv **manifest, fd_err *e);
+void fd_dsw_abort(fd_dsw *w);
+
+/* A YAML block rendering of a JSON value (the card's front matter). */
+void fd_yaml_emit(const jv *v, fd_buf *out);
+
+#endif
