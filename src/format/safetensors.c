@@ -47,39 +47,40 @@ int fd_st_parse_header(const char *hdr, size_t n, uint64_t data_size, fd_st_file
         return bad(e, "unparseable safetensors header: %s", why);
     }
     const jv *h = out->header;
-    if (h->t != JV_OBJ) { fd_st_close(out); return bad(e, "safetensors header is not an object%s", ""); }
+    if (h->t != JV_OBJ) { bad(e, "safetensors header is not an object%s", ""); fd_st_close(out); return -1; }
     out->t = fd_xcalloc(h->u.o.n + 1, sizeof *out->t);
     for (size_t i = 0; i < h->u.o.n; i++) {
         const char *name = h->u.o.m[i].k;
         const jv *d = h->u.o.m[i].v;
         if (!strcmp(name, "__metadata__")) {
-            if (d->t != JV_OBJ) { fd_st_close(out); return bad(e, "__metadata__ is not an object%s", ""); }
+            if (d->t != JV_OBJ) { bad(e, "__metadata__ is not an object%s", ""); fd_st_close(out); return -1; }
             for (size_t k = 0; k < d->u.o.n; k++)
-                if (d->u.o.m[k].v->t != JV_STR) { fd_st_close(out); return bad(e, "__metadata__ value for '%s' is not a string", d->u.o.m[k].k); }
+                if (d->u.o.m[k].v->t != JV_STR) { bad(e, "__metadata__ value for '%s' is not a string", d->u.o.m[k].k); fd_st_close(out); return -1; }
             out->metadata = d;
             continue;
         }
-        if (strlen(name) != h->u.o.m[i].klen) { fd_st_close(out); return bad(e, "tensor name with a NUL byte%s", ""); }
+        if (strlen(name) != h->u.o.m[i].klen) { bad(e, "tensor name with a NUL byte%s", ""); fd_st_close(out); return -1; }
         fd_st_tensor *t = &out->t[out->n];
         t->name = name;
         const char *dt = jv_get_str(d, "dtype");
         const jv *shape = jv_get(d, "shape"), *offs = jv_get(d, "data_offsets");
         int esz = dt ? fd_st_dtype_size(dt) : 0;
-        if (d->t != JV_OBJ || !dt || !esz) { fd_st_close(out); return bad(e, "tensor '%s' has a missing or unknown dtype", name); }
+        if (d->t != JV_OBJ || !dt || !esz) { bad(e, "tensor '%s' has a missing or unknown dtype", name); fd_st_close(out); return -1; }
         snprintf(t->dtype, sizeof t->dtype, "%s", dt);
-        if (!shape || shape->t != JV_ARR || shape->u.a.n > FD_ST_MAX_DIMS) { fd_st_close(out); return bad(e, "tensor '%s' has a bad shape", name); }
+        if (!shape || shape->t != JV_ARR || shape->u.a.n > FD_ST_MAX_DIMS) { bad(e, "tensor '%s' has a bad shape", name); fd_st_close(out); return -1; }
         unsigned __int128 elems = 1;
         t->ndim = (int)shape->u.a.n;
         for (int k = 0; k < t->ndim; k++) {
-            if (u64_of(shape->u.a.v[k], &t->shape[k])) { fd_st_close(out); return bad(e, "tensor '%s' has a bad shape", name); }
+            if (u64_of(shape->u.a.v[k], &t->shape[k])) { bad(e, "tensor '%s' has a bad shape", name); fd_st_close(out); return -1; }
             elems *= t->shape[k];
-            if (elems > ((unsigned __int128)1 << 64)) { fd_st_close(out); return bad(e, "tensor '%s' shape overflows", name); }
+            if (elems > ((unsigned __int128)1 << 64)) { bad(e, "tensor '%s' shape overflows", name); fd_st_close(out); return -1; }
         }
         if (!offs || offs->t != JV_ARR || offs->u.a.n != 2 || u64_of(offs->u.a.v[0], &t->start) ||
-            u64_of(offs->u.a.v[1], &t->end) || t->end < t->start) { fd_st_close(out); return bad(e, "tensor '%s' has bad data_offsets", name); }
+            u64_of(offs->u.a.v[1], &t->end) || t->end < t->start) { bad(e, "tensor '%s' has bad data_offsets", name); fd_st_close(out); return -1; }
         if (elems * (unsigned)esz != (unsigned __int128)(t->end - t->start)) {
+            bad(e, "tensor '%s': dtype x shape does not match its data_offsets (a dtype/shape lie)", name);
             fd_st_close(out);
-            return bad(e, "tensor '%s': dtype x shape does not match its data_offsets (a dtype/shape lie)", name);
+            return -1;
         }
         out->n++;
     }
