@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole suite: C unit tests (ASan+UBSan), Python-oracle differential and
+# interop tests against both the release and the sanitizer binaries, and a
+# bounded libFuzzer run per parser.  Prints "N passed, M failed" last.
+set -u
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+JSON_DOCS=${JSON_DOCS:-100000}
+pass=0 fail=0
+step() {
+    local name=$1; shift
+    echo "=== $name"
+    if "$@"; then pass=$((pass + 1)); echo "--- ok: $name"
+    else fail=$((fail + 1)); echo "--- FAILED: $name"; fi
+}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+step "unit tests (ASan+UBSan)" ./build-asan/unit
+step "json differential vs CPython ($JSON_DOCS docs, release)" python3 tests/py/json_diff.py build/fidelity "$JSON_DOCS" 1234
+step "json differential vs CPython (20000 docs, ASan)" python3 tests/py/json_diff.py build-asan/fidelity 20000 99
+for bin in build/fidelity build-asan/fidelity; do
+    step "interop both ways ($bin)" python3 tests/py/test_interop.py "$bin"
+    step "hostile trees ($bin)" python3 tests/py/test_hostile.py "$bin"
+done
+step "demo (README command)" ./build/fidelity demo --out build/test-demo
+for f in build-fuzz/fuzz_*; do
+    [ -x "$f" ] || continue
+    name=$(basename "$f"); corpus=fuzz/corpus/${name#fuzz_}
+    tmpc=$(mktemp -d)
+    [ -d "$corpus" ] && cp -r "$corpus"/. "$tmpc"/
+    step "fuzz $name (${FUZZ_SECONDS}s)" "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$tmpc"
+    rm -rf "$tmpc"
+done
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
