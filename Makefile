@@ -1,7 +1,7 @@
 # fidelity: `make` builds build/fidelity; `make test` runs the whole suite
 # (release + ASan/UBSan builds, Python oracles, bounded fuzzing).
 CC      ?= cc
-CSTD    := -std=c17 -D_GNU_SOURCE -Isrc
+CSTD    := -std=c17 -D_GNU_SOURCE -Isrc -ffp-contract=off
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 LIBS    := -lcrypto -lm -lpcre2-8
 OPT     := -O2 -g

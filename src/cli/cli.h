@@ -10,5 +10,6 @@ int cmd_describe(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_write_fixture(int argc, char **argv);
 int cmd_debug_json(int argc, char **argv);
+int cmd_kernel_selftest(int argc, char **argv);
 
 #endif

@@ -46,3 +46,24 @@ int cmd_debug_json(int argc, char **argv)
     free(line);
     return 0;
 }
+
+#include "kernels/selftest.h"
+#include "kernels/gemm.h"
+
+/* kernel-selftest [--products N] [--seed S]: the bitwise proof of the kernels. */
+int cmd_kernel_selftest(int argc, char **argv)
+{
+    unsigned long long products = 100000000ull, seed = 20261202ull;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--products") && i + 1 < argc) products = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
+        else { fprintf(stderr, "usage: fidelity kernel-selftest [--products N] [--seed S]\n"); return FD_EXIT_USAGE; }
+    }
+    printf("kernel-selftest: paths supported here:");
+    for (int p = 0; p < FD_PATH_COUNT; p++)
+        if (fd_path_supported((fd_path)p)) printf(" %s", fd_path_name((fd_path)p));
+    printf("\n");
+    int rc = fd_kernel_selftest(products, seed, stdout);
+    printf("kernel-selftest: %s\n", rc ? "FAILED" : "all paths bit-identical to the canonical definition");
+    return rc ? FD_EXIT_REFUSED : FD_EXIT_OK;
+}

@@ -8,6 +8,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"describe", cmd_describe, "describe DATASET [--format text|json|markdown]: identity card"},
     {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it"},
     {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
+    {"kernel-selftest", cmd_kernel_selftest, "kernel-selftest [--products N]: prove every kernel path bit-identical"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

@@ -1,0 +1,81 @@
+#include "gemm.h"
+#include "../util/buf.h"
+#include <stdlib.h>
+#include <string.h>
+
+fd_gemm_fn fd_gemm_scalar_fn(void);
+fd_gemm_fn fd_gemm_x86_fn(fd_path p);
+
+static const char *const NAMES[FD_PATH_COUNT] = {"scalar", "avx2", "avx512f", "avx512bf16"};
+
+const char *fd_path_name(fd_path p) { return p < FD_PATH_COUNT ? NAMES[p] : "?"; }
+
+int fd_path_supported(fd_path p)
+{
+    __builtin_cpu_init();
+    switch (p) {
+    case FD_PATH_SCALAR: return 1;
+    case FD_PATH_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case FD_PATH_AVX512F: return __builtin_cpu_supports("avx512f");
+    case FD_PATH_AVX512BF16:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+    default: return 0;
+    }
+}
+
+int fd_path_select(const char *name, fd_path *out)
+{
+    if (name && *name) {
+        for (int p = 0; p < FD_PATH_COUNT; p++)
+            if (!strcmp(name, NAMES[p])) {
+                if (!fd_path_supported((fd_path)p)) return -1;
+                *out = (fd_path)p;
+                return 0;
+            }
+        return -1;
+    }
+    for (int p = FD_PATH_COUNT - 1; p >= 0; p--)
+        if (fd_path_supported((fd_path)p)) { *out = (fd_path)p; return 0; }
+    *out = FD_PATH_SCALAR;
+    return 0;
+}
+
+fd_gemm_fn fd_gemm_for(fd_path p)
+{
+    return p == FD_PATH_SCALAR ? fd_gemm_scalar_fn() : fd_gemm_x86_fn(p);
+}
+
+void fd_pack_hidden(const uint16_t *row, size_t hidden, uint32_t *out)
+{
+    for (size_t k = 0; 2 * k < hidden; k++) {
+        uint32_t lo = row[2 * k], hi = 2 * k + 1 < hidden ? row[2 * k + 1] : 0;
+        out[k] = lo | hi << 16;
+    }
+}
+
+void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *o)
+{
+    o->vocab = vocab;
+    o->hidden = hidden;
+    o->kp = (hidden + 1) / 2;
+    o->tiles = (vocab + FD_TILE - 1) / FD_TILE;
+    size_t words = o->tiles * o->kp * FD_TILE;
+    o->w = aligned_alloc(64, ((words * 4 + 63) / 64) * 64);
+    if (!o->w) o->w = fd_xmalloc(words * 4);
+    memset(o->w, 0, words * 4);
+    for (size_t v = 0; v < vocab; v++) {
+        const uint16_t *row = head + v * hidden;
+        uint32_t *dst = o->w + (v / FD_TILE) * o->kp * FD_TILE + v % FD_TILE;
+        for (size_t k = 0; k < o->kp; k++) {
+            uint32_t lo = row[2 * k], hi = 2 * k + 1 < hidden ? row[2 * k + 1] : 0;
+            dst[k * FD_TILE] = lo | hi << 16;
+        }
+    }
+}
+
+void fd_packed_head_free(fd_packed_head *p)
+{
+    free(p->w);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,40 @@
+#include "gemm.h"
+#include <math.h>
+#include <string.h>
+
+static inline float bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* Subnormal -> signed zero, as the hardware's DAZ/FTZ does. */
+static inline float flush(float f)
+{
+    uint32_t u = f_bits(f);
+    return (u & 0x7f800000u) == 0 ? bits_f(u & 0x80000000u) : f;
+}
+
+float fd_dot_canonical(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstride)
+{
+    float acc = 0.0f;
+    for (size_t k = 0; k < kp; k++) {
+        uint32_t bk = b[k * bstride];
+        float a0 = flush(bits_f(a[k] << 16)), a1 = flush(bits_f(a[k] & 0xffff0000u));
+        float b0 = flush(bits_f(bk << 16)), b1 = flush(bits_f(bk & 0xffff0000u));
+        acc = flush(fmaf(a1, b1, flush(acc)));
+        acc = flush(fmaf(a0, b0, acc));
+    }
+    return acc;
+}
+
+static void gemm_scalar(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                        float *out, size_t ostride)
+{
+    for (size_t t = 0; t < ntiles; t++) {
+        const uint32_t *tile = packed + t * kp * FD_TILE;
+        for (size_t j = 0; j < FD_TILE; j++)
+            for (size_t p = 0; p < np; p++)
+                out[p * ostride + t * FD_TILE + j] = fd_dot_canonical(hid + p * kp, tile + j, kp, FD_TILE);
+    }
+}
+
+fd_gemm_fn fd_gemm_scalar_fn(void);
+fd_gemm_fn fd_gemm_scalar_fn(void) { return gemm_scalar; }

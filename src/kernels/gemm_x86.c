@@ -1,0 +1,140 @@
+/* SIMD replay GEMM paths.  Each function is compiled for its own target so
+ * the binary runs anywhere and dispatches at run time.  Microkernel: 4
+ * positions x 4 tiles of 16 columns = 16 independent accumulators, each one
+ * a single chain over the hidden pairs in the canonical order. */
+#include "gemm.h"
+#include <immintrin.h>
+#include <string.h>
+
+#define MR 4
+#define NT 4
+
+/* ---------------------------------------------------------- AVX512_BF16 */
+
+__attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
+static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                      float *out, size_t ostride)
+{
+    size_t p = 0;
+    for (; p < np; p += MR) {
+        size_t mr = np - p < MR ? np - p : MR;
+        for (size_t t = 0; t < ntiles; t += NT) {
+            size_t nt = ntiles - t < NT ? ntiles - t : NT;
+            __m512 acc[MR][NT];
+            for (size_t i = 0; i < MR; i++)
+                for (size_t j = 0; j < NT; j++) acc[i][j] = _mm512_setzero_ps();
+            const uint32_t *b[NT];
+            for (size_t j = 0; j < NT; j++) b[j] = packed + (t + (j < nt ? j : 0)) * kp * FD_TILE;
+            const uint32_t *a[MR];
+            for (size_t i = 0; i < MR; i++) a[i] = hid + (p + (i < mr ? i : 0)) * kp;
+            for (size_t k = 0; k < kp; k++) {
+                __m512i bv[NT];
+                for (size_t j = 0; j < NT; j++) bv[j] = _mm512_loadu_si512((const void *)(b[j] + k * FD_TILE));
+                for (size_t i = 0; i < MR; i++) {
+                    __m512i av = _mm512_set1_epi32((int)a[i][k]);
+                    for (size_t j = 0; j < NT; j++)
+                        acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)av, (__m512bh)bv[j]);
+                }
+            }
+            for (size_t i = 0; i < mr; i++)
+                for (size_t j = 0; j < nt; j++) _mm512_storeu_ps(out + (p + i) * ostride + (t + j) * FD_TILE, acc[i][j]);
+        }
+    }
+}
+
+/* ------------------------------------------------- AVX-512F (FMA + FTZ/DAZ) */
+
+__attribute__((target("avx512f")))
+static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                         float *out, size_t ostride)
+{
+    const __m512i hi_mask = _mm512_set1_epi32((int)0xffff0000u);
+    for (size_t p = 0; p < np; p += MR) {
+        size_t mr = np - p < MR ? np - p : MR;
+        for (size_t t = 0; t < ntiles; t += NT) {
+            size_t nt = ntiles - t < NT ? ntiles - t : NT;
+            __m512 acc[MR][NT];
+            for (size_t i = 0; i < MR; i++)
+                for (size_t j = 0; j < NT; j++) acc[i][j] = _mm512_setzero_ps();
+            const uint32_t *b[NT];
+            for (size_t j = 0; j < NT; j++) b[j] = packed + (t + (j < nt ? j : 0)) * kp * FD_TILE;
+            const uint32_t *a[MR];
+            for (size_t i = 0; i < MR; i++) a[i] = hid + (p + (i < mr ? i : 0)) * kp;
+            for (size_t k = 0; k < kp; k++) {
+                __m512 b_odd[NT], b_even[NT];
+                for (size_t j = 0; j < NT; j++) {
+                    __m512i bv = _mm512_loadu_si512((const void *)(b[j] + k * FD_TILE));
+                    b_odd[j] = _mm512_castsi512_ps(_mm512_and_si512(bv, hi_mask));
+                    b_even[j] = _mm512_castsi512_ps(_mm512_slli_epi32(bv, 16));
+                }
+                for (size_t i = 0; i < MR; i++) {
+                    __m512 a_odd = _mm512_castsi512_ps(_mm512_set1_epi32((int)(a[i][k] & 0xffff0000u)));
+                    __m512 a_even = _mm512_castsi512_ps(_mm512_set1_epi32((int)(a[i][k] << 16)));
+                    for (size_t j = 0; j < NT; j++) {
+                        acc[i][j] = _mm512_fmadd_ps(a_odd, b_odd[j], acc[i][j]);
+                        acc[i][j] = _mm512_fmadd_ps(a_even, b_even[j], acc[i][j]);
+                    }
+                }
+            }
+            for (size_t i = 0; i < mr; i++)
+                for (size_t j = 0; j < nt; j++) _mm512_storeu_ps(out + (p + i) * ostride + (t + j) * FD_TILE, acc[i][j]);
+        }
+    }
+}
+
+/* ------------------------------------------------------ AVX2 (FMA + FTZ/DAZ) */
+
+__attribute__((target("avx2,fma")))
+static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                      float *out, size_t ostride)
+{
+    const __m256i hi_mask = _mm256_set1_epi32((int)0xffff0000u);
+    for (size_t p = 0; p < np; p += MR) {
+        size_t mr = np - p < MR ? np - p : MR;
+        for (size_t t = 0; t < ntiles; t++) {
+            __m256 acc[MR][2];
+            for (size_t i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+            const uint32_t *b = packed + t * kp * FD_TILE;
+            const uint32_t *a[MR];
+            for (size_t i = 0; i < MR; i++) a[i] = hid + (p + (i < mr ? i : 0)) * kp;
+            for (size_t k = 0; k < kp; k++) {
+                __m256 bo[2], be[2];
+                for (size_t h = 0; h < 2; h++) {
+                    __m256i bv = _mm256_loadu_si256((const void *)(b + k * FD_TILE + 8 * h));
+                    bo[h] = _mm256_castsi256_ps(_mm256_and_si256(bv, hi_mask));
+                    be[h] = _mm256_castsi256_ps(_mm256_slli_epi32(bv, 16));
+                }
+                for (size_t i = 0; i < MR; i++) {
+                    __m256 ao = _mm256_castsi256_ps(_mm256_set1_epi32((int)(a[i][k] & 0xffff0000u)));
+                    __m256 ae = _mm256_castsi256_ps(_mm256_set1_epi32((int)(a[i][k] << 16)));
+                    for (size_t h = 0; h < 2; h++) {
+                        acc[i][h] = _mm256_fmadd_ps(ao, bo[h], acc[i][h]);
+                        acc[i][h] = _mm256_fmadd_ps(ae, be[h], acc[i][h]);
+                    }
+                }
+            }
+            for (size_t i = 0; i < mr; i++)
+                for (size_t h = 0; h < 2; h++) _mm256_storeu_ps(out + (p + i) * ostride + t * FD_TILE + 8 * h, acc[i][h]);
+        }
+    }
+}
+
+unsigned fd_ftz_daz_enter(void)
+{
+    unsigned saved = _mm_getcsr();
+    _mm_setcsr(saved | 0x8040u); /* FTZ (bit 15) | DAZ (bit 6) */
+    return saved;
+}
+
+void fd_ftz_daz_leave(unsigned saved) { _mm_setcsr(saved); }
+
+fd_gemm_fn fd_gemm_x86_fn(fd_path p);
+fd_gemm_fn fd_gemm_x86_fn(fd_path p)
+{
+    switch (p) {
+    case FD_PATH_AVX512BF16: return gemm_bf16;
+    case FD_PATH_AVX512F: return gemm_avx512f;
+    case FD_PATH_AVX2: return gemm_avx2;
+    default: return NULL;
+    }
+}

@@ -1,0 +1,55 @@
+/* The canonical per-position reduction (docs/NUMERICS.md): over the vocab in
+ * fixed chunks of FD_KL_CHUNK columns, 8 fp64 lanes (column i of a chunk
+ * goes to lane i % 8), lanes combined ((0+1)+(2+3))+((4+5)+(6+7)), chunks
+ * folded into a running state with online max rescaling.  exp/log are our
+ * own fixed polynomials (no libm), so every machine gives the same bits. */
+#ifndef FD_KERNELS_KL_H
+#define FD_KERNELS_KL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "gemm.h"
+
+#define FD_KL_CHUNK 2048
+
+typedef struct fd_ref_state {     /* reference side of one position */
+    double m, s, e;               /* running max, sum exp(r-m), sum exp(r-m)*(r-m) */
+    float best;
+    uint32_t argmax;
+    int started;
+} fd_ref_state;
+
+typedef struct fd_pair_state {    /* one candidate against the reference */
+    double m, s, t, u;            /* cand max, sum exp(c-m), sum p~(r-c), sum q~(c-r) */
+    float best;
+    uint32_t argmax;
+    int started;
+} fd_pair_state;
+
+/* Scratch for one chunk of the reference: its exps, shared by every candidate. */
+typedef struct fd_ref_chunk {
+    double er[FD_KL_CHUNK];
+    double m;                     /* the reference max the exps are relative to */
+    double scale;                 /* factor applied to the running reference sums */
+} fd_ref_chunk;
+
+typedef struct fd_kl_ops {
+    /* Folds reference logits r[0..n) (columns v0..) into rs; fills ch. */
+    int (*ref_chunk)(fd_ref_state *rs, fd_ref_chunk *ch, const float *r, size_t n, size_t v0);
+    /* Folds candidate logits c[0..n) into ps, against the same chunk. */
+    int (*pair_chunk)(fd_pair_state *ps, const fd_ref_state *rs, const fd_ref_chunk *ch, const float *r,
+                      const float *c, size_t n, size_t v0);
+} fd_kl_ops;
+
+const fd_kl_ops *fd_kl_ops_for(fd_path p);
+
+typedef struct fd_kl_result {
+    double kl, rkl, entropy;
+    int top1_match;
+} fd_kl_result;
+void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result *out);
+
+/* The canonical exp (x <= 0, finite) and log (x >= 1), exposed for tests. */
+double fd_exp_canonical(double x);
+double fd_log_canonical(double x);
+
+#endif

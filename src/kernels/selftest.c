@@ -1,0 +1,103 @@
+/* Empirical proof that every GEMM path and every KL path computes the
+ * canonical bits: random bf16 operands (zeros, subnormals, tiny, ordinary
+ * and large exponents, both signs) through each supported path, compared
+ * bit for bit with the scalar emulation. */
+#include "selftest.h"
+#include "gemm.h"
+#include "kl.h"
+#include "../util/buf.h"
+#include "../util/rng.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint16_t rand_bf16(uint64_t *s, int wide)
+{
+    uint64_t r = fd_rng_next(s);
+    unsigned sign = (unsigned)(r >> 63) << 15, mant = (unsigned)(r >> 8) & 0x7f, sel = (unsigned)r & 0xff, exp;
+    if (sel < 16) exp = 0;                                   /* zero / subnormal */
+    else if (sel < 40) exp = 1 + (unsigned)((r >> 16) % 12);  /* just above subnormal */
+    else if (wide && sel < 56) exp = 180 + (unsigned)((r >> 16) % 40);
+    else exp = 110 + (unsigned)((r >> 16) % 30);             /* ordinary magnitudes */
+    return (uint16_t)(sign | exp << 7 | mant);
+}
+
+int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
+{
+    const size_t np = 64, kp = 128, tiles = 64;
+    uint64_t s = seed;
+    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
+    float *ref = fd_xmalloc(np * tiles * FD_TILE * 4), *got = fd_xmalloc(np * tiles * FD_TILE * 4);
+    uint64_t per_round = (uint64_t)np * tiles * FD_TILE * kp * 2, done = 0, mismatches = 0;
+    int failures = 0;
+    fd_gemm_fn scalar = fd_gemm_for(FD_PATH_SCALAR);
+    while (done < products) {
+        for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(&s, 0) | (uint32_t)rand_bf16(&s, 0) << 16;
+        for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(&s, 1) | (uint32_t)rand_bf16(&s, 1) << 16;
+        scalar(hid, np, kp, head, tiles, ref, tiles * FD_TILE);
+        for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+            if (!fd_path_supported((fd_path)p)) continue;
+            unsigned csr = fd_ftz_daz_enter();
+            fd_gemm_for((fd_path)p)(hid, np, kp, head, tiles, got, tiles * FD_TILE);
+            fd_ftz_daz_leave(csr);
+            for (size_t i = 0; i < np * tiles * FD_TILE; i++)
+                if (memcmp(&ref[i], &got[i], 4)) mismatches++;
+            if (mismatches && !failures) {
+                fprintf(out, "kernel-selftest: GEMM path %s differs from the canonical emulation\n", fd_path_name((fd_path)p));
+                failures++;
+            }
+        }
+        done += per_round;
+    }
+    fprintf(out, "kernel-selftest: %llu bf16 products per path, %llu mismatching logits\n",
+            (unsigned long long)done, (unsigned long long)mismatches);
+    free(hid); free(head); free(ref); free(got);
+
+    /* KL paths: random logits, several chunks with rising and falling maxima */
+    size_t vocab = 3 * FD_KL_CHUNK + 77;
+    float *r = fd_xmalloc(vocab * 4), *c = fd_xmalloc(vocab * 4);
+    fd_ref_chunk *ch = fd_xmalloc(sizeof *ch);
+    for (int round = 0; round < 64; round++) {
+        for (size_t v = 0; v < vocab; v++) {
+            r[v] = (float)(fd_rng_unit(&s) * (round % 8 + 1) * 4 + (double)v / (double)vocab * (round % 3) * 10);
+            c[v] = r[v] + (float)(fd_rng_unit(&s) * 0.1 * (round % 5));
+        }
+        fd_kl_result res[FD_PATH_COUNT];
+        int have[FD_PATH_COUNT] = {0};
+        for (int p = 0; p < FD_PATH_COUNT; p++) {
+            if (!fd_path_supported((fd_path)p)) continue;
+            const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
+            fd_ref_state rs = {0};
+            fd_pair_state ps = {0};
+            for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
+                size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+                ops->ref_chunk(&rs, ch, r + v0, n, v0);
+                ops->pair_chunk(&ps, &rs, ch, r + v0, c + v0, n, v0);
+            }
+            fd_kl_finish(&rs, &ps, &res[p]);
+            have[p] = 1;
+            if (memcmp(&res[p], &res[0], sizeof res[0])) {
+                fprintf(out, "kernel-selftest: KL path %s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), round);
+                failures++;
+            }
+        }
+        (void)have;
+    }
+    free(r); free(c); free(ch);
+
+    /* exp/log accuracy against libm (a sanity bound, not the definition) */
+    double worst_exp = 0, worst_log = 0;
+    for (int i = 0; i < 200000; i++) {
+        double x = -fd_rng_unit(&s) * fd_rng_unit(&s) * 740.0;
+        if (x > 0) x = -x;
+        double a = fd_exp_canonical(x), b = exp(x);
+        if (b > 1e-300) { double rel = fabs(a - b) / b; if (rel > worst_exp) worst_exp = rel; }
+        double y = 1.0 + fabs(fd_rng_unit(&s)) * 1e6;
+        double la = fd_log_canonical(y), lb = log(y);
+        double rl = fabs(la - lb) / lb;
+        if (rl > worst_log) worst_log = rl;
+    }
+    fprintf(out, "kernel-selftest: canonical exp max rel err %.3g, log %.3g (vs libm)\n", worst_exp, worst_log);
+    if (worst_exp > 1e-15 || worst_log > 1e-15) { fprintf(out, "kernel-selftest: exp/log accuracy out of bounds\n"); failures++; }
+    return failures ? -1 : 0;
+}
