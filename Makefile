@@ -3,7 +3,7 @@
 CC      ?= cc
 CSTD    := -std=c17 -D_GNU_SOURCE -Isrc -ffp-contract=off
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-LIBS    := -lcrypto -lm -lpcre2-8
+LIBS    := -lcrypto -lm -lpcre2-8 -lpthread
 OPT     := -O2 -g
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -14,13 +14,18 @@ TEST_SRC := $(wildcard tests/c/*.c)
 .PHONY: all asan test fuzz clean demo
 all: build/fidelity
 
-# The vendored JSON Schema is compiled into the binary (no files at run time).
-build/gen/schema_data.c: schema/fidelity-dataset.schema.json
+# The vendored JSON Schemas are compiled into the binary (no files at run time).
+SCHEMAS := schema/fidelity-dataset.schema.json schema/fidelity-comparison-receipt.schema.json
+build/gen/schema_data.c: $(SCHEMAS)
 	@mkdir -p build/gen
-	{ echo 'const unsigned char fd_schema_dataset_json[] = {'; \
-	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
-	  echo '0x00};'; \
-	  echo "const unsigned int fd_schema_dataset_json_len = $$(wc -c < $<);"; } > $@
+	{ for f in dataset:schema/fidelity-dataset.schema.json receipt:schema/fidelity-comparison-receipt.schema.json; do \
+	    n=$${f%%:*}; p=$${f#*:}; \
+	    echo "const unsigned char fd_schema_$${n}_json[] = {"; \
+	    od -An -v -tx1 $$p | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	    echo '0x00};'; \
+	    echo "const unsigned int fd_schema_$${n}_json_len = $$(wc -c < $$p);"; \
+	  done; } > $@
+
 build/fidelity: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h' -o -name '*.inc')
 	@mkdir -p build
 	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "format/validate.h"
 #include "format/writer.h"
+#include "format/digest.h"
 #include "util/bf16.h"
 #include "util/rng.h"
 #include <stdio.h>
@@ -11,10 +12,11 @@
 #include <string.h>
 
 typedef struct {
-    const char *out;
-    long records, tokens, hidden, vocab;
-    unsigned long long seed;
-    int fixed_time, force;
+    const char *out, *lane, *role, *engine_tag, *dataset_id;
+    long records, tokens, hidden, vocab, declared;
+    unsigned long long seed, head_seed, noise_seed;
+    double perturb;
+    int fixed_time, force, have_head_seed;
 } fixture_args;
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -30,12 +32,42 @@ static int write_fixture(const fixture_args *a, fd_err *e)
 {
     fd_ds_identity id = {0};
     char name[256], dsid[256];
-    snprintf(dsid, sizeof dsid, "fidelity--fixture.synthetic-s%llu.hidden", a->seed);
-    snprintf(name, sizeof name, "synthetic fixture root (seed %llu)", a->seed);
-    id.dataset_id = dsid;
+    const char *role = a->role ? a->role : "root";
+    snprintf(dsid, sizeof dsid, "fidelity--fixture.synthetic-s%llu-n%llu.%s", a->seed, a->noise_seed, role);
+    snprintf(name, sizeof name, "synthetic fixture %s (seed %llu, perturbation %g)", role, a->seed, a->perturb);
+    id.dataset_id = a->dataset_id ? a->dataset_id : dsid;
     id.dataset_name = name;
-    id.role = "root";
-    id.lane = "other";
+    id.role = role;
+    id.lane = a->lane ? a->lane : "other";
+    id.declared_records = a->declared;
+    if (a->declared > a->records) id.subset_detail = "a synthetic shard: the first windows only";
+    jv *scope = NULL, *fp = NULL;
+    if (strcmp(role, "root")) { /* a quantized candidate: routed experts int4 */
+        scope = fd_native_scope();
+        jv *as = jv_get(scope, "assignments");
+        for (size_t i = 0; i < as->u.a.n; i++)
+            if (!strcmp(jv_get_str(as->u.a.v[i], "tensor_class"), "moe.experts")) {
+                jv_set(as->u.a.v[i], "treatment", jv_str("quantized"));
+                jv_set(as->u.a.v[i], "format", jv_str("int4"));
+                jv_set(as->u.a.v[i], "bits_per_weight", jv_int(4));
+            }
+        jv_set(scope, "policy", jv_str("mixed"));
+        fd_buf d = {0};
+        fd_err se;
+        fd_scope_digest(scope, &d, &se);
+        jv_set(scope, "scope_digest", jv_strn(d.p, d.n));
+        fd_buf_free(&d);
+        id.scope = scope;
+        id.codec = "rtn-int4";
+    }
+    if (a->engine_tag) {
+        fp = jv_obj();
+        jv_set(fp, "schema", jv_str("malaiwah.stack-fingerprint.v1"));
+        jv_set(fp, "engine", jv_str(a->engine_tag));
+        jv_set(fp, "device", jv_str("cpu"));
+        jv_set(fp, "torch_version", jv_str(a->engine_tag));
+        id.stack_fingerprint = fp;
+    }
     id.weights_repository = "fidelity/synthetic-fixture";
     id.panel_id = "panel--fidelity.synthetic";
     id.hidden = a->hidden;
@@ -43,16 +75,21 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     id.context_length = a->tokens;
     id.force = a->force;
     if (a->fixed_time) { id.created_utc = "2026-01-01T00:00:00Z"; id.cold_run = "20260101T000000Z-0"; }
-    fd_dsw *w = fd_dsw_begin(a->out, &id, e);
-    if (!w) return -1;
-    uint64_t s = a->seed;
+    fd_dsw *w = fd_dsw_begin(a->out, &id, e); /* keeps pointers into id until finish */
+    if (!w) { jv_free(scope); jv_free(fp); return -1; }
+    /* independent streams: tokens and base hidden states from --seed, the head
+     * from --head-seed, the candidate perturbation from --noise-seed */
+    uint64_t s = a->seed * 3 + 1, hs = a->seed * 3 + 2, ns = a->noise_seed * 7 + 5;
     size_t rows = (size_t)a->tokens - 1;
     int64_t *ids = fd_xmalloc((size_t)a->tokens * sizeof *ids);
     uint16_t *hid = fd_xmalloc(rows * (size_t)a->hidden * 2);
     int rc = 0;
     for (long r = 0; r < a->records && !rc; r++) {
         for (long i = 0; i < a->tokens; i++) ids[i] = (int64_t)(fd_rng_next(&s) % (uint64_t)a->vocab);
-        for (size_t i = 0; i < rows * (size_t)a->hidden; i++) hid[i] = fd_f32_to_bf16((float)fd_rng_unit(&s));
+        for (size_t i = 0; i < rows * (size_t)a->hidden; i++) {
+            double v = fd_rng_unit(&hs) * 2.0, n = fd_rng_unit(&ns);
+            hid[i] = fd_f32_to_bf16((float)(v + a->perturb * n));
+        }
         char wid[32], doc[32];
         snprintf(wid, sizeof wid, "final-%04ld", r);
         snprintf(doc, sizeof doc, "doc-%04ld", r);
@@ -63,13 +100,18 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     free(ids);
     free(hid);
     uint16_t *head = rc ? NULL : fd_xmalloc((size_t)a->vocab * (size_t)a->hidden * 2);
+    uint64_t hd = (a->have_head_seed ? a->head_seed : a->seed) * 3 + 3;
+    double scale = 4.0 / (a->hidden > 0 ? __builtin_sqrt((double)a->hidden) : 1.0);
     for (size_t i = 0; head && i < (size_t)a->vocab * (size_t)a->hidden; i++)
-        head[i] = fd_f32_to_bf16((float)(0.02 * fd_rng_unit(&s)));
+        head[i] = fd_f32_to_bf16((float)(scale * fd_rng_unit(&hd)));
     if (!rc) rc = fd_dsw_set_head(w, head, e);
     free(head);
-    if (rc) { fd_dsw_abort(w); return -1; }
     jv *m = NULL;
-    if (fd_dsw_finish(w, &m, e)) return -1;
+    if (rc) fd_dsw_abort(w);
+    else rc = fd_dsw_finish(w, &m, e);
+    jv_free(scope);
+    jv_free(fp);
+    if (rc) return -1;
     printf("SEALED DATASET -> %s\n  dataset_sha256          %s\n  capture_content_digest  %s\n", a->out,
            jv_get_str(m, "dataset_sha256"), jv_get_str(jv_get(m, "capture"), "capture_content_digest"));
     jv_free(m);
@@ -79,6 +121,7 @@ static int write_fixture(const fixture_args *a, fd_err *e)
 static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd)
 {
     *a = (fixture_args){.records = 3, .tokens = 16, .hidden = 64, .vocab = 256, .seed = 1};
+    double d;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long t;
@@ -88,6 +131,14 @@ static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd
         else if (!strcmp(s, "--hidden") && v && !parse_long(v, 1, 1 << 16, &a->hidden)) i++;
         else if (!strcmp(s, "--vocab") && v && !parse_long(v, 1, 1 << 22, &a->vocab)) i++;
         else if (!strcmp(s, "--seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->seed = (unsigned long long)t; i++; }
+        else if (!strcmp(s, "--head-seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->head_seed = (unsigned long long)t; a->have_head_seed = 1; i++; }
+        else if (!strcmp(s, "--noise-seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->noise_seed = (unsigned long long)t; i++; }
+        else if (!strcmp(s, "--perturb") && v && sscanf(v, "%lf", &d) == 1 && d >= 0 && d < 100) { a->perturb = d; i++; }
+        else if (!strcmp(s, "--declared-records") && v && !parse_long(v, 1, 100000, &a->declared)) i++;
+        else if (!strcmp(s, "--lane") && v) { a->lane = v; i++; }
+        else if (!strcmp(s, "--role") && v) { a->role = v; i++; }
+        else if (!strcmp(s, "--engine-tag") && v) { a->engine_tag = v; i++; }
+        else if (!strcmp(s, "--dataset-id") && v) { a->dataset_id = v; i++; }
         else if (!strcmp(s, "--fixed-time")) a->fixed_time = 1;
         else if (!strcmp(s, "--force")) a->force = 1;
         else { fprintf(stderr, "fidelity %s: bad or unknown option %s\n", cmd, s); return -1; }
@@ -100,7 +151,8 @@ int cmd_write_fixture(int argc, char **argv)
     fixture_args a;
     if (parse_fixture(argc, argv, &a, "write-fixture") || !a.out) {
         fprintf(stderr, "usage: fidelity write-fixture --out DIR [--records N] [--tokens L] [--hidden H] "
-                        "[--vocab V] [--seed S] [--fixed-time] [--force]\n");
+                        "[--vocab V] [--seed S] [--head-seed S] [--noise-seed S] [--perturb EPS] [--role R] "
+                        "[--lane L] [--engine-tag T] [--declared-records N] [--dataset-id ID] [--fixed-time] [--force]\n");
         return FD_EXIT_USAGE;
     }
     fd_err e = {0};

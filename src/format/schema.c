@@ -135,7 +135,7 @@ static int walk(W *w, const jv *sc, int depth)
             ok = v->t == JV_ARR || is(k, kn, "const");
         } else if (in_set(COUNTS, k, kn)) {
             ok = v->t == JV_INT && v->u.i >= 0;
-        } else if (is(k, kn, "minimum")) {
+        } else if (is(k, kn, "minimum") || is(k, kn, "maximum")) {
             ok = jv_is_num(v);
         } else if (is(k, kn, "pattern")) {
             if ((ok = v->t == JV_STR) && compile_pattern(w, v)) return -1;
@@ -452,6 +452,8 @@ static void check(V *c, const jv *in, const jv *sc, int depth)
     }
     if (jv_is_num(in) && (k = jv_get(sc, "minimum")) && numcmp(in, k) < 0)
         fail(c, in, " is less than the minimum of ", k, "");
+    if (jv_is_num(in) && (k = jv_get(sc, "maximum")) && numcmp(in, k) > 0)
+        fail(c, in, " is greater than the maximum of ", k, "");
     if (in->t == JV_OBJ) check_obj(c, in, sc, depth);
     if (in->t == JV_ARR) {
         if ((k = jv_get(sc, "minItems")) && in->u.a.n < (size_t)k->u.i)

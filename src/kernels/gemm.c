@@ -46,10 +46,13 @@ fd_gemm_fn fd_gemm_for(fd_path p)
     return p == FD_PATH_SCALAR ? fd_gemm_scalar_fn() : fd_gemm_x86_fn(p);
 }
 
-void fd_pack_hidden(const uint16_t *row, size_t hidden, uint32_t *out)
+void fd_pack_hidden(const void *row, size_t hidden, uint32_t *out)
 {
+    const unsigned char *b = row; /* mapped tensor data need not be aligned */
+    if (hidden % 2 == 0) { memcpy(out, b, hidden * 2); return; } /* little-endian: pairs are words */
     for (size_t k = 0; 2 * k < hidden; k++) {
-        uint32_t lo = row[2 * k], hi = 2 * k + 1 < hidden ? row[2 * k + 1] : 0;
+        uint32_t lo = (uint32_t)b[4 * k] | (uint32_t)b[4 * k + 1] << 8, hi = 0;
+        if (2 * k + 1 < hidden) hi = (uint32_t)b[4 * k + 2] | (uint32_t)b[4 * k + 3] << 8;
         out[k] = lo | hi << 16;
     }
 }

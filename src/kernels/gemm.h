@@ -23,7 +23,7 @@ typedef struct fd_packed_head {
 void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *out);
 void fd_packed_head_free(fd_packed_head *p);
 /* Pairs of one hidden row, zero-padded to kp words. */
-void fd_pack_hidden(const uint16_t *row, size_t hidden, uint32_t *out);
+void fd_pack_hidden(const void *row, size_t hidden, uint32_t *out);
 
 /* out[p*ostride + j] = logit of position p, column tile0*16 + j, for
  * p < np and j < ntiles*16. */

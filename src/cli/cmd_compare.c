@@ -1,0 +1,100 @@
+/* compare: one reference against one or more candidates. */
+#include "cli.h"
+#include "compare/compare.h"
+#include "format/json.h"
+#include "util/fsio.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: fidelity compare --reference A --candidate B [--candidate C ...] --out DIR\n"
+            "  [--self-compare] [--force-compute] [--allow-cross-lane] [--allow-partial] [--own-heads]\n"
+            "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
+            "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
+            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--no-bootstrap] [--json] [--progress]\n");
+    return FD_EXIT_USAGE;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || !v || s[0] == '-') return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    fd_cmp_opts o = {0};
+    o.verify_tensors = 1;
+    const char **cands = fd_xcalloc((size_t)argc, sizeof *cands), **labels = fd_xcalloc((size_t)argc, sizeof *labels);
+    size_t nlabels = 0;
+    int json = 0, rc = FD_EXIT_OK;
+    o.progress = isatty(2);
+    o.kernel = getenv("FIDELITY_KERNEL");
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t n;
+        if (!strcmp(s, "--reference") && v) { o.reference = v; i++; }
+        else if (!strcmp(s, "--candidate") && v) { cands[o.ncand++] = v; i++; }
+        else if (!strcmp(s, "--out") && v) { o.out = v; i++; }
+        else if (!strcmp(s, "--reference-label") && v) { o.reference_label = v; i++; }
+        else if (!strcmp(s, "--candidate-label") && v) { labels[nlabels++] = v; i++; }
+        else if (!strcmp(s, "--head") && v) { o.head = v; i++; }
+        else if (!strcmp(s, "--kernel") && v) { o.kernel = v; i++; }
+        else if (!strcmp(s, "--created-utc") && v) { o.created_utc = v; i++; }
+        else if (!strcmp(s, "--threads") && v && !parse_size(v, &n) && n <= 4096) { o.threads = (int)n; i++; }
+        else if (!strcmp(s, "--chunk-positions") && v && !parse_size(v, &n)) { o.position_block = n; i++; }
+        else if (!strcmp(s, "--vocab-chunk") && v && !parse_size(v, &n)) { o.vocab_chunk = n; i++; }
+        else if (!strcmp(s, "--self-compare")) o.self_compare = 1;
+        else if (!strcmp(s, "--force-compute")) o.force_compute = 1;
+        else if (!strcmp(s, "--allow-cross-lane")) o.allow_cross_lane = 1;
+        else if (!strcmp(s, "--allow-partial")) o.allow_partial = 1;
+        else if (!strcmp(s, "--own-heads")) o.own_heads = 1;
+        else if (!strcmp(s, "--disclose-head-substitution")) o.disclose_head_substitution = 1;
+        else if (!strcmp(s, "--verify-tensors")) o.verify_tensors = 1;
+        else if (!strcmp(s, "--no-verify-tensors")) o.verify_tensors = 0;
+        else if (!strcmp(s, "--no-bootstrap")) o.no_bootstrap = 1;
+        else if (!strcmp(s, "--json")) json = 1;
+        else if (!strcmp(s, "--progress")) o.progress = 1;
+        else { fprintf(stderr, "fidelity compare: bad or unknown option %s\n", s); rc = usage(); goto done; }
+    }
+    if (!o.reference || !o.ncand || !o.out || (o.head && !o.disclose_head_substitution) || nlabels > o.ncand) {
+        if (o.head && !o.disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
+        rc = usage();
+        goto done;
+    }
+    o.candidates = cands;
+    o.candidate_labels = labels;
+    fd_cmp_result res;
+    fd_err e = {0};
+    if (fd_compare(&o, &res, &e)) {
+        printf("REFUSED [%s]: %s (gate %s)\n", e.code, e.msg, e.rule[0] ? e.rule : "-");
+        rc = FD_EXIT_REFUSED;
+        goto done;
+    }
+    int advisory = 0;
+    printf("%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
+    for (size_t i = 0; i < res.n; i++) {
+        const jv *r = res.receipts[i], *kl = jv_get(r, "kl"), *t1 = jv_get(r, "top1_agreement");
+        advisory |= !strcmp(res.classes[i], "advisory");
+        printf("%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res.classes[i],
+               jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res.receipt_paths[i]);
+        if (json) {
+            fd_buf b = {0};
+            if (!jv_dump(r, &JV_CANON, &b, &e)) printf("%s\n", b.p);
+            fd_buf_free(&b);
+        }
+    }
+    fd_cmp_result_free(&res);
+    rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
+done:
+    free(cands);
+    free(labels);
+    return rc;
+}

@@ -1,0 +1,271 @@
+#include "compare.h"
+#include "gates.h"
+#include "replay.h"
+#include "side.h"
+#include "stats.h"
+#include "format/npy.h"
+#include "format/sha.h"
+#include "format/version.h"
+#include "kernels/kl.h"
+#include "util/fsio.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct cand_run {
+    fd_side side;
+    fd_gates g;
+    const uint16_t *head;         /* applied to the candidate */
+    const char *head_applied;     /* its content digest */
+    int compute, short_circuited, force_agreed;
+    fd_replay_out r;
+    double *kl;                   /* tokenwise KL (zeros when hash-proven) */
+    uint8_t *top1;
+    size_t npos;
+} cand_run;
+
+static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
+static jv *copy_or_null(const jv *v) { return v ? jv_copy(v) : jv_null(); }
+static jv *num_or_null(double d) { return d == d ? jv_float(d) : jv_null(); }
+
+static jv *side_block(const fd_side *s)
+{
+    const jv *m = s->manifest, *h = jv_get(m, "head"), *w = jv_get(m, "weights"), *d = jv_get(m, "dataset");
+    jv *o = jv_obj(), *head = jv_obj(), *wt = jv_obj();
+    jv_set(o, "label", jv_str(s->label));
+    jv_set(o, "dataset_id", copy_or_null(jv_get(d, "id")));
+    jv_set(o, "dataset_sha256", jv_str(s->dataset_sha256));
+    jv_set(o, "capture_content_digest", jv_str(s->capture_content_digest));
+    jv_set(o, "role", str_or_null(s->role));
+    jv_set(o, "form", str_or_null(s->form));
+    jv_set(o, "lane", str_or_null(s->lane));
+    jv_set(o, "repository", copy_or_null(jv_get(d, "repository")));
+    jv_set(o, "revision", copy_or_null(jv_get(d, "revision")));
+    jv_set(head, "tensor_content_sha256", copy_or_null(jv_get(h, "tensor_content_sha256")));
+    jv_set(head, "raw_tensor_sha256", copy_or_null(jv_get(h, "raw_tensor_sha256")));
+    jv_set(head, "quantized", copy_or_null(jv_get(h, "quantized")));
+    jv_set(head, "bits", copy_or_null(jv_get(h, "bits")));
+    jv_set(head, "source", copy_or_null(jv_get(h, "source")));
+    jv_set(o, "head", head);
+    jv_set(o, "stack_fingerprint_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "stack_fingerprint_sha256")));
+    jv_set(o, "lane_identity_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "lane_identity_sha256")));
+    const jv *repo = jv_get(w, "repository");
+    jv_set(wt, "repository", repo && repo->t == JV_STR && repo->u.s.n ? jv_copy(repo) : jv_str("unknown"));
+    jv_set(wt, "revision", copy_or_null(jv_get(w, "revision")));
+    jv_set(wt, "model_revision", copy_or_null(jv_get(w, "model_revision")));
+    const jv *q = jv_get(w, "quantized");
+    jv_set(wt, "quantized", q && q->t == JV_BOOL ? jv_copy(q) : jv_bool(0));
+    jv_set(wt, "checkpoint_identity_sha256", copy_or_null(jv_get(w, "checkpoint_identity_sha256")));
+    jv_set(o, "weights", wt);
+    jv_set(o, "scope_digest", copy_or_null(jv_get(jv_get(m, "scope"), "scope_digest")));
+    return o;
+}
+
+static jv *stats_block(double mean, double median, double p95, double p99, double p999, double max)
+{
+    jv *k = jv_obj();
+    jv_set(k, "mean", jv_float(mean));
+    jv_set(k, "median", jv_float(median));
+    jv_set(k, "p95", jv_float(p95));
+    jv_set(k, "p99", jv_float(p99));
+    jv_set(k, "p99_9", jv_float(p999));
+    jv_set(k, "max", jv_float(max));
+    return k;
+}
+
+static void utc(char out[32], const char *pinned)
+{
+    if (pinned) { snprintf(out, 32, "%s", pinned); return; }
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The comparability key of the registry (provisional: it recomputes it). */
+static void comparability_key(const char *const in[7], char out[32])
+{
+    fd_buf b = {0};
+    for (int i = 0; i < 7; i++) fd_buf_printf(&b, "%s%s", i ? "|" : "", in[i] ? in[i] : "None");
+    char hex[65];
+    fd_sha256_hex(b.p, b.n, hex);
+    snprintf(out, 32, "cmp--%.16s", hex);
+    fd_buf_free(&b);
+}
+
+static int pick_threads(int t)
+{
+    if (t > 0) return t;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+#include "receipt.inc"
+
+int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
+{
+    memset(res, 0, sizeof *res);
+    fd_side ref;
+    int rc = 0;
+    if (fd_side_open(o->reference, o->reference_label ? o->reference_label : "reference", o->verify_tensors,
+                     o->allow_partial, &ref, e))
+        return -1;
+    cand_run *cr = fd_xcalloc(o->ncand, sizeof *cr);
+    size_t opened = 0;
+    uint16_t *ref_head = NULL, *sub_head = NULL;
+    uint16_t **cand_heads = fd_xcalloc(o->ncand, sizeof *cand_heads);
+    fd_path path;
+    if (fd_path_select(o->kernel, &path)) {
+        rc = fd_fail(e, "bad_kernel", "usage", "kernel path '%s' is unknown or not supported by this CPU", o->kernel);
+        goto out;
+    }
+    for (size_t i = 0; i < o->ncand && !rc; i++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "candidate-%zu", i + 1);
+        const char *label = o->candidate_labels && o->candidate_labels[i] ? o->candidate_labels[i] : o->ncand == 1 ? "candidate" : lab;
+        if (fd_side_open(o->candidates[i], label, o->verify_tensors, o->allow_partial, &cr[i].side, e)) { rc = -1; break; }
+        opened++;
+        if (ref.realroot && cr[i].side.realroot && !strcmp(ref.realroot, cr[i].side.realroot)) {
+            rc = fd_fail(e, "same_root", "cli", "reference and candidate resolve to the same directory %s", ref.realroot);
+            break;
+        }
+        fd_gate_opts go = {o->self_compare, o->allow_cross_lane, o->allow_partial, o->own_heads,
+                           o->disclose_head_substitution, o->verify_tensors};
+        if (fd_gates_run(&ref, &cr[i].side, &go, &cr[i].g, e)) {
+            fd_err_prefix(e, label);
+            rc = -1;
+            break;
+        }
+        cr[i].compute = strcmp(cr[i].g.kind, "reproduction_confirmation") || o->force_compute;
+        cr[i].short_circuited = !strcmp(cr[i].g.kind, "reproduction_confirmation") && !o->force_compute;
+    }
+    if (rc) goto out;
+
+    /* heads: read (and re-hash) each distinct head once */
+    int need = 0;
+    for (size_t i = 0; i < o->ncand; i++) need |= cr[i].compute;
+    if (need) {
+        if (fd_read_head(ref.head_path, ref.head_key, ref.vocab, ref.hidden, &ref_head, e)) { rc = -1; goto out; }
+        char got[65];
+        fd_sha256_hex(ref_head, (size_t)ref.vocab * (size_t)ref.hidden * 2, got);
+        if (strcmp(got, ref.head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", ref.root); goto out; }
+        if (o->head) {
+            if (fd_read_head(o->head, "lm_head.weight", ref.vocab, ref.hidden, &sub_head, e)) { rc = -1; goto out; }
+        }
+    }
+    for (size_t i = 0; i < o->ncand; i++) {
+        cr[i].head = ref_head;
+        cr[i].head_applied = ref.head_content;
+        if (!cr[i].compute) continue;
+        if (cr[i].g.head_substituted && sub_head) {
+            cr[i].head = sub_head;
+            cr[i].head_applied = NULL;
+        } else if (!cr[i].g.heads_equal && !cr[i].g.head_substituted) {
+            fd_side *s = &cr[i].side;
+            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto out; }
+            char got[65];
+            fd_sha256_hex(cand_heads[i], (size_t)s->vocab * (size_t)s->hidden * 2, got);
+            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto out; }
+            cr[i].head = cand_heads[i];
+            cr[i].head_applied = s->head_content;
+        }
+    }
+
+    /* replay: candidates grouped by their shared-context list (normally one group) */
+    for (size_t i = 0; i < o->ncand && !rc; i++) {
+        if (cr[i].npos) continue;
+        size_t group[64], ng = 0;
+        for (size_t k = i; k < o->ncand && ng < 64; k++) {
+            if (cr[k].npos || cr[k].g.nshared != cr[i].g.nshared ||
+                memcmp(cr[k].g.shared, cr[i].g.shared, cr[i].g.nshared * sizeof *cr[i].g.shared)) continue;
+            group[ng++] = k;
+        }
+        size_t npos = 0;
+        for (size_t c = 0; c < cr[i].g.nshared; c++) npos += (size_t)fd_side_find(&ref, cr[i].g.shared[c])->rows;
+        const fd_side **sides = fd_xcalloc(ng + 1, sizeof *sides);
+        const uint16_t **heads = fd_xcalloc(ng + 1, sizeof *heads);
+        size_t ns = 1;
+        sides[0] = &ref;
+        heads[0] = cr[i].g.head_substituted && sub_head ? sub_head : ref_head;
+        size_t computed[64], nc = 0;
+        for (size_t k = 0; k < ng; k++) {
+            cand_run *c = &cr[group[k]];
+            c->npos = npos;
+            if (!c->compute) continue;
+            sides[ns] = &c->side;
+            heads[ns++] = c->head;
+            computed[nc++] = group[k];
+        }
+        fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
+        if (nc) {
+            fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress};
+            rc = fd_replay((const fd_side *const *)sides, ns, heads, cr[i].g.shared, cr[i].g.nshared, &ro, outs, e);
+        }
+        for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];
+        free(outs);
+        free(sides);
+        free(heads);
+    }
+    if (rc) goto out;
+
+    /* SC-1: the hash proof, and --force-compute must agree with it bit for bit */
+    for (size_t i = 0; i < o->ncand && !rc; i++) {
+        cand_run *c = &cr[i];
+        if (!strcmp(c->g.kind, "reproduction_confirmation")) {
+            if (c->compute) {
+                for (size_t p = 0; p < c->npos; p++) {
+                    uint64_t bits;
+                    memcpy(&bits, &c->r.kl[p], 8);
+                    if (bits != 0 || !c->r.top1[p]) {
+                        rc = fd_fail(e, "self_compare_disagreement", "classify",
+                                     "--force-compute: position %zu gives KL bits %016llx (top-1 %s) where the hash proof asserts +0.0",
+                                     p, (unsigned long long)bits, c->r.top1[p] ? "agrees" : "differs");
+                        break;
+                    }
+                }
+                c->force_agreed = !rc;
+            }
+        }
+        if (!c->compute) {
+            c->kl = fd_xcalloc(c->npos + 1, 8);
+            c->top1 = fd_xmalloc(c->npos + 1);
+            memset(c->top1, 1, c->npos + 1);
+        } else {
+            c->kl = c->r.kl;
+            c->top1 = c->r.top1;
+        }
+    }
+    if (rc) goto out;
+    rc = write_outputs(o, &ref, cr, res, path, e);
+out:
+    for (size_t i = 0; i < o->ncand; i++) {
+        if (cr[i].kl && cr[i].kl != cr[i].r.kl) free(cr[i].kl);
+        if (cr[i].top1 && cr[i].top1 != cr[i].r.top1) free(cr[i].top1);
+        fd_replay_out_free(&cr[i].r, 1);
+        fd_gates_free(&cr[i].g);
+        if (i < opened) fd_side_close(&cr[i].side);
+        free(cand_heads[i]);
+    }
+    free(cand_heads);
+    free(cr);
+    free(ref_head);
+    free(sub_head);
+    fd_side_close(&ref);
+    return rc;
+}
+
+void fd_cmp_result_free(fd_cmp_result *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->receipt_paths[i]);
+        free(r->classes[i]);
+        jv_free(r->receipts[i]);
+    }
+    free(r->receipt_paths);
+    free(r->classes);
+    free(r->receipts);
+    memset(r, 0, sizeof *r);
+}

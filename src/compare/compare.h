@@ -1,0 +1,39 @@
+/* compare: the gate ladder of COMPARE.md §3, the replay, the statistics and
+ * the sealed comparison receipt (one per candidate). */
+#ifndef FD_COMPARE_H
+#define FD_COMPARE_H
+#include <stddef.h>
+#include "format/json.h"
+
+typedef struct fd_cmp_opts {
+    const char *reference, *out;
+    const char **candidates;
+    size_t ncand;
+    const char *reference_label;
+    const char **candidate_labels;   /* may hold NULLs */
+    int self_compare, force_compute, allow_cross_lane, allow_partial, own_heads;
+    int disclose_head_substitution, verify_tensors, progress, no_bootstrap;
+    const char *head;                /* with --disclose-head-substitution */
+    int threads;
+    size_t position_block, vocab_chunk;
+    const char *kernel;              /* NULL: fastest; else a path name */
+    const char *created_utc;         /* NULL: now (tests pin it) */
+} fd_cmp_opts;
+
+typedef struct fd_cmp_result {
+    char **receipt_paths;            /* per candidate */
+    char **classes;                  /* "strict" / "advisory" */
+    jv **receipts;
+    size_t n;
+} fd_cmp_result;
+
+/* Refusals set e->code to the gate's code and e->rule to the gate name. */
+int fd_compare(const fd_cmp_opts *o, fd_cmp_result *r, fd_err *e);
+void fd_cmp_result_free(fd_cmp_result *r);
+
+/* validate --receipt: schema, seal, SC-1/SC-2/SC-3, BIAS-001, BIAS-006.
+ * Returns the number of findings; each is passed to cb. */
+int fd_validate_receipt(const jv *receipt, void (*cb)(void *, const char *code, const char *rule, const char *msg),
+                        void *ctx);
+
+#endif

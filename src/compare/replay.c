@@ -1,0 +1,201 @@
+#include "replay.h"
+#include "kernels/kl.h"
+#include "util/buf.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SUB 16   /* positions per GEMM call inside a block (the logits tile) */
+
+typedef struct {
+    size_t ctx;     /* index into the shared context list */
+    int64_t row;
+} pos_ref;
+
+typedef struct {
+    const fd_side *const *sides;
+    size_t nsides;
+    fd_packed_head *packed;      /* per side; shared heads alias the same words */
+    fd_map *maps;                /* [nsides][nctx] */
+    size_t nctx;
+    pos_ref *pos;                /* every position, in output order */
+    size_t npos;
+    const fd_replay_opts *o;
+    fd_gemm_fn gemm;
+    const fd_kl_ops *ops;
+    fd_replay_out *out;          /* per candidate */
+    atomic_size_t next_block;
+    atomic_int failed;
+    atomic_size_t done;
+    char errmsg[512];
+    pthread_mutex_t lock;
+} job;
+
+static void fail(job *j, const char *msg)
+{
+    pthread_mutex_lock(&j->lock);
+    if (!atomic_exchange(&j->failed, 1)) snprintf(j->errmsg, sizeof j->errmsg, "%s", msg);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
+                      fd_pair_state *ps, fd_ref_chunk *ch)
+{
+    size_t kp = j->packed[0].kp, nc = j->nsides - 1;
+    size_t vocab = (size_t)j->sides[0]->vocab, hidden = (size_t)j->sides[0]->hidden;
+    memset(rs, 0, np * sizeof *rs);
+    memset(ps, 0, np * nc * sizeof *ps);
+    fd_path path = j->o->path;
+    for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
+        size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+        size_t t0 = v0 / FD_TILE, nt = (n + FD_TILE - 1) / FD_TILE;
+        for (size_t s0 = 0; s0 < np; s0 += SUB) {
+            size_t ns = np - s0 < SUB ? np - s0 : SUB;
+            for (size_t side = 0; side < j->nsides; side++) {
+                for (size_t i = 0; i < ns; i++) {
+                    const pos_ref *pr = &j->pos[p0 + s0 + i];
+                    const unsigned char *row = j->maps[side * j->nctx + pr->ctx].data + (size_t)pr->row * hidden * 2;
+                    fd_pack_hidden(row, hidden, hid + i * kp);
+                }
+                float *dst = side ? lc : lr;
+                unsigned csr = path == FD_PATH_AVX2 || path == FD_PATH_AVX512F ? fd_ftz_daz_enter() : 0;
+                j->gemm(hid, ns, kp, j->packed[side].w + t0 * kp * FD_TILE, nt, dst, nt * FD_TILE);
+                if (path == FD_PATH_AVX2 || path == FD_PATH_AVX512F) fd_ftz_daz_leave(csr);
+                for (size_t i = 0; i < ns; i++) {
+                    int bad;
+                    if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], lr + i * nt * FD_TILE, n, v0);
+                    else
+                        bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], lr + i * nt * FD_TILE,
+                                                 lc + i * nt * FD_TILE, n, v0);
+                    if (bad) { fail(j, "non-finite logit in the replay (refused, never clamped)"); return; }
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < np; i++)
+        for (size_t c = 0; c < nc; c++) {
+            fd_kl_result r;
+            fd_kl_finish(&rs[i], &ps[i * nc + c], &r);
+            size_t at = p0 + i;
+            j->out[c].kl[at] = r.kl;
+            j->out[c].rkl[at] = r.rkl;
+            j->out[c].entropy[at] = r.entropy;
+            j->out[c].top1[at] = (uint8_t)r.top1_match;
+        }
+}
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    size_t pb = j->o->position_block, kp = j->packed[0].kp, nc = j->nsides - 1;
+    uint32_t *hid = fd_xmalloc(SUB * kp * 4);
+    float *lr = fd_xmalloc(SUB * FD_KL_CHUNK * 4), *lc = fd_xmalloc(SUB * FD_KL_CHUNK * 4);
+    fd_ref_state *rs = fd_xmalloc(pb * sizeof *rs);
+    fd_pair_state *ps = fd_xmalloc(pb * nc * sizeof *ps);
+    fd_ref_chunk *ch = fd_xmalloc(SUB * sizeof *ch);
+    /* per-position state lives across chunks, so the sub-tile loop needs one
+     * chunk scratch per position of the sub-tile only */
+    for (;;) {
+        if (atomic_load(&j->failed)) break;
+        size_t b = atomic_fetch_add(&j->next_block, 1), p0 = b * pb;
+        if (p0 >= j->npos) break;
+        size_t np = j->npos - p0 < pb ? j->npos - p0 : pb;
+        run_block(j, p0, np, hid, lr, lc, rs, ps, ch);
+        atomic_fetch_add(&j->done, np);
+    }
+    free(hid); free(lr); free(lc); free(rs); free(ps); free(ch);
+    return NULL;
+}
+
+int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const *heads, const int64_t *ctx, size_t nctx,
+              const fd_replay_opts *o, fd_replay_out *out, fd_err *e)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.sides = sides;
+    j.nsides = nsides;
+    j.nctx = nctx;
+    j.o = o;
+    j.out = out;
+    j.gemm = fd_gemm_for(o->path);
+    j.ops = fd_kl_ops_for(o->path);
+    pthread_mutex_init(&j.lock, NULL);
+    int rc = 0;
+    size_t vocab = (size_t)sides[0]->vocab, hidden = (size_t)sides[0]->hidden;
+    j.packed = fd_xcalloc(nsides, sizeof *j.packed);
+    for (size_t s = 0; s < nsides; s++) {
+        size_t same = s;
+        for (size_t t = 0; t < s; t++)
+            if (heads[t] == heads[s]) { same = t; break; }
+        if (same != s) j.packed[s] = j.packed[same];
+        else fd_pack_head(heads[s], vocab, hidden, &j.packed[s]);
+    }
+    j.maps = fd_xcalloc(nsides * nctx + 1, sizeof *j.maps);
+    size_t npos = 0;
+    for (size_t c = 0; c < nctx && !rc; c++) {
+        const fd_ctx *rc0 = fd_side_find(sides[0], ctx[c]);
+        npos += (size_t)rc0->rows;
+        for (size_t s = 0; s < nsides && !rc; s++) {
+            const fd_ctx *x = fd_side_find(sides[s], ctx[c]);
+            rc = fd_map_hidden(x->path, "hidden_states", x->rows, (int64_t)hidden, &j.maps[s * nctx + c], e);
+        }
+    }
+    if (!rc) {
+        j.pos = fd_xmalloc((npos + 1) * sizeof *j.pos);
+        j.npos = npos;
+        size_t at = 0;
+        for (size_t c = 0; c < nctx; c++) {
+            const fd_ctx *x = fd_side_find(sides[0], ctx[c]);
+            for (int64_t r = 0; r < x->rows; r++) j.pos[at++] = (pos_ref){c, r};
+        }
+        for (size_t c = 0; c + 1 < nsides; c++) {
+            out[c].kl = fd_xmalloc((npos + 1) * 8);
+            out[c].rkl = fd_xmalloc((npos + 1) * 8);
+            out[c].entropy = fd_xmalloc((npos + 1) * 8);
+            out[c].top1 = fd_xmalloc(npos + 1);
+        }
+        int nt = o->threads < 1 ? 1 : o->threads;
+        pthread_t *th = fd_xcalloc((size_t)nt, sizeof *th);
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, worker, &j);
+        if (o->progress) {
+            while (atomic_load(&j.done) < npos && !atomic_load(&j.failed)) {
+                usleep(200000);
+                struct timespec t1;
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+                size_t d = atomic_load(&j.done);
+                fprintf(stderr, "\rcompare: %zu/%zu positions (%.0f pos/s)", d, npos, dt > 0 ? (double)d / dt : 0.0);
+            }
+            fprintf(stderr, "\n");
+        }
+        for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+        free(th);
+        if (atomic_load(&j.failed)) rc = fd_fail(e, "non_finite", "compute", "%s", j.errmsg);
+    }
+    for (size_t i = 0; i < nsides * nctx; i++) fd_unmap(&j.maps[i]);
+    free(j.maps);
+    for (size_t s = nsides; s-- > 0;) { /* last first: aliases are freed through their owner */
+        int owner = 1;
+        for (size_t t = 0; t < s; t++) owner &= j.packed[t].w != j.packed[s].w;
+        if (owner) fd_packed_head_free(&j.packed[s]);
+    }
+    free(j.packed);
+    free(j.pos);
+    pthread_mutex_destroy(&j.lock);
+    if (rc && j.npos) fd_replay_out_free(out, nsides - 1);
+    return rc;
+}
+
+void fd_replay_out_free(fd_replay_out *o, size_t ncand)
+{
+    for (size_t c = 0; c < ncand; c++) {
+        free(o[c].kl); free(o[c].rkl); free(o[c].entropy); free(o[c].top1);
+        memset(&o[c], 0, sizeof o[c]);
+    }
+}

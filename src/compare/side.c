@@ -1,0 +1,167 @@
+#include "side.h"
+#include "format/safetensors.h"
+#include "format/sha.h"
+#include "format/validate.h"
+#include "util/fsio.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cmp_ctx(const void *a, const void *b)
+{
+    const fd_ctx *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int fd_side_open(const char *path, const char *label, int verify_tensors, int allow_partial, fd_side *s, fd_err *e)
+{
+    memset(s, 0, sizeof *s);
+    fd_report r;
+    fd_validate_opts o = {.verify_tensors = verify_tensors, .allow_partial = allow_partial};
+    fd_validate_dataset(path, &o, &r);
+    if (r.n_errors) {
+        fd_fail(e, "seal_failed", "seal", "%s does not verify: [%s] %s (%s)", path, r.errors[0].code, r.errors[0].message,
+                r.errors[0].rule);
+        fd_report_free(&r);
+        return -1;
+    }
+    s->manifest = r.manifest;
+    r.manifest = NULL;
+    fd_report_free(&r);
+    s->root = fd_xstrdup(path);
+    s->realroot = realpath(path, NULL);
+    s->label = fd_xstrdup(label);
+    const jv *m = s->manifest, *cap = jv_get(m, "capture"), *head = jv_get(m, "head");
+    s->dataset_sha256 = jv_get_str(m, "dataset_sha256");
+    s->capture_content_digest = jv_get_str(cap, "capture_content_digest");
+    s->form = jv_get_str(cap, "form");
+    s->lane = jv_get_str(jv_get(m, "runtime"), "lane");
+    s->role = jv_get_str(jv_get(m, "dataset"), "role");
+    jv_get_i64(cap, "vocab_size", &s->vocab);
+    jv_get_i64(cap, "hidden_width", &s->hidden);
+    const jv *complete = jv_get(jv_get(m, "coverage"), "complete");
+    s->complete = complete && complete->t == JV_BOOL && complete->u.b;
+    char *cpath = fd_path_join(path, jv_get_str(cap, "manifest_file"));
+    char *ppath = fd_path_join(path, jv_get_str(jv_get(m, "panel"), "panel_file"));
+    s->capture_doc = jv_parse_file(cpath, e);
+    s->panel_doc = s->capture_doc ? jv_parse_file(ppath, e) : NULL;
+    free(cpath);
+    free(ppath);
+    if (!s->panel_doc) { fd_side_close(s); return -1; }
+    const jv *recs = jv_get(s->capture_doc, "records"), *precs = jv_get(s->panel_doc, "records");
+    s->n = recs && recs->t == JV_ARR ? recs->u.a.n : 0;
+    s->ctx = fd_xcalloc(s->n + 1, sizeof *s->ctx);
+    char capdir[1024];
+    snprintf(capdir, sizeof capdir, "%s", jv_get_str(cap, "manifest_file"));
+    char *slash = strrchr(capdir, '/');
+    if (slash) *slash = 0; else capdir[0] = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        fd_ctx *c = &s->ctx[i];
+        c->rec = recs->u.a.v[i];
+        jv_get_i64(c->rec, "index", &c->index);
+        jv_get_i64(c->rec, "scored_rows", &c->rows);
+        char rel[2048];
+        snprintf(rel, sizeof rel, "%s%s%s", capdir, *capdir ? "/" : "", jv_get_str(c->rec, "file"));
+        c->path = fd_path_join(path, rel);
+        for (size_t j = 0; precs && precs->t == JV_ARR && j < precs->u.a.n; j++) {
+            int64_t pi;
+            if (!jv_get_i64(precs->u.a.v[j], "index", &pi) && pi == c->index) c->panel_rec = precs->u.a.v[j];
+        }
+    }
+    qsort(s->ctx, s->n, sizeof *s->ctx, cmp_ctx);
+    const char *hf = jv_get_str(head, "file");
+    s->head_path = hf ? fd_path_join(path, hf) : NULL;
+    s->head_key = jv_get_str(head, "tensor_key");
+    s->head_content = jv_get_str(head, "tensor_content_sha256");
+    return 0;
+}
+
+void fd_side_close(fd_side *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->ctx[i].path);
+    free(s->ctx);
+    jv_free(s->manifest);
+    jv_free(s->capture_doc);
+    jv_free(s->panel_doc);
+    free(s->root);
+    free(s->realroot);
+    free(s->label);
+    free(s->head_path);
+    memset(s, 0, sizeof *s);
+}
+
+const fd_ctx *fd_side_find(const fd_side *s, int64_t index)
+{
+    fd_ctx key = {.index = index};
+    return bsearch(&key, s->ctx, s->n, sizeof *s->ctx, cmp_ctx);
+}
+
+int fd_map_hidden(const char *path, const char *key, int64_t rows, int64_t hidden, fd_map *m, fd_err *e)
+{
+    memset(m, 0, sizeof *m);
+    fd_st_file st;
+    if (fd_st_open(path, &st, e)) return -1;
+    const fd_st_tensor *t = fd_st_find(&st, key);
+    int rc = 0;
+    if (!t || strcmp(t->dtype, "BF16") || t->ndim != 2 || (int64_t)t->shape[0] != rows || (int64_t)t->shape[1] != hidden)
+        rc = fd_fail(e, "bad_tensor_file", "", "%s: expected a BF16 [%lld, %lld] tensor '%s'", path, (long long)rows,
+                     (long long)hidden, key);
+    uint64_t off = rc ? 0 : 8 + st.header_len + t->start;
+    fd_st_close(&st);
+    if (rc) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb)) {
+        if (fd >= 0) close(fd);
+        return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno));
+    }
+    m->len = (size_t)sb.st_size;
+    m->base = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m->base == MAP_FAILED) { m->base = NULL; return fd_fail(e, "unreadable", "", "%s: mmap: %s", path, strerror(errno)); }
+    m->data = (const unsigned char *)m->base + off;
+    return 0;
+}
+
+void fd_unmap(fd_map *m)
+{
+    if (m->base) munmap(m->base, m->len);
+    memset(m, 0, sizeof *m);
+}
+
+int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e)
+{
+    fd_st_file st;
+    if (fd_st_open(path, &st, e)) return -1;
+    const fd_st_tensor *t = fd_st_find(&st, key);
+    if (!t) t = fd_st_find(&st, "lm_head.weight");
+    if (!t) t = fd_st_find(&st, "weight");
+    int rc = 0;
+    if (!t) rc = fd_fail(e, "bad_tensor_file", "", "%s: no head tensor", path);
+    else if (strcmp(t->dtype, "BF16"))
+        rc = fd_fail(e, "unsupported_head_dtype", "", "%s: head dtype %s: only BF16 heads have a canonical replay path "
+                     "(docs/NUMERICS.md); F16/F32 heads are refused rather than replayed through a lossy cast", path, t->dtype);
+    else if (t->ndim != 2 || (int64_t)t->shape[0] != vocab || (int64_t)t->shape[1] != hidden)
+        rc = fd_fail(e, "bad_tensor_file", "", "%s: head shape does not match vocab %lld x hidden %lld", path,
+                     (long long)vocab, (long long)hidden);
+    uint64_t off = rc ? 0 : 8 + st.header_len + t->start, len = rc ? 0 : t->end - t->start;
+    fd_st_close(&st);
+    if (rc) return -1;
+    uint16_t *buf = fd_xmalloc((size_t)len);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    while (fd >= 0 && got < len) {
+        ssize_t k = pread(fd, (char *)buf + got, (size_t)len - got, (off_t)(off + got));
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    if (fd >= 0) close(fd);
+    if (got != len) { free(buf); return fd_fail(e, "unreadable", "", "%s: short read of the head", path); }
+    *out = buf;
+    return 0;
+}

@@ -1,0 +1,44 @@
+/* The C unit test runner: runs every suite, prints `suite NAME: N failed`
+ * per suite, then exactly `N passed, M failed` (suites), and exits nonzero
+ * if any suite failed.  Run from the repository root. */
+#include <stdio.h>
+#include "check.h"
+
+long check_count;
+
+int test_json(void);
+int test_digest(void);
+int test_paths(void);
+int test_checksums(void);
+int test_safetensors(void);
+int test_schema(void);
+int test_stats(void);
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} SUITES[] = {
+    {"json", test_json},
+    {"digest", test_digest},
+    {"paths", test_paths},
+    {"checksums", test_checksums},
+    {"safetensors", test_safetensors},
+    {"schema", test_schema},
+    {"stats", test_stats},
+};
+
+int main(void)
+{
+    int passed = 0, failed = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (size_t i = 0; i < sizeof SUITES / sizeof *SUITES; i++) {
+        long before = check_count;
+        int n = SUITES[i].fn();
+        printf("suite %s: %d failed\n", SUITES[i].name, n);
+        if (check_count > before) fprintf(stderr, "  (%s: %ld checks)\n", SUITES[i].name, check_count - before);
+        if (n) failed++;
+        else passed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
