@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "format/json.h"
 #include "format/validate.h"
+#include "compare/compare.h"
 #include "util/fsio.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +89,32 @@ int cmd_verify(int argc, char **argv)
     return rc;
 }
 
+static void receipt_line(void *ctx, const char *code, const char *rule, const char *msg)
+{
+    (void)ctx;
+    printf("  ERROR   [%s/%s] %s\n", code, rule, msg);
+}
+
+/* validate --receipt FILE: a comparison receipt on its own. */
+static int validate_receipt_file(const char *path)
+{
+    fd_err e;
+    jv *r = jv_parse_file(path, &e);
+    if (!r) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
+    int n = fd_validate_receipt(r, NULL, NULL);
+    printf("%s: %d error(s), 0 warning(s)\n", path, n);
+    fd_validate_receipt(r, receipt_line, NULL);
+    jv_free(r);
+    return n ? FD_EXIT_REFUSED : FD_EXIT_OK;
+}
+
 int cmd_validate(int argc, char **argv)
 {
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--receipt")) {
+            if (argc != 3) { fprintf(stderr, "usage: fidelity validate --receipt FILE\n"); return FD_EXIT_USAGE; }
+            return validate_receipt_file(argv[i + 1]);
+        }
     args a;
     if (parse(argc, argv, &a, 0, "validate")) return FD_EXIT_USAGE;
     fd_report r;

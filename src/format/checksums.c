@@ -40,19 +40,32 @@ int fd_looks_like_credential(const char *rel)
     return 0;
 }
 
-static int valid_utf8(const char *s)
+/* Strict UTF-8 as Python's decoder: no overlongs, surrogates or > U+10FFFF. */
+static int valid_utf8n(const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        int n = *p < 0x80 ? 1 : (*p >= 0xC2 && *p <= 0xDF) ? 2 : (*p >= 0xE0 && *p <= 0xEF) ? 3
-              : (*p >= 0xF0 && *p <= 0xF4) ? 4 : 0;
-        if (!n) return 0;
-        for (int i = 1; i < n; i++)
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        unsigned c = *p;
+        if (c < 0x80) { p++; continue; }
+        int k;
+        unsigned cp;
+        if (c >= 0xC2 && c <= 0xDF) { k = 2; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { k = 3; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { k = 4; cp = c & 0x07; }
+        else return 0;
+        if (end - p < k) return 0;
+        for (int i = 1; i < k; i++) {
             if ((p[i] & 0xC0) != 0x80) return 0;
-        p += n;
+            cp = cp << 6 | (p[i] & 0x3Fu);
+        }
+        if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        p += k;
     }
     return 1;
 }
+
+static int valid_utf8(const char *s) { return valid_utf8n(s, strlen(s)); }
 
 static int walk(const char *root, const char *rel, fd_strv *out, int depth, fd_err *e)
 {
@@ -146,7 +159,7 @@ int fd_checksums_parse(const char *text, size_t n, fd_checksums *out, fd_err *e)
     memset(out, 0, sizeof *out);
     const unsigned char *p = (const unsigned char *)text, *end = p + n;
     if (memchr(text, 0, n)) return fd_fail(e, "seal_failed", "SEAL-2", "checksums.txt contains a NUL byte");
-    if (!valid_utf8(text)) return fd_fail(e, "seal_failed", "SEAL-2", "checksums.txt is not UTF-8");
+    if (!valid_utf8n(text, n)) return fd_fail(e, "seal_failed", "SEAL-2", "checksums.txt is not UTF-8");
     char **pairs = NULL;
     size_t np = 0, cap = 0;
     int lineno = 0, rc = 0;

@@ -85,7 +85,10 @@ static int format_bpw(const jv *v, fd_buf *out)
     if (v->t == JV_INT) { fd_buf_printf(out, "%lld", (long long)v->u.i); return 0; }
     if (v->t == JV_BIGINT) { fd_buf_put(out, v->u.s.p, v->u.s.n); return 0; }
     if (v->t != JV_FLOAT || !isfinite(v->u.f)) return -1;
-    if (v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18) { fd_buf_printf(out, "%lld", (long long)v->u.f); return 0; }
+    if (v->u.f == floor(v->u.f)) { /* str(int(x)): every integral double prints exactly */
+        fd_buf_printf(out, "%.0f", v->u.f == 0 ? 0.0 : v->u.f); /* int(-0.0) is 0 */
+        return 0;
+    }
     fd_pyfloat_repr(v->u.f, t, sizeof t);
     fd_buf_puts(out, t);
     return 0;

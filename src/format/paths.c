@@ -64,7 +64,7 @@ int fd_check_relpath(const char *v, const char *owner, int allow_parent, fd_err 
     char norm[4096];
     if (fd_normpath(v, norm, sizeof norm)) return fd_fail(e, "path_escape", "PATH-1", "%s: path too long", o);
     if (!strcmp(norm, ".")) return fd_fail(e, "path_escape", "PATH-1", "%s: '%s' is not a file path", o, v);
-    if (fd_starts(norm, "..") && !allow_parent)
+    if ((!strcmp(norm, "..") || fd_starts(norm, "../")) && !allow_parent)
         return fd_fail(e, "path_escape", "PATH-1", "%s: '%s' escapes the dataset root", o, v);
     return 0;
 }

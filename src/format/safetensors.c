@@ -26,8 +26,9 @@ static int bad(fd_err *e, const char *fmt, const char *a)
 
 static int cmp_start(const void *a, const void *b)
 {
-    const fd_st_tensor *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
+    const fd_st_tensor *x = a, *y = b; /* (start, end), as the safetensors library orders them */
+    if (x->start != y->start) return (x->start > y->start) - (x->start < y->start);
+    return (x->end > y->end) - (x->end < y->end);
 }
 
 static int u64_of(const jv *v, uint64_t *out)

@@ -3,9 +3,7 @@
 
 /* The vector helpers are always inlined: no vector crosses a call boundary,
  * so GCC's note about the AVX-512 calling convention does not apply. */
-#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
-#endif
 
 #define KL_ATTR
 #define KL_NAME(x) generic_##x
