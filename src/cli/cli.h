@@ -12,5 +12,6 @@ int cmd_write_fixture(int argc, char **argv);
 int cmd_debug_json(int argc, char **argv);
 int cmd_kernel_selftest(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_debug_logits(int argc, char **argv);
 
 #endif

@@ -67,3 +67,47 @@ int cmd_kernel_selftest(int argc, char **argv)
     printf("kernel-selftest: %s\n", rc ? "FAILED" : "all paths bit-identical to the canonical definition");
     return rc ? FD_EXIT_REFUSED : FD_EXIT_OK;
 }
+
+#include "compare/side.h"
+
+/* debug-logits DATASET CONTEXT_INDEX OUT.f32 [--kernel K]: the canonical fp32
+ * logits of every scored row of one context through the dataset's own head,
+ * raw little-endian [rows x vocab] (a test oracle hook). */
+int cmd_debug_logits(int argc, char **argv)
+{
+    if (argc < 4) { fprintf(stderr, "usage: fidelity debug-logits DATASET CONTEXT_INDEX OUT.f32 [--kernel K]\n"); return FD_EXIT_USAGE; }
+    const char *kernel = argc >= 6 && !strcmp(argv[4], "--kernel") ? argv[5] : NULL;
+    fd_side s;
+    fd_err e = {0};
+    fd_path path;
+    if (fd_path_select(kernel, &path)) { fprintf(stderr, "unknown or unsupported kernel\n"); return FD_EXIT_USAGE; }
+    if (fd_side_open(argv[1], "x", 0, 1, &s, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
+    const fd_ctx *c = fd_side_find(&s, strtoll(argv[2], NULL, 10));
+    uint16_t *head = NULL;
+    fd_map m = {0};
+    int rc = FD_EXIT_REFUSED;
+    if (!c) printf("REFUSED [missing_context]: no such context\n");
+    else if (fd_read_head(s.head_path, s.head_key, s.vocab, s.hidden, &head, &e) ||
+             fd_map_hidden(c->path, "hidden_states", c->rows, s.hidden, &m, &e))
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    else {
+        fd_packed_head ph;
+        fd_pack_head(head, (size_t)s.vocab, (size_t)s.hidden, &ph);
+        uint32_t *hid = fd_xmalloc((size_t)c->rows * ph.kp * 4 + 4);
+        for (int64_t r = 0; r < c->rows; r++) fd_pack_hidden(m.data + (size_t)r * (size_t)s.hidden * 2, (size_t)s.hidden, hid + (size_t)r * ph.kp);
+        float *out = fd_xmalloc((size_t)c->rows * ph.tiles * FD_TILE * 4);
+        unsigned csr = fd_ftz_daz_enter();
+        fd_gemm_for(path)(hid, (size_t)c->rows, ph.kp, ph.w, ph.tiles, out, ph.tiles * FD_TILE);
+        fd_ftz_daz_leave(csr);
+        FILE *f = fopen(argv[3], "wb");
+        for (int64_t r = 0; f && r < c->rows; r++) fwrite(out + (size_t)r * ph.tiles * FD_TILE, 4, (size_t)s.vocab, f);
+        if (f && !fclose(f)) rc = FD_EXIT_OK;
+        free(hid);
+        free(out);
+        fd_packed_head_free(&ph);
+    }
+    fd_unmap(&m);
+    free(head);
+    fd_side_close(&s);
+    return rc;
+}
