@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SUB 16   /* positions per GEMM call inside a block (the logits tile) */
+#define SUB 64   /* positions per GEMM call inside a block (the logits tile) */
 
 typedef struct {
     size_t ctx;     /* index into the shared context list */

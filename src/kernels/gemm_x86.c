@@ -12,7 +12,7 @@
 /* ---------------------------------------------------------- AVX512_BF16 */
 
 __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
-static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+static void gemm_bf16_any(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                       float *out, size_t ostride)
 {
     size_t p = 0;
@@ -45,7 +45,7 @@ static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
 /* ------------------------------------------------- AVX-512F (FMA + FTZ/DAZ) */
 
 __attribute__((target("avx512f")))
-static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+static void gemm_avx512f_any(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                          float *out, size_t ostride)
 {
     const __m512i hi_mask = _mm512_set1_epi32((int)0xffff0000u);
@@ -80,6 +80,92 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
                 for (size_t j = 0; j < nt; j++) _mm512_storeu_ps(out + (p + i) * ostride + (t + j) * FD_TILE, acc[i][j]);
         }
     }
+}
+
+
+/* Full 4 x 4-tile blocks with 16 named accumulators (the compiler keeps
+ * them in registers); edges go through the *_any loops, which compute each
+ * lane with the same instruction sequence and so the same bits. */
+#define ACC16(X) X(0,0) X(0,1) X(0,2) X(0,3) X(1,0) X(1,1) X(1,2) X(1,3) \
+                 X(2,0) X(2,1) X(2,2) X(2,3) X(3,0) X(3,1) X(3,2) X(3,3)
+
+__attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
+static void block_bf16(const uint32_t *a0, const uint32_t *a1, const uint32_t *a2, const uint32_t *a3,
+                       const uint32_t *b, size_t kp, float *out, size_t ostride)
+{
+#define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
+    ACC16(DECL)
+#undef DECL
+    const size_t ts = kp * FD_TILE;
+    for (size_t k = 0; k < kp; k++) {
+        const uint32_t *bk = b + k * FD_TILE;
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)bk), b1 = (__m512bh)_mm512_loadu_si512((const void *)(bk + ts));
+        __m512bh b2 = (__m512bh)_mm512_loadu_si512((const void *)(bk + 2 * ts)), b3 = (__m512bh)_mm512_loadu_si512((const void *)(bk + 3 * ts));
+        __m512bh x0 = (__m512bh)_mm512_set1_epi32((int)a0[k]), x1 = (__m512bh)_mm512_set1_epi32((int)a1[k]);
+        __m512bh x2 = (__m512bh)_mm512_set1_epi32((int)a2[k]), x3 = (__m512bh)_mm512_set1_epi32((int)a3[k]);
+#define DP(i, j) c##i##j = _mm512_dpbf16_ps(c##i##j, x##i, b##j);
+        ACC16(DP)
+#undef DP
+    }
+#define ST(i, j) _mm512_storeu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE, c##i##j);
+    ACC16(ST)
+#undef ST
+}
+
+__attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
+static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                      float *out, size_t ostride)
+{
+    size_t np4 = np / MR * MR, nt4 = ntiles / NT * NT;
+    for (size_t p = 0; p < np4; p += MR)
+        for (size_t t = 0; t < nt4; t += NT)
+            block_bf16(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp,
+                       packed + t * kp * FD_TILE, kp, out + p * ostride + t * FD_TILE, ostride);
+    if (nt4 < ntiles) gemm_bf16_any(hid, np4, kp, packed + nt4 * kp * FD_TILE, ntiles - nt4, out + nt4 * FD_TILE, ostride);
+    if (np4 < np) gemm_bf16_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
+}
+
+__attribute__((target("avx512f")))
+static void block_avx512f(const uint32_t *a0, const uint32_t *a1, const uint32_t *a2, const uint32_t *a3,
+                          const uint32_t *b, size_t kp, float *out, size_t ostride)
+{
+    const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
+#define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
+    ACC16(DECL)
+#undef DECL
+    const size_t ts = kp * FD_TILE;
+    for (size_t k = 0; k < kp; k++) {
+        const uint32_t *bk = b + k * FD_TILE;
+        __m512i r0 = _mm512_loadu_si512((const void *)bk), r1 = _mm512_loadu_si512((const void *)(bk + ts));
+        __m512i r2 = _mm512_loadu_si512((const void *)(bk + 2 * ts)), r3 = _mm512_loadu_si512((const void *)(bk + 3 * ts));
+        __m512 o0 = _mm512_castsi512_ps(_mm512_and_si512(r0, hm)), e0 = _mm512_castsi512_ps(_mm512_slli_epi32(r0, 16));
+        __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(r1, hm)), e1 = _mm512_castsi512_ps(_mm512_slli_epi32(r1, 16));
+        __m512 o2 = _mm512_castsi512_ps(_mm512_and_si512(r2, hm)), e2 = _mm512_castsi512_ps(_mm512_slli_epi32(r2, 16));
+        __m512 o3 = _mm512_castsi512_ps(_mm512_and_si512(r3, hm)), e3 = _mm512_castsi512_ps(_mm512_slli_epi32(r3, 16));
+#define AX(i) __m512 ao##i = _mm512_castsi512_ps(_mm512_set1_epi32((int)(a##i[k] & 0xffff0000u))); \
+              __m512 ae##i = _mm512_castsi512_ps(_mm512_set1_epi32((int)(a##i[k] << 16)));
+        AX(0) AX(1) AX(2) AX(3)
+#undef AX
+#define FM(i, j) c##i##j = _mm512_fmadd_ps(ae##i, e##j, _mm512_fmadd_ps(ao##i, o##j, c##i##j));
+        ACC16(FM)
+#undef FM
+    }
+#define ST(i, j) _mm512_storeu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE, c##i##j);
+    ACC16(ST)
+#undef ST
+}
+
+__attribute__((target("avx512f")))
+static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                         float *out, size_t ostride)
+{
+    size_t np4 = np / MR * MR, nt4 = ntiles / NT * NT;
+    for (size_t p = 0; p < np4; p += MR)
+        for (size_t t = 0; t < nt4; t += NT)
+            block_avx512f(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp,
+                          packed + t * kp * FD_TILE, kp, out + p * ostride + t * FD_TILE, ostride);
+    if (nt4 < ntiles) gemm_avx512f_any(hid, np4, kp, packed + nt4 * kp * FD_TILE, ntiles - nt4, out + nt4 * FD_TILE, ostride);
+    if (np4 < np) gemm_avx512f_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
 
 /* ------------------------------------------------------ AVX2 (FMA + FTZ/DAZ) */

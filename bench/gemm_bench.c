@@ -1,0 +1,37 @@
+/* GEMM microbenchmark: achieved GFLOP/s of each replay GEMM path on an
+ * L2-resident problem (64 positions x 2048 columns x hidden 256), one thread. */
+#include "kernels/gemm.h"
+#include "util/buf.h"
+#include "util/rng.h"
+#include <stdio.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(void)
+{
+    const size_t np = 64, kp = 128, tiles = 128;
+    uint64_t s = 1;
+    uint32_t *a = fd_xmalloc(np * kp * 4), *b = fd_xmalloc(tiles * kp * FD_TILE * 4);
+    float *out = fd_xmalloc(np * tiles * FD_TILE * 4);
+    for (size_t i = 0; i < np * kp; i++) a[i] = (uint32_t)fd_rng_next(&s) & 0x3f7f3f7fu;
+    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) b[i] = (uint32_t)fd_rng_next(&s) & 0x3f7f3f7fu;
+    for (int p = FD_PATH_SCALAR; p < FD_PATH_COUNT; p++) {
+        if (!fd_path_supported((fd_path)p)) continue;
+        fd_gemm_fn f = fd_gemm_for((fd_path)p);
+        int reps = p == FD_PATH_SCALAR ? 1 : 20;
+        unsigned csr = fd_ftz_daz_enter();
+        double t0 = now();
+        for (int r = 0; r < reps; r++) f(a, np, kp, b, tiles, out, tiles * FD_TILE);
+        double dt = now() - t0;
+        fd_ftz_daz_leave(csr);
+        double flop = 2.0 * (double)np * (double)(tiles * FD_TILE) * (double)(kp * 2) * reps;
+        printf("%-11s %8.1f GFLOP/s\n", fd_path_name((fd_path)p), flop / dt * 1e-9);
+    }
+    return 0;
+}
