@@ -23,6 +23,19 @@ for bin in build/fidelity build-asan/fidelity; do
     step "interop both ways ($bin)" python3 tests/py/test_interop.py "$bin"
     step "hostile trees ($bin)" python3 tests/py/test_hostile.py "$bin"
 done
+step "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
+step "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
+if [ -f tests/py/test_compare.py ]; then
+    for bin in build/fidelity build-asan/fidelity; do
+        step "compare gates, SC-1, invariance, numpy oracle ($bin)" python3 tests/py/test_compare.py "$bin"
+    done
+fi
+if python3 -c 'import numpy' 2>/dev/null; then
+    step "stats table in test_stats.c regenerates from numpy" bash -c \
+        'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'
+else
+    echo "numpy not installed: numpy oracle checks skipped"
+fi
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do
     [ -x "$f" ] || continue
