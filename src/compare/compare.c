@@ -254,6 +254,7 @@ out:
     free(ref_head);
     free(sub_head);
     fd_side_close(&ref);
+    if (rc) fd_cmp_result_free(res);
     return rc;
 }
 

@@ -132,6 +132,7 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         g->bias = jv_obj();
         jv_set(g->bias, "kind", jv_str("other"));
         jv_set(g->bias, "direction", jv_str("unknown"));
+        jv_set(g->bias, "detail", jv_str("one head was substituted for both sides (HEAD-1b): the number mixes the weights' divergence with the head difference"));
         jv_set(g->bias, "estimated_magnitude", jv_null());
         jv_set(g->bias, "floor_measurement_ref", jv_null());
         disclose(g, "head_substituted", "blocking", 1, "the heads differ and one head was substituted for both sides (HEAD-1b)");
@@ -167,6 +168,7 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         if (!g->bias) g->bias = jv_obj();
         jv_set(g->bias, "kind", jv_str("cross_stack_capture_replay"));
         jv_set(g->bias, "direction", jv_str("unknown"));
+        jv_set(g->bias, "detail", jv_str("the two captures come from different stacks (lane identity or stack fingerprint differ): part of the divergence may be the stack, not the weights"));
         jv_set(g->bias, "estimated_magnitude", jv_null());
         jv_set(g->bias, "floor_measurement_ref", jv_null());
         disclose(g, "cross_stack_capture", "caveat", 1, "lane identity or stack fingerprint differ: part of the number may be the stack, not the weights");

@@ -635,7 +635,7 @@ int jv_seal(const jv *obj, const char *field, char hex[65], fd_err *e)
     jv shallow = {.t = JV_OBJ};
     size_t n = obj->u.o.n;
     shallow.u.o.m = fd_xmalloc((n + 1) * sizeof(jv_member));
-    memcpy(shallow.u.o.m, obj->u.o.m, n * sizeof(jv_member));
+    if (n) memcpy(shallow.u.o.m, obj->u.o.m, n * sizeof(jv_member));
     shallow.u.o.n = n;
     shallow.u.o.cap = n + 1;
     long at = find(&shallow, field, strlen(field));
