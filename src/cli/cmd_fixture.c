@@ -7,12 +7,13 @@
 #include "format/digest.h"
 #include "util/bf16.h"
 #include "util/rng.h"
+#include "util/fsio.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    const char *out, *lane, *role, *engine_tag, *dataset_id;
+    const char *out, *lane, *role, *engine_tag, *dataset_id, *cold_run;
     long records, tokens, hidden, vocab, declared;
     unsigned long long seed, head_seed, noise_seed;
     double perturb;
@@ -75,6 +76,7 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     id.context_length = a->tokens;
     id.force = a->force;
     if (a->fixed_time) { id.created_utc = "2026-01-01T00:00:00Z"; id.cold_run = "20260101T000000Z-0"; }
+    if (a->cold_run) id.cold_run = id.run_name = a->cold_run;
     fd_dsw *w = fd_dsw_begin(a->out, &id, e); /* keeps pointers into id until finish */
     if (!w) { jv_free(scope); jv_free(fp); return -1; }
     /* independent streams: tokens and base hidden states from --seed, the head
@@ -139,6 +141,7 @@ static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd
         else if (!strcmp(s, "--role") && v) { a->role = v; i++; }
         else if (!strcmp(s, "--engine-tag") && v) { a->engine_tag = v; i++; }
         else if (!strcmp(s, "--dataset-id") && v) { a->dataset_id = v; i++; }
+        else if (!strcmp(s, "--cold-run") && v) { a->cold_run = v; i++; }
         else if (!strcmp(s, "--fixed-time")) a->fixed_time = 1;
         else if (!strcmp(s, "--force")) a->force = 1;
         else { fprintf(stderr, "fidelity %s: bad or unknown option %s\n", cmd, s); return -1; }
@@ -163,19 +166,55 @@ int cmd_write_fixture(int argc, char **argv)
     return FD_EXIT_OK;
 }
 
+/* demo: the three steps on synthetic captures (the engine that captures a
+ * real checkpoint is a later issue): a root written twice (two cold runs),
+ * two "quantized" candidates as small and large perturbations, verify, then
+ * compare in one pass and self-compare (exactly 0.0). */
 int cmd_demo(int argc, char **argv)
 {
     fixture_args a;
     if (parse_fixture(argc, argv, &a, "demo")) return FD_EXIT_USAGE;
-    if (!a.out) a.out = "build/demo/root";
+    const char *base = a.out ? a.out : "build/demo";
     a.force = 1;
+    if (a.vocab == 256) a.vocab = 4096;
+    if (a.tokens == 16) a.tokens = 128;
     fd_err e = {0};
-    printf("== step 1: write a sealed dataset (synthetic fixture: %ld windows x %ld tokens, hidden %ld, vocab %ld)\n",
+    char ref[1024], ref2[1024], q1[1024], q2[1024], out[1024], sc[1024];
+    snprintf(ref, sizeof ref, "%s/root", base);
+    snprintf(ref2, sizeof ref2, "%s/root-cold-run-2", base);
+    snprintf(q1, sizeof q1, "%s/quant-small", base);
+    snprintf(q2, sizeof q2, "%s/quant-large", base);
+    snprintf(out, sizeof out, "%s/compare", base);
+    snprintf(sc, sizeof sc, "%s/self-compare", base);
+    printf("== step 1: capture the reference, twice (synthetic hidden states: %ld windows x %ld tokens, hidden %ld, vocab %ld)\n",
            a.records, a.tokens, a.hidden, a.vocab);
-    if (write_fixture(&a, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
-    printf("== step 2: verify it (seals, checksums, digests, tensors)\n");
-    char *vargv[] = {"verify", (char *)a.out, NULL};
-    int rc = cmd_verify(2, vargv);
-    printf("== capture and compare arrive with the engine and comparator; see README.md\n");
-    return rc;
+    fixture_args r1 = a, r2 = a, c1 = a, c2 = a;
+    r1.out = ref;
+    r1.cold_run = "demo-cold-run-1";
+    r2.out = ref2;
+    r2.cold_run = "demo-cold-run-2";
+    c1.out = q1; c1.role = "quant"; c1.perturb = 0.01; c1.noise_seed = 1;
+    c2.out = q2; c2.role = "quant"; c2.perturb = 0.1; c2.noise_seed = 2;
+    if (write_fixture(&r1, &e) || write_fixture(&r2, &e)) goto refused;
+    printf("== step 2: capture two candidates (small and large perturbations of the same weights)\n");
+    if (write_fixture(&c1, &e) || write_fixture(&c2, &e)) goto refused;
+    printf("== verify every dataset\n");
+    const char *all[4] = {ref, ref2, q1, q2};
+    for (int i = 0; i < 4; i++) {
+        char *vargv[] = {"verify", (char *)all[i], NULL};
+        if (cmd_verify(2, vargv) != FD_EXIT_OK) return FD_EXIT_REFUSED;
+    }
+    printf("== step 3: compare offline (both candidates in one pass)\n");
+    fd_rmtree(out);
+    fd_rmtree(sc);
+    char *cargv[] = {"compare", "--reference", ref, "--candidate", q1, "--candidate-label", "quant-small",
+                     "--candidate", q2, "--candidate-label", "quant-large", "--out", out, NULL};
+    int rc = cmd_compare(13, cargv);
+    if (rc != FD_EXIT_OK) return rc;
+    printf("== self-compare of the two cold runs (SC-1, force-computed): must be exactly 0.0\n");
+    char *sargv[] = {"compare", "--reference", ref, "--candidate", ref2, "--self-compare", "--force-compute", "--out", sc, NULL};
+    return cmd_compare(9, sargv);
+refused:
+    printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    return FD_EXIT_REFUSED;
 }
