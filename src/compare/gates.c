@@ -27,6 +27,18 @@ static void disclose(fd_gates *g, const char *code, const char *severity, int af
     jv_push(g->disclosures, d);
 }
 
+/* The receipt's single bias block; a later finding (cross_stack) replaces an earlier one. */
+static void set_bias(fd_gates *g, const char *kind, const char *detail)
+{
+    jv_free(g->bias);
+    g->bias = jv_obj();
+    jv_set(g->bias, "kind", jv_str(kind));
+    jv_set(g->bias, "direction", jv_str("unknown"));
+    jv_set(g->bias, "detail", jv_str(detail));
+    jv_set(g->bias, "estimated_magnitude", jv_null());
+    jv_set(g->bias, "floor_measurement_ref", jv_null());
+}
+
 static int refuse(fd_err *e, const char *gate_name, const char *code, const char *fmt, const char *a)
 {
     return fd_fail(e, code, gate_name, fmt, a);
@@ -129,12 +141,7 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         g->head_policy = "shared_reference_head";
         g->head_substituted = 1;
         g->advisory = 1;
-        g->bias = jv_obj();
-        jv_set(g->bias, "kind", jv_str("other"));
-        jv_set(g->bias, "direction", jv_str("unknown"));
-        jv_set(g->bias, "detail", jv_str("one head was substituted for both sides (HEAD-1b): the number mixes the weights' divergence with the head difference"));
-        jv_set(g->bias, "estimated_magnitude", jv_null());
-        jv_set(g->bias, "floor_measurement_ref", jv_null());
+        set_bias(g, "other", "one head was substituted for both sides (HEAD-1b): the number mixes the weights' divergence with the head difference");
         disclose(g, "head_substituted", "blocking", 1, "the heads differ and one head was substituted for both sides (HEAD-1b)");
         gate(g, "head", 1, "heads differ; one head substituted for both sides", "--disclose-head-substitution");
     } else
@@ -165,12 +172,7 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
     if (!same_stack) {
         g->advisory = 1;
         g->floor_ok = 0;
-        if (!g->bias) g->bias = jv_obj();
-        jv_set(g->bias, "kind", jv_str("cross_stack_capture_replay"));
-        jv_set(g->bias, "direction", jv_str("unknown"));
-        jv_set(g->bias, "detail", jv_str("the two captures come from different stacks (lane identity or stack fingerprint differ): part of the divergence may be the stack, not the weights"));
-        jv_set(g->bias, "estimated_magnitude", jv_null());
-        jv_set(g->bias, "floor_measurement_ref", jv_null());
+        set_bias(g, "cross_stack_capture_replay", "the two captures come from different stacks (lane identity or stack fingerprint differ): part of the divergence may be the stack, not the weights");
         disclose(g, "cross_stack_capture", "caveat", 1, "lane identity or stack fingerprint differ: part of the number may be the stack, not the weights");
         gate(g, "stack", 0, "cross_stack", "advisory");
     } else gate(g, "stack", 1, "same lane identity and stack fingerprint", NULL);

@@ -1,6 +1,7 @@
 #include "checksums.h"
 #include "paths.h"
 #include "sha.h"
+#include "json.h"
 #include "../util/buf.h"
 #include "../util/fsio.h"
 #include <dirent.h>
@@ -45,21 +46,8 @@ static int valid_utf8n(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     while (p < end) {
-        unsigned c = *p;
-        if (c < 0x80) { p++; continue; }
-        int k;
-        unsigned cp;
-        if (c >= 0xC2 && c <= 0xDF) { k = 2; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 3; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 4; cp = c & 0x07; }
-        else return 0;
-        if (end - p < k) return 0;
-        for (int i = 1; i < k; i++) {
-            if ((p[i] & 0xC0) != 0x80) return 0;
-            cp = cp << 6 | (p[i] & 0x3Fu);
-        }
-        if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
+        int k = fd_utf8_len(p, end);
+        if (!k) return 0;
         p += k;
     }
     return 1;

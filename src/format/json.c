@@ -243,9 +243,9 @@ static void put_utf8(fd_buf *b, unsigned cp)
     }
 }
 
-/* Decodes one UTF-8 sequence strictly (no overlongs, surrogates, > U+10FFFF).
- * Returns its length, or 0 if invalid. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
+/* Decodes one UTF-8 sequence strictly (no overlongs, surrogates, > U+10FFFF),
+ * as Python's decoder does.  Returns its length, or 0 if invalid. */
+int fd_utf8_len(const unsigned char *p, const unsigned char *end)
 {
     unsigned c = p[0];
     if (c < 0x80) return 1;
@@ -278,7 +278,7 @@ static int parse_string(P *ps, fd_buf *out)
         if (c == '"') { ps->p++; return 0; }
         if (c < 0x20) return perr(ps, "control character in string");
         if (c >= 0x80) {
-            int n = utf8_len(ps->p, ps->end);
+            int n = fd_utf8_len(ps->p, ps->end);
             if (!n) return perr(ps, "invalid UTF-8 in string");
             fd_buf_put(out, ps->p, (size_t)n);
             ps->p += n;
@@ -531,7 +531,7 @@ static void dump_str(const char *s, size_t n, int ascii, fd_buf *o)
         if (p >= end) break;
         unsigned c = *p;
         if (c >= 0x7f) { /* ensure_ascii: [^ -~] as \uXXXX, astral as a surrogate pair */
-            int len = utf8_len(p, end);
+            int len = fd_utf8_len(p, end);
             unsigned cp;
             if (c == 0x7f) { cp = 0x7f; len = 1; }
             else if (!len) { cp = 0xFFFD; len = 1; }

@@ -31,6 +31,8 @@ struct jv {
 };
 
 jv *jv_parse(const char *text, size_t n, fd_err *e);
+/* Length of the strict UTF-8 sequence at p (0 if invalid); p < end. */
+int fd_utf8_len(const unsigned char *p, const unsigned char *end);
 /* Reads and parses a file; errors name the path (code bad_json / missing_file). */
 jv *jv_parse_file(const char *path, fd_err *e);
 void jv_free(jv *v);
