@@ -1,6 +1,7 @@
 /* compare: one reference against one or more candidates. */
 #include "cli.h"
 #include "compare/compare.h"
+#include "kernels/gemm.h"
 #include "format/json.h"
 #include "util/fsio.h"
 #include <stdio.h>
@@ -67,6 +68,13 @@ int cmd_compare(int argc, char **argv)
     if (!o.reference || !o.ncand || !o.out || (o.head && !o.disclose_head_substitution) || nlabels > o.ncand) {
         if (o.head && !o.disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
         rc = usage();
+        goto done;
+    }
+    fd_path probe;
+    if (o.kernel && *o.kernel && fd_path_select(o.kernel, &probe)) {
+        fprintf(stderr, "fidelity compare: kernel path '%s' is unknown or not supported by this CPU "
+                        "(scalar|avx2|avx512f|avx512bf16)\n", o.kernel);
+        rc = FD_EXIT_USAGE;
         goto done;
     }
     o.candidates = cands;
