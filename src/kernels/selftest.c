@@ -57,10 +57,18 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     size_t vocab = 3 * FD_KL_CHUNK + 77;
     float *r = fd_xmalloc(vocab * 4), *c = fd_xmalloc(vocab * 4);
     fd_ref_chunk *ch = fd_xmalloc(sizeof *ch);
-    for (int round = 0; round < 64; round++) {
+    /* rounds 64..71 add far-off logits (exp clamped to +0, subnormal exps);
+     * 72 and 73 compare a capture with itself: KL must be exactly +0.0 */
+    for (int round = 0; round < 74; round++) {
         for (size_t v = 0; v < vocab; v++) {
             r[v] = (float)(fd_rng_unit(&s) * (round % 8 + 1) * 4 + (double)v / (double)vocab * (round % 3) * 10);
             c[v] = r[v] + (float)(fd_rng_unit(&s) * 0.1 * (round % 5));
+            if (round >= 64 && fd_rng_next(&s) % 16 == 0) {
+                double far = fd_rng_next(&s) % 2 ? -700.0 - 60.0 * fabs(fd_rng_unit(&s)) : -1e30 * fabs(fd_rng_unit(&s));
+                r[v] = (float)far;
+                c[v] = (float)(far + fd_rng_unit(&s) * 20.0);
+            }
+            if (round >= 72) c[v] = r[v];
         }
         fd_kl_result res[FD_PATH_COUNT];
         int have[FD_PATH_COUNT] = {0};
@@ -80,6 +88,11 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
                 fprintf(out, "kernel-selftest: KL path %s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), round);
                 failures++;
             }
+            const double pz = 0.0;
+            if (round >= 72 && (memcmp(&res[p].kl, &pz, 8) || memcmp(&res[p].rkl, &pz, 8) || !res[p].top1_match)) {
+                fprintf(out, "kernel-selftest: KL path %s: identical logits do not give exactly +0.0\n", fd_path_name((fd_path)p));
+                failures++;
+            }
         }
         (void)have;
     }
@@ -88,7 +101,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     /* exp/log accuracy against libm (a sanity bound, not the definition) */
     double worst_exp = 0, worst_log = 0;
     for (int i = 0; i < 200000; i++) {
-        double x = -fd_rng_unit(&s) * fd_rng_unit(&s) * 740.0;
+        double x = i % 2 ? -fabs(fd_rng_unit(&s)) * 745.0 : -fd_rng_unit(&s) * fd_rng_unit(&s) * 740.0;
         if (x > 0) x = -x;
         double a = fd_exp_canonical(x), b = exp(x);
         if (b > 1e-300) { double rel = fabs(a - b) / b; if (rel > worst_exp) worst_exp = rel; }
@@ -98,6 +111,27 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
         if (rl > worst_log) worst_log = rl;
     }
     fprintf(out, "kernel-selftest: canonical exp max rel err %.3g, log %.3g (vs libm)\n", worst_exp, worst_log);
-    if (worst_exp > 1e-15 || worst_log > 1e-15) { fprintf(out, "kernel-selftest: exp/log accuracy out of bounds\n"); failures++; }
+    if (worst_exp > 5e-16 || worst_log > 1e-15) { fprintf(out, "kernel-selftest: exp/log accuracy out of bounds\n"); failures++; }
+    /* exactness the reduction relies on: exp(0) = 1 (so S >= 1 and a self-compare
+     * is +0.0), +0 below -746, and exp never increasing with x near the table's
+     * interval edges by more than one ulp */
+    static const double zero_in[] = {-746.0000001, -747.0, -1e5, -1e30, -3.4e38 * 2.0};
+    const double one = 1.0, pz = 0.0;
+    double e0 = fd_exp_canonical(0.0), em0 = fd_exp_canonical(-0.0);
+    int exact_bad = memcmp(&e0, &one, 8) != 0 || memcmp(&em0, &one, 8) != 0;
+    for (size_t i = 0; i < sizeof zero_in / sizeof *zero_in; i++) {
+        double z = fd_exp_canonical(zero_in[i]);
+        exact_bad |= memcmp(&z, &pz, 8) != 0;
+    }
+    for (int i = 0; i < 20000; i++) {
+        double x = -((double)(fd_rng_next(&s) % 137700) + 0.5) * (0.6931471805599453 / 128.0), prev = fd_exp_canonical(x);
+        for (int j = 0; j < 8; j++) {
+            x = nextafter(x, -1e9);
+            double v = fd_exp_canonical(x);
+            exact_bad |= v > prev && v > nextafter(prev, 1e9);
+            prev = v;
+        }
+    }
+    if (exact_bad) { fprintf(out, "kernel-selftest: canonical exp exactness (exp(0), underflow, near-monotonicity) broken\n"); failures++; }
     return failures ? -1 : 0;
 }
