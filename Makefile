@@ -11,7 +11,7 @@ LIB_SRC := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort) build/g
 CLI_SRC := src/cli/main.c
 TEST_SRC := $(wildcard tests/c/*.c)
 
-.PHONY: all asan test fuzz clean demo
+.PHONY: all asan test fuzz clean demo bench
 all: build/fidelity
 
 # The vendored JSON Schemas are compiled into the binary (no files at run time).
@@ -55,3 +55,10 @@ test: all asan fuzz
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+build/gemm_bench: bench/gemm_bench.c $(LIB_SRC)
+	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ bench/gemm_bench.c $(filter src/kernels/%.c src/util/%.c,$(LIB_SRC)) $(LIBS)
+
+bench: all build/gemm_bench
+	./build/gemm_bench
+	bash bench/compare.sh

@@ -2,7 +2,7 @@
  * fixed chunks of FD_KL_CHUNK columns, 8 fp64 lanes (column i of a chunk
  * goes to lane i % 8), lanes combined ((0+1)+(2+3))+((4+5)+(6+7)), chunks
  * folded into a running state with online max rescaling.  exp/log are our
- * own fixed polynomials (no libm), so every machine gives the same bits. */
+ * own (a table-driven exp, a series log; no libm), so every machine gives the same bits. */
 #ifndef FD_KERNELS_KL_H
 #define FD_KERNELS_KL_H
 #include <stddef.h>
