@@ -16,7 +16,7 @@ static int usage(void)
             "  [--self-compare] [--force-compute] [--allow-cross-lane] [--allow-partial] [--own-heads]\n"
             "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
             "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
-            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--no-bootstrap] [--json] [--progress]\n");
+            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--js] [--no-bootstrap] [--json] [--progress]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -61,6 +61,7 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--verify-tensors")) o.verify_tensors = 1;
         else if (!strcmp(s, "--no-verify-tensors")) o.verify_tensors = 0;
         else if (!strcmp(s, "--no-bootstrap")) o.no_bootstrap = 1;
+        else if (!strcmp(s, "--js")) o.js = 1;
         else if (!strcmp(s, "--json")) json = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;
         else { fprintf(stderr, "fidelity compare: bad or unknown option %s\n", s); rc = usage(); goto done; }

@@ -201,7 +201,8 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         }
         fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
         if (nc) {
-            fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress};
+            fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
+                                 o->js};
             rc = fd_replay((const fd_side *const *)sides, ns, heads, cr[i].g.shared, cr[i].g.nshared, &ro, outs, e);
         }
         for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];

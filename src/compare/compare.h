@@ -12,7 +12,7 @@ typedef struct fd_cmp_opts {
     const char *reference_label;
     const char **candidate_labels;   /* may hold NULLs */
     int self_compare, force_compute, allow_cross_lane, allow_partial, own_heads;
-    int disclose_head_substitution, verify_tensors, progress, no_bootstrap;
+    int disclose_head_substitution, verify_tensors, progress, no_bootstrap, js;
     const char *head;                /* with --disclose-head-substitution */
     int threads;
     size_t position_block, vocab_chunk;

@@ -42,29 +42,65 @@ static void fail(job *j, const char *msg)
     pthread_mutex_unlock(&j->lock);
 }
 
+/* Canonical logits of positions [p0+s0, p0+s0+ns) of one side over the
+ * columns of one chunk (tiles t0 .. t0+nt). */
+static void logits(job *j, size_t side, size_t first, size_t ns, size_t t0, size_t nt, uint32_t *hid, float *dst)
+{
+    size_t kp = j->packed[0].kp, hidden = (size_t)j->sides[0]->hidden;
+    for (size_t i = 0; i < ns; i++) {
+        const pos_ref *pr = &j->pos[first + i];
+        const unsigned char *row = j->maps[side * j->nctx + pr->ctx].data + (size_t)pr->row * hidden * 2;
+        fd_pack_hidden(row, hidden, hid + i * kp);
+    }
+    fd_path path = j->o->path;
+    int mx = path == FD_PATH_AVX2 || path == FD_PATH_AVX512F;
+    unsigned csr = mx ? fd_ftz_daz_enter() : 0;
+    j->gemm(hid, ns, kp, j->packed[side].w + t0 * kp * FD_TILE, nt, dst, nt * FD_TILE);
+    if (mx) fd_ftz_daz_leave(csr);
+}
+
+/* The optional Jensen-Shannon pass: the logits again, now that both
+ * sides' log-sum-exp are known. */
+static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, const fd_ref_state *rs,
+                    const fd_pair_state *ps)
+{
+    size_t nc = j->nsides - 1, vocab = (size_t)j->sides[0]->vocab;
+    double *acc = fd_xcalloc(np * nc + 1, sizeof *acc);
+    for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
+        size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+        size_t t0 = v0 / FD_TILE, nt = (n + FD_TILE - 1) / FD_TILE;
+        for (size_t s0 = 0; s0 < np; s0 += SUB) {
+            size_t ns = np - s0 < SUB ? np - s0 : SUB;
+            logits(j, 0, p0 + s0, ns, t0, nt, hid, lr);
+            for (size_t side = 1; side < j->nsides; side++) {
+                logits(j, side, p0 + s0, ns, t0, nt, hid, lc);
+                for (size_t i = 0; i < ns; i++) {
+                    const fd_pair_state *p = &ps[(s0 + i) * nc + side - 1];
+                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(fd_lse_ref(&rs[s0 + i]), fd_lse_pair(p),
+                                                                      lr + i * nt * FD_TILE, lc + i * nt * FD_TILE, n);
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < np; i++)
+        for (size_t c = 0; c < nc; c++) j->out[c].js[p0 + i] = acc[i * nc + c];
+    free(acc);
+}
+
 static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
                       fd_pair_state *ps, fd_ref_chunk *ch)
 {
-    size_t kp = j->packed[0].kp, nc = j->nsides - 1;
-    size_t vocab = (size_t)j->sides[0]->vocab, hidden = (size_t)j->sides[0]->hidden;
+    size_t nc = j->nsides - 1;
+    size_t vocab = (size_t)j->sides[0]->vocab;
     memset(rs, 0, np * sizeof *rs);
     memset(ps, 0, np * nc * sizeof *ps);
-    fd_path path = j->o->path;
     for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
         size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
         size_t t0 = v0 / FD_TILE, nt = (n + FD_TILE - 1) / FD_TILE;
         for (size_t s0 = 0; s0 < np; s0 += SUB) {
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
             for (size_t side = 0; side < j->nsides; side++) {
-                for (size_t i = 0; i < ns; i++) {
-                    const pos_ref *pr = &j->pos[p0 + s0 + i];
-                    const unsigned char *row = j->maps[side * j->nctx + pr->ctx].data + (size_t)pr->row * hidden * 2;
-                    fd_pack_hidden(row, hidden, hid + i * kp);
-                }
-                float *dst = side ? lc : lr;
-                unsigned csr = path == FD_PATH_AVX2 || path == FD_PATH_AVX512F ? fd_ftz_daz_enter() : 0;
-                j->gemm(hid, ns, kp, j->packed[side].w + t0 * kp * FD_TILE, nt, dst, nt * FD_TILE);
-                if (path == FD_PATH_AVX2 || path == FD_PATH_AVX512F) fd_ftz_daz_leave(csr);
+                logits(j, side, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
                 for (size_t i = 0; i < ns; i++) {
                     int bad;
                     if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], lr + i * nt * FD_TILE, n, v0);
@@ -86,6 +122,7 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             j->out[c].entropy[at] = r.entropy;
             j->out[c].top1[at] = (uint8_t)r.top1_match;
         }
+    if (j->o->js) js_pass(j, p0, np, hid, lr, lc, rs, ps);
 }
 
 static void *worker(void *arg)
@@ -157,6 +194,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
             out[c].rkl = fd_xmalloc((npos + 1) * 8);
             out[c].entropy = fd_xmalloc((npos + 1) * 8);
             out[c].top1 = fd_xmalloc(npos + 1);
+            out[c].js = o->js ? fd_xmalloc((npos + 1) * 8) : NULL;
         }
         int nt = o->threads < 1 ? 1 : o->threads;
         pthread_t *th = fd_xcalloc((size_t)nt, sizeof *th);
@@ -195,7 +233,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
 void fd_replay_out_free(fd_replay_out *o, size_t ncand)
 {
     for (size_t c = 0; c < ncand; c++) {
-        free(o[c].kl); free(o[c].rkl); free(o[c].entropy); free(o[c].top1);
+        free(o[c].kl); free(o[c].rkl); free(o[c].entropy); free(o[c].top1); free(o[c].js);
         memset(&o[c], 0, sizeof o[c]);
     }
 }

@@ -15,10 +15,12 @@ typedef struct fd_replay_opts {
     size_t position_block;   /* rows per work unit (>= 1) */
     fd_path path;            /* kernel path */
     int progress;            /* report on stderr */
+    int js;                  /* second pass: Jensen-Shannon divergence */
 } fd_replay_opts;
 
 typedef struct fd_replay_out {
     double *kl, *rkl, *entropy;  /* per position, context order then row order */
+    double *js;                  /* with opts.js, else NULL */
     uint8_t *top1;
 } fd_replay_out;
 

@@ -49,21 +49,12 @@ double fd_exp_canonical(double x)
  * log m = 2 atanh(s), s = (m-1)/(m+1), the series to s^23; mul/add only. */
 double fd_log_canonical(double x)
 {
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    int64_t k = (int64_t)((u >> 52) & 0x7ff) - 1023;
-    u = (u & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
-    double m;
-    memcpy(&m, &u, 8);
-    if (m > 1.4142135623730951) { m *= 0.5; k += 1; }
-    double s = (m - 1.0) / (m + 1.0), s2 = s * s;
-    double p = 1.0 / 23.0;
-    static const double inv_odd[] = {1.0 / 21.0, 1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 11.0,
-                                     1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0, 1.0};
-    for (size_t i = 0; i < sizeof inv_odd / sizeof *inv_odd; i++) p = p * s2 + inv_odd[i];
-    double kd = (double)k;
-    return kd * LN2_HI + ((2.0 * s) * p + kd * LN2_LO);
+    v8d v = {x, 1, 1, 1, 1, 1, 1, 1};
+    return generic_vlog(v)[0];
 }
+
+double fd_lse_ref(const fd_ref_state *rs) { return rs->m + fd_log_canonical(rs->s); }
+double fd_lse_pair(const fd_pair_state *ps) { return ps->m + fd_log_canonical(ps->s); }
 
 void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result *out)
 {

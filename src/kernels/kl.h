@@ -38,6 +38,8 @@ typedef struct fd_kl_ops {
     /* Folds candidate logits c[0..n) into ps, against the same chunk. */
     int (*pair_chunk)(fd_pair_state *ps, const fd_ref_state *rs, const fd_ref_chunk *ch, const float *r,
                       const float *c, size_t n, size_t v0);
+    /* Jensen-Shannon contribution of one chunk, given both sides' log-sum-exp. */
+    double (*js_chunk)(double lse_r, double lse_c, const float *r, const float *c, size_t n);
 } fd_kl_ops;
 
 const fd_kl_ops *fd_kl_ops_for(fd_path p);
@@ -47,6 +49,9 @@ typedef struct fd_kl_result {
     int top1_match;
 } fd_kl_result;
 void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result *out);
+/* m + log(S): the log-sum-exp a state stands for (for the JS pass). */
+double fd_lse_ref(const fd_ref_state *rs);
+double fd_lse_pair(const fd_pair_state *ps);
 
 /* The canonical exp (x <= 0, finite) and log (x >= 1), exposed for tests. */
 double fd_exp_canonical(double x);

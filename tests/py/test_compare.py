@@ -713,6 +713,41 @@ case("--json prints the receipt (same seal as the file)",
      rc == 0 and len(docs) == 1 and docs[0]["receipt_sha256"] == seal(dict(docs[0]), "receipt_sha256")["receipt_sha256"]
      and docs[0]["kl"] == base["kl"], out[-1500:])
 
+# ======================================================================================
+# 6. Jensen-Shannon (--js): numpy oracle, invariance, exact zero on a self-compare
+# ======================================================================================
+print("== 6. --js")
+js_blocks = []
+for tag, flags in (("t1", ("--threads", "1")), ("t3", ("--threads", "3", "--chunk-positions", "5"))) + \
+        tuple(("k-" + k, ("--kernel", k)) for k in KERNELS):
+    rc, out, _, rs = compare(REF, [CAND], "--js", *flags, tag="js-" + tag)
+    r = rs[0]
+    js_blocks.append(r.get("js") if r else None)
+    case("--js %s: exit 0, js block present" % tag, rc == 0 and r and isinstance(r.get("js"), dict), out)
+case("--js block identical for every thread count, block size and kernel path",
+     all(b == js_blocks[0] for b in js_blocks) and js_blocks[0] is not None, js_blocks)
+if np is not None and js_blocks[0]:
+    V = 3000
+    vals = []
+    for rec in sorted(load(os.path.join(REF, "capture/manifest.json"))["records"], key=lambda r: r["index"]):
+        fr, fc = os.path.join(WORK, "jr.f32"), os.path.join(WORK, "jc.f32")
+        fid("debug-logits", REF, str(rec["index"]), fr)
+        fid("debug-logits", CAND, str(rec["index"]), fc)
+        lr_ = log_softmax64(np.fromfile(fr, "<f4").reshape(rec["scored_rows"], V))
+        lc_ = log_softmax64(np.fromfile(fc, "<f4").reshape(rec["scored_rows"], V))
+        p_, q_ = np.exp(lr_), np.exp(lc_)
+        lm = np.log((p_ + q_) / 2)
+        vals.append(0.5 * (p_ * (lr_ - lm)).sum(axis=1) + 0.5 * (q_ * (lc_ - lm)).sum(axis=1))
+    jn = np.concatenate(vals)
+    d = abs(float(jn.mean()) - js_blocks[0]["mean"])
+    case("--js mean vs numpy two-pass fp64 JS: |d| <= 1e-12 + 1e-9*JS (%.2e)" % d,
+         d <= 1e-12 + 1e-9 * float(jn.mean()), "numpy %.15e ours %.15e" % (jn.mean(), js_blocks[0]["mean"]))
+    case("--js max vs numpy: |d| <= 1e-12 + 1e-9*max", abs(float(jn.max()) - js_blocks[0]["max"]) <= 1e-12 + 1e-9 * float(jn.max()))
+rc, out, _, rs = compare(REF, [fixture("ref-js-twin", "--seed", "5")], "--js", "--self-compare", "--force-compute", tag="js-sc")
+r = rs[0]
+case("--js on a force-computed self-compare: every js statistic is exactly +0.0",
+     rc == 0 and r and all(v == 0.0 and not str(v).startswith("-") for v in r["js"].values()), out)
+
 shutil.rmtree(WORK, ignore_errors=True)
 passed = sum(results)
 print("compare: %d passed, %d failed (%.1fs)" % (passed, len(results) - passed, time.time() - T0))
