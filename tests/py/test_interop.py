@@ -100,8 +100,12 @@ for p in paths:
     with open(f, "w") as fh:
         json.dump(doc, fh)
     rc, out = run(BIN, "verify", "--manifest-only", f)
-    if rc != 3 or refusal_code(out) not in ("seal_failed", "schema_invalid", "bad_schema", "path_escape"):
-        bad.append((p, rc, out))
+    # verify refuses with the first error in the reference order (the schema
+    # layer runs before the seal); the seal itself must fail for every change
+    rc2, out2 = run(BIN, "validate", "--manifest-only", f)
+    if rc != 3 or refusal_code(out) not in ("seal_failed", "schema_invalid", "bad_schema", "path_escape") or \
+            ("[seal_failed/" not in out2 and refusal_code(out) != "bad_schema"):
+        bad.append((p, rc, out, out2))
 check("every one of %d leaf mutations of the vector is refused" % len(paths), not bad, repr(bad[:3]))
 # a value change with everything else kept must be exactly seal_failed
 doc = copy.deepcopy(vec); doc["created_utc"] = "2026-08-29T00:00:01Z"
