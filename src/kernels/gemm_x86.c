@@ -5,6 +5,7 @@
 #include "gemm.h"
 #include <immintrin.h>
 #include <string.h>
+#include "../util/buf.h"
 
 #define MR 4
 #define NT 4
@@ -125,9 +126,11 @@ static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
     if (np4 < np) gemm_bf16_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
 
+/* A is pre-split into fp32 odd/even planes (ao[k], ae[k] per row), so the
+ * broadcasts are plain loads and the FMA ports only see FMAs and the B
+ * widening; the order of the two FMAs per pair is the canonical one. */
 __attribute__((target("avx512f")))
-static void block_avx512f(const uint32_t *a0, const uint32_t *a1, const uint32_t *a2, const uint32_t *a3,
-                          const uint32_t *b, size_t kp, float *out, size_t ostride)
+static void block_avx512f(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
 {
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
 #define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
@@ -142,8 +145,7 @@ static void block_avx512f(const uint32_t *a0, const uint32_t *a1, const uint32_t
         __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(r1, hm)), e1 = _mm512_castsi512_ps(_mm512_slli_epi32(r1, 16));
         __m512 o2 = _mm512_castsi512_ps(_mm512_and_si512(r2, hm)), e2 = _mm512_castsi512_ps(_mm512_slli_epi32(r2, 16));
         __m512 o3 = _mm512_castsi512_ps(_mm512_and_si512(r3, hm)), e3 = _mm512_castsi512_ps(_mm512_slli_epi32(r3, 16));
-#define AX(i) __m512 ao##i = _mm512_castsi512_ps(_mm512_set1_epi32((int)(a##i[k] & 0xffff0000u))); \
-              __m512 ae##i = _mm512_castsi512_ps(_mm512_set1_epi32((int)(a##i[k] << 16)));
+#define AX(i) __m512 ao##i = _mm512_set1_ps(ao[(size_t)(i) * kp + k]), ae##i = _mm512_set1_ps(ae[(size_t)(i) * kp + k]);
         AX(0) AX(1) AX(2) AX(3)
 #undef AX
 #define FM(i, j) c##i##j = _mm512_fmadd_ps(ae##i, e##j, _mm512_fmadd_ps(ao##i, o##j, c##i##j));
@@ -160,10 +162,17 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
                          float *out, size_t ostride)
 {
     size_t np4 = np / MR * MR, nt4 = ntiles / NT * NT;
+    float *ao = fd_xmalloc((np4 * kp + 1) * sizeof *ao), *ae = fd_xmalloc((np4 * kp + 1) * sizeof *ae);
+    for (size_t i = 0; i < np4 * kp; i++) {
+        uint32_t o = hid[i] & 0xffff0000u, e = hid[i] << 16;
+        memcpy(&ao[i], &o, 4);
+        memcpy(&ae[i], &e, 4);
+    }
     for (size_t p = 0; p < np4; p += MR)
         for (size_t t = 0; t < nt4; t += NT)
-            block_avx512f(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp,
-                          packed + t * kp * FD_TILE, kp, out + p * ostride + t * FD_TILE, ostride);
+            block_avx512f(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
+    free(ao);
+    free(ae);
     if (nt4 < ntiles) gemm_avx512f_any(hid, np4, kp, packed + nt4 * kp * FD_TILE, ntiles - nt4, out + nt4 * FD_TILE, ostride);
     if (np4 < np) gemm_avx512f_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
