@@ -45,6 +45,10 @@ fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
         fd_fail(e, "bad_usage", "", "role must be root, quant or derived, not '%s'", id->role);
         return NULL;
     }
+    if (!id->tokenizer && !id->weights_repository) { /* the schema needs a tokenizer identity */
+        fd_fail(e, "bad_usage", "", "a tokenizer block or a weights repository is required (the panel's tokenizer id)");
+        return NULL;
+    }
     if (id->hidden <= 0 || id->vocab <= 0 || id->context_length <= 1) {
         fd_fail(e, "bad_usage", "", "hidden width, vocab and context length must be positive");
         return NULL;
