@@ -13,6 +13,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
     {"kernel-selftest", cmd_kernel_selftest, "kernel-selftest [--products N]: prove every kernel path bit-identical"},
     {"debug-logits", cmd_debug_logits, "debug-logits DATASET CONTEXT OUT.f32: canonical logits of one context (tests)"},
+    {"inspect-model", cmd_inspect_model, "inspect-model DIR: config and tensor check of a glm_moe_dsa checkpoint"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

@@ -1,0 +1,41 @@
+/* GlmMoeDsaConfig (model_type "glm_moe_dsa", MODEL-GLM.md §1): every field
+ * the forward needs, with the 5.16-era dataclass defaults for absent fields
+ * and the derived schedules computed as transformers' __post_init__ does:
+ *   - qk_head_dim = qk_nope_head_dim + qk_rope_head_dim (config value ignored)
+ *   - head_dim = qk_rope_head_dim (config value ignored)
+ *   - mlp_layer_types: explicit, else dense for i < first_k_dense_replace
+ *   - indexer_types: explicit, else index_topk_pattern (F/S), else layer i is
+ *     full iff max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0
+ *   - rope_parameters: explicit, else folded from top-level rope_theta /
+ *     rope_scaling (rope_type "default", theta 10000 when nothing is given)
+ * Refusals: unsupported_model_type (naming it), bad_config (naming the field). */
+#ifndef FD_ENGINE_CONFIG_H
+#define FD_ENGINE_CONFIG_H
+#include <stdint.h>
+#include "format/json.h"
+#include "util/err.h"
+
+typedef struct fd_glm_config {
+    int64_t vocab_size, hidden_size, intermediate_size, moe_intermediate_size;
+    int64_t num_hidden_layers, num_attention_heads, num_key_value_heads;
+    int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    int64_t qk_head_dim, head_dim;                      /* derived */
+    int64_t index_n_heads, index_head_dim, index_topk;
+    int64_t n_routed_experts, n_shared_experts, num_experts_per_tok, n_group, topk_group;
+    int64_t first_k_dense_replace, max_position_embeddings;
+    int norm_topk_prob, attention_bias, tie_word_embeddings;
+    double routed_scaling_factor, rms_norm_eps, attention_dropout, rope_theta;
+    char hidden_act[32], rope_type[32];
+    unsigned char *mlp_sparse;   /* [num_hidden_layers]: 1 "sparse" (MoE), 0 "dense" */
+    unsigned char *indexer_full; /* [num_hidden_layers]: 1 "full", 0 "shared" */
+} fd_glm_config;
+
+int fd_glm_config_from_json(const jv *doc, fd_glm_config *c, fd_err *e);
+/* Reads DIR/config.json (or a file path ending in .json). */
+int fd_glm_config_load(const char *path, fd_glm_config *c, fd_err *e);
+void fd_glm_config_free(fd_glm_config *c);
+/* Number of "full" indexer layers / "sparse" MLP layers. */
+int64_t fd_glm_config_count_full(const fd_glm_config *c);
+int64_t fd_glm_config_count_sparse(const fd_glm_config *c);
+
+#endif

@@ -1,0 +1,342 @@
+#include "engine/weights.h"
+#include "util/buf.h"
+#include "util/fsio.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int cmp_tensor(const void *a, const void *b)
+{
+    return strcmp(((const fd_tensor *)a)->name, ((const fd_tensor *)b)->name);
+}
+
+const fd_tensor *fd_weights_get(const fd_weights *w, const char *name)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(w->t[mid].name, name);
+        if (!c) return &w->t[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+static int shard_name_ok(const char *s)
+{
+    return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+static int map_shard(fd_wshard *s, fd_err *e)
+{
+    if (fd_st_open(s->path, &s->st, e)) return -1;
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fd_fail(e, "unreadable", "", "%s: %s", s->path, strerror(errno));
+    s->maplen = (size_t)s->st.file_size;
+    s->map = mmap(NULL, s->maplen, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (s->map == MAP_FAILED) {
+        s->map = NULL;
+        return fd_fail(e, "unreadable", "", "%s: mmap: %s", s->path, strerror(errno));
+    }
+    return 0;
+}
+
+static int open_files(const char *dir, fd_weights *w, jv **index, fd_err *e)
+{
+    if (!fd_is_dir(dir)) return fd_fail(e, "missing_file", "", "%s: not a directory", dir);
+    char *ip = fd_path_join(dir, "model.safetensors.index.json");
+    fd_strv names = {0};
+    int rc = 0;
+    if (fd_is_file(ip)) {
+        *index = jv_parse_file(ip, e);
+        const jv *wm = *index ? jv_get(*index, "weight_map") : NULL;
+        if (!*index) rc = -1;
+        else if (!wm || wm->t != JV_OBJ)
+            rc = fd_fail(e, "bad_tensor_file", "", "%s: no weight_map object", ip);
+        for (size_t i = 0; !rc && i < wm->u.o.n; i++) {
+            const jv *v = wm->u.o.m[i].v;
+            if (v->t != JV_STR || !shard_name_ok(v->u.s.p) || memchr(v->u.s.p, 0, v->u.s.n))
+                rc = fd_fail(e, "bad_tensor_file", "", "%s: weight_map entry %.200s does not name a file in the directory",
+                             ip, wm->u.o.m[i].k);
+            else if (fd_strv_find(&names, v->u.s.p) < 0) {
+                fd_strv_push(&names, v->u.s.p);
+                fd_strv_sort(&names);
+            }
+        }
+        if (!rc && !names.n) rc = fd_fail(e, "bad_tensor_file", "", "%s: weight_map is empty", ip);
+    } else {
+        char *sp = fd_path_join(dir, "model.safetensors");
+        if (fd_is_file(sp)) fd_strv_push(&names, "model.safetensors");
+        else rc = fd_fail(e, "missing_file", "", "%s: neither model.safetensors nor model.safetensors.index.json", dir);
+        free(sp);
+    }
+    free(ip);
+    if (rc) { fd_strv_free(&names); return -1; }
+    w->shards = fd_xcalloc(names.n, sizeof *w->shards);
+    for (size_t i = 0; i < names.n && !rc; i++) {
+        fd_wshard *s = &w->shards[i];
+        s->name = fd_xstrdup(names.v[i]);
+        s->path = fd_path_join(dir, s->name);
+        w->nshards = i + 1;
+        rc = map_shard(s, e);
+    }
+    fd_strv_free(&names);
+    return rc;
+}
+
+int fd_weights_open(const char *dir, fd_weights *w, fd_err *e)
+{
+    memset(w, 0, sizeof *w);
+    w->root = fd_xstrdup(dir);
+    jv *index = NULL;
+    int rc = open_files(dir, w, &index, e);
+    size_t total = 0;
+    for (size_t i = 0; !rc && i < w->nshards; i++) total += w->shards[i].st.n;
+    if (!rc) {
+        w->t = fd_xcalloc(total + 1, sizeof *w->t);
+        for (size_t i = 0; i < w->nshards; i++) {
+            const fd_wshard *s = &w->shards[i];
+            const unsigned char *base = (const unsigned char *)s->map + 8 + s->st.header_len;
+            for (size_t j = 0; j < s->st.n; j++) {
+                const fd_st_tensor *st = &s->st.t[j];
+                fd_tensor *t = &w->t[w->n++];
+                t->name = st->name;
+                t->file = s->name;
+                memcpy(t->dtype, st->dtype, sizeof t->dtype);
+                t->ndim = st->ndim;
+                t->numel = 1;
+                for (int d = 0; d < st->ndim; d++) { t->shape[d] = st->shape[d]; t->numel *= st->shape[d]; }
+                t->nbytes = st->end - st->start;
+                t->data = base + st->start;
+            }
+        }
+        qsort(w->t, w->n, sizeof *w->t, cmp_tensor);
+        for (size_t i = 1; i < w->n && !rc; i++)
+            if (!strcmp(w->t[i - 1].name, w->t[i].name))
+                rc = fd_fail(e, "bad_tensor_file", "", "%s: tensor %.200s appears in both %s and %s", dir, w->t[i].name,
+                             w->t[i - 1].file, w->t[i].file);
+    }
+    if (!rc && index) {
+        const jv *wm = jv_get(index, "weight_map");
+        for (size_t i = 0; i < wm->u.o.n && !rc; i++) {
+            const fd_tensor *t = fd_weights_get(w, wm->u.o.m[i].k);
+            const char *want = wm->u.o.m[i].v->u.s.p;
+            if (!t || strcmp(t->file, want))
+                rc = fd_fail(e, "bad_tensor_file", "", "%s: the index maps %.200s to %s, which does not hold it", dir,
+                             wm->u.o.m[i].k, want);
+        }
+    }
+    jv_free(index);
+    if (rc) fd_weights_close(w);
+    return rc;
+}
+
+static void free_lists(fd_weights *w)
+{
+    fd_strv_free(&w->missing);
+    fd_strv_free(&w->unexpected);
+    fd_strv_free(&w->misshaped);
+    fd_strv_free(&w->ignored);
+    free(w->fused);
+    w->fused = NULL;
+}
+
+void fd_weights_close(fd_weights *w)
+{
+    for (size_t i = 0; i < w->nshards; i++) {
+        fd_wshard *s = &w->shards[i];
+        if (s->map) munmap(s->map, s->maplen);
+        fd_st_close(&s->st);
+        free(s->name);
+        free(s->path);
+    }
+    free(w->shards);
+    free(w->t);
+    free(w->root);
+    free_lists(w);
+    memset(w, 0, sizeof *w);
+}
+
+/* ------------------------------------------------------------ the check */
+
+typedef struct exp_t {
+    char *name;
+    int ndim, f32only;
+    uint64_t shape[3];
+} exp_t;
+
+typedef struct expv {
+    exp_t *v;
+    size_t n, cap;
+} expv;
+
+__attribute__((format(printf, 7, 8)))
+static void add(expv *x, int f32only, int ndim, uint64_t a, uint64_t b, uint64_t c, const char *fmt, ...)
+{
+    if (x->n == x->cap) {
+        x->cap = x->cap ? 2 * x->cap : 256;
+        x->v = fd_xrealloc(x->v, x->cap * sizeof *x->v);
+    }
+    exp_t *t = &x->v[x->n++];
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    t->name = fd_xstrdup(buf);
+    t->ndim = ndim;
+    t->f32only = f32only;
+    t->shape[0] = a;
+    t->shape[1] = b;
+    t->shape[2] = c;
+}
+
+static int cmp_exp(const void *a, const void *b)
+{
+    return strcmp(((const exp_t *)a)->name, ((const exp_t *)b)->name);
+}
+
+static void build_expected(const fd_glm_config *c, fd_weights *w, expv *x)
+{
+    uint64_t H = (uint64_t)c->hidden_size, V = (uint64_t)c->vocab_size, rq = (uint64_t)c->q_lora_rank,
+             rkv = (uint64_t)c->kv_lora_rank, nh = (uint64_t)c->num_attention_heads, dn = (uint64_t)c->qk_nope_head_dim,
+             dr = (uint64_t)c->qk_rope_head_dim, dv = (uint64_t)c->v_head_dim, Hi = (uint64_t)c->index_n_heads,
+             Di = (uint64_t)c->index_head_dim, I = (uint64_t)c->intermediate_size, Im = (uint64_t)c->moe_intermediate_size,
+             E = (uint64_t)c->n_routed_experts, Is = Im * (uint64_t)c->n_shared_experts;
+    add(x, 0, 2, V, H, 0, "model.embed_tokens.weight");
+    add(x, 0, 1, H, 0, 0, "model.norm.weight");
+    if (!c->tie_word_embeddings) add(x, 0, 2, V, H, 0, "lm_head.weight");
+    for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+        const char *p = "model.layers.";
+        long long n = (long long)l;
+        add(x, 0, 1, H, 0, 0, "%s%lld.input_layernorm.weight", p, n);
+        add(x, 0, 1, H, 0, 0, "%s%lld.post_attention_layernorm.weight", p, n);
+        add(x, 0, 2, rq, H, 0, "%s%lld.self_attn.q_a_proj.weight", p, n);
+        add(x, 0, 1, rq, 0, 0, "%s%lld.self_attn.q_a_layernorm.weight", p, n);
+        add(x, 0, 2, nh * (dn + dr), rq, 0, "%s%lld.self_attn.q_b_proj.weight", p, n);
+        add(x, 0, 2, rkv + dr, H, 0, "%s%lld.self_attn.kv_a_proj_with_mqa.weight", p, n);
+        add(x, 0, 1, rkv, 0, 0, "%s%lld.self_attn.kv_a_layernorm.weight", p, n);
+        add(x, 0, 2, nh * (dn + dv), rkv, 0, "%s%lld.self_attn.kv_b_proj.weight", p, n);
+        add(x, 0, 2, H, nh * dv, 0, "%s%lld.self_attn.o_proj.weight", p, n);
+        if (c->attention_bias) {
+            add(x, 0, 1, rq, 0, 0, "%s%lld.self_attn.q_a_proj.bias", p, n);
+            add(x, 0, 1, rkv + dr, 0, 0, "%s%lld.self_attn.kv_a_proj_with_mqa.bias", p, n);
+            add(x, 0, 1, H, 0, 0, "%s%lld.self_attn.o_proj.bias", p, n);
+        }
+        if (c->indexer_full[l]) {
+            add(x, 0, 2, Hi * Di, rq, 0, "%s%lld.self_attn.indexer.wq_b.weight", p, n);
+            add(x, 0, 2, Di, H, 0, "%s%lld.self_attn.indexer.wk.weight", p, n);
+            add(x, 0, 1, Di, 0, 0, "%s%lld.self_attn.indexer.k_norm.weight", p, n);
+            add(x, 0, 1, Di, 0, 0, "%s%lld.self_attn.indexer.k_norm.bias", p, n);
+            add(x, 0, 2, Hi, H, 0, "%s%lld.self_attn.indexer.weights_proj.weight", p, n);
+        }
+        if (!c->mlp_sparse[l]) {
+            add(x, 0, 2, I, H, 0, "%s%lld.mlp.gate_proj.weight", p, n);
+            add(x, 0, 2, I, H, 0, "%s%lld.mlp.up_proj.weight", p, n);
+            add(x, 0, 2, H, I, 0, "%s%lld.mlp.down_proj.weight", p, n);
+            continue;
+        }
+        add(x, 0, 2, E, H, 0, "%s%lld.mlp.gate.weight", p, n);
+        add(x, 1, 1, E, 0, 0, "%s%lld.mlp.gate.e_score_correction_bias", p, n);
+        char probe[128];
+        snprintf(probe, sizeof probe, "%s%lld.mlp.experts.gate_up_proj", p, n);
+        w->fused[l] = fd_weights_get(w, probe) != NULL;
+        if (w->fused[l]) {
+            add(x, 0, 3, E, 2 * Im, H, "%s%lld.mlp.experts.gate_up_proj", p, n);
+            add(x, 0, 3, E, H, Im, "%s%lld.mlp.experts.down_proj", p, n);
+        } else
+            for (uint64_t k = 0; k < E; k++) {
+                add(x, 0, 2, Im, H, 0, "%s%lld.mlp.experts.%llu.gate_proj.weight", p, n, (unsigned long long)k);
+                add(x, 0, 2, Im, H, 0, "%s%lld.mlp.experts.%llu.up_proj.weight", p, n, (unsigned long long)k);
+                add(x, 0, 2, H, Im, 0, "%s%lld.mlp.experts.%llu.down_proj.weight", p, n, (unsigned long long)k);
+            }
+        add(x, 0, 2, Is, H, 0, "%s%lld.mlp.shared_experts.gate_proj.weight", p, n);
+        add(x, 0, 2, Is, H, 0, "%s%lld.mlp.shared_experts.up_proj.weight", p, n);
+        add(x, 0, 2, H, Is, 0, "%s%lld.mlp.shared_experts.down_proj.weight", p, n);
+    }
+}
+
+static void shape_str(fd_buf *b, int ndim, const uint64_t *s)
+{
+    fd_buf_putc(b, '[');
+    for (int i = 0; i < ndim; i++) fd_buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)s[i]);
+    fd_buf_putc(b, ']');
+}
+
+/* Layer index of "model.layers.N." names, else -1. */
+static long long layer_of(const char *name)
+{
+    const char *p = "model.layers.";
+    if (strncmp(name, p, strlen(p))) return -1;
+    const char *s = name + strlen(p);
+    long long v = 0;
+    int nd = 0;
+    while (*s >= '0' && *s <= '9' && nd < 12) { v = v * 10 + (*s++ - '0'); nd++; }
+    return nd && *s == '.' ? v : -1;
+}
+
+static void list_first(fd_buf *b, const char *what, const fd_strv *s)
+{
+    if (!s->n) return;
+    fd_buf_printf(b, "%s%zu %s (", b->n ? "; " : "", s->n, what);
+    for (size_t i = 0; i < s->n && i < 5; i++) fd_buf_printf(b, "%s%s", i ? ", " : "", s->v[i]);
+    fd_buf_puts(b, s->n > 5 ? ", ...)" : ")");
+}
+
+int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
+{
+    free_lists(w);
+    w->params = w->bias_elems = w->bytes = 0;
+    w->fused = fd_xcalloc((size_t)c->num_hidden_layers + 1, 1);
+    expv x = {0};
+    build_expected(c, w, &x);
+    qsort(x.v, x.n, sizeof *x.v, cmp_exp);
+    w->nexpected = x.n;
+    for (size_t i = 0; i < x.n; i++) {
+        const exp_t *t = &x.v[i];
+        const fd_tensor *g = fd_weights_get(w, t->name);
+        if (!g) { fd_strv_push(&w->missing, t->name); continue; }
+        int shape_ok = g->ndim == t->ndim;
+        for (int d = 0; shape_ok && d < t->ndim; d++) shape_ok = g->shape[d] == t->shape[d];
+        int dtype_ok = !strcmp(g->dtype, "F32") || (!t->f32only && !strcmp(g->dtype, "BF16"));
+        if (!shape_ok || !dtype_ok) {
+            fd_buf b = {0};
+            fd_buf_printf(&b, "%s: %s ", t->name, g->dtype);
+            shape_str(&b, g->ndim, g->shape);
+            fd_buf_printf(&b, " expected %s ", t->f32only ? "F32" : "BF16|F32");
+            shape_str(&b, t->ndim, t->shape);
+            fd_strv_push(&w->misshaped, fd_buf_cstr(&b));
+            fd_buf_free(&b);
+            continue;
+        }
+        if (t->f32only) w->bias_elems += g->numel;
+        else w->params += g->numel;
+        w->bytes += g->nbytes;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        const char *name = w->t[i].name;
+        exp_t key = {.name = (char *)name};
+        if (bsearch(&key, x.v, x.n, sizeof *x.v, cmp_exp)) continue;
+        if (c->tie_word_embeddings && !strcmp(name, "lm_head.weight")) continue;
+        long long l = layer_of(name);
+        if (l >= c->num_hidden_layers) fd_strv_push(&w->ignored, name);
+        else fd_strv_push(&w->unexpected, name);
+    }
+    for (size_t i = 0; i < x.n; i++) free(x.v[i].name);
+    free(x.v);
+    if (!w->missing.n && !w->unexpected.n && !w->misshaped.n) return 0;
+    fd_buf b = {0};
+    list_first(&b, "missing", &w->missing);
+    list_first(&b, "unexpected", &w->unexpected);
+    list_first(&b, "mis-shaped", &w->misshaped);
+    fd_fail(e, "checkpoint_mismatch", "", "%s: %s", w->root, fd_buf_cstr(&b));
+    fd_buf_free(&b);
+    return -1;
+}

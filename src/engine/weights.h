@@ -1,0 +1,59 @@
+/* A glm_moe_dsa checkpoint directory: model.safetensors, or the shards named
+ * by model.safetensors.index.json (every shard validated by the safetensors
+ * reader and memory-mapped read-only), as a name -> tensor map, checked
+ * against the tensor set the config implies (MODEL-GLM.md §2):
+ *   missing    expected names absent from the checkpoint
+ *   unexpected names the model would not load (MTP layers >= num_hidden_layers
+ *              are ignored by name, as transformers does, and counted apart)
+ *   misshaped  present with the wrong shape or dtype (BF16 or F32 weights;
+ *              e_score_correction_bias F32)
+ * MoE expert weights are accepted per-expert (mlp.experts.N.{gate,up,down}_proj
+ * .weight) or fused (mlp.experts.gate_up_proj [E,2Im,H] / down_proj [E,H,Im]),
+ * chosen per layer: fused when mlp.experts.gate_up_proj is present. */
+#ifndef FD_ENGINE_WEIGHTS_H
+#define FD_ENGINE_WEIGHTS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/config.h"
+#include "format/safetensors.h"
+#include "util/strv.h"
+
+typedef struct fd_tensor {
+    const char *name;        /* owned by the map */
+    const char *file;        /* shard file name */
+    char dtype[16];          /* "BF16", "F32", ... */
+    int ndim;
+    uint64_t shape[FD_ST_MAX_DIMS];
+    uint64_t numel, nbytes;
+    const void *data;        /* into the read-only mapping */
+} fd_tensor;
+
+typedef struct fd_wshard {
+    char *name, *path;
+    fd_st_file st;
+    void *map;
+    size_t maplen;
+} fd_wshard;
+
+typedef struct fd_weights {
+    char *root;
+    fd_wshard *shards;
+    size_t nshards;
+    fd_tensor *t;            /* sorted by name (byte order) */
+    size_t n;
+    /* filled by fd_weights_check */
+    fd_strv missing, unexpected, misshaped, ignored;
+    size_t nexpected;
+    uint64_t params;         /* elements of expected tensors present, router biases excluded */
+    uint64_t bias_elems;     /* e_score_correction_bias elements (fp32 buffers) */
+    uint64_t bytes;          /* bytes of expected tensors present */
+    unsigned char *fused;    /* [num_hidden_layers]: 1 fused expert spelling */
+} fd_weights;
+
+int fd_weights_open(const char *dir, fd_weights *w, fd_err *e);
+/* Fills the lists; -1 with checkpoint_mismatch when any list is non-empty. */
+int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e);
+const fd_tensor *fd_weights_get(const fd_weights *w, const char *name);
+void fd_weights_close(fd_weights *w);
+
+#endif
