@@ -14,6 +14,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"kernel-selftest", cmd_kernel_selftest, "kernel-selftest [--products N]: prove every kernel path bit-identical"},
     {"debug-logits", cmd_debug_logits, "debug-logits DATASET CONTEXT OUT.f32: canonical logits of one context (tests)"},
     {"inspect-model", cmd_inspect_model, "inspect-model DIR: config and tensor check of a glm_moe_dsa checkpoint"},
+    {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

@@ -1,0 +1,521 @@
+/* Random-init glm_moe_dsa checkpoints (fixture.h). */
+#include "capture/fixture.h"
+#include "capture/model_dir.h"
+#include "capture/panel.h"
+#include "engine/config.h"
+#include "engine/weights.h"
+#include "format/json.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include "util/fsio.h"
+#include "util/rng.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* tiny: MODEL-GLM §6.1 (277,824 params + 24 router-bias elements).
+ * flash-0.1b: the shape of GLM-5.3-Flash-0.1B's text trunk (§6.4: hidden 256,
+ *   5 layers 3 dense + 2 MoE, 8 routed top-4 + 1 shared, vocab 154,880) in
+ *   glm_moe_dsa form; remaining dims chosen here.
+ * small: a benchmark size (hidden 1024, 8 layers, 32 experts). */
+static const fd_fixture_preset PRESETS[] = {
+    {"tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 8, 2, 1, 256, 10000.0, 2.5, "DSSS", "FSFS", 4, 64},
+    {"flash-0.1b", 154880, 256, 768, 256, 5, 4, 128, 64, 32, 16, 32, 4, 32, 256, 8, 4, 1, 4096, 1000000.0, 2.5,
+     "DDDSS", "FSFSF", 8, 2048},
+    {"small", 260, 1024, 2816, 128, 8, 8, 256, 128, 64, 32, 64, 8, 64, 512, 32, 4, 1, 4096, 1000000.0, 2.5,
+     "DSSSSSSS", "FSSSFSSS", 4, 512},
+};
+
+const fd_fixture_preset *fd_fixture_preset_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof PRESETS / sizeof *PRESETS; i++)
+        if (!strcmp(PRESETS[i].name, name)) return &PRESETS[i];
+    return NULL;
+}
+
+const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small"; }
+
+/* ------------------------------------------------------------ tensors */
+
+enum { INIT_NORMAL, INIT_ONES, INIT_ZEROS };
+
+typedef struct ftensor {
+    char *name;
+    const char *dtype;
+    int ndim, init;
+    uint64_t shape[3];
+} ftensor;
+
+typedef struct tlist {
+    ftensor *v;
+    size_t n, cap;
+} tlist;
+
+static void add(tlist *l, const char *dtype, int init, int ndim, int64_t a, int64_t b, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static void add(tlist *l, const char *dtype, int init, int ndim, int64_t a, int64_t b, const char *fmt, ...)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = fd_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    ftensor *t = &l->v[l->n++];
+    memset(t, 0, sizeof *t);
+    fd_buf nb = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    fd_buf_puts(&nb, tmp);
+    t->name = fd_buf_cstr(&nb);
+    t->dtype = dtype;
+    t->init = init;
+    t->ndim = ndim;
+    t->shape[0] = (uint64_t)a;
+    t->shape[1] = (uint64_t)b;
+}
+
+static void build_tensors(const fd_fixture_preset *p, tlist *l)
+{
+    int64_t H = p->hidden, V = p->vocab;
+    add(l, "BF16", INIT_NORMAL, 2, V, H, "model.embed_tokens.weight");
+    add(l, "BF16", INIT_ONES, 1, H, 0, "model.norm.weight");
+    add(l, "BF16", INIT_NORMAL, 2, V, H, "lm_head.weight");
+    for (int64_t n = 0; n < p->layers; n++) {
+        long long N = (long long)n;
+        const char *P = "model.layers.";
+        add(l, "BF16", INIT_ONES, 1, H, 0, "%s%lld.input_layernorm.weight", P, N);
+        add(l, "BF16", INIT_ONES, 1, H, 0, "%s%lld.post_attention_layernorm.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, p->q_lora, H, "%s%lld.self_attn.q_a_proj.weight", P, N);
+        add(l, "BF16", INIT_ONES, 1, p->q_lora, 0, "%s%lld.self_attn.q_a_layernorm.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, p->heads * (p->dn + p->dr), p->q_lora, "%s%lld.self_attn.q_b_proj.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, p->kv_lora + p->dr, H, "%s%lld.self_attn.kv_a_proj_with_mqa.weight", P, N);
+        add(l, "BF16", INIT_ONES, 1, p->kv_lora, 0, "%s%lld.self_attn.kv_a_layernorm.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, p->heads * (p->dn + p->dv), p->kv_lora, "%s%lld.self_attn.kv_b_proj.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, H, p->heads * p->dv, "%s%lld.self_attn.o_proj.weight", P, N);
+        if (p->indexer_types[n] == 'F') {
+            add(l, "BF16", INIT_NORMAL, 2, p->idx_heads * p->idx_dim, p->q_lora, "%s%lld.self_attn.indexer.wq_b.weight",
+                P, N);
+            add(l, "BF16", INIT_NORMAL, 2, p->idx_dim, H, "%s%lld.self_attn.indexer.wk.weight", P, N);
+            add(l, "BF16", INIT_ONES, 1, p->idx_dim, 0, "%s%lld.self_attn.indexer.k_norm.weight", P, N);
+            add(l, "BF16", INIT_ZEROS, 1, p->idx_dim, 0, "%s%lld.self_attn.indexer.k_norm.bias", P, N);
+            add(l, "BF16", INIT_NORMAL, 2, p->idx_heads, H, "%s%lld.self_attn.indexer.weights_proj.weight", P, N);
+        }
+        if (p->mlp_types[n] == 'D') {
+            add(l, "BF16", INIT_NORMAL, 2, p->inter, H, "%s%lld.mlp.gate_proj.weight", P, N);
+            add(l, "BF16", INIT_NORMAL, 2, p->inter, H, "%s%lld.mlp.up_proj.weight", P, N);
+            add(l, "BF16", INIT_NORMAL, 2, H, p->inter, "%s%lld.mlp.down_proj.weight", P, N);
+            continue;
+        }
+        int64_t Im = p->moe_inter, Is = p->moe_inter * p->shared;
+        add(l, "BF16", INIT_NORMAL, 2, p->experts, H, "%s%lld.mlp.gate.weight", P, N);
+        add(l, "F32", INIT_ZEROS, 1, p->experts, 0, "%s%lld.mlp.gate.e_score_correction_bias", P, N);
+        for (int64_t k = 0; k < p->experts; k++) {
+            add(l, "BF16", INIT_NORMAL, 2, Im, H, "%s%lld.mlp.experts.%lld.gate_proj.weight", P, N, (long long)k);
+            add(l, "BF16", INIT_NORMAL, 2, Im, H, "%s%lld.mlp.experts.%lld.up_proj.weight", P, N, (long long)k);
+            add(l, "BF16", INIT_NORMAL, 2, H, Im, "%s%lld.mlp.experts.%lld.down_proj.weight", P, N, (long long)k);
+        }
+        add(l, "BF16", INIT_NORMAL, 2, Is, H, "%s%lld.mlp.shared_experts.gate_proj.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, Is, H, "%s%lld.mlp.shared_experts.up_proj.weight", P, N);
+        add(l, "BF16", INIT_NORMAL, 2, H, Is, "%s%lld.mlp.shared_experts.down_proj.weight", P, N);
+    }
+}
+
+static uint64_t numel(const ftensor *t)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) { h ^= (unsigned char)*s; h *= 0x100000001b3ull; }
+    return h;
+}
+
+/* Streams one tensor's bytes into the writer. */
+static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err *e)
+{
+    enum { CHUNK = 1 << 15 };
+    static uint16_t buf[CHUNK];
+    uint64_t n = numel(t);
+    if (!strcmp(t->dtype, "F32")) { /* router bias: zeros */
+        float z = 0.0f;
+        for (uint64_t i = 0; i < n; i++)
+            if (fd_stm_put(w, &z, 4, e)) return -1;
+        return 0;
+    }
+    uint16_t fill = t->init == INIT_ONES ? fd_f32_to_bf16(1.0f) : 0;
+    uint64_t s = seed ^ fnv1a(t->name);
+    (void)fd_rng_next(&s);
+    int have_spare = 0;
+    double spare = 0.0;
+    const double two_pi = 6.283185307179586;
+    for (uint64_t done = 0; done < n;) {
+        size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+        for (size_t i = 0; i < k; i++) {
+            if (t->init != INIT_NORMAL) { buf[i] = fill; continue; }
+            double z;
+            if (have_spare) { z = spare; have_spare = 0; }
+            else {
+                /* u1 in (0, 1], u2 in [0, 1) from 53-bit draws */
+                double u1 = (double)((fd_rng_next(&s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+                double u2 = (double)(fd_rng_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+                double r = sqrt(-2.0 * log(u1));
+                z = r * cos(two_pi * u2);
+                spare = r * sin(two_pi * u2);
+                have_spare = 1;
+            }
+            buf[i] = fd_f32_to_bf16((float)(0.02 * z));
+        }
+        if (fd_stm_put(w, buf, k * 2, e)) return -1;
+        done += k;
+    }
+    return 0;
+}
+
+static int write_weights(const char *path, const tlist *l, uint64_t seed, fd_err *e)
+{
+    fd_stm_tensor *tv = fd_xcalloc(l->n, sizeof *tv);
+    for (size_t i = 0; i < l->n; i++) {
+        tv[i].name = l->v[i].name;
+        tv[i].dtype = l->v[i].dtype;
+        tv[i].ndim = l->v[i].ndim;
+        for (int d = 0; d < l->v[i].ndim; d++) tv[i].shape[d] = l->v[i].shape[d];
+    }
+    fd_stm_writer w;
+    int rc = fd_stm_begin(&w, path, tv, l->n, e);
+    free(tv);
+    if (rc) return -1;
+    for (size_t k = 0; k < l->n && !rc; k++) rc = put_tensor(&w, &l->v[w.order[k]], seed, e);
+    if (rc) { fd_stm_abort(&w); return -1; }
+    return fd_stm_finish(&w, e);
+}
+
+/* ------------------------------------------------------------ JSON files */
+
+static jv *str_list(const char *types, char one, const char *yes, const char *no)
+{
+    jv *a = jv_arr();
+    for (const char *c = types; *c; c++) jv_push(a, jv_str(*c == one ? yes : no));
+    return a;
+}
+
+enum { TOK_PAD = 0, TOK_BOS = 1, TOK_EOS = 2, TOK_UNK = 3, TOK_BYTE0 = 4 };
+
+static jv *config_doc(const fd_fixture_preset *p)
+{
+    int64_t first_dense = 0;
+    while (p->mlp_types[first_dense] == 'D') first_dense++;
+    jv *o = jv_obj();
+    /* keys in sorted order, as save_pretrained writes them */
+    jv *arch = jv_arr();
+    jv_push(arch, jv_str("GlmMoeDsaForCausalLM"));
+    jv_set(o, "architectures", arch);
+    jv_set(o, "attention_bias", jv_bool(0));
+    jv_set(o, "attention_dropout", jv_float(0.0));
+    jv_set(o, "bos_token_id", jv_int(TOK_BOS));
+    jv_set(o, "dtype", jv_str("bfloat16"));
+    jv_set(o, "eos_token_id", jv_int(TOK_EOS));
+    jv_set(o, "first_k_dense_replace", jv_int(first_dense));
+    jv_set(o, "head_dim", jv_int(p->dr));
+    jv_set(o, "hidden_act", jv_str("silu"));
+    jv_set(o, "hidden_size", jv_int(p->hidden));
+    jv_set(o, "index_head_dim", jv_int(p->idx_dim));
+    jv_set(o, "index_n_heads", jv_int(p->idx_heads));
+    jv_set(o, "index_topk", jv_int(p->idx_topk));
+    jv_set(o, "indexer_types", str_list(p->indexer_types, 'F', "full", "shared"));
+    jv_set(o, "initializer_range", jv_float(0.02));
+    jv_set(o, "intermediate_size", jv_int(p->inter));
+    jv_set(o, "kv_lora_rank", jv_int(p->kv_lora));
+    jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
+    jv_set(o, "mlp_layer_types", str_list(p->mlp_types, 'S', "sparse", "dense"));
+    jv_set(o, "model_type", jv_str("glm_moe_dsa"));
+    jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
+    jv_set(o, "n_group", jv_int(1));
+    jv_set(o, "n_routed_experts", jv_int(p->experts));
+    jv_set(o, "n_shared_experts", jv_int(p->shared));
+    jv_set(o, "norm_topk_prob", jv_bool(1));
+    jv_set(o, "num_attention_heads", jv_int(p->heads));
+    jv_set(o, "num_experts_per_tok", jv_int(p->top_k));
+    jv_set(o, "num_hidden_layers", jv_int(p->layers));
+    jv_set(o, "num_key_value_heads", jv_int(p->heads));
+    jv_set(o, "pad_token_id", jv_int(TOK_PAD));
+    jv_set(o, "q_lora_rank", jv_int(p->q_lora));
+    jv_set(o, "qk_head_dim", jv_int(p->dn + p->dr));
+    jv_set(o, "qk_nope_head_dim", jv_int(p->dn));
+    jv_set(o, "qk_rope_head_dim", jv_int(p->dr));
+    jv_set(o, "rms_norm_eps", jv_float(1e-5));
+    jv *rp = jv_obj();
+    jv_set(rp, "rope_theta", jv_float(p->rope_theta));
+    jv_set(rp, "rope_type", jv_str("default"));
+    jv_set(o, "rope_parameters", rp);
+    jv_set(o, "routed_scaling_factor", jv_float(p->routed_scaling));
+    jv_set(o, "tie_word_embeddings", jv_bool(0));
+    jv_set(o, "topk_group", jv_int(1));
+    jv_set(o, "transformers_version", jv_str("5.16.1"));
+    jv_set(o, "use_cache", jv_bool(1));
+    jv_set(o, "v_head_dim", jv_int(p->dv));
+    jv_set(o, "vocab_size", jv_int(p->vocab));
+    return o;
+}
+
+static jv *generation_doc(void)
+{
+    jv *o = jv_obj();
+    jv_set(o, "_from_model_config", jv_bool(1));
+    jv_set(o, "bos_token_id", jv_int(TOK_BOS));
+    jv_set(o, "eos_token_id", jv_int(TOK_EOS));
+    jv_set(o, "pad_token_id", jv_int(TOK_PAD));
+    jv_set(o, "transformers_version", jv_str("5.16.1"));
+    return o;
+}
+
+static const char *const SPECIALS[4] = {"<pad>", "<bos>", "<eos>", "<unk>"};
+
+/* GPT-2 bytes_to_unicode: the code point that spells byte b. */
+static unsigned byte_cp(unsigned b)
+{
+    if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255)) return b;
+    unsigned n = 0;
+    for (unsigned x = 0; x < b; x++)
+        if (!((x >= 33 && x <= 126) || (x >= 161 && x <= 172) || (x >= 174 && x <= 255))) n++;
+    return 256 + n;
+}
+
+static void utf8(unsigned cp, char out[4])
+{
+    memset(out, 0, 4);
+    if (cp < 0x80) out[0] = (char)cp;
+    else { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); }
+}
+
+static jv *byte_level(void)
+{
+    jv *o = jv_obj();
+    jv_set(o, "type", jv_str("ByteLevel"));
+    jv_set(o, "add_prefix_space", jv_bool(0));
+    jv_set(o, "trim_offsets", jv_bool(1));
+    jv_set(o, "use_regex", jv_bool(0));
+    return o;
+}
+
+static jv *tokenizer_doc(void)
+{
+    jv *o = jv_obj();
+    jv_set(o, "version", jv_str("1.0"));
+    jv_set(o, "truncation", jv_null());
+    jv_set(o, "padding", jv_null());
+    jv *added = jv_arr();
+    for (int i = 0; i < 4; i++) {
+        jv *a = jv_obj();
+        jv_set(a, "id", jv_int(i));
+        jv_set(a, "content", jv_str(SPECIALS[i]));
+        jv_set(a, "single_word", jv_bool(0));
+        jv_set(a, "lstrip", jv_bool(0));
+        jv_set(a, "rstrip", jv_bool(0));
+        jv_set(a, "normalized", jv_bool(0));
+        jv_set(a, "special", jv_bool(1));
+        jv_push(added, a);
+    }
+    jv_set(o, "added_tokens", added);
+    jv_set(o, "normalizer", jv_null());
+    jv_set(o, "pre_tokenizer", byte_level());
+    jv_set(o, "post_processor", jv_null());
+    jv_set(o, "decoder", byte_level());
+    jv *m = jv_obj();
+    jv_set(m, "type", jv_str("BPE"));
+    jv_set(m, "dropout", jv_null());
+    jv_set(m, "unk_token", jv_str("<unk>"));
+    jv_set(m, "continuing_subword_prefix", jv_null());
+    jv_set(m, "end_of_word_suffix", jv_null());
+    jv_set(m, "fuse_unk", jv_bool(0));
+    jv_set(m, "byte_fallback", jv_bool(0));
+    jv_set(m, "ignore_merges", jv_bool(0));
+    jv *v = jv_obj();
+    for (int i = 0; i < 4; i++) jv_set(v, SPECIALS[i], jv_int(i));
+    for (unsigned b = 0; b < 256; b++) {
+        char s[5] = {0};
+        utf8(byte_cp(b), s);
+        jv_set(v, s, jv_int(TOK_BYTE0 + (int64_t)b));
+    }
+    jv_set(m, "vocab", v);
+    jv_set(m, "merges", jv_arr());
+    jv_set(o, "model", m);
+    return o;
+}
+
+static jv *tokenizer_config_doc(void)
+{
+    jv *o = jv_obj();
+    jv_set(o, "bos_token", jv_str("<bos>"));
+    jv_set(o, "clean_up_tokenization_spaces", jv_bool(0));
+    jv_set(o, "eos_token", jv_str("<eos>"));
+    jv_set(o, "model_max_length", jv_int(1000000));
+    jv_set(o, "pad_token", jv_str("<pad>"));
+    jv_set(o, "tokenizer_class", jv_str("PreTrainedTokenizerFast"));
+    jv_set(o, "unk_token", jv_str("<unk>"));
+    return o;
+}
+
+static int write_json(const char *dir, const char *rel, jv *doc, const jv_style *st, fd_err *e)
+{
+    fd_buf b = {0};
+    int rc = jv_dump(doc, st, &b, e);
+    jv_free(doc);
+    if (!rc) {
+        fd_buf_putc(&b, '\n');
+        char *path = fd_path_join(dir, rel);
+        rc = fd_write_atomic(path, b.p, b.n, e);
+        free(path);
+    }
+    fd_buf_free(&b);
+    return rc;
+}
+
+/* ------------------------------------------------------------ panel */
+
+/* Token ids of pseudo-text: lowercase words of 1-9 letters, spaces,
+ * occasional ". " / ", " / newline; window = <bos> + L-1 byte tokens. */
+static void panel_tokens(const fd_fixture_preset *p, uint64_t seed, fd_buf *json)
+{
+    uint64_t s = seed ^ 0x70616e656c000000ull; /* "panel" */
+    (void)fd_rng_next(&s);
+    fd_buf_putc(json, '[');
+    for (size_t w = 0; w < p->panel_windows; w++) {
+        fd_buf_printf(json, "%s[%d", w ? "," : "", TOK_BOS);
+        size_t n = 1;
+        while (n < p->panel_len) {
+            unsigned wl = 1 + (unsigned)(fd_rng_next(&s) % 9);
+            for (unsigned i = 0; i < wl && n < p->panel_len; i++, n++)
+                fd_buf_printf(json, ",%d", TOK_BYTE0 + 'a' + (int)(fd_rng_next(&s) % 26));
+            if (n >= p->panel_len) break;
+            unsigned r = (unsigned)(fd_rng_next(&s) % 16);
+            const char *sep = r == 0 ? ". " : r == 1 ? ", " : r == 2 ? "\n" : " ";
+            for (const char *c = sep; *c && n < p->panel_len; c++, n++)
+                fd_buf_printf(json, ",%d", TOK_BYTE0 + (unsigned char)*c);
+        }
+        fd_buf_putc(json, ']');
+    }
+    fd_buf_putc(json, ']');
+}
+
+static int write_panel(const fd_fixture_preset *p, uint64_t seed, const char *dir, fd_fixture_result *r, fd_err *e)
+{
+    fd_buf js = {0}, pid = {0};
+    panel_tokens(p, seed, &js);
+    char *in = fd_path_join(dir, "panel-tokens.json");
+    char *out = fd_path_join(dir, "panel");
+    int rc = fd_write_atomic(in, js.p, js.n, e);
+    if (!rc) {
+        fd_buf_printf(&pid, "fixture-%s-seed%llu", p->name, (unsigned long long)seed);
+        fd_buf_cstr(&pid);
+        fd_panel_build_opts o;
+        memset(&o, 0, sizeof o);
+        o.out = out;
+        o.vocab_size = p->vocab;
+        o.role = "final";
+        o.domain = "synthetic";
+        o.panel_id = pid.p;
+        fd_panel_build_result br;
+        char *inputs[1] = {in};
+        rc = fd_panel_build(&o, inputs, 1, &br, e);
+        if (!rc) {
+            r->panel_windows = br.windows;
+            r->panel_len = br.context_length;
+            memcpy(r->suite_token_hash_sha256, br.suite_token_hash_sha256, 65);
+        } else fd_err_prefix(e, "panel");
+        unlink(in);
+    }
+    free(in);
+    free(out);
+    fd_buf_free(&js);
+    fd_buf_free(&pid);
+    return rc;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static int self_check(const char *dir, fd_fixture_result *r, fd_err *e)
+{
+    fd_glm_config c;
+    if (fd_glm_config_load(dir, &c, e)) return -1;
+    fd_weights w;
+    memset(&w, 0, sizeof w);
+    int rc = fd_weights_open(dir, &w, e);
+    if (!rc) rc = fd_weights_check(&w, &c, e);
+    if (!rc && (w.params != r->params || w.bias_elems != r->bias_elems))
+        rc = fd_fail(e, "internal_error", "", "%s: the loader counts %llu + %llu elements, the writer %llu + %llu", dir,
+                     (unsigned long long)w.params, (unsigned long long)w.bias_elems, (unsigned long long)r->params,
+                     (unsigned long long)r->bias_elems);
+    fd_weights_close(&w);
+    fd_glm_config_free(&c);
+    if (rc) fd_err_prefix(e, "self-check of the written checkpoint");
+    return rc;
+}
+
+int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out, int force, fd_fixture_result *r,
+                     fd_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (!out || !*out) return fd_fail(e, "bad_usage", "", "--out is required");
+    size_t L = strlen(p->mlp_types);
+    if ((int64_t)L != p->layers || strlen(p->indexer_types) != L || L > FD_FIXTURE_MAX_LAYERS)
+        return fd_fail(e, "internal_error", "", "preset %s: layer schedules do not match", p->name);
+    struct stat st;
+    if (lstat(out, &st) == 0 && !force)
+        return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", out);
+
+    tlist l = {0};
+    build_tensors(p, &l);
+    r->tensors = l.n;
+    for (size_t i = 0; i < l.n; i++) {
+        if (!strcmp(l.v[i].dtype, "F32")) r->bias_elems += numel(&l.v[i]);
+        else r->params += numel(&l.v[i]);
+    }
+
+    fd_buf tmp = {0}, old = {0};
+    fd_buf_printf(&tmp, "%s.partial-%ld", out, (long)getpid());
+    fd_buf_cstr(&tmp);
+    fd_rmtree(tmp.p);
+    int rc = fd_mkdirs(tmp.p, e);
+    char *wp = fd_path_join(tmp.p, "model.safetensors");
+    if (!rc) rc = write_json(tmp.p, "config.json", config_doc(p), &JV_PRETTY, e);
+    if (!rc) rc = write_json(tmp.p, "generation_config.json", generation_doc(), &JV_PRETTY, e);
+    if (!rc) rc = write_json(tmp.p, "tokenizer.json", tokenizer_doc(), &JV_PRETTY, e);
+    if (!rc) rc = write_json(tmp.p, "tokenizer_config.json", tokenizer_config_doc(), &JV_PRETTY, e);
+    if (!rc) rc = write_weights(wp, &l, seed, e);
+    if (!rc && stat(wp, &st) == 0) r->weight_bytes = (uint64_t)st.st_size;
+    if (!rc) rc = write_panel(p, seed, tmp.p, r, e);
+    if (!rc) rc = self_check(tmp.p, r, e);
+    if (!rc) {
+        /* into place: an existing destination is moved aside first, then removed */
+        int moved = 0;
+        if (lstat(out, &st) == 0) {
+            fd_buf_printf(&old, "%s.old-%ld", out, (long)getpid());
+            fd_buf_cstr(&old);
+            fd_rmtree(old.p);
+            if (rename(out, old.p)) rc = fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno));
+            else moved = 1;
+        }
+        if (!rc && rename(tmp.p, out)) {
+            rc = fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno));
+            if (moved) (void)rename(old.p, out);
+        } else if (!rc && moved) fd_rmtree(old.p);
+    }
+    if (rc) fd_rmtree(tmp.p);
+    free(wp);
+    for (size_t i = 0; i < l.n; i++) free(l.v[i].name);
+    free(l.v);
+    fd_buf_free(&tmp);
+    fd_buf_free(&old);
+    return rc;
+}
