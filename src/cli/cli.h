@@ -17,5 +17,6 @@ int cmd_quantize(int argc, char **argv);
 int cmd_panel(int argc, char **argv);
 int cmd_inspect_model(int argc, char **argv);
 int cmd_model_fixture(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 
 #endif

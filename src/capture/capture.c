@@ -1,0 +1,239 @@
+#include "capture/capture.h"
+#include "capture/panel.h"
+#include "engine/config.h"
+#include "engine/forward.h"
+#include "engine/weights.h"
+#include "format/digest.h"
+#include "format/sha.h"
+#include "format/writer.h"
+#include "util/buf.h"
+#include "util/fsio.h"
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], jv **files_out, fd_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d) return fd_fail(e, "missing_file", "", "%s: not a readable directory", dir);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        int st = l > 12 && !strcmp(de->d_name + l - 12, ".safetensors");
+        if (!st && strcmp(de->d_name, "config.json")) continue;
+        if (n == cap) names = fd_xrealloc(names, (cap = cap ? 2 * cap : 8) * sizeof *names);
+        names[n++] = fd_xstrdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    jv *files = jv_arr();
+    int rc = 0, have_cfg = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *p = fd_path_join(dir, names[i]), h[65];
+        struct stat sb;
+        if (!fd_is_file(p) || stat(p, &sb)) rc = fd_fail(e, "unreadable", "", "%s: not a regular file", p);
+        else rc = fd_sha256_file(p, h, e);
+        if (!rc) {
+            jv *f = jv_obj();
+            jv_set(f, "name", jv_str(names[i]));
+            jv_set(f, "sha256", jv_str(h));
+            jv_set(f, "size", jv_int((int64_t)sb.st_size));
+            jv_push(files, f);
+            if (!strcmp(names[i], "config.json")) { memcpy(config_sha, h, 65); have_cfg = 1; }
+        }
+        free(p);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    if (!rc && !have_cfg) rc = fd_fail(e, "missing_file", "", "%s: no config.json", dir);
+    if (!rc) {
+        jv *doc = jv_obj();
+        jv_set(doc, "algorithm", jv_str(FD_CKPT_ALGORITHM));
+        jv_set(doc, "files", jv_copy(files));
+        fd_buf b = {0};
+        rc = jv_dump(doc, &JV_CANON, &b, e);
+        if (!rc) fd_sha256_hex(b.p, b.n, hex);
+        fd_buf_free(&b);
+        jv_free(doc);
+    }
+    if (rc) { jv_free(files); return -1; }
+    *files_out = files;
+    return 0;
+}
+
+jv *fd_capture_scope_load(const char *path, fd_err *e)
+{
+    jv *doc = jv_parse_file(path, e);
+    if (!doc) return NULL;
+    static const char *const KEEP[] = {"policy", "head_policy", "kv_cache_dtype", "assignments"};
+    jv *s = jv_obj();
+    for (int i = 0; i < 4; i++) {
+        jv *v = jv_get(doc, KEEP[i]);
+        if (!v) {
+            fd_fail(e, "bad_scope", "", "%s: scope document has no %s", path, KEEP[i]);
+            jv_free(doc); jv_free(s);
+            return NULL;
+        }
+        jv_set(s, KEEP[i], jv_copy(v));
+    }
+    jv_free(doc);
+    fd_buf d = {0};
+    if (fd_scope_digest(s, &d, e)) { fd_buf_free(&d); jv_free(s); fd_err_prefix(e, path); return NULL; }
+    jv_set(s, "scope_digest", jv_strn(d.p, d.n));
+    fd_buf_free(&d);
+    return s;
+}
+
+static int mask_all_ones(const fd_panel_window *pw, fd_err *e)
+{
+    static const char *const MD[] = {"<i8", "<i4", "|b1", "|u1", NULL};
+    const char *descr;
+    uint64_t cnt;
+    const unsigned char *data;
+    if (fd_panel_npy_1d(pw->mask_npy, pw->mask_len, MD, pw->mask_file, &descr, &cnt, &data, e)) return -1;
+    size_t wdt = !strcmp(descr, "<i8") ? 8 : !strcmp(descr, "<i4") ? 4 : 1;
+    if (cnt != pw->n_ids) return fd_fail(e, "bad_panel", "", "%s: mask length differs from the token count", pw->mask_file);
+    for (uint64_t i = 0; i < cnt; i++) {
+        int nz = 0;
+        for (size_t b = 0; b < wdt; b++) nz |= data[i * wdt + b] != 0;
+        if (!nz)
+            return fd_fail(e, "unsupported_mask", "", "%s: window %s has padding (mask 0 at %llu); the C forward "
+                           "implements unpadded windows only", pw->mask_file, pw->window_id, (unsigned long long)i);
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
+{
+    if (strcmp(o->role, "root") && !o->scope_file)
+        return fd_fail(e, "bad_usage", "", "role %s needs --scope-file", o->role);
+    struct stat sb;
+    if (!o->force && lstat(o->out, &sb) == 0)
+        return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
+    fd_glm_config c;
+    memset(&c, 0, sizeof c);
+    if (fd_glm_config_load(o->model, &c, e)) return -1;
+    int rc = -1;
+    fd_weights W;
+    memset(&W, 0, sizeof W);
+    fd_panel P;
+    memset(&P, 0, sizeof P);
+    int wopen = 0, popen_ = 0;
+    jv *scope = NULL, *files = NULL;
+    fd_dsw *dw = NULL;
+    uint16_t *hid = NULL;
+    if (fd_weights_open(o->model, &W, e)) goto out;
+    wopen = 1;
+    if (fd_weights_check(&W, &c, e)) goto out;
+    const fd_tensor *head = fd_weights_get(&W, c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
+    if (!head || head->ndim != 2 || head->shape[1] != (uint64_t)c.hidden_size) {
+        fd_fail(e, "checkpoint_mismatch", "", "%s: no usable lm_head weight", o->model);
+        goto out;
+    }
+    if (strcmp(head->dtype, "BF16")) {
+        fd_fail(e, "lossy_cast", "", "%s: lm_head is %s, not BF16 (a cast would be lossy)", o->model, head->dtype);
+        goto out;
+    }
+    if (o->scope_file && !(scope = fd_capture_scope_load(o->scope_file, e))) goto out;
+    char ck[65], cfg[65];
+    if (fd_checkpoint_identity(o->model, ck, cfg, &files, e)) goto out;
+    if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, c.vocab_size, &P, e)) goto out;
+    popen_ = 1;
+    if (!P.n) { fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final"); goto out; }
+    for (size_t i = 0; i < P.n; i++)
+        if (mask_all_ones(&P.w[i], e)) goto out;
+    char repo[512];
+    if (o->weights_repository) snprintf(repo, sizeof repo, "%s", o->weights_repository);
+    else if (P.receipt_tokenizer_id) snprintf(repo, sizeof repo, "%s", P.receipt_tokenizer_id);
+    else {
+        /* default: name the tokenizer by its bytes, so a quantized copy of
+         * the checkpoint (same tokenizer.json) keeps the same identity */
+        char *tp = fd_path_join(o->model, "tokenizer.json"), th[65];
+        fd_err te = {0};
+        if (fd_is_file(tp) && !fd_sha256_file(tp, th, &te)) snprintf(repo, sizeof repo, "local/tokenizer-%.16s", th);
+        else {
+            char *rp = realpath(o->model, NULL);
+            const char *b = rp ? strrchr(rp, '/') : NULL;
+            snprintf(repo, sizeof repo, "local/%s", b && b[1] ? b + 1 : "model");
+            free(rp);
+        }
+        free(tp);
+    }
+    fd_ds_identity id = {0};
+    id.dataset_id = o->dataset_id;
+    id.dataset_name = o->dataset_name;
+    id.role = o->role;
+    id.lane = o->lane;
+    id.run_name = o->run_name ? o->run_name : o->cold_run;
+    id.cold_run = o->cold_run;
+    id.weights_repository = repo;
+    id.scope = scope;
+    /* the dataset schema wants panel ids spelled "panel--..."; a declared id
+     * without that prefix is recorded with it prepended */
+    char pid[600];
+    snprintf(pid, sizeof pid, "%s%s", strncmp(P.panel_id, "panel--", 7) ? "panel--" : "", P.panel_id);
+    id.panel_id = pid;
+    id.panel_name = P.name;
+    id.checkpoint_identity_sha256 = ck;
+    id.config_sha256 = cfg;
+    id.checkpoint_files = files;
+    id.engine = "fidelity C forward: glm_moe_dsa, transformers 5.16 rounding points, eager attention";
+    id.hidden = c.hidden_size;
+    id.vocab = (int64_t)head->shape[0];
+    id.context_length = (int64_t)P.context_length;
+    id.force = o->force;
+    dw = fd_dsw_begin(o->out, &id, e);
+    if (!dw) goto out;
+    size_t H = (size_t)c.hidden_size;
+    for (size_t i = 0; i < P.n; i++) {
+        const fd_panel_window *pw = &P.w[i];
+        double t0 = now_s();
+        hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
+        if (fd_forward_hidden(&W, &c, pw->ids, pw->n_ids, hid, e)) goto out;
+        fd_ds_window win;
+        fd_panel_ds_window(pw, &win);
+        size_t rows = pw->n_ids - 1; /* all-ones mask: causal = rows 0..L-2 */
+        if (rows != pw->prediction_positions) {
+            fd_fail(e, "bad_panel", "", "window %s: %zu scored rows but %zu prediction positions", pw->window_id,
+                    rows, pw->prediction_positions);
+            goto out;
+        }
+        win.scored_rows = rows;
+        win.elapsed_seconds = now_s() - t0;
+        if (fd_dsw_add_window(dw, &win, hid, e)) goto out;
+        free(hid);
+        hid = NULL;
+        fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
+                rows, win.elapsed_seconds);
+    }
+    uint16_t *hb = fd_xmalloc(head->nbytes + 2);
+    memcpy(hb, head->data, head->nbytes);
+    int hr = fd_dsw_set_head(dw, hb, e);
+    free(hb);
+    if (hr) goto out;
+    rc = fd_dsw_finish(dw, manifest, e);
+    dw = NULL;
+out:
+    if (dw) fd_dsw_abort(dw);
+    free(hid);
+    if (popen_) fd_panel_free(&P);
+    if (wopen) fd_weights_close(&W);
+    fd_glm_config_free(&c);
+    jv_free(scope);
+    jv_free(files);
+    return rc;
+}

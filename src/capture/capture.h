@@ -1,0 +1,38 @@
+/* `fidelity capture`: runs the C glm_moe_dsa forward (engine/forward.h)
+ * over a token panel and writes a sealed dataset (FORMAT.md §6 mechanics):
+ * one window per forward, the hook is the input of lm_head (the final
+ * RMSNorm output), scored rows are hidden[:-1][mask[:-1] & mask[1:]]
+ * (windows must have all-ones masks: padding is refused, as the forward
+ * implements no padding), the head is lm_head.weight (embed_tokens when
+ * tied) copied verbatim (BF16 only: anything else would be a lossy cast).
+ *
+ * Checkpoint identity: sha256 of the canonical JSON (separators ",",":",
+ * sorted keys as written) {"algorithm": FD_CKPT_ALGORITHM, "files":
+ * [{"name","sha256","size"}...]} over config.json and every *.safetensors
+ * file directly in the model directory, sorted by name (byte order). */
+#ifndef FD_CAPTURE_CAPTURE_H
+#define FD_CAPTURE_CAPTURE_H
+#include "format/json.h"
+#include "util/err.h"
+
+#define FD_CKPT_ALGORITHM                                                                               \
+    "sha256 of the canonical JSON {algorithm, files}; files = config.json and every *.safetensors file " \
+    "of the checkpoint directory, sorted by name, each {name, sha256 of the file bytes, size in bytes}"
+
+typedef struct fd_capture_opts {
+    const char *model, *panel, *out, *role, *lane, *dataset_id, *dataset_name;
+    const char *panel_role;         /* default "final" */
+    const char *scope_file;         /* required unless role is root */
+    const char *run_name, *cold_run, *weights_repository;
+    long windows;                   /* <= 0: all */
+    int force;
+} fd_capture_opts;
+
+/* files: the [{name, sha256, size}] list (owned by the caller). */
+int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], jv **files, fd_err *e);
+/* A --scope-file document reduced to policy/head_policy/kv_cache_dtype/
+ * assignments with a recomputed scope_digest. */
+jv *fd_capture_scope_load(const char *path, fd_err *e);
+int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e);
+
+#endif

@@ -1,0 +1,60 @@
+/* capture: the C glm_moe_dsa forward over a panel -> a sealed dataset
+ * (capture/capture.h). */
+#include "cli.h"
+#include "capture/capture.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int usage(const char *why)
+{
+    if (why) fprintf(stderr, "fidelity capture: %s\n", why);
+    fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
+                    "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
+                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--force]\n");
+    return FD_EXIT_USAGE;
+}
+
+int cmd_capture(int argc, char **argv)
+{
+    fd_capture_opts o = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **dst = !strcmp(s, "--model") ? &o.model : !strcmp(s, "--panel") ? &o.panel
+                         : !strcmp(s, "--out") ? &o.out : !strcmp(s, "--role") ? &o.role
+                         : !strcmp(s, "--lane") ? &o.lane : !strcmp(s, "--dataset-id") ? &o.dataset_id
+                         : !strcmp(s, "--dataset-name") ? &o.dataset_name : !strcmp(s, "--panel-role") ? &o.panel_role
+                         : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
+                         : !strcmp(s, "--cold-run") ? &o.cold_run
+                         : !strcmp(s, "--weights-repository") ? &o.weights_repository : NULL;
+        if (dst) {
+            if (!v) return usage("an option is missing its value");
+            *dst = v;
+            i++;
+        } else if (!strcmp(s, "--windows")) {
+            char *end;
+            if (!v) return usage("--windows needs a value");
+            o.windows = strtol(v, &end, 10);
+            if (!*v || *end || o.windows < 1) return usage("--windows must be a positive integer");
+            i++;
+        } else if (!strcmp(s, "--force")) o.force = 1;
+        else {
+            fprintf(stderr, "fidelity capture: unknown argument %s\n", s);
+            return usage(NULL);
+        }
+    }
+    if (!o.model || !o.panel || !o.out || !o.role || !o.lane || !o.dataset_id || !o.dataset_name)
+        return usage("--model, --panel, --out, --role, --lane, --dataset-id and --dataset-name are required");
+    if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
+    if (strcmp(o.role, "root") && !o.scope_file) return usage("--scope-file is required unless --role root");
+    fd_err e = {0};
+    jv *m = NULL;
+    if (fd_capture_run(&o, &m, &e)) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        return FD_EXIT_REFUSED;
+    }
+    printf("SEALED DATASET -> %s\n  dataset_sha256          %s\n  capture_content_digest  %s\n", o.out,
+           jv_get_str(m, "dataset_sha256"), jv_get_str(jv_get(m, "capture"), "capture_content_digest"));
+    jv_free(m);
+    return FD_EXIT_OK;
+}

@@ -1,0 +1,568 @@
+/* glm_moe_dsa forward to the final RMSNorm output; see forward.h for every
+ * rounding, tie and order choice. */
+#include "engine/forward.h"
+#include "kernels/gemm.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BF fd_f32_to_bf16
+#define F fd_bf16_to_f32
+
+/* ------------------------------------------------------------ weights */
+
+static const fd_tensor *tget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
+                             const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static const fd_tensor *tget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
+                             const char *fmt, ...)
+{
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    const fd_tensor *t = fd_weights_get(w, name);
+    if (!t) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s is missing", name); return NULL; }
+    uint64_t want[3] = {d0, d1, d2};
+    int ok = t->ndim == ndim && (!strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
+    for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == want[i];
+    if (!ok) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s has the wrong shape or dtype", name); return NULL; }
+    return t;
+}
+
+/* Element i of a BF16/F32 tensor as bf16 (an F32 weight is cast to the
+ * bf16 load dtype with round to nearest even, as from_pretrained does). */
+static uint16_t t_bf16(const fd_tensor *t, uint64_t i)
+{
+    const unsigned char *p = t->data;
+    if (!strcmp(t->dtype, "BF16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+    float f;
+    memcpy(&f, p + 4 * i, 4);
+    return BF(f);
+}
+
+static float t_f32(const fd_tensor *t, uint64_t i)
+{
+    const unsigned char *p = t->data;
+    if (!strcmp(t->dtype, "F32")) { float f; memcpy(&f, p + 4 * i, 4); return f; }
+    uint16_t v;
+    memcpy(&v, p + 2 * i, 2);
+    return F(v);
+}
+
+static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
+{
+    uint16_t *v = fd_xmalloc(n * 2 + 2);
+    for (uint64_t i = 0; i < n; i++) v[i] = t_bf16(t, off + i);
+    return v;
+}
+
+/* A Linear, its rows packed as canonical pairs. */
+typedef struct lin {
+    uint32_t *w;    /* N x kp */
+    float *bias;    /* N or NULL */
+    size_t N, K, kp;
+} lin;
+
+static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    L->N = N;
+    L->K = K;
+    L->kp = (K + 1) / 2;
+    L->w = fd_xcalloc(N * L->kp + 1, 4);
+    L->bias = NULL;
+    uint16_t *row = fd_xmalloc(K * 2 + 2);
+    for (size_t n = 0; n < N; n++) {
+        for (size_t k = 0; k < K; k++) row[k] = t_bf16(t, (row0 + n) * K + k);
+        fd_pack_hidden(row, K, L->w + n * L->kp);
+    }
+    free(row);
+}
+
+static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
+{
+    memset(L, 0, sizeof *L);
+    const fd_tensor *t = tget(w, e, 2, N, K, 0, "%s.weight", name);
+    if (!t) return -1;
+    lin_pack(L, t, 0, N, K);
+    if (with_bias) {
+        const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
+        if (!b) { free(L->w); L->w = NULL; return -1; }
+        L->bias = fd_xmalloc(N * sizeof *L->bias);
+        for (size_t n = 0; n < N; n++) L->bias[n] = F(t_bf16(b, n));
+    }
+    return 0;
+}
+
+static void lin_free(lin *L)
+{
+    free(L->w);
+    free(L->bias);
+    memset(L, 0, sizeof *L);
+}
+
+/* y[r] = Linear(x[r]) for r < rows; x rows of K, y rows of N (bf16). */
+static void lin_apply(const lin *L, const uint16_t *x, size_t rows, uint16_t *y)
+{
+    uint32_t *xp = fd_xcalloc(L->kp + 1, 4);
+    for (size_t r = 0; r < rows; r++) {
+        fd_pack_hidden(x + r * L->K, L->K, xp);
+        for (size_t n = 0; n < L->N; n++) {
+            float acc = fd_dot_canonical(xp, L->w + n * L->kp, L->kp, 1);
+            if (L->bias) acc += L->bias[n];
+            y[r * L->N + n] = BF(acc);
+        }
+    }
+    free(xp);
+}
+
+/* fp32 result of the canonical dot of two bf16 vectors of length n. */
+static float dot_bf(const uint16_t *a, const uint16_t *b, size_t n, uint32_t *sa, uint32_t *sb)
+{
+    size_t kp = (n + 1) / 2;
+    fd_pack_hidden(a, n, sa);
+    fd_pack_hidden(b, n, sb);
+    return fd_dot_canonical(sa, sb, kp, 1);
+}
+
+/* ------------------------------------------------------------ norms, rope */
+
+/* RMSNorm (§3.1) of rows x rows of n, in place allowed (x may equal y). */
+static void rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const uint16_t *xr = x + r * n;
+        float ss = 0.0f;
+        for (size_t j = 0; j < n; j++) { float u = F(xr[j]); ss += u * u; }
+        float rs = 1.0f / sqrtf(ss / (float)n + eps);
+        for (size_t j = 0; j < n; j++) {
+            uint16_t nb = BF(F(xr[j]) * rs);
+            y[r * n + j] = BF(F(w[j]) * F(nb));
+        }
+    }
+}
+
+/* LayerNorm (indexer k_norm): fp32 inside, one bf16 rounding. */
+static void layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        uint16_t *xr = x + r * n;
+        float s = 0.0f;
+        for (size_t j = 0; j < n; j++) s += F(xr[j]);
+        float mean = s / (float)n, v = 0.0f;
+        for (size_t j = 0; j < n; j++) { float d = F(xr[j]) - mean; v += d * d; }
+        float rstd = 1.0f / sqrtf(v / (float)n + eps);
+        for (size_t j = 0; j < n; j++) xr[j] = BF((F(xr[j]) - mean) * rstd * w[j] + b[j]);
+    }
+}
+
+typedef struct rope {
+    uint16_t *c, *s; /* S x d/2 */
+    size_t half;
+} rope;
+
+static void rope_init(rope *R, size_t S, size_t d, double theta)
+{
+    R->half = d / 2;
+    R->c = fd_xmalloc(S * R->half * 2 + 2);
+    R->s = fd_xmalloc(S * R->half * 2 + 2);
+    for (size_t i = 0; i < R->half; i++) {
+        float ex = (float)(2 * i) / (float)d;
+        float inv = 1.0f / powf((float)theta, ex);
+        for (size_t p = 0; p < S; p++) {
+            float a = (float)p * inv;
+            R->c[p * R->half + i] = BF(cosf(a));
+            R->s[p * R->half + i] = BF(sinf(a));
+        }
+    }
+}
+
+/* Interleaved rotation of z[0..d) at position p, stored de-interleaved. */
+static void rot(uint16_t *z, const rope *R, size_t p)
+{
+    size_t h = R->half;
+    uint16_t tmp[1024];
+    uint16_t *o = 2 * h <= 1024 ? tmp : fd_xmalloc(2 * h * 2);
+    const uint16_t *c = R->c + p * h, *s = R->s + p * h;
+    for (size_t i = 0; i < h; i++) {
+        float ci = F(c[i]), si = F(s[i]), e0 = F(z[2 * i]), o1 = F(z[2 * i + 1]);
+        o[i] = BF(F(BF(e0 * ci)) - F(BF(o1 * si)));
+        o[h + i] = BF(F(BF(o1 * ci)) + F(BF(e0 * si)));
+    }
+    memcpy(z, o, 2 * h * 2);
+    if (o != tmp) free(o);
+}
+
+static float silu(float a) { return a / (1.0f + expf(-a)); }
+
+/* ------------------------------------------------------------ selection */
+
+typedef struct keyscore { float s; size_t j; } keyscore;
+
+static int ks_cmp(const void *a, const void *b)
+{
+    const keyscore *x = a, *y = b;
+    if (x->s > y->s) return -1;
+    if (x->s < y->s) return 1;
+    return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* sel[t*S + j] = 1 iff key j is attended by query t. */
+static void select_all_causal(unsigned char *sel, size_t S)
+{
+    memset(sel, 0, S * S);
+    for (size_t t = 0; t < S; t++) memset(sel + t * S, 1, t + 1);
+}
+
+static int indexer(const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h, const uint16_t *cq,
+                   size_t S, const rope *R, unsigned char *sel, fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
+           Di = (size_t)c->index_head_dim, dr = (size_t)c->qk_rope_head_dim, topk = (size_t)c->index_topk;
+    select_all_causal(sel, S);
+    if (S <= topk) return 0; /* every row keeps all causal keys: exact dense causal */
+    char nm[256];
+    lin wq, wk, wp;
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wq_b", L);
+    if (lin_load(&wq, W, e, Hi * Di, rq, 0, nm)) return -1;
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wk", L);
+    if (lin_load(&wk, W, e, Di, H, 0, nm)) { lin_free(&wq); return -1; }
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.weights_proj", L);
+    if (lin_load(&wp, W, e, Hi, H, 0, nm)) { lin_free(&wq); lin_free(&wk); return -1; }
+    const fd_tensor *kw = tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
+    const fd_tensor *kb = kw ? tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
+    if (!kb) { lin_free(&wq); lin_free(&wk); lin_free(&wp); return -1; }
+    float *lw = fd_xmalloc(Di * 4), *lb = fd_xmalloc(Di * 4);
+    for (size_t j = 0; j < Di; j++) { lw[j] = F(t_bf16(kw, j)); lb[j] = F(t_bf16(kb, j)); }
+    uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
+    lin_apply(&wq, cq, S, q);
+    lin_apply(&wk, h, S, k);
+    lin_apply(&wp, h, S, wt);
+    layernorm(k, S, Di, lw, lb, 1e-6f);
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < Hi; hh++) rot(q + (t * Hi + hh) * Di, R, t); /* rope FIRST dr dims */
+        rot(k + t * Di, R, t);
+    }
+    (void)dr;
+    float hs = (float)pow((double)Hi, -0.5), ds = (float)pow((double)Di, -0.5);
+    uint32_t *sa = fd_xmalloc((Di / 2 + 2) * 4), *sb = fd_xmalloc((Di / 2 + 2) * 4);
+    keyscore *ks = fd_xmalloc(S * sizeof *ks);
+    for (size_t t = topk; t < S; t++) { /* rows t+1 > topk are truly sparse */
+        for (size_t j = 0; j <= t; j++) {
+            float I = 0.0f;
+            for (size_t hh = 0; hh < Hi; hh++) {
+                float wv = F(wt[t * Hi + hh]) * hs;
+                float d = ds * dot_bf(q + (t * Hi + hh) * Di, k + j * Di, Di, sa, sb);
+                I += wv * (d > 0.0f ? d : 0.0f);
+            }
+            ks[j].s = I;
+            ks[j].j = j;
+        }
+        qsort(ks, t + 1, sizeof *ks, ks_cmp);
+        memset(sel + t * S, 0, S);
+        for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
+    }
+    free(ks); free(sa); free(sb); free(q); free(k); free(wt); free(lw); free(lb);
+    lin_free(&wq); lin_free(&wk); lin_free(&wp);
+    return 0;
+}
+
+/* ------------------------------------------------------------ attention */
+
+static int attention(const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
+                     const uint16_t *ln_w, const rope *R, unsigned char *sel, int *have_sel, fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, rkv = (size_t)c->kv_lora_rank,
+           nh = (size_t)c->num_attention_heads, dn = (size_t)c->qk_nope_head_dim, dr = (size_t)c->qk_rope_head_dim,
+           dv = (size_t)c->v_head_dim, dq = dn + dr;
+    int rc = -1;
+    char nm[256];
+    lin qa = {0}, qb = {0}, kva = {0}, kvb = {0}, op = {0};
+    uint16_t *h = NULL, *cq = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *qaw = NULL,
+             *kvaw = NULL, *K = NULL, *P = NULL, *Vt = NULL;
+    uint32_t *sa = NULL, *sb = NULL;
+    float *sc = NULL;
+    int bias = c->attention_bias;
+#define LL(var, n, k, b, suffix)                                               \
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
+    if (lin_load(&var, W, e, n, k, b, nm)) goto out;
+    LL(qa, rq, H, bias, "q_a_proj")
+    LL(qb, nh * dq, rq, 0, "q_b_proj")
+    LL(kva, rkv + dr, H, bias, "kv_a_proj_with_mqa")
+    LL(kvb, nh * (dn + dv), rkv, 0, "kv_b_proj")
+    LL(op, H, nh * dv, bias, "o_proj")
+#undef LL
+    const fd_tensor *t1 = tget(W, e, 1, rq, 0, 0, "model.layers.%lld.self_attn.q_a_layernorm.weight", L);
+    if (!t1) goto out;
+    qaw = vec_bf16(t1, 0, rq);
+    const fd_tensor *t2 = tget(W, e, 1, rkv, 0, 0, "model.layers.%lld.self_attn.kv_a_layernorm.weight", L);
+    if (!t2) goto out;
+    kvaw = vec_bf16(t2, 0, rkv);
+
+    h = fd_xmalloc(S * H * 2);
+    rmsnorm(x, S, H, ln_w, (float)c->rms_norm_eps, h);
+    cq = fd_xmalloc(S * rq * 2);
+    lin_apply(&qa, h, S, cq);
+    rmsnorm(cq, S, rq, qaw, 1e-6f, cq);
+    q = fd_xmalloc(S * nh * dq * 2);
+    lin_apply(&qb, cq, S, q);
+    a = fd_xmalloc(S * (rkv + dr) * 2);
+    lin_apply(&kva, h, S, a);
+    ct = fd_xmalloc(S * rkv * 2);
+    for (size_t t = 0; t < S; t++) memcpy(ct + t * rkv, a + t * (rkv + dr), rkv * 2);
+    rmsnorm(ct, S, rkv, kvaw, 1e-6f, ct);
+    kv = fd_xmalloc(S * nh * (dn + dv) * 2);
+    lin_apply(&kvb, ct, S, kv);
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
+        rot(a + t * (rkv + dr) + rkv, R, t);
+    }
+    /* selection */
+    if (c->indexer_full[L]) {
+        if (indexer(W, c, L, h, cq, S, R, sel, e)) goto out;
+        *have_sel = 1;
+    } else if (!*have_sel) {
+        fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
+        goto out;
+    }
+    /* K_h = [k_nope_h | k_rope], per (t, head) */
+    K = fd_xmalloc(S * nh * dq * 2);
+    for (size_t t = 0; t < S; t++)
+        for (size_t hh = 0; hh < nh; hh++) {
+            memcpy(K + (t * nh + hh) * dq, kv + (t * nh + hh) * (dn + dv), dn * 2);
+            memcpy(K + (t * nh + hh) * dq + dn, a + t * (rkv + dr) + rkv, dr * 2);
+        }
+    /* V transposed per head: Vt[(hh*dv + d)*S + j] */
+    Vt = fd_xcalloc(nh * dv * S + 1, 2);
+    for (size_t j = 0; j < S; j++)
+        for (size_t hh = 0; hh < nh; hh++)
+            for (size_t d = 0; d < dv; d++) Vt[(hh * dv + d) * S + j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
+    size_t mx = (dq > S ? dq : S) / 2 + 2;
+    sa = fd_xmalloc(mx * 4);
+    sb = fd_xmalloc(mx * 4);
+    sc = fd_xmalloc(S * sizeof *sc);
+    P = fd_xmalloc(S * 2 + 2);
+    o = fd_xmalloc(S * nh * dv * 2);
+    float lam = (float)pow((double)dq, -0.5);
+    for (size_t t = 0; t < S; t++)
+        for (size_t hh = 0; hh < nh; hh++) {
+            const unsigned char *st = sel + t * S;
+            float m = -INFINITY;
+            for (size_t j = 0; j < S; j++) {
+                if (!st[j]) continue;
+                float s = F(BF(dot_bf(q + (t * nh + hh) * dq, K + (j * nh + hh) * dq, dq, sa, sb)));
+                s = F(BF(s * lam));
+                sc[j] = s;
+                if (s > m) m = s;
+            }
+            float sum = 0.0f;
+            for (size_t j = 0; j < S; j++)
+                if (st[j]) { sc[j] = expf(sc[j] - m); sum += sc[j]; }
+            for (size_t j = 0; j < S; j++) P[j] = st[j] ? BF(sc[j] / sum) : 0;
+            for (size_t d = 0; d < dv; d++)
+                o[(t * nh + hh) * dv + d] = BF(dot_bf(P, Vt + (hh * dv + d) * S, S, sa, sb));
+        }
+    ao = fd_xmalloc(S * H * 2);
+    lin_apply(&op, o, S, ao);
+    for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(ao[i]));
+    rc = 0;
+out:
+    lin_free(&qa); lin_free(&qb); lin_free(&kva); lin_free(&kvb); lin_free(&op);
+    free(h); free(cq); free(q); free(a); free(ct); free(kv); free(o); free(ao); free(qaw); free(kvaw);
+    free(K); free(P); free(Vt); free(sa); free(sb); free(sc);
+    return rc;
+}
+
+/* ------------------------------------------------------------ MLPs */
+
+/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x. */
+static void swiglu(const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, uint16_t *y)
+{
+    size_t I = g->N;
+    uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
+    lin_apply(g, x, rows, a);
+    lin_apply(u, x, rows, b);
+    for (size_t i = 0; i < rows * I; i++) a[i] = BF(F(BF(silu(F(a[i])))) * F(b[i]));
+    lin_apply(d, a, rows, y);
+    free(a);
+    free(b);
+}
+
+static int dense_mlp(const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x, size_t rows,
+                     uint16_t *y, fd_err *e)
+{
+    lin g = {0}, u = {0}, d = {0};
+    char nm[300];
+    int rc = -1;
+    snprintf(nm, sizeof nm, "%s.gate_proj", prefix);
+    if (lin_load(&g, W, e, I, H, 0, nm)) goto out;
+    snprintf(nm, sizeof nm, "%s.up_proj", prefix);
+    if (lin_load(&u, W, e, I, H, 0, nm)) goto out;
+    snprintf(nm, sizeof nm, "%s.down_proj", prefix);
+    if (lin_load(&d, W, e, H, I, 0, nm)) goto out;
+    swiglu(&g, &u, &d, x, rows, y);
+    rc = 0;
+out:
+    lin_free(&g); lin_free(&u); lin_free(&d);
+    return rc;
+}
+
+static int moe(const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
+               fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
+           k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group;
+    int rc = -1;
+    const fd_tensor *gw = tget(W, e, 2, E, H, 0, "model.layers.%lld.mlp.gate.weight", L);
+    const fd_tensor *gb = gw ? tget(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
+    if (!gb) return -1;
+    lin router;
+    lin_pack(&router, gw, 0, E, H);
+    float *bias = fd_xmalloc(E * 4);
+    for (size_t i = 0; i < E; i++) bias[i] = t_f32(gb, i);
+    /* experts */
+    lin *eg = fd_xcalloc(E, sizeof *eg), *eu = fd_xcalloc(E, sizeof *eu), *ed = fd_xcalloc(E, sizeof *ed);
+    char nm[256];
+    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.gate_up_proj", L);
+    if (fd_weights_get(W, nm)) {
+        const fd_tensor *gu = tget(W, e, 3, E, 2 * Im, H, "%s", nm);
+        const fd_tensor *dp = gu ? tget(W, e, 3, E, H, Im, "model.layers.%lld.mlp.experts.down_proj", L) : NULL;
+        if (!dp) goto out;
+        for (size_t x = 0; x < E; x++) {
+            lin_pack(&eg[x], gu, x * 2 * Im, Im, H);      /* first half: gate */
+            lin_pack(&eu[x], gu, x * 2 * Im + Im, Im, H); /* second half: up */
+            lin_pack(&ed[x], dp, x * H, H, Im);
+        }
+    } else {
+        for (size_t x = 0; x < E; x++) {
+            snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.%zu.gate_proj", L, x);
+            if (lin_load(&eg[x], W, e, Im, H, 0, nm)) goto out;
+            snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.%zu.up_proj", L, x);
+            if (lin_load(&eu[x], W, e, Im, H, 0, nm)) goto out;
+            snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.%zu.down_proj", L, x);
+            if (lin_load(&ed[x], W, e, H, Im, 0, nm)) goto out;
+        }
+    }
+    uint16_t *sh = fd_xmalloc(S * H * 2);
+    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
+    if (dense_mlp(W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
+    uint32_t *xp = fd_xmalloc(((H + 1) / 2 + 1) * 4);
+    float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
+    unsigned char *chosen = fd_xmalloc(E), *gkeep = fd_xmalloc(G);
+    uint16_t *ye = fd_xmalloc(H * 2);
+    size_t per = E / G;
+    for (size_t t = 0; t < S; t++) {
+        fd_pack_hidden(h2 + t * H, H, xp);
+        for (size_t x = 0; x < E; x++) {
+            float lg = fd_dot_canonical(xp, router.w + x * router.kp, router.kp, 1);
+            g[x] = 1.0f / (1.0f + expf(-lg));
+            s[x] = g[x] + bias[x];
+        }
+        /* group limit: group score = sum of its 2 largest s; keep topk_group groups */
+        if (G > 1) {
+            for (size_t gi = 0; gi < G; gi++) {
+                float b1 = -INFINITY, b2 = -INFINITY;
+                for (size_t x = gi * per; x < (gi + 1) * per; x++) {
+                    if (s[x] > b1) { b2 = b1; b1 = s[x]; }
+                    else if (s[x] > b2) b2 = s[x];
+                }
+                gs[gi] = per >= 2 ? b1 + b2 : b1;
+            }
+            memset(gkeep, 0, G);
+            for (size_t r = 0; r < TG && r < G; r++) {
+                size_t best = G;
+                for (size_t gi = 0; gi < G; gi++)
+                    if (!gkeep[gi] && (best == G || gs[gi] > gs[best])) best = gi;
+                gkeep[best] = 1;
+            }
+            for (size_t x = 0; x < E; x++)
+                if (!gkeep[x / per]) s[x] = -INFINITY;
+        }
+        memset(chosen, 0, E);
+        for (size_t r = 0; r < k && r < E; r++) {
+            size_t best = E;
+            for (size_t x = 0; x < E; x++)
+                if (!chosen[x] && (best == E || s[x] > s[best])) best = x;
+            chosen[best] = 1;
+        }
+        float rs = 0.0f;
+        for (size_t x = 0; x < E; x++)
+            if (chosen[x]) rs += g[x];
+        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
+        for (size_t x = 0; x < E; x++) { /* slots in ascending expert id */
+            if (!chosen[x]) continue;
+            float r = g[x];
+            if (c->norm_topk_prob) r = r / (rs + 1e-20f);
+            r = r * (float)c->routed_scaling_factor;
+            swiglu(&eg[x], &eu[x], &ed[x], h2 + t * H, 1, ye);
+            for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
+        }
+        for (size_t i = 0; i < H; i++) y[t * H + i] = BF(F(BF(acc[i])) + F(sh[t * H + i]));
+    }
+    free(xp); free(g); free(s); free(acc); free(gs); free(chosen); free(gkeep); free(ye); free(sh);
+    rc = 0;
+out:
+    for (size_t x = 0; x < E; x++) { lin_free(&eg[x]); lin_free(&eu[x]); lin_free(&ed[x]); }
+    free(eg); free(eu); free(ed);
+    lin_free(&router);
+    free(bias);
+    return rc;
+}
+
+/* ------------------------------------------------------------ driver */
+
+int fd_forward_hidden(const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, uint16_t *out,
+                      fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
+    if (strcmp(c->hidden_act, "silu"))
+        return fd_fail(e, "bad_config", "", "hidden_act %s is not supported (silu only)", c->hidden_act);
+    if (strcmp(c->rope_type, "default"))
+        return fd_fail(e, "bad_config", "", "rope_type %s is not supported (default only)", c->rope_type);
+    if (c->qk_rope_head_dim % 2 || c->n_group < 1 || c->n_routed_experts % c->n_group || c->topk_group < 1 ||
+        c->index_topk < 1)
+        return fd_fail(e, "bad_config", "", "unsupported rope/expert-group/index_topk dimensions");
+    if (S < 1) return fd_fail(e, "bad_usage", "", "empty token sequence");
+    const fd_tensor *emb = tget(W, e, 2, V, H, 0, "model.embed_tokens.weight");
+    const fd_tensor *nrm = emb ? tget(W, e, 1, H, 0, 0, "model.norm.weight") : NULL;
+    if (!nrm) return -1;
+    for (size_t t = 0; t < S; t++)
+        if (ids[t] < 0 || (uint64_t)ids[t] >= V)
+            return fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)",
+                           (long long)ids[t], t, V);
+    uint16_t *x = fd_xmalloc(S * H * 2), *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2), *lw = NULL,
+             *pw = NULL;
+    for (size_t t = 0; t < S; t++)
+        for (size_t i = 0; i < H; i++) x[t * H + i] = t_bf16(emb, (uint64_t)ids[t] * H + i);
+    rope R;
+    rope_init(&R, S, (size_t)c->qk_rope_head_dim, c->rope_theta);
+    unsigned char *sel = fd_xmalloc(S * S);
+    int have_sel = 0, rc = -1;
+    for (long long L = 0; L < c->num_hidden_layers; L++) {
+        const fd_tensor *a = tget(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
+        const fd_tensor *b = a ? tget(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
+        if (!b) goto out;
+        lw = vec_bf16(a, 0, H);
+        pw = vec_bf16(b, 0, H);
+        if (attention(W, c, L, x, S, lw, &R, sel, &have_sel, e)) goto out;
+        rmsnorm(x, S, H, pw, (float)c->rms_norm_eps, h2);
+        char nm[128];
+        snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
+        if (c->mlp_sparse[L] ? moe(W, c, L, h2, S, y, e)
+                             : dense_mlp(W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
+            goto out;
+        for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));
+        free(lw); free(pw);
+        lw = pw = NULL;
+    }
+    lw = vec_bf16(nrm, 0, H);
+    rmsnorm(x, S, H, lw, (float)c->rms_norm_eps, out);
+    rc = 0;
+out:
+    free(x); free(h2); free(y); free(lw); free(pw); free(sel); free(R.c); free(R.s);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* The glm_moe_dsa forward pass (MODEL-GLM.md §3, transformers 5.16
+ * semantics, bf16 load), batch 1, no cache, no padding, up to the final
+ * RMSNorm output (the input of lm_head: the capture cut point).
+ *
+ * Every rounding point of §3/§4 is reproduced; choices the reference leaves
+ * open are fixed here:
+ *   - Linear: fd_dot_canonical (bf16 in, fp32 accumulate in the canonical
+ *     pair order of docs/NUMERICS.md), bias added to the fp32 sum, one bf16
+ *     rounding of the output.  Every other bf16 x bf16 contraction (Q.K,
+ *     P.V, the indexer q.k, the fp32 router GEMM on upcast weights) also
+ *     uses fd_dot_canonical; the router and indexer results stay fp32.
+ *   - Attention uses the EAGER semantics of §4's table:
+ *       s = bf(Q.K); s = bf(s * lambda); + bf16 mask (a masked key gets
+ *       probability exactly 0, so it is skipped); softmax in fp32 (max,
+ *       expf(x - max), sequential fp32 sum, divide) -> bf16 probabilities;
+ *       o = bf(P.V) with fp32 accumulation.
+ *     (transformers' default is sdpa; its CPU kernel keeps scores fp32.)
+ *   - RMSNorm / LayerNorm statistics: sequential fp32 sums in index order.
+ *   - RoPE: cos/sin from libm cosf/sinf, rounded to bf16; the rotated vector
+ *     is stored de-interleaved exactly as HF does.
+ *   - Indexer top-k: exactly the k' largest fp32 scores among causal keys,
+ *     ties broken by the LOWER key index (torch leaves tie order
+ *     unspecified; only the set matters).  When t+1 <= index_topk (in
+ *     particular whenever S <= index_topk) every causal key is kept and the
+ *     indexer is not evaluated (exact: its output is irrelevant).  Shared
+ *     layers reuse the selection of the last full layer; a first layer that
+ *     is not full is refused.
+ *   - MoE: group limit and expert top-k ties broken by the lower index; the
+ *     k selected experts are processed in ascending expert id ("slot
+ *     order"), the norm_topk_prob sum and the grouped_mm combine
+ *     routed = bf(sum_slots fp32(y_e) * r_e) are fp32 sums in that order.
+ *
+ * Single-threaded; results are a pure function of the weights and ids. */
+#ifndef FD_ENGINE_FORWARD_H
+#define FD_ENGINE_FORWARD_H
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/config.h"
+#include "engine/weights.h"
+#include "util/err.h"
+
+typedef fd_glm_config fd_model_config;
+
+/* out_bf16: S x hidden_size bf16 values, row-major.  Refusals:
+ * bad_config (unsupported schedule/activation), checkpoint_mismatch (a
+ * tensor missing or misshaped), bad_token (an id outside the vocab). */
+int fd_forward_hidden(const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S,
+                      uint16_t *out_bf16, fd_err *e);
+
+#endif
