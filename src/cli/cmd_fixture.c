@@ -166,55 +166,73 @@ int cmd_write_fixture(int argc, char **argv)
     return FD_EXIT_OK;
 }
 
-/* demo: the three steps on synthetic captures (the engine that captures a
- * real checkpoint is a later issue): a root written twice (two cold runs),
- * two "quantized" candidates as small and large perturbations, verify, then
- * compare in one pass and self-compare (exactly 0.0). */
+/* demo: the three steps on a real (tiny, random-init) glm_moe_dsa checkpoint
+ * generated locally: capture the root twice (two cold runs), quantize the
+ * routed experts to int8 and int4 with the toy RTN quantizer, capture both,
+ * verify all four datasets, compare both candidates in one pass, and
+ * force-compute the self-compare of the two root runs (exactly 0.0). */
+static int run_cmd(int (*fn)(int, char **), char **argv)
+{
+    int argc = 0;
+    while (argv[argc]) argc++;
+    return fn(argc, argv);
+}
+
+static char *joinp(const char *a, const char *b)
+{
+    fd_buf p = {0};
+    fd_buf_printf(&p, "%s/%s", a, b);
+    return fd_buf_cstr(&p);
+}
+
 int cmd_demo(int argc, char **argv)
 {
-    fixture_args a;
-    if (parse_fixture(argc, argv, &a, "demo")) return FD_EXIT_USAGE;
-    const char *base = a.out ? a.out : "build/demo";
-    a.force = 1;
-    if (a.vocab == 256) a.vocab = 4096;
-    if (a.tokens == 16) a.tokens = 128;
-    fd_err e = {0};
-    char ref[1024], ref2[1024], q1[1024], q2[1024], out[1024], sc[1024];
-    snprintf(ref, sizeof ref, "%s/root", base);
-    snprintf(ref2, sizeof ref2, "%s/root-cold-run-2", base);
-    snprintf(q1, sizeof q1, "%s/quant-small", base);
-    snprintf(q2, sizeof q2, "%s/quant-large", base);
-    snprintf(out, sizeof out, "%s/compare", base);
-    snprintf(sc, sizeof sc, "%s/self-compare", base);
-    printf("== step 1: capture the reference, twice (synthetic hidden states: %ld windows x %ld tokens, hidden %ld, vocab %ld)\n",
-           a.records, a.tokens, a.hidden, a.vocab);
-    fixture_args r1 = a, r2 = a, c1 = a, c2 = a;
-    r1.out = ref;
-    r1.cold_run = "demo-cold-run-1";
-    r2.out = ref2;
-    r2.cold_run = "demo-cold-run-2";
-    c1.out = q1; c1.role = "quant"; c1.perturb = 0.01; c1.noise_seed = 1;
-    c2.out = q2; c2.role = "quant"; c2.perturb = 0.1; c2.noise_seed = 2;
-    if (write_fixture(&r1, &e) || write_fixture(&r2, &e)) goto refused;
-    printf("== step 2: capture two candidates (small and large perturbations of the same weights)\n");
-    if (write_fixture(&c1, &e) || write_fixture(&c2, &e)) goto refused;
-    printf("== verify every dataset\n");
-    const char *all[4] = {ref, ref2, q1, q2};
-    for (int i = 0; i < 4; i++) {
-        char *vargv[] = {"verify", (char *)all[i], NULL};
-        if (cmd_verify(2, vargv) != FD_EXIT_OK) return FD_EXIT_REFUSED;
+    const char *base = "build/demo";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc) base = argv[++i];
+        else { fprintf(stderr, "usage: fidelity demo [--out DIR]\n"); return FD_EXIT_USAGE; }
     }
-    printf("== step 3: compare offline (both candidates in one pass)\n");
-    fd_rmtree(out);
-    fd_rmtree(sc);
-    char *cargv[] = {"compare", "--reference", ref, "--candidate", q1, "--candidate-label", "quant-small",
-                     "--candidate", q2, "--candidate-label", "quant-large", "--out", out, NULL};
-    int rc = cmd_compare(13, cargv);
-    if (rc != FD_EXIT_OK) return rc;
-    printf("== self-compare of the two cold runs (SC-1, force-computed): must be exactly 0.0\n");
-    char *sargv[] = {"compare", "--reference", ref, "--candidate", ref2, "--self-compare", "--force-compute", "--out", sc, NULL};
-    return cmd_compare(9, sargv);
-refused:
-    printf("REFUSED [%s]: %s\n", e.code, e.msg);
-    return FD_EXIT_REFUSED;
+    fd_err e = {0};
+    fd_rmtree(base);
+    if (fd_mkdirs(base, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
+    char *model = joinp(base, "model"), *panel = joinp(base, "model/panel"), *q8 = joinp(base, "model-int8");
+    char *q4 = joinp(base, "model-int4"), *s8 = joinp(base, "scope-int8.json"), *s4 = joinp(base, "scope-int4.json");
+    char *root = joinp(base, "root"), *root2 = joinp(base, "root-cold-run-2"), *c8 = joinp(base, "int8");
+    char *c4 = joinp(base, "int4"), *out = joinp(base, "compare"), *sc = joinp(base, "self-compare");
+    int rc = FD_EXIT_OK;
+    printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset tiny)\n");
+    char *fx[] = {"fixture", "--preset", "tiny", "--seed", "1", "--out", model, NULL};
+    if ((rc = run_cmd(cmd_model_fixture, fx))) goto out;
+    printf("== step 1: capture the reference, twice (two cold runs)\n");
+    char *cr1[] = {"capture", "--model", model, "--panel", panel, "--out", root, "--role", "root", "--lane", "other",
+                   "--dataset-id", "fidelity--demo.tiny.root", "--dataset-name", "demo root (tiny)", "--cold-run", "cold-1", "--run-name", "cold-1", NULL};
+    char *cr2[] = {"capture", "--model", model, "--panel", panel, "--out", root2, "--role", "root", "--lane", "other",
+                   "--dataset-id", "fidelity--demo.tiny.root", "--dataset-name", "demo root (tiny)", "--cold-run", "cold-2", "--run-name", "cold-2", NULL};
+    if ((rc = run_cmd(cmd_capture, cr1)) || (rc = run_cmd(cmd_capture, cr2))) goto out;
+    printf("== step 2: quantize the routed experts (RTN int8, int4) and capture both\n");
+    char *qz8[] = {"quantize", "--src", model, "--dst", q8, "--bits", "8", "--match", "mlp.experts", "--emit-scope", s8, NULL};
+    char *qz4[] = {"quantize", "--src", model, "--dst", q4, "--bits", "4", "--match", "mlp.experts", "--emit-scope", s4, NULL};
+    if ((rc = run_cmd(cmd_quantize, qz8)) || (rc = run_cmd(cmd_quantize, qz4))) goto out;
+    char *cq8[] = {"capture", "--model", q8, "--panel", panel, "--out", c8, "--role", "quant", "--lane", "other", "--scope-file", s8,
+                   "--dataset-id", "fidelity--demo.tiny.int8", "--dataset-name", "demo RTN int8 (tiny)", NULL};
+    char *cq4[] = {"capture", "--model", q4, "--panel", panel, "--out", c4, "--role", "quant", "--lane", "other", "--scope-file", s4,
+                   "--dataset-id", "fidelity--demo.tiny.int4", "--dataset-name", "demo RTN int4 (tiny)", NULL};
+    if ((rc = run_cmd(cmd_capture, cq8)) || (rc = run_cmd(cmd_capture, cq4))) goto out;
+    printf("== verify every dataset\n");
+    const char *all[4] = {root, root2, c8, c4};
+    for (int i = 0; i < 4; i++) {
+        char *v[] = {"verify", (char *)all[i], NULL};
+        if ((rc = run_cmd(cmd_verify, v)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
+    }
+    printf("== step 3: compare offline, weights absent (both candidates in one pass)\n");
+    char *cmp[] = {"compare", "--reference", root, "--candidate", c8, "--candidate-label", "rtn-int8", "--candidate", c4,
+                   "--candidate-label", "rtn-int4", "--out", out, NULL};
+    if ((rc = run_cmd(cmd_compare, cmp)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
+    printf("== self-compare of the two cold runs (SC-1, force-computed): exactly 0.0\n");
+    char *self[] = {"compare", "--reference", root, "--candidate", root2, "--self-compare", "--force-compute", "--out", sc, NULL};
+    rc = run_cmd(cmd_compare, self);
+out:
+    free(model); free(panel); free(q8); free(q4); free(s8); free(s4); free(root); free(root2);
+    free(c8); free(c4); free(out); free(sc);
+    return rc;
 }
