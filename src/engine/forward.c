@@ -13,6 +13,28 @@
 #define BF fd_f32_to_bf16
 #define F fd_bf16_to_f32
 
+
+/* ------------------------------------------------------------ debug dump */
+
+/* FIDELITY_FORWARD_DUMP=DIR: write intermediate arrays of the forward as raw
+ * little-endian files DIR/<stage>[.L<layer>].<bf16|f32|u8> (row-major, no
+ * header; shapes follow from config.json and S).  A file that already exists
+ * is kept (fopen "wx"), so with several windows DIR holds the FIRST forward
+ * call of the process.  Debug aid for tests/parity/layerwise.py; off when
+ * the variable is unset or empty. */
+static void dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
+{
+    const char *dir = getenv("FIDELITY_FORWARD_DUMP");
+    if (!dir || !*dir) return;
+    char path[1024];
+    if (L >= 0) snprintf(path, sizeof path, "%s/%s.L%lld.%s", dir, stage, L, ext);
+    else snprintf(path, sizeof path, "%s/%s.%s", dir, stage, ext);
+    FILE *f = fopen(path, "wbx");
+    if (!f) return;
+    fwrite(p, 1, bytes, f);
+    fclose(f);
+}
+
 /* ------------------------------------------------------------ weights */
 
 static const fd_tensor *tget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
@@ -131,13 +153,34 @@ static float dot_bf(const uint16_t *a, const uint16_t *b, size_t n, uint32_t *sa
 
 /* ------------------------------------------------------------ norms, rope */
 
+/* sum of squares of n bf16 values in the order of torch 2.11's CPU
+ * inner-contiguous sum (SumKernel.cpp vectorized_inner_sum, 8-lane fp32
+ * vectors, ilp 4): vector v = x[8v..8v+8) goes to accumulator v%4 for the
+ * complete groups of 4 vectors, leftover vectors to accumulator 0; then
+ * acc0 += acc1, += acc2, += acc3 lane-wise; the scalar tail (n%8) is summed
+ * first into the result, then the 8 lanes of acc0 in lane order. */
+static float sum_sq_aten(const uint16_t *x, size_t n)
+{
+    float acc[4][8] = {{0}};
+    size_t nv = n / 8, ilp = nv / 4;
+    for (size_t v = 0; v < nv; v++) {
+        size_t a = v < ilp * 4 ? v % 4 : 0;
+        for (size_t l = 0; l < 8; l++) { float u = F(x[v * 8 + l]); acc[a][l] += u * u; }
+    }
+    for (size_t a = 1; a < 4; a++)
+        for (size_t l = 0; l < 8; l++) acc[0][l] += acc[a][l];
+    float f = 0.0f;
+    for (size_t k = nv * 8; k < n; k++) { float u = F(x[k]); f += u * u; }
+    for (size_t l = 0; l < 8; l++) f += acc[0][l];
+    return f;
+}
+
 /* RMSNorm (§3.1) of rows x rows of n, in place allowed (x may equal y). */
 static void rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
 {
     for (size_t r = 0; r < rows; r++) {
         const uint16_t *xr = x + r * n;
-        float ss = 0.0f;
-        for (size_t j = 0; j < n; j++) { float u = F(xr[j]); ss += u * u; }
+        float ss = sum_sq_aten(xr, n);
         float rs = 1.0f / sqrtf(ss / (float)n + eps);
         for (size_t j = 0; j < n; j++) {
             uint16_t nb = BF(F(xr[j]) * rs);
@@ -203,12 +246,97 @@ static float silu(float a) { return a / (1.0f + expf(-a)); }
 
 typedef struct keyscore { float s; size_t j; } keyscore;
 
-static int ks_cmp(const void *a, const void *b)
+
+
+/* torch 2.11 CPU topk (largest=True) selects with libstdc++'s
+ * std::nth_element(q, q+k-1, end) when k*64 > n, else std::partial_sort
+ * (heap select), over (score, index) pairs in index order, comparing scores
+ * only (comp(x, y) = x.s > y.s).  Which of several EQUAL scores is kept is a
+ * property of that algorithm, so it is replayed exactly here. */
+static int kcomp(const keyscore *x, const keyscore *y) { return x->s > y->s; }
+static void kswap(keyscore *a, keyscore *b) { keyscore t = *a; *a = *b; *b = t; }
+
+static void k_push_heap(keyscore *f, ptrdiff_t hole, ptrdiff_t top, keyscore v)
 {
-    const keyscore *x = a, *y = b;
-    if (x->s > y->s) return -1;
-    if (x->s < y->s) return 1;
-    return x->j < y->j ? -1 : x->j > y->j;
+    ptrdiff_t parent = (hole - 1) / 2;
+    while (hole > top && kcomp(f + parent, &v)) { f[hole] = f[parent]; hole = parent; parent = (hole - 1) / 2; }
+    f[hole] = v;
+}
+
+static void k_adjust_heap(keyscore *f, ptrdiff_t hole, ptrdiff_t len, keyscore v)
+{
+    ptrdiff_t top = hole, child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (kcomp(f + child, f + child - 1)) child--;
+        f[hole] = f[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        f[hole] = f[child - 1];
+        hole = child - 1;
+    }
+    k_push_heap(f, hole, top, v);
+}
+
+static void k_heap_select(keyscore *f, keyscore *mid, keyscore *l)
+{
+    ptrdiff_t len = mid - f;
+    if (len >= 2)
+        for (ptrdiff_t parent = (len - 2) / 2;; parent--) {
+            k_adjust_heap(f, parent, len, f[parent]);
+            if (parent == 0) break;
+        }
+    for (keyscore *i = mid; i < l; i++)
+        if (kcomp(i, f)) { keyscore v = *i; *i = *f; k_adjust_heap(f, 0, len, v); }
+}
+
+static void k_nth_element(keyscore *f, keyscore *nth, keyscore *l)
+{
+    int depth = 0;
+    for (ptrdiff_t n = l - f; n > 1; n >>= 1) depth++;
+    depth *= 2;
+    while (l - f > 3) {
+        if (depth == 0) { k_heap_select(f, nth + 1, l); kswap(f, nth); return; }
+        --depth;
+        keyscore *a = f + 1, *b = f + (l - f) / 2, *c = l - 1;
+        if (kcomp(a, b)) {
+            if (kcomp(b, c)) kswap(f, b);
+            else if (kcomp(a, c)) kswap(f, c);
+            else kswap(f, a);
+        } else if (kcomp(a, c)) kswap(f, a);
+        else if (kcomp(b, c)) kswap(f, c);
+        else kswap(f, b);
+        keyscore *lo = f + 1, *hi = l;
+        for (;;) {
+            while (kcomp(lo, f)) ++lo;
+            --hi;
+            while (kcomp(f, hi)) --hi;
+            if (!(lo < hi)) break;
+            kswap(lo, hi);
+            ++lo;
+        }
+        if (lo <= nth) f = lo; else l = lo;
+    }
+    if (f == l) return;
+    for (keyscore *i = f + 1; i < l; i++) {
+        keyscore v = *i;
+        if (kcomp(&v, f)) { memmove(f + 1, f, (size_t)(i - f) * sizeof *f); *f = v; }
+        else {
+            keyscore *j = i;
+            while (kcomp(&v, j - 1)) { *j = *(j - 1); --j; }
+            *j = v;
+        }
+    }
+}
+
+/* After the call ks[0..k) is the set torch's topk returns. */
+static void torch_topk_select(keyscore *ks, size_t n, size_t k)
+{
+    if (k >= n) return;
+    if (k * 64 <= n) k_heap_select(ks, ks + k, ks + n);
+    else k_nth_element(ks, ks + k - 1, ks + n);
 }
 
 /* sel[t*S + j] = 1 iff key j is attended by query t. */
@@ -242,7 +370,11 @@ static int indexer(const fd_weights *W, const fd_model_config *c, long long L, c
     lin_apply(&wq, cq, S, q);
     lin_apply(&wk, h, S, k);
     lin_apply(&wp, h, S, wt);
+    dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
+    dump(L, "idx_k", "bf16", k, S * Di * 2);
+    dump(L, "idx_w", "bf16", wt, S * Hi * 2);
     layernorm(k, S, Di, lw, lb, 1e-6f);
+    dump(L, "idx_k_norm", "bf16", k, S * Di * 2);
     for (size_t t = 0; t < S; t++) {
         for (size_t hh = 0; hh < Hi; hh++) rot(q + (t * Hi + hh) * Di, R, t); /* rope FIRST dr dims */
         rot(k + t * Di, R, t);
@@ -262,7 +394,8 @@ static int indexer(const fd_weights *W, const fd_model_config *c, long long L, c
             ks[j].s = I;
             ks[j].j = j;
         }
-        qsort(ks, t + 1, sizeof *ks, ks_cmp);
+        for (size_t j = t + 1; j < S; j++) { ks[j].s = -INFINITY; ks[j].j = j; } /* masked future keys */
+        torch_topk_select(ks, S, topk);
         memset(sel + t * S, 0, S);
         for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
     }
@@ -306,17 +439,24 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
     h = fd_xmalloc(S * H * 2);
     rmsnorm(x, S, H, ln_w, (float)c->rms_norm_eps, h);
     cq = fd_xmalloc(S * rq * 2);
+    dump(L, "attn_in", "bf16", h, S * H * 2);
     lin_apply(&qa, h, S, cq);
+    dump(L, "q_a", "bf16", cq, S * rq * 2);
     rmsnorm(cq, S, rq, qaw, 1e-6f, cq);
+    dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
     q = fd_xmalloc(S * nh * dq * 2);
     lin_apply(&qb, cq, S, q);
     a = fd_xmalloc(S * (rkv + dr) * 2);
+    dump(L, "q_b", "bf16", q, S * nh * dq * 2);
     lin_apply(&kva, h, S, a);
+    dump(L, "kv_a", "bf16", a, S * (rkv + dr) * 2);
     ct = fd_xmalloc(S * rkv * 2);
     for (size_t t = 0; t < S; t++) memcpy(ct + t * rkv, a + t * (rkv + dr), rkv * 2);
     rmsnorm(ct, S, rkv, kvaw, 1e-6f, ct);
     kv = fd_xmalloc(S * nh * (dn + dv) * 2);
+    dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
     lin_apply(&kvb, ct, S, kv);
+    dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
     for (size_t t = 0; t < S; t++) {
         for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
         rot(a + t * (rkv + dr) + rkv, R, t);
@@ -329,6 +469,9 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
         fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
         goto out;
     }
+    dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
+    dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
+    dump(L, "sel", "u8", sel, S * S);
     /* K_h = [k_nope_h | k_rope], per (t, head) */
     K = fd_xmalloc(S * nh * dq * 2);
     for (size_t t = 0; t < S; t++)
@@ -367,8 +510,11 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
                 o[(t * nh + hh) * dv + d] = BF(dot_bf(P, Vt + (hh * dv + d) * S, S, sa, sb));
         }
     ao = fd_xmalloc(S * H * 2);
+    dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
     lin_apply(&op, o, S, ao);
+    dump(L, "o_proj", "bf16", ao, S * H * 2);
     for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(ao[i]));
+    dump(L, "attn_resid", "bf16", x, S * H * 2);
     rc = 0;
 out:
     lin_free(&qa); lin_free(&qb); lin_free(&kva); lin_free(&kvb); lin_free(&op);
@@ -455,10 +601,13 @@ static int moe(const fd_weights *W, const fd_model_config *c, long long L, const
     unsigned char *chosen = fd_xmalloc(E), *gkeep = fd_xmalloc(G);
     uint16_t *ye = fd_xmalloc(H * 2);
     size_t per = E / G;
+    float *dlog = fd_xcalloc(S * E + 1, 4);
+    uint16_t *drt = fd_xcalloc(S * H + 1, 2);
     for (size_t t = 0; t < S; t++) {
         fd_pack_hidden(h2 + t * H, H, xp);
         for (size_t x = 0; x < E; x++) {
             float lg = fd_dot_canonical(xp, router.w + x * router.kp, router.kp, 1);
+            dlog[t * E + x] = lg;
             g[x] = 1.0f / (1.0f + expf(-lg));
             s[x] = g[x] + bias[x];
         }
@@ -501,8 +650,14 @@ static int moe(const fd_weights *W, const fd_model_config *c, long long L, const
             swiglu(&eg[x], &eu[x], &ed[x], h2 + t * H, 1, ye);
             for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
         }
+        for (size_t i = 0; i < H; i++) drt[t * H + i] = BF(acc[i]);
         for (size_t i = 0; i < H; i++) y[t * H + i] = BF(F(BF(acc[i])) + F(sh[t * H + i]));
     }
+    dump(L, "router_logits", "f32", dlog, S * E * 4);
+    dump(L, "routed", "bf16", drt, S * H * 2);
+    dump(L, "shared", "bf16", sh, S * H * 2);
+    free(dlog);
+    free(drt);
     free(xp); free(g); free(s); free(acc); free(gs); free(chosen); free(gkeep); free(ye); free(sh);
     rc = 0;
 out:
@@ -538,6 +693,8 @@ int fd_forward_hidden(const fd_weights *W, const fd_model_config *c, const int64
              *pw = NULL;
     for (size_t t = 0; t < S; t++)
         for (size_t i = 0; i < H; i++) x[t * H + i] = t_bf16(emb, (uint64_t)ids[t] * H + i);
+    dump(-1, "ids", "i64", ids, S * 8);
+    dump(-1, "embed", "bf16", x, S * H * 2);
     rope R;
     rope_init(&R, S, (size_t)c->qk_rope_head_dim, c->rope_theta);
     unsigned char *sel = fd_xmalloc(S * S);
@@ -550,17 +707,21 @@ int fd_forward_hidden(const fd_weights *W, const fd_model_config *c, const int64
         pw = vec_bf16(b, 0, H);
         if (attention(W, c, L, x, S, lw, &R, sel, &have_sel, e)) goto out;
         rmsnorm(x, S, H, pw, (float)c->rms_norm_eps, h2);
+        dump(L, "post_ln", "bf16", h2, S * H * 2);
         char nm[128];
         snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
         if (c->mlp_sparse[L] ? moe(W, c, L, h2, S, y, e)
                              : dense_mlp(W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
             goto out;
+        dump(L, "mlp", "bf16", y, S * H * 2);
         for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));
+        dump(L, "layer_out", "bf16", x, S * H * 2);
         free(lw); free(pw);
         lw = pw = NULL;
     }
     lw = vec_bf16(nrm, 0, H);
     rmsnorm(x, S, H, lw, (float)c->rms_norm_eps, out);
+    dump(-1, "final", "bf16", out, S * H * 2);
     rc = 0;
 out:
     free(x); free(h2); free(y); free(lw); free(pw); free(sel); free(R.c); free(R.s);

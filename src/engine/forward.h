@@ -15,12 +15,15 @@
  *       expf(x - max), sequential fp32 sum, divide) -> bf16 probabilities;
  *       o = bf(P.V) with fp32 accumulation.
  *     (transformers' default is sdpa; its CPU kernel keeps scores fp32.)
- *   - RMSNorm / LayerNorm statistics: sequential fp32 sums in index order.
+ *   - RMSNorm sum of squares: torch 2.11's CPU reduction order (8-lane
+ *     vectors, 4 accumulators; sum_sq_aten in forward.c); LayerNorm
+ *     statistics: sequential fp32 sums in index order.
  *   - RoPE: cos/sin from libm cosf/sinf, rounded to bf16; the rotated vector
  *     is stored de-interleaved exactly as HF does.
- *   - Indexer top-k: exactly the k' largest fp32 scores among causal keys,
- *     ties broken by the LOWER key index (torch leaves tie order
- *     unspecified; only the set matters).  When t+1 <= index_topk (in
+ *   - Indexer top-k: the k' largest fp32 scores (future keys -inf); among
+ *     EQUAL scores (frequent: ReLU makes many scores exactly 0) the set is
+ *     the one torch's CPU topk returns, by replaying libstdc++'s
+ *     nth_element / partial_sort (torch_topk_select in forward.c).  When t+1 <= index_topk (in
  *     particular whenever S <= index_topk) every causal key is kept and the
  *     indexer is not evaluated (exact: its output is irrelevant).  Shared
  *     layers reuse the selection of the last full layer; a first layer that
@@ -29,6 +32,10 @@
  *     k selected experts are processed in ascending expert id ("slot
  *     order"), the norm_topk_prob sum and the grouped_mm combine
  *     routed = bf(sum_slots fp32(y_e) * r_e) are fp32 sums in that order.
+ *
+ * Debug: FIDELITY_FORWARD_DUMP=DIR writes the intermediates of the first
+ * forward call as raw arrays (see dump() in forward.c and
+ * tests/parity/layerwise.py).
  *
  * Single-threaded; results are a pure function of the weights and ids. */
 #ifndef FD_ENGINE_FORWARD_H
