@@ -42,6 +42,7 @@ if python3 -c 'import numpy' 2>/dev/null; then
 else
     echo "numpy not installed: numpy oracle checks skipped"
 fi
+step "parity with the transformers golden (tiny fixture, eager attention)" bash tests/parity/run_parity.sh build/fidelity
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do
     [ -x "$f" ] || continue
