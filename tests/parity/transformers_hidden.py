@@ -9,6 +9,7 @@ states of the scored rows as a sealed dataset-free golden file:
     golden.json          versions, loading report, per-window row counts
 
 usage: transformers_hidden.py MODEL_DIR PANEL_DIR OUT_DIR
+(env FIDELITY_PARITY_ATTN=eager|sdpa, FIDELITY_PARITY_WINDOWS=N: the first N windows)
 Pinned: transformers==5.16.1, torch==2.11.0 (what the seeds' fixtures used)."""
 import json, os, struct, sys
 import numpy as np
@@ -40,7 +41,8 @@ def main():
     model.get_output_embeddings().register_forward_pre_hook(hook)
     tensors, rows = {}, {}
     with torch.inference_mode():
-        for wid, ids in load_panel(panel_dir):
+        limit = int(os.environ.get("FIDELITY_PARITY_WINDOWS", "0")) or None
+        for wid, ids in load_panel(panel_dir)[:limit]:
             captured.clear()
             model(input_ids=torch.from_numpy(ids)[None, :], attention_mask=torch.ones(1, len(ids), dtype=torch.int64),
                   use_cache=False)
