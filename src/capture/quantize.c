@@ -1,4 +1,5 @@
 #include "quantize.h"
+#include "format/digest.h"
 #include "model_dir.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -15,10 +16,6 @@
 
 const jv_style FD_QZ_JSON_STYLE = {2, 1, ",", ": "};
 
-static const char *const SCOPE_CLASSES[] = {"embed_tokens", "attn.qkv", "attn.o", "mlp.gate", "mlp.up",
-                                            "mlp.down", "moe.experts", "norm", "lm_head"};
-#define NCLASSES (sizeof SCOPE_CLASSES / sizeof *SCOPE_CLASSES)
-
 int fd_qz_bits_ok(int bits)
 {
     return bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
@@ -26,8 +23,8 @@ int fd_qz_bits_ok(int bits)
 
 int fd_qz_class_ok(const char *c)
 {
-    for (size_t i = 0; i < NCLASSES; i++)
-        if (!strcmp(SCOPE_CLASSES[i], c)) return 1;
+    for (size_t i = 0; i < FD_N_SCOPE_CLASSES; i++)
+        if (!strcmp(FD_SCOPE_CLASSES[i], c)) return 1;
     return 0;
 }
 
@@ -349,21 +346,7 @@ jv *fd_qz_scope_doc(const jv *report, const char *tensor_class)
 {
     int64_t bits = 0;
     jv_get_i64(report, "bits", &bits);
-    jv *d = jv_obj(), *as = jv_arr();
-    for (size_t i = 0; i < NCLASSES; i++) {
-        jv *a = jv_obj();
-        int q = !strcmp(SCOPE_CLASSES[i], tensor_class);
-        jv_set(a, "tensor_class", jv_str(SCOPE_CLASSES[i]));
-        jv_set(a, "treatment", jv_str(q ? "quantized" : "native"));
-        jv_set(a, "format", jv_str(!q ? "bf16" : bits == 8 ? "int8" : bits == 4 ? "int4" : "unknown"));
-        jv_set(a, "bits_per_weight", jv_int(q ? bits : 16));
-        jv_set(a, "layer_range", jv_null());
-        jv_push(as, a);
-    }
-    jv_set(d, "policy", jv_str("mixed"));
-    jv_set(d, "head_policy", jv_str("native"));
-    jv_set(d, "kv_cache_dtype", jv_str("bf16"));
-    jv_set(d, "assignments", as);
+    jv *d = fd_scope_block(tensor_class, bits == 8 ? "int8" : bits == 4 ? "int4" : "unknown", bits);
     jv_set(d, "_scheme", jv_copy(jv_get(report, "scheme")));
     jv_set(d, "_match_patterns", jv_copy(jv_get(report, "patterns")));
     jv_set(d, "_tensors_quantized", jv_copy(jv_get(report, "tensors_quantized")));

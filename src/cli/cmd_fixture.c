@@ -44,15 +44,7 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     if (a->declared > a->records) id.subset_detail = "a synthetic shard: the first windows only";
     jv *scope = NULL, *fp = NULL;
     if (strcmp(role, "root")) { /* a quantized candidate: routed experts int4 */
-        scope = fd_native_scope();
-        jv *as = jv_get(scope, "assignments");
-        for (size_t i = 0; i < as->u.a.n; i++)
-            if (!strcmp(jv_get_str(as->u.a.v[i], "tensor_class"), "moe.experts")) {
-                jv_set(as->u.a.v[i], "treatment", jv_str("quantized"));
-                jv_set(as->u.a.v[i], "format", jv_str("int4"));
-                jv_set(as->u.a.v[i], "bits_per_weight", jv_int(4));
-            }
-        jv_set(scope, "policy", jv_str("mixed"));
+        scope = fd_scope_block("moe.experts", "int4", 4);
         fd_buf d = {0};
         fd_err se;
         fd_scope_digest(scope, &d, &se);

@@ -138,24 +138,32 @@ int fd_scope_digest(const jv *scope, fd_buf *out, fd_err *e)
     return rc;
 }
 
-jv *fd_native_scope(void)
+const char *const FD_SCOPE_CLASSES[FD_N_SCOPE_CLASSES] = {"embed_tokens", "attn.qkv", "attn.o", "mlp.gate",
+                                                         "mlp.up", "mlp.down", "moe.experts", "norm", "lm_head"};
+
+jv *fd_scope_block(const char *quantized_class, const char *format, int64_t bits)
 {
-    static const char *const classes[] = {"embed_tokens", "attn.qkv", "attn.o", "mlp.gate", "mlp.up",
-                                          "mlp.down", "moe.experts", "norm", "lm_head"};
     jv *s = jv_obj(), *as = jv_arr();
-    for (size_t i = 0; i < sizeof classes / sizeof *classes; i++) {
+    for (size_t i = 0; i < FD_N_SCOPE_CLASSES; i++) {
+        int q = quantized_class && !strcmp(FD_SCOPE_CLASSES[i], quantized_class);
         jv *a = jv_obj();
-        jv_set(a, "tensor_class", jv_str(classes[i]));
-        jv_set(a, "treatment", jv_str("native"));
-        jv_set(a, "format", jv_str("bf16"));
-        jv_set(a, "bits_per_weight", jv_int(16));
+        jv_set(a, "tensor_class", jv_str(FD_SCOPE_CLASSES[i]));
+        jv_set(a, "treatment", jv_str(q ? "quantized" : "native"));
+        jv_set(a, "format", jv_str(q ? format : "bf16"));
+        jv_set(a, "bits_per_weight", jv_int(q ? bits : 16));
         jv_set(a, "layer_range", jv_null());
         jv_push(as, a);
     }
-    jv_set(s, "policy", jv_str("native"));
+    jv_set(s, "policy", jv_str(quantized_class ? "mixed" : "native"));
     jv_set(s, "head_policy", jv_str("native"));
     jv_set(s, "kv_cache_dtype", jv_str("bf16"));
     jv_set(s, "assignments", as);
+    return s;
+}
+
+jv *fd_native_scope(void)
+{
+    jv *s = fd_scope_block(NULL, NULL, 0);
     fd_buf d = {0};
     fd_err e;
     fd_scope_digest(s, &d, &e);

@@ -16,7 +16,13 @@ void fd_suite_token_hash(char *const *per_record, size_t n, int legacy, char hex
 int fd_capture_content_digest(const jv *records, char hex[65], fd_err *e);
 /* registry_lib scope digest string of a scope block (appended to out). */
 int fd_scope_digest(const jv *scope, fd_buf *out, fd_err *e);
-/* The native root scope block (policy native, the nine classes, bf16@16). */
+/* The nine tensor classes of dsmanifest.NATIVE_TENSOR_CLASSES, in order. */
+#define FD_N_SCOPE_CLASSES 9
+extern const char *const FD_SCOPE_CLASSES[FD_N_SCOPE_CLASSES];
+/* A scope block (no digest): every class native bf16@16, except
+ * quantized_class (if not NULL) as quantized FORMAT@BITS with policy mixed. */
+jv *fd_scope_block(const char *quantized_class, const char *format, int64_t bits);
+/* The native root scope block, with its scope_digest. */
 jv *fd_native_scope(void);
 
 #endif
