@@ -217,8 +217,9 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
         if (fd_dsw_add_window(dw, &win, hid, e)) goto out;
         free(hid);
         hid = NULL;
-        fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
-                rows, win.elapsed_seconds);
+        if (o->progress)
+            fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
+                    rows, win.elapsed_seconds);
     }
     uint16_t *hb = fd_xmalloc(head->nbytes + 2);
     memcpy(hb, head->data, head->nbytes);

@@ -26,6 +26,7 @@ typedef struct fd_capture_opts {
     const char *run_name, *cold_run, *weights_repository;
     long windows;                   /* <= 0: all */
     int force;
+    int progress;                   /* per-window JSON lines on stderr */
 } fd_capture_opts;
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */

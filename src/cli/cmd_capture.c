@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int usage(const char *why)
 {
@@ -18,6 +19,7 @@ static int usage(const char *why)
 int cmd_capture(int argc, char **argv)
 {
     fd_capture_opts o = {0};
+    o.progress = isatty(2); /* per-window lines only on a terminal, or with --progress */
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **dst = !strcmp(s, "--model") ? &o.model : !strcmp(s, "--panel") ? &o.panel
@@ -38,6 +40,7 @@ int cmd_capture(int argc, char **argv)
             if (!*v || *end || o.windows < 1) return usage("--windows must be a positive integer");
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
+        else if (!strcmp(s, "--progress")) o.progress = 1;
         else {
             fprintf(stderr, "fidelity capture: unknown argument %s\n", s);
             return usage(NULL);
