@@ -8,6 +8,7 @@
 #include "format/version.h"
 #include "kernels/kl.h"
 #include "util/fsio.h"
+#include "util/utc.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,11 +79,8 @@ static jv *stats_block(double mean, double median, double p95, double p99, doubl
 
 static void utc(char out[32], const char *pinned)
 {
-    if (pinned) { snprintf(out, 32, "%s", pinned); return; }
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (pinned) snprintf(out, 32, "%s", pinned);
+    else fd_utc_now(out, 32, "%Y-%m-%dT%H:%M:%SZ");
 }
 
 /* The comparability key of the registry (provisional: it recomputes it). */

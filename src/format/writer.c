@@ -7,6 +7,7 @@
 #include "version.h"
 #include "checksums.h"
 #include "../util/fsio.h"
+#include "../util/utc.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +28,6 @@ struct fd_dsw {
 
 static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
 
-static void utc_now(char out[32])
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
 {
@@ -67,14 +61,11 @@ fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
     w->tmp = fd_buf_cstr(&t);
     w->id = *id;
     if (id->created_utc) snprintf(w->created, sizeof w->created, "%s", id->created_utc);
-    else utc_now(w->created);
+    else fd_utc_now(w->created, sizeof w->created, "%Y-%m-%dT%H:%M:%SZ");
     if (id->cold_run) snprintf(w->cold_run, sizeof w->cold_run, "%s", id->cold_run);
     else {
         char ts[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+        fd_utc_now(ts, sizeof ts, "%Y%m%dT%H%M%SZ");
         snprintf(w->cold_run, sizeof w->cold_run, "%s-%ld", ts, (long)getpid());
     }
     w->cap_records = jv_arr();
