@@ -124,6 +124,8 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     struct stat sb;
     if (!o->force && lstat(o->out, &sb) == 0)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
+    fd_mm mm;
+    if (fd_mm_init(&mm, o->kernel, o->threads, e)) return -1;
     fd_glm_config c;
     memset(&c, 0, sizeof c);
     if (fd_glm_config_load(o->model, &c, e)) return -1;
@@ -203,7 +205,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
         const fd_panel_window *pw = &P.w[i];
         double t0 = now_s();
         hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
-        if (fd_forward_hidden(&W, &c, pw->ids, pw->n_ids, hid, e)) goto out;
+        if (fd_forward_hidden(&mm, &W, &c, pw->ids, pw->n_ids, hid, e)) goto out;
         fd_ds_window win;
         fd_panel_ds_window(pw, &win);
         size_t rows = pw->n_ids - 1; /* all-ones mask: causal = rows 0..L-2 */

@@ -27,6 +27,8 @@ typedef struct fd_capture_opts {
     long windows;                   /* <= 0: all */
     int force;
     int progress;                   /* per-window JSON lines on stderr */
+    int threads;                    /* <= 0: one per online CPU (no effect on any bit) */
+    const char *kernel;             /* GEMM path override (no effect on any bit) */
 } fd_capture_opts;
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */

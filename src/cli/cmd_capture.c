@@ -12,7 +12,8 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
-                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--force]\n");
+                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--threads N]\n"
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--progress] [--force]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -28,7 +29,8 @@ int cmd_capture(int argc, char **argv)
                          : !strcmp(s, "--dataset-name") ? &o.dataset_name : !strcmp(s, "--panel-role") ? &o.panel_role
                          : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
                          : !strcmp(s, "--cold-run") ? &o.cold_run
-                         : !strcmp(s, "--weights-repository") ? &o.weights_repository : NULL;
+                         : !strcmp(s, "--weights-repository") ? &o.weights_repository
+                         : !strcmp(s, "--kernel") ? &o.kernel : NULL;
         if (dst) {
             if (!v) return usage("an option is missing its value");
             *dst = v;
@@ -38,6 +40,13 @@ int cmd_capture(int argc, char **argv)
             if (!v) return usage("--windows needs a value");
             o.windows = strtol(v, &end, 10);
             if (!*v || *end || o.windows < 1) return usage("--windows must be a positive integer");
+            i++;
+        } else if (!strcmp(s, "--threads")) {
+            char *end;
+            if (!v) return usage("--threads needs a value");
+            long t = strtol(v, &end, 10);
+            if (!*v || *end || t < 1 || t > 4096) return usage("--threads must be an integer in 1..4096");
+            o.threads = (int)t;
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;

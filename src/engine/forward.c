@@ -1,6 +1,7 @@
 /* glm_moe_dsa forward to the final RMSNorm output; see forward.h for every
  * rounding, tie and order choice. */
 #include "engine/forward.h"
+#include "engine/matmul.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -83,24 +84,23 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
     return v;
 }
 
-/* A Linear, its rows packed as canonical pairs. */
+/* A Linear, its rows packed as column tiles for fd_mm_run. */
 typedef struct lin {
-    uint32_t *w;    /* N x kp */
+    fd_packed_head p;
     float *bias;    /* N or NULL */
-    size_t N, K, kp;
+    size_t N, K;
 } lin;
 
 static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
 {
     L->N = N;
     L->K = K;
-    L->kp = (K + 1) / 2;
-    L->w = fd_xcalloc(N * L->kp + 1, 4);
     L->bias = NULL;
+    fd_mm_alloc(&L->p, N, K);
     uint16_t *row = fd_xmalloc(K * 2 + 2);
     for (size_t n = 0; n < N; n++) {
         for (size_t k = 0; k < K; k++) row[k] = t_bf16(t, (row0 + n) * K + k);
-        fd_pack_hidden(row, K, L->w + n * L->kp);
+        fd_mm_set_row(&L->p, n, row);
     }
     free(row);
 }
@@ -113,7 +113,7 @@ static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, 
     lin_pack(L, t, 0, N, K);
     if (with_bias) {
         const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
-        if (!b) { free(L->w); L->w = NULL; return -1; }
+        if (!b) { fd_packed_head_free(&L->p); return -1; }
         L->bias = fd_xmalloc(N * sizeof *L->bias);
         for (size_t n = 0; n < N; n++) L->bias[n] = F(t_bf16(b, n));
     }
@@ -122,33 +122,36 @@ static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, 
 
 static void lin_free(lin *L)
 {
-    free(L->w);
+    if (L->p.w) fd_packed_head_free(&L->p);
     free(L->bias);
     memset(L, 0, sizeof *L);
 }
 
-/* y[r] = Linear(x[r]) for r < rows; x rows of K, y rows of N (bf16). */
-static void lin_apply(const lin *L, const uint16_t *x, size_t rows, uint16_t *y)
+/* fp32 canonical dots of `rows` rows of x (K each) with every row of L:
+ * out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
+static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
 {
-    uint32_t *xp = fd_xcalloc(L->kp + 1, 4);
-    for (size_t r = 0; r < rows; r++) {
-        fd_pack_hidden(x + r * L->K, L->K, xp);
+    size_t kp = L->p.kp, os = L->p.tiles * FD_TILE;
+    uint32_t *xp = fd_xmalloc((rows * kp + 1) * 4);
+    fd_mm_pack_rows(x, rows, L->K, L->K, xp);
+    float *out = fd_xmalloc((rows * os + 1) * 4);
+    fd_mm_run(m, xp, rows, &L->p, out, os);
+    free(xp);
+    return out;
+}
+
+/* y[r] = Linear(x[r]) for r < rows; x rows of K, y rows of N (bf16). */
+static void lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows, uint16_t *y)
+{
+    size_t os = L->p.tiles * FD_TILE;
+    float *out = lin_dots(m, L, x, rows);
+    for (size_t r = 0; r < rows; r++)
         for (size_t n = 0; n < L->N; n++) {
-            float acc = fd_dot_canonical(xp, L->w + n * L->kp, L->kp, 1);
+            float acc = out[r * os + n];
             if (L->bias) acc += L->bias[n];
             y[r * L->N + n] = BF(acc);
         }
-    }
-    free(xp);
-}
-
-/* fp32 result of the canonical dot of two bf16 vectors of length n. */
-static float dot_bf(const uint16_t *a, const uint16_t *b, size_t n, uint32_t *sa, uint32_t *sb)
-{
-    size_t kp = (n + 1) / 2;
-    fd_pack_hidden(a, n, sa);
-    fd_pack_hidden(b, n, sb);
-    return fd_dot_canonical(sa, sb, kp, 1);
+    free(out);
 }
 
 /* ------------------------------------------------------------ norms, rope */
@@ -346,7 +349,7 @@ static void select_all_causal(unsigned char *sel, size_t S)
     for (size_t t = 0; t < S; t++) memset(sel + t * S, 1, t + 1);
 }
 
-static int indexer(const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h, const uint16_t *cq,
+static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h, const uint16_t *cq,
                    size_t S, const rope *R, unsigned char *sel, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
@@ -367,9 +370,9 @@ static int indexer(const fd_weights *W, const fd_model_config *c, long long L, c
     float *lw = fd_xmalloc(Di * 4), *lb = fd_xmalloc(Di * 4);
     for (size_t j = 0; j < Di; j++) { lw[j] = F(t_bf16(kw, j)); lb[j] = F(t_bf16(kb, j)); }
     uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
-    lin_apply(&wq, cq, S, q);
-    lin_apply(&wk, h, S, k);
-    lin_apply(&wp, h, S, wt);
+    lin_apply(m, &wq, cq, S, q);
+    lin_apply(m, &wk, h, S, k);
+    lin_apply(m, &wp, h, S, wt);
     dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
     dump(L, "idx_k", "bf16", k, S * Di * 2);
     dump(L, "idx_w", "bf16", wt, S * Hi * 2);
@@ -381,32 +384,46 @@ static int indexer(const fd_weights *W, const fd_model_config *c, long long L, c
     }
     (void)dr;
     float hs = (float)pow((double)Hi, -0.5), ds = (float)pow((double)Di, -0.5);
-    uint32_t *sa = fd_xmalloc((Di / 2 + 2) * 4), *sb = fd_xmalloc((Di / 2 + 2) * 4);
+    /* scores of a block of query rows against every key, as one product:
+     * rows (t, head) of q times the packed keys */
+    enum { TB = 16 };
+    fd_packed_head kx;
+    fd_mm_alloc(&kx, S, Di);
+    for (size_t j = 0; j < S; j++) fd_mm_set_row(&kx, j, k + j * Di);
+    size_t os = kx.tiles * FD_TILE, kp = kx.kp;
+    uint32_t *qp = fd_xmalloc((TB * Hi * kp + 1) * 4);
+    float *dots = fd_xmalloc((TB * Hi * os + 1) * 4);
     keyscore *ks = fd_xmalloc(S * sizeof *ks);
-    for (size_t t = topk; t < S; t++) { /* rows t+1 > topk are truly sparse */
-        for (size_t j = 0; j <= t; j++) {
-            float I = 0.0f;
-            for (size_t hh = 0; hh < Hi; hh++) {
-                float wv = F(wt[t * Hi + hh]) * hs;
-                float d = ds * dot_bf(q + (t * Hi + hh) * Di, k + j * Di, Di, sa, sb);
-                I += wv * (d > 0.0f ? d : 0.0f);
+    for (size_t t0 = topk; t0 < S; t0 += TB) { /* rows t+1 > topk are truly sparse */
+        size_t nb = S - t0 < TB ? S - t0 : TB;
+        fd_mm_pack_rows(q + t0 * Hi * Di, nb * Hi, Di, Di, qp);
+        fd_mm_run(m, qp, nb * Hi, &kx, dots, os);
+        for (size_t t = t0; t < t0 + nb; t++) {
+            const float *dt = dots + (t - t0) * Hi * os;
+            for (size_t j = 0; j <= t; j++) {
+                float I = 0.0f;
+                for (size_t hh = 0; hh < Hi; hh++) {
+                    float wv = F(wt[t * Hi + hh]) * hs;
+                    float d = ds * dt[hh * os + j];
+                    I += wv * (d > 0.0f ? d : 0.0f);
+                }
+                ks[j].s = I;
+                ks[j].j = j;
             }
-            ks[j].s = I;
-            ks[j].j = j;
+            for (size_t j = t + 1; j < S; j++) { ks[j].s = -INFINITY; ks[j].j = j; } /* masked future keys */
+            torch_topk_select(ks, S, topk);
+            memset(sel + t * S, 0, S);
+            for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
         }
-        for (size_t j = t + 1; j < S; j++) { ks[j].s = -INFINITY; ks[j].j = j; } /* masked future keys */
-        torch_topk_select(ks, S, topk);
-        memset(sel + t * S, 0, S);
-        for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
     }
-    free(ks); free(sa); free(sb); free(q); free(k); free(wt); free(lw); free(lb);
+    free(ks); free(qp); free(dots); fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
     lin_free(&wq); lin_free(&wk); lin_free(&wp);
     return 0;
 }
 
 /* ------------------------------------------------------------ attention */
 
-static int attention(const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
+static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
                      const uint16_t *ln_w, const rope *R, unsigned char *sel, int *have_sel, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, rkv = (size_t)c->kv_lora_rank,
@@ -416,8 +433,7 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
     char nm[256];
     lin qa = {0}, qb = {0}, kva = {0}, kvb = {0}, op = {0};
     uint16_t *h = NULL, *cq = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *qaw = NULL,
-             *kvaw = NULL, *K = NULL, *P = NULL, *Vt = NULL;
-    uint32_t *sa = NULL, *sb = NULL;
+             *kvaw = NULL, *P = NULL;
     float *sc = NULL;
     int bias = c->attention_bias;
 #define LL(var, n, k, b, suffix)                                               \
@@ -440,22 +456,22 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
     rmsnorm(x, S, H, ln_w, (float)c->rms_norm_eps, h);
     cq = fd_xmalloc(S * rq * 2);
     dump(L, "attn_in", "bf16", h, S * H * 2);
-    lin_apply(&qa, h, S, cq);
+    lin_apply(m, &qa, h, S, cq);
     dump(L, "q_a", "bf16", cq, S * rq * 2);
     rmsnorm(cq, S, rq, qaw, 1e-6f, cq);
     dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
     q = fd_xmalloc(S * nh * dq * 2);
-    lin_apply(&qb, cq, S, q);
+    lin_apply(m, &qb, cq, S, q);
     a = fd_xmalloc(S * (rkv + dr) * 2);
     dump(L, "q_b", "bf16", q, S * nh * dq * 2);
-    lin_apply(&kva, h, S, a);
+    lin_apply(m, &kva, h, S, a);
     dump(L, "kv_a", "bf16", a, S * (rkv + dr) * 2);
     ct = fd_xmalloc(S * rkv * 2);
     for (size_t t = 0; t < S; t++) memcpy(ct + t * rkv, a + t * (rkv + dr), rkv * 2);
     rmsnorm(ct, S, rkv, kvaw, 1e-6f, ct);
     kv = fd_xmalloc(S * nh * (dn + dv) * 2);
     dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
-    lin_apply(&kvb, ct, S, kv);
+    lin_apply(m, &kvb, ct, S, kv);
     dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
     for (size_t t = 0; t < S; t++) {
         for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
@@ -463,7 +479,7 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
     }
     /* selection */
     if (c->indexer_full[L]) {
-        if (indexer(W, c, L, h, cq, S, R, sel, e)) goto out;
+        if (indexer(m, W, c, L, h, cq, S, R, sel, e)) goto out;
         *have_sel = 1;
     } else if (!*have_sel) {
         fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
@@ -472,46 +488,60 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
     dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
     dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
     dump(L, "sel", "u8", sel, S * S);
-    /* K_h = [k_nope_h | k_rope], per (t, head) */
-    K = fd_xmalloc(S * nh * dq * 2);
-    for (size_t t = 0; t < S; t++)
-        for (size_t hh = 0; hh < nh; hh++) {
-            memcpy(K + (t * nh + hh) * dq, kv + (t * nh + hh) * (dn + dv), dn * 2);
-            memcpy(K + (t * nh + hh) * dq + dn, a + t * (rkv + dr) + rkv, dr * 2);
-        }
-    /* V transposed per head: Vt[(hh*dv + d)*S + j] */
-    Vt = fd_xcalloc(nh * dv * S + 1, 2);
-    for (size_t j = 0; j < S; j++)
-        for (size_t hh = 0; hh < nh; hh++)
-            for (size_t d = 0; d < dv; d++) Vt[(hh * dv + d) * S + j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
-    size_t mx = (dq > S ? dq : S) / 2 + 2;
-    sa = fd_xmalloc(mx * 4);
-    sb = fd_xmalloc(mx * 4);
-    sc = fd_xmalloc(S * sizeof *sc);
-    P = fd_xmalloc(S * 2 + 2);
-    o = fd_xmalloc(S * nh * dv * 2);
+    /* per head: scores = Q_h K_h^T and o_h = P V_h as products over blocks of
+     * query rows; K_h = [k_nope_h | k_rope] */
+    enum { TB = 32 };
     float lam = (float)pow((double)dq, -0.5);
-    for (size_t t = 0; t < S; t++)
-        for (size_t hh = 0; hh < nh; hh++) {
-            const unsigned char *st = sel + t * S;
-            float m = -INFINITY;
-            for (size_t j = 0; j < S; j++) {
-                if (!st[j]) continue;
-                float s = F(BF(dot_bf(q + (t * nh + hh) * dq, K + (j * nh + hh) * dq, dq, sa, sb)));
-                s = F(BF(s * lam));
-                sc[j] = s;
-                if (s > m) m = s;
-            }
-            float sum = 0.0f;
-            for (size_t j = 0; j < S; j++)
-                if (st[j]) { sc[j] = expf(sc[j] - m); sum += sc[j]; }
-            for (size_t j = 0; j < S; j++) P[j] = st[j] ? BF(sc[j] / sum) : 0;
-            for (size_t d = 0; d < dv; d++)
-                o[(t * nh + hh) * dv + d] = BF(dot_bf(P, Vt + (hh * dv + d) * S, S, sa, sb));
+    o = fd_xmalloc(S * nh * dv * 2);
+    uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
+    fd_packed_head kh, vh;
+    fd_mm_alloc(&kh, S, dq);
+    fd_mm_alloc(&vh, dv, S);
+    size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
+    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4);
+    sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
+    float *ob = fd_xmalloc((TB * ov + 1) * 4);
+    P = fd_xmalloc(TB * S * 2 + 2);
+    for (size_t hh = 0; hh < nh; hh++) {
+        for (size_t j = 0; j < S; j++) {
+            memcpy(row, kv + (j * nh + hh) * (dn + dv), dn * 2);
+            memcpy(row + dn, a + j * (rkv + dr) + rkv, dr * 2);
+            fd_mm_set_row(&kh, j, row);
         }
+        for (size_t d = 0; d < dv; d++) {
+            for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
+            fd_mm_set_row(&vh, d, row);
+        }
+        for (size_t t0 = 0; t0 < S; t0 += TB) {
+            size_t nb = S - t0 < TB ? S - t0 : TB;
+            fd_mm_pack_rows(q + (t0 * nh + hh) * dq, nb, dq, nh * dq, qp);
+            fd_mm_run(m, qp, nb, &kh, sc, os);
+            for (size_t i = 0; i < nb; i++) {
+                const unsigned char *st = sel + (t0 + i) * S;
+                float *si = sc + i * os, mx = -INFINITY;
+                for (size_t j = 0; j < S; j++) {
+                    if (!st[j]) continue;
+                    float v = F(BF(F(BF(si[j])) * lam));
+                    si[j] = v;
+                    if (v > mx) mx = v;
+                }
+                float sum = 0.0f;
+                for (size_t j = 0; j < S; j++)
+                    if (st[j]) { si[j] = expf(si[j] - mx); sum += si[j]; }
+                for (size_t j = 0; j < S; j++) P[i * S + j] = st[j] ? BF(si[j] / sum) : 0;
+            }
+            fd_mm_pack_rows(P, nb, S, S, pp);
+            fd_mm_run(m, pp, nb, &vh, ob, ov);
+            for (size_t i = 0; i < nb; i++)
+                for (size_t d = 0; d < dv; d++) o[((t0 + i) * nh + hh) * dv + d] = BF(ob[i * ov + d]);
+        }
+    }
+    free(row); free(qp); free(pp); free(ob);
+    fd_packed_head_free(&kh);
+    fd_packed_head_free(&vh);
     ao = fd_xmalloc(S * H * 2);
     dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
-    lin_apply(&op, o, S, ao);
+    lin_apply(m, &op, o, S, ao);
     dump(L, "o_proj", "bf16", ao, S * H * 2);
     for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(ao[i]));
     dump(L, "attn_resid", "bf16", x, S * H * 2);
@@ -519,26 +549,26 @@ static int attention(const fd_weights *W, const fd_model_config *c, long long L,
 out:
     lin_free(&qa); lin_free(&qb); lin_free(&kva); lin_free(&kvb); lin_free(&op);
     free(h); free(cq); free(q); free(a); free(ct); free(kv); free(o); free(ao); free(qaw); free(kvaw);
-    free(K); free(P); free(Vt); free(sa); free(sb); free(sc);
+    free(P); free(sc);
     return rc;
 }
 
 /* ------------------------------------------------------------ MLPs */
 
 /* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x. */
-static void swiglu(const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, uint16_t *y)
+static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, uint16_t *y)
 {
     size_t I = g->N;
     uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
-    lin_apply(g, x, rows, a);
-    lin_apply(u, x, rows, b);
+    lin_apply(m, g, x, rows, a);
+    lin_apply(m, u, x, rows, b);
     for (size_t i = 0; i < rows * I; i++) a[i] = BF(F(BF(silu(F(a[i])))) * F(b[i]));
-    lin_apply(d, a, rows, y);
+    lin_apply(m, d, a, rows, y);
     free(a);
     free(b);
 }
 
-static int dense_mlp(const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x, size_t rows,
+static int dense_mlp(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x, size_t rows,
                      uint16_t *y, fd_err *e)
 {
     lin g = {0}, u = {0}, d = {0};
@@ -550,14 +580,14 @@ static int dense_mlp(const fd_weights *W, size_t H, size_t I, const char *prefix
     if (lin_load(&u, W, e, I, H, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
     if (lin_load(&d, W, e, H, I, 0, nm)) goto out;
-    swiglu(&g, &u, &d, x, rows, y);
+    swiglu(m, &g, &u, &d, x, rows, y);
     rc = 0;
 out:
     lin_free(&g); lin_free(&u); lin_free(&d);
     return rc;
 }
 
-static int moe(const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
+static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
                fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
@@ -595,18 +625,22 @@ static int moe(const fd_weights *W, const fd_model_config *c, long long L, const
     }
     uint16_t *sh = fd_xmalloc(S * H * 2);
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
-    if (dense_mlp(W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
-    uint32_t *xp = fd_xmalloc(((H + 1) / 2 + 1) * 4);
+    if (dense_mlp(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
     float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
     unsigned char *chosen = fd_xmalloc(E), *gkeep = fd_xmalloc(G);
-    uint16_t *ye = fd_xmalloc(H * 2);
-    size_t per = E / G;
+    size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
     float *dlog = fd_xcalloc(S * E + 1, 4);
     uint16_t *drt = fd_xcalloc(S * H + 1, 2);
+    /* routing of every token first; then each expert runs once over the
+     * tokens routed to it (each output element is still one independent
+     * canonical dot, so batching changes no bit); then the combine, per
+     * token in slot order */
+    float *lgs = lin_dots(m, &router, h2, S);
+    size_t *slot_x = fd_xmalloc((S * kk + 1) * sizeof *slot_x);
+    float *slot_r = fd_xmalloc((S * kk + 1) * 4);
     for (size_t t = 0; t < S; t++) {
-        fd_pack_hidden(h2 + t * H, H, xp);
         for (size_t x = 0; x < E; x++) {
-            float lg = fd_dot_canonical(xp, router.w + x * router.kp, router.kp, 1);
+            float lg = lgs[t * ro + x];
             dlog[t * E + x] = lg;
             g[x] = 1.0f / (1.0f + expf(-lg));
             s[x] = g[x] + bias[x];
@@ -632,7 +666,7 @@ static int moe(const fd_weights *W, const fd_model_config *c, long long L, const
                 if (!gkeep[x / per]) s[x] = -INFINITY;
         }
         memset(chosen, 0, E);
-        for (size_t r = 0; r < k && r < E; r++) {
+        for (size_t r = 0; r < kk; r++) {
             size_t best = E;
             for (size_t x = 0; x < E; x++)
                 if (!chosen[x] && (best == E || s[x] > s[best])) best = x;
@@ -641,13 +675,31 @@ static int moe(const fd_weights *W, const fd_model_config *c, long long L, const
         float rs = 0.0f;
         for (size_t x = 0; x < E; x++)
             if (chosen[x]) rs += g[x];
-        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
+        size_t sl = 0;
         for (size_t x = 0; x < E; x++) { /* slots in ascending expert id */
             if (!chosen[x]) continue;
             float r = g[x];
             if (c->norm_topk_prob) r = r / (rs + 1e-20f);
-            r = r * (float)c->routed_scaling_factor;
-            swiglu(&eg[x], &eu[x], &ed[x], h2 + t * H, 1, ye);
+            slot_x[t * kk + sl] = x;
+            slot_r[t * kk + sl++] = r * (float)c->routed_scaling_factor;
+        }
+    }
+    free(lgs);
+    uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2), *xb = fd_xmalloc((S * H + 1) * 2), *yb = fd_xmalloc((S * H + 1) * 2);
+    size_t *who = fd_xmalloc((S + 1) * sizeof *who);
+    for (size_t x = 0; x < E; x++) {
+        size_t n = 0;
+        for (size_t i = 0; i < S * kk; i++)
+            if (slot_x[i] == x) { memcpy(xb + n * H, h2 + (i / kk) * H, H * 2); who[n++] = i; }
+        if (!n) continue;
+        swiglu(m, &eg[x], &eu[x], &ed[x], xb, n, yb);
+        for (size_t r = 0; r < n; r++) memcpy(ys + who[r] * H, yb + r * H, H * 2);
+    }
+    for (size_t t = 0; t < S; t++) {
+        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
+        for (size_t sl = 0; sl < kk; sl++) {
+            const uint16_t *ye = ys + (t * kk + sl) * H;
+            float r = slot_r[t * kk + sl];
             for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
         }
         for (size_t i = 0; i < H; i++) drt[t * H + i] = BF(acc[i]);
@@ -658,7 +710,8 @@ static int moe(const fd_weights *W, const fd_model_config *c, long long L, const
     dump(L, "shared", "bf16", sh, S * H * 2);
     free(dlog);
     free(drt);
-    free(xp); free(g); free(s); free(acc); free(gs); free(chosen); free(gkeep); free(ye); free(sh);
+    free(ys); free(xb); free(yb); free(who); free(slot_x); free(slot_r);
+    free(g); free(s); free(acc); free(gs); free(chosen); free(gkeep); free(sh);
     rc = 0;
 out:
     for (size_t x = 0; x < E; x++) { lin_free(&eg[x]); lin_free(&eu[x]); lin_free(&ed[x]); }
@@ -670,7 +723,7 @@ out:
 
 /* ------------------------------------------------------------ driver */
 
-int fd_forward_hidden(const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, uint16_t *out,
+int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, uint16_t *out,
                       fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
@@ -705,13 +758,13 @@ int fd_forward_hidden(const fd_weights *W, const fd_model_config *c, const int64
         if (!b) goto out;
         lw = vec_bf16(a, 0, H);
         pw = vec_bf16(b, 0, H);
-        if (attention(W, c, L, x, S, lw, &R, sel, &have_sel, e)) goto out;
+        if (attention(m, W, c, L, x, S, lw, &R, sel, &have_sel, e)) goto out;
         rmsnorm(x, S, H, pw, (float)c->rms_norm_eps, h2);
         dump(L, "post_ln", "bf16", h2, S * H * 2);
         char nm[128];
         snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
-        if (c->mlp_sparse[L] ? moe(W, c, L, h2, S, y, e)
-                             : dense_mlp(W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
+        if (c->mlp_sparse[L] ? moe(m, W, c, L, h2, S, y, e)
+                             : dense_mlp(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
             goto out;
         dump(L, "mlp", "bf16", y, S * H * 2);
         for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));

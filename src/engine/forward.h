@@ -4,7 +4,7 @@
  *
  * Every rounding point of §3/§4 is reproduced; choices the reference leaves
  * open are fixed here:
- *   - Linear: fd_dot_canonical (bf16 in, fp32 accumulate in the canonical
+ *   - Linear: the canonical dot (fd_dot_canonical semantics; bf16 in, fp32 accumulate in the canonical
  *     pair order of docs/NUMERICS.md), bias added to the fp32 sum, one bf16
  *     rounding of the output.  Every other bf16 x bf16 contraction (Q.K,
  *     P.V, the indexer q.k, the fp32 router GEMM on upcast weights) also
@@ -37,12 +37,15 @@
  * forward call as raw arrays (see dump() in forward.c and
  * tests/parity/layerwise.py).
  *
- * Single-threaded; results are a pure function of the weights and ids. */
+ * Every matrix product runs through fd_mm_run (engine/matmul.h): threads
+ * split output columns only, so results are a pure function of the weights
+ * and ids, whatever the thread count or kernel path. */
 #ifndef FD_ENGINE_FORWARD_H
 #define FD_ENGINE_FORWARD_H
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/config.h"
+#include "engine/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 
@@ -51,7 +54,7 @@ typedef fd_glm_config fd_model_config;
 /* out_bf16: S x hidden_size bf16 values, row-major.  Refusals:
  * bad_config (unsupported schedule/activation), checkpoint_mismatch (a
  * tensor missing or misshaped), bad_token (an id outside the vocab). */
-int fd_forward_hidden(const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S,
+int fd_forward_hidden(const fd_mm *m, const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S,
                       uint16_t *out_bf16, fd_err *e);
 
 #endif

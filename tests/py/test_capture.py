@@ -97,6 +97,22 @@ try:
         r = json.load(open(W("sc", "comparison-receipt.json")))["kl"]
         case("self-compare exact zeros", r["mean"] == 0.0 and r["max"] == 0.0, r)
 
+    # the forward's products split columns among threads and rows into
+    # blocks only: no thread count or kernel path may move a bit
+    want = m1["capture"]["capture_content_digest"]
+    for extra in (["--threads", 1], ["--threads", 2], ["--threads", 3], ["--threads", 7],
+                  ["--kernel", "scalar", "--threads", 2], ["--kernel", "avx2"], ["--kernel", "avx512f"],
+                  ["--kernel", "avx512bf16", "--threads", 3]):
+        d = W("inv-" + "-".join(str(x) for x in extra).replace("--", ""))
+        rc, out, err = capture(W("m"), d, cold="cold-run-1", extra=extra)
+        if rc == 3 and "not supported on this CPU" in out:
+            print("skip %s: kernel path not supported on this CPU" % extra)
+            continue
+        got = manifest(d)["capture"]["capture_content_digest"] if rc == 0 else None
+        case("capture %s: same capture_content_digest" % " ".join(map(str, extra)), got == want, out + err)
+    rc, out, err = capture(W("m"), W("inv-bad"), extra=["--kernel", "nonesuch"])
+    case("unknown --kernel refused", rc == 3 and not os.path.exists(W("inv-bad")), out + err)
+
     kls = {}
     for bits in (8, 4):
         q, s = W("q%d" % bits), W("scope%d.json" % bits)
