@@ -2,6 +2,7 @@
 #include "capture/panel.h"
 #include "engine/config.h"
 #include "engine/forward.h"
+#include "capture/probe.h"
 #include "engine/weights.h"
 #include "format/digest.h"
 #include "format/sha.h"
@@ -135,7 +136,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     fd_panel P;
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL;
+    jv *scope = NULL, *files = NULL, *probe = NULL;
     fd_dsw *dw = NULL;
     uint16_t *hid = NULL;
     if (fd_weights_open(o->model, &W, e)) goto out;
@@ -158,6 +159,14 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     if (!P.n) { fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final"); goto out; }
     for (size_t i = 0; i < P.n; i++)
         if (mask_all_ones(&P.w[i], e)) goto out;
+    /* the generation sanity probe: one extra window before the panel loop
+     * (FORMAT §6 window-outer order); a refusal here writes nothing */
+    fd_probe_opts po = {o->sanity_prompt, o->sanity_expect, o->no_sanity_check};
+    if (fd_probe_run(&po, o->model, &mm, &W, &c, head, &probe, e)) goto out;
+    if (o->progress) {
+        const char *st = jv_get_str(probe, "status");
+        fprintf(stderr, "{\"stage\":\"sanity_probe\",\"status\":\"%s\"}\n", st ? st : "?");
+    }
     char repo[512];
     if (o->weights_repository) snprintf(repo, sizeof repo, "%s", o->weights_repository);
     else if (P.receipt_tokenizer_id) snprintf(repo, sizeof repo, "%s", P.receipt_tokenizer_id);
@@ -198,6 +207,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.vocab = (int64_t)head->shape[0];
     id.context_length = (int64_t)P.context_length;
     id.force = o->force;
+    id.generation_sanity_probe = probe;
     dw = fd_dsw_begin(o->out, &id, e);
     if (!dw) goto out;
     size_t H = (size_t)c.hidden_size;
@@ -238,5 +248,6 @@ out:
     fd_glm_config_free(&c);
     jv_free(scope);
     jv_free(files);
+    jv_free(probe);
     return rc;
 }

@@ -29,6 +29,9 @@ typedef struct fd_capture_opts {
     int progress;                   /* per-window JSON lines on stderr */
     int threads;                    /* <= 0: one per online CPU (no effect on any bit) */
     const char *kernel;             /* GEMM path override (no effect on any bit) */
+    const char *sanity_prompt;      /* NULL: "The capital of France is" */
+    const char *sanity_expect;      /* NULL/blank: the probe records, never refuses on content */
+    int no_sanity_check;            /* skip the probe (recorded as skipped, caveat disclosure) */
 } fd_capture_opts;
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */

@@ -308,6 +308,38 @@ static jv *byte_level(void)
     return o;
 }
 
+static jv *piece(const char *kind, const char *id, int type_id)
+{
+    jv *in = jv_obj(), *o = jv_obj();
+    jv_set(in, "id", jv_str(id));
+    jv_set(in, "type_id", jv_int(type_id));
+    jv_set(o, kind, in);
+    return o;
+}
+
+/* encode(add_special_tokens=True) puts <bos> first, as GLM/Llama-3 templates do */
+static jv *bos_template(void)
+{
+    jv *o = jv_obj(), *single = jv_arr(), *pair = jv_arr(), *sp = jv_obj(), *b = jv_obj(), *ids = jv_arr(),
+       *toks = jv_arr();
+    jv_set(o, "type", jv_str("TemplateProcessing"));
+    jv_push(single, piece("SpecialToken", "<bos>", 0));
+    jv_push(single, piece("Sequence", "A", 0));
+    jv_push(pair, piece("SpecialToken", "<bos>", 0));
+    jv_push(pair, piece("Sequence", "A", 0));
+    jv_push(pair, piece("Sequence", "B", 1));
+    jv_set(o, "single", single);
+    jv_set(o, "pair", pair);
+    jv_set(b, "id", jv_str("<bos>"));
+    jv_push(ids, jv_int(TOK_BOS));
+    jv_set(b, "ids", ids);
+    jv_push(toks, jv_str("<bos>"));
+    jv_set(b, "tokens", toks);
+    jv_set(sp, "<bos>", b);
+    jv_set(o, "special_tokens", sp);
+    return o;
+}
+
 static jv *tokenizer_doc(void)
 {
     jv *o = jv_obj();
@@ -329,7 +361,7 @@ static jv *tokenizer_doc(void)
     jv_set(o, "added_tokens", added);
     jv_set(o, "normalizer", jv_null());
     jv_set(o, "pre_tokenizer", byte_level());
-    jv_set(o, "post_processor", jv_null());
+    jv_set(o, "post_processor", bos_template());
     jv_set(o, "decoder", byte_level());
     jv *m = jv_obj();
     jv_set(m, "type", jv_str("BPE"));

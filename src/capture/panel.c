@@ -1,6 +1,7 @@
 /* Token panels: the upstream loader (hf_capture.load_panel) and a builder
  * that writes the same format.  See panel.h and FORMAT.md §5. */
 #include "panel.h"
+#include "tokenizer/tokenizer.h"
 #include "format/digest.h"
 #include "format/npy.h"
 #include "format/sha.h"
@@ -479,6 +480,7 @@ typedef struct {
     int64_t *ids;
     size_t n;
     size_t input;   /* index into the inputs */
+    char *domain, *docid;   /* text mode; NULL otherwise */
 } seq;
 
 typedef struct {
@@ -492,7 +494,7 @@ static void seq_push(seqv *s, int64_t *ids, size_t n, size_t input)
         s->cap = s->cap ? s->cap * 2 : 16;
         s->v = fd_xrealloc(s->v, s->cap * sizeof *s->v);
     }
-    s->v[s->n++] = (seq){ids, n, input};
+    s->v[s->n++] = (seq){ids, n, input, NULL, NULL};
 }
 
 static int id_ok(int64_t v, int64_t vocab, const char *path, size_t row, size_t pos, fd_err *e)
@@ -604,6 +606,48 @@ static int role_ok(const char *r)
     return 1;
 }
 
+/* panel.receipt.json of a text-mode build: what the windows were made
+ * from (tokenizer bytes, sources, the cutting rule), bound to panel.json by
+ * its sha, sealed by receipt_sha256 (sha256 of the canonical JSON with that
+ * field ""). */
+static int write_receipt(const char *dir, const jv *doc, const char *pj, size_t pjn, size_t L, size_t np,
+                         const int64_t *prefix, fd_err *e)
+{
+    jv *r = jv_obj();
+    char pjs[65], seal[65];
+    fd_sha256_hex(pj, pjn, pjs);
+    jv_set(r, "schema", jv_str(FD_PANEL_RECEIPT_SCHEMA));
+    jv_set(r, "panel_id", jv_copy(jv_get(doc, "panel_id")));
+    jv_set(r, "panel_json_sha256", jv_str(pjs));
+    jv_set(r, "suite_token_hash_sha256", jv_copy(jv_get(doc, "suite_token_hash_sha256")));
+    jv_set(r, "tokenizer", jv_copy(jv_get(doc, "tokenizer")));
+    jv *pre = jv_arr();
+    for (size_t i = 0; i < np; i++) jv_push(pre, jv_int(prefix[i]));
+    jv *cut = jv_obj();
+    jv_set(cut, "context_length", jv_int((int64_t)L));
+    jv_set(cut, "template_prefix_ids", pre);
+    jv_set(cut, "rule", jv_str("each document is tokenized without special tokens and cut into consecutive "
+                               "windows of template_prefix_ids + (context_length - len(prefix)) of its tokens; "
+                               "a shorter tail is dropped; documents in input order"));
+    jv_set(r, "windows", cut);
+    jv_set(r, "sources", jv_copy(jv_get(jv_get(doc, "provenance"), "inputs")));
+    jv_set(r, "contexts", jv_copy(jv_get(doc, "contexts")));
+    jv_set(r, "receipt_sha256", jv_str(""));
+    fd_buf b = {0};
+    int rc = jv_seal(r, "receipt_sha256", seal, e);
+    if (!rc) {
+        jv_set(r, "receipt_sha256", jv_str(seal));
+        rc = jv_dump(r, &JV_PRETTY, &b, e);
+    }
+    if (!rc) {
+        fd_buf_putc(&b, '\n');
+        rc = write_file(dir, "panel.receipt.json", b.p, b.n, NULL, e);
+    }
+    fd_buf_free(&b);
+    jv_free(r);
+    return rc;
+}
+
 int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_inputs,
                    fd_panel_build_result *res, fd_err *e)
 {
@@ -611,7 +655,7 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
     const char *role = o->role ? o->role : "final";
     const char *domain = o->domain ? o->domain : "unspecified";
     if (!o->out || !*o->out) return fd_fail(e, "bad_usage", "", "--out is required");
-    if (o->vocab_size <= 0) return fd_fail(e, "bad_usage", "", "--vocab must be positive");
+    if (o->vocab_size <= 0 && !o->tokenizer) return fd_fail(e, "bad_usage", "", "--vocab must be positive");
     if (!role_ok(role)) return fd_fail(e, "bad_usage", "", "role '%s' is not a file-name-safe word ([A-Za-z0-9._-])", role);
     if (o->context_length == 1 || o->context_length < 0)
         return fd_fail(e, "bad_usage", "", "--context-length must be at least 2");
@@ -626,7 +670,45 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
     fd_buf tmp = {0}, old = {0}, pj = {0}, mb = {0}, tb = {0};
     char *base = NULL;
     int rc = 0;
-    for (size_t i = 0; i < n_inputs && !rc; i++) rc = read_input(inputs[i], i, o->vocab_size, &seqs, in_sha[i], e);
+    int64_t vocab = o->vocab_size, *prefix = NULL;
+    size_t np = 0;
+    const char **in_domain = fd_xcalloc(n_inputs + 1, sizeof *in_domain);
+    char **in_path = fd_xcalloc(n_inputs + 1, sizeof *in_path);
+    if (o->tokenizer) {
+        if (vocab <= 0) vocab = fd_tok_vocab_size(o->tokenizer);
+        if (o->context_length <= 0) { rc = fd_fail(e, "bad_usage", "", "text inputs need --context-length"); goto out; }
+        if (!o->no_prefix && (rc = fd_panel_template_prefix(o->tokenizer, &prefix, &np, e))) goto out;
+        if ((long)np + 1 >= o->context_length) {
+            rc = fd_fail(e, "bad_usage", "", "--context-length %ld leaves no room after the %zu template token(s)",
+                         o->context_length, np);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < n_inputs && !rc; i++) {
+        if (!o->tokenizer) { rc = read_input(inputs[i], i, vocab, &seqs, in_sha[i], e); continue; }
+        /* [DOMAIN=]PATH: an existing file name wins over the split */
+        const char *eq = strchr(inputs[i], '='), *path = inputs[i];
+        in_domain[i] = domain;
+        if (eq && !fd_is_file(inputs[i])) {
+            char *d = fd_xstrndup(inputs[i], (size_t)(eq - inputs[i]));
+            if (!role_ok(d)) { rc = fd_fail(e, "bad_usage", "", "%s: domain '%s' is not a file-name-safe word", inputs[i], d); free(d); break; }
+            in_path[i] = d; /* owns the domain string */
+            in_domain[i] = d;
+            path = eq + 1;
+        }
+        fd_panel_docs docs = {0};
+        rc = fd_panel_text_docs(o->tokenizer, path, in_domain[i], i, &docs, in_sha[i], e);
+        for (size_t k = 0; k < docs.n && !rc; k++) {
+            for (size_t j = 0; j < docs.v[k].n && !rc; j++) rc = id_ok(docs.v[k].ids[j], vocab, path, k, j, e);
+            if (rc) break;
+            seq_push(&seqs, docs.v[k].ids, docs.v[k].n, i);
+            seqs.v[seqs.n - 1].domain = docs.v[k].domain;
+            seqs.v[seqs.n - 1].docid = docs.v[k].document_id;
+            docs.v[k].ids = NULL;
+            docs.v[k].domain = docs.v[k].document_id = NULL;
+        }
+        fd_panel_docs_free(&docs);
+    }
     if (rc) goto out;
 
     /* windows: split to --context-length (tails dropped), else all equal */
@@ -640,11 +722,13 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
         if (!rc && L < 2) rc = fd_fail(e, "bad_input", "", "%s: windows of %zu tokens; a window needs at least two", inputs[0], L);
         if (rc) goto out;
     }
+    size_t step = L - np; /* document tokens per window */
     size_t nwin = 0;
     for (size_t i = 0; i < seqs.n; i++) {
-        nwin += seqs.v[i].n / L;
-        if (seqs.v[i].n % L) { res->dropped_tails++; res->dropped_tokens += seqs.v[i].n % L; }
+        nwin += seqs.v[i].n / step;
+        if (seqs.v[i].n % step) { res->dropped_tails++; res->dropped_tokens += seqs.v[i].n % step; }
     }
+    if (o->max_windows > 0 && nwin > (size_t)o->max_windows) nwin = (size_t)o->max_windows;
     if (nwin == 0) {
         rc = fd_fail(e, "bad_input", "", "no sequence holds a full window of %zu tokens", L);
         goto out;
@@ -673,9 +757,12 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
     char **per = fd_xmalloc(nwin * sizeof *per);
     size_t w = 0;
     size_t *k_per_input = fd_xcalloc(n_inputs, sizeof *k_per_input);
-    for (size_t i = 0; i < seqs.n && !rc; i++) {
-        for (size_t off = 0; off + L <= seqs.v[i].n && !rc; off += L, w++) {
-            const int64_t *ids = seqs.v[i].ids + off;
+    int64_t *wbuf = fd_xmalloc(L * sizeof *wbuf);
+    if (np) memcpy(wbuf, prefix, np * sizeof *wbuf);
+    for (size_t i = 0; i < seqs.n && !rc && w < nwin; i++) {
+        for (size_t off = 0; off + step <= seqs.v[i].n && !rc && w < nwin; off += step, w++) {
+            memcpy(wbuf + np, seqs.v[i].ids + off, step * sizeof *wbuf);
+            const int64_t *ids = wbuf;
             char wid[128], rel[256], tok_sha[65], json_sha[65];
             snprintf(wid, sizeof wid, "%s-%0*zu", role, width, w);
             snprintf(rel, sizeof rel, "arrays/%s.tokens.npy", wid);
@@ -684,14 +771,17 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
             fd_buf_put(&tb, ids, L * sizeof *ids); /* little-endian hosts only (x86-64, aarch64) */
             if ((rc = write_file(tmp.p, rel, tb.p, tb.n, tok_sha, e))) break;
             fd_token_ids_sha256(ids, L, 0, json_sha);
-            char *ib = basename_of(inputs[seqs.v[i].input]);
             fd_buf docid = {0};
-            fd_buf_printf(&docid, "%s#%zu", ib, k_per_input[seqs.v[i].input]++);
-            free(ib);
+            if (seqs.v[i].docid) fd_buf_puts(&docid, seqs.v[i].docid);
+            else {
+                char *ib = basename_of(inputs[seqs.v[i].input]);
+                fd_buf_printf(&docid, "%s#%zu", ib, k_per_input[seqs.v[i].input]++);
+                free(ib);
+            }
             jv *win = jv_obj();
             jv_set(win, "window_id", jv_str(wid));
             jv_set(win, "role", jv_str(role));
-            jv_set(win, "domain", jv_str(domain));
+            jv_set(win, "domain", jv_str(seqs.v[i].domain ? seqs.v[i].domain : domain));
             jv_set(win, "document_id", jv_strn(docid.p, docid.n));
             jv_set(win, "num_tokens", jv_int((int64_t)L));
             jv_set(win, "prediction_positions", jv_int((int64_t)L - 1));
@@ -704,6 +794,7 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
         }
     }
     free(k_per_input);
+    free(wbuf);
     if (!rc) {
         char suite[65], legacy[65];
         fd_suite_token_hash(per, nwin, 0, suite);
@@ -724,17 +815,31 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
         jv_set(doc, "suite_token_hash_sha256", jv_str(suite));
         jv_set(doc, "panel_token_sha256_legacy", jv_str(legacy));
         jv *tok = jv_obj();
-        jv_set(tok, "id", jv_null());
-        jv_set(tok, "vocab_size", jv_int(o->vocab_size));
+        char tid[600];
+        if (o->tokenizer) {
+            if (o->tokenizer_id) snprintf(tid, sizeof tid, "%s", o->tokenizer_id);
+            else snprintf(tid, sizeof tid, "local/tokenizer-%.16s", fd_tok_sha256(o->tokenizer));
+            jv_set(tok, "id", jv_str(tid));
+            jv_set(tok, "repository", jv_str(tid));
+            jv_set(tok, "revision", jv_null());
+            jv_set(tok, "vocab_size", jv_int(vocab));
+            jv_set(tok, "add_special_tokens", jv_bool(np > 0));
+            jv_set(tok, "chat_template_applied", jv_bool(0));
+            jv_set(tok, "tokenizer_json_sha256", jv_str(fd_tok_sha256(o->tokenizer)));
+        } else {
+            jv_set(tok, "id", jv_null());
+            jv_set(tok, "vocab_size", jv_int(vocab));
+        }
         jv_set(doc, "tokenizer", tok);
         jv *prov = jv_obj(), *ins = jv_arr();
         jv_set(prov, "tool", jv_str("fidelity panel build"));
         for (size_t i = 0; i < n_inputs; i++) {
             jv *in = jv_obj();
-            char *ib = basename_of(inputs[i]);
+            char *ib = basename_of(in_path[i] ? strchr(inputs[i], '=') + 1 : inputs[i]);
             jv_set(in, "name", jv_str(ib));
             free(ib);
             jv_set(in, "sha256", jv_str(in_sha[i]));
+            if (o->tokenizer) jv_set(in, "domain", jv_str(in_domain[i]));
             jv_push(ins, in);
         }
         jv_set(prov, "inputs", ins);
@@ -744,13 +849,14 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
             fd_buf_putc(&pj, '\n');
             rc = write_file(tmp.p, "panel.json", pj.p, pj.n, NULL, e);
         }
+        if (!rc && o->tokenizer) rc = write_receipt(tmp.p, doc, pj.p, pj.n, L, np, prefix, e);
     }
     free(per);
     if (rc) goto out;
 
     /* read it back the way a capture will, before it appears under the real name */
     fd_panel chk;
-    if (fd_panel_load(tmp.p, NULL, 0, o->vocab_size, &chk, e)) {
+    if (fd_panel_load(tmp.p, NULL, 0, vocab, &chk, e)) {
         fd_err_prefix(e, "self-check of the written panel");
         rc = -1;
         goto out;
@@ -776,7 +882,11 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
     res->context_length = L;
 out:
     if (rc && tmp.p) fd_rmtree(tmp.p);
-    for (size_t i = 0; i < seqs.n; i++) free(seqs.v[i].ids);
+    for (size_t i = 0; i < seqs.n; i++) { free(seqs.v[i].ids); free(seqs.v[i].domain); free(seqs.v[i].docid); }
+    for (size_t i = 0; i < n_inputs; i++) free(in_path[i]);
+    free(in_path);
+    free(in_domain);
+    free(prefix);
     free(seqs.v);
     free(in_sha);
     free(base);

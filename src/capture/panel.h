@@ -69,16 +69,48 @@ int fd_panel_npy_1d(const unsigned char *p, size_t n, const char *const *descrs,
 
 /* ---- building a panel -------------------------------------------------- */
 
+typedef struct fd_tokenizer fd_tokenizer;
+
 typedef struct fd_panel_build_opts {
     const char *out;                    /* destination directory */
-    int64_t vocab_size;                 /* > 0 */
+    int64_t vocab_size;                 /* > 0 (text mode: <= 0 takes the tokenizer's) */
     const char *role;                   /* default "final" */
     const char *domain;                 /* default "unspecified" */
     long context_length;                /* <= 0: the length of the first window, all equal */
     const char *panel_id;               /* default "panel--" + basename(out) */
     const char *name;                   /* default panel_id */
     int force;                          /* replace an existing destination */
+    /* text mode (a tokenizer is given): INPUT is [DOMAIN=]PATH of a text
+     * file, a .jsonl corpus (one string or {"text","domain"?,"id"?} per
+     * line) or a .json list of those; each document is tokenized without
+     * special tokens and cut into windows of prefix + (L - |prefix|) tokens,
+     * prefix = the post-processor's leading special tokens (none with
+     * no_prefix); tails are dropped; a sealed panel.receipt.json binds the
+     * panel to the tokenizer and the sources. */
+    const fd_tokenizer *tokenizer;
+    const char *tokenizer_id;           /* default "local/tokenizer-<sha256[:16]>" */
+    long max_windows;                   /* <= 0: every full window */
+    int no_prefix;
 } fd_panel_build_opts;
+
+#define FD_PANEL_RECEIPT_SCHEMA "fidelity.panel-build-receipt.v1"
+
+/* Documents read from one text source (text mode). */
+typedef struct fd_panel_doc {
+    int64_t *ids;
+    size_t n;
+    char *domain, *document_id;         /* NULL: the source's domain / name */
+    size_t input;
+} fd_panel_doc;
+typedef struct fd_panel_docs {
+    fd_panel_doc *v;
+    size_t n, cap;
+} fd_panel_docs;
+int fd_panel_text_docs(const fd_tokenizer *t, const char *path, const char *domain, size_t input, fd_panel_docs *out,
+                       char sha[65], fd_err *e);
+void fd_panel_docs_free(fd_panel_docs *d);
+/* The ids the tokenizer's post-processor puts before a text (BOS, [gMASK]<sop>, ...). */
+int fd_panel_template_prefix(const fd_tokenizer *t, int64_t **ids, size_t *n, fd_err *e);
 
 typedef struct fd_panel_build_result {
     size_t windows, context_length, dropped_tails, dropped_tokens;

@@ -13,7 +13,8 @@ static int usage(const char *why)
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--threads N]\n"
-                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--progress] [--force]\n");
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--progress] [--force]\n"
+                    "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -30,7 +31,8 @@ int cmd_capture(int argc, char **argv)
                          : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
                          : !strcmp(s, "--cold-run") ? &o.cold_run
                          : !strcmp(s, "--weights-repository") ? &o.weights_repository
-                         : !strcmp(s, "--kernel") ? &o.kernel : NULL;
+                         : !strcmp(s, "--kernel") ? &o.kernel : !strcmp(s, "--sanity-prompt") ? &o.sanity_prompt
+                         : !strcmp(s, "--sanity-expect") ? &o.sanity_expect : NULL;
         if (dst) {
             if (!v) return usage("an option is missing its value");
             *dst = v;
@@ -49,6 +51,7 @@ int cmd_capture(int argc, char **argv)
             o.threads = (int)t;
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
+        else if (!strcmp(s, "--no-sanity-check")) o.no_sanity_check = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;
         else {
             fprintf(stderr, "fidelity capture: unknown argument %s\n", s);

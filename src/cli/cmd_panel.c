@@ -3,6 +3,7 @@
  * way a capture does (FORMAT.md §5), printing what it would capture. */
 #include "cli.h"
 #include "capture/panel.h"
+#include "tokenizer/tokenizer.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,11 @@ static int usage_build(void)
     fprintf(stderr, "usage: fidelity panel build --out DIR --vocab V [--role final] [--domain D] "
                     "[--context-length L] [--panel-id ID] [--name NAME] [--force] INPUT...\n"
                     "  INPUT: a JSON list of token-id lists (or one list), or a .npy integer array "
-                    "(1-D: one window, 2-D: one per row)\n");
+                    "(1-D: one window, 2-D: one per row)\n"
+                    "   or: fidelity panel build --out DIR --tokenizer tokenizer.json --context-length L\n"
+                    "       [--windows N] [--tokenizer-id ID] [--no-prefix] [--vocab V] [...] [DOMAIN=]TEXT...\n"
+                    "  TEXT: a text file, a .jsonl corpus (a string or {\"text\",\"domain\",\"id\"} per line) "
+                    "or a .json list of those\n");
     return FD_EXIT_USAGE;
 }
 
@@ -43,6 +48,7 @@ static int panel_build(int argc, char **argv)
     char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     size_t n = 0;
     int have_vocab = 0, bad = 0;
+    const char *tok_path = NULL;
     for (int i = 1; i < argc && !bad; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t t;
@@ -53,16 +59,28 @@ static int panel_build(int argc, char **argv)
         else if (!strcmp(s, "--context-length") && v && !parse_i64(v, 2, 1 << 24, &t)) { o.context_length = (long)t; i++; }
         else if (!strcmp(s, "--panel-id") && v) { o.panel_id = v; i++; }
         else if (!strcmp(s, "--name") && v) { o.name = v; i++; }
+        else if (!strcmp(s, "--tokenizer") && v) { tok_path = v; i++; }
+        else if (!strcmp(s, "--tokenizer-id") && v) { o.tokenizer_id = v; i++; }
+        else if (!strcmp(s, "--windows") && v && !parse_i64(v, 1, 1 << 30, &t)) { o.max_windows = (long)t; i++; }
+        else if (!strcmp(s, "--no-prefix")) o.no_prefix = 1;
         else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--")) { while (++i < argc) inputs[n++] = argv[i]; }
         else if (s[0] == '-' && s[1]) { fprintf(stderr, "fidelity panel build: bad or unknown option %s\n", s); bad = 1; }
         else inputs[n++] = argv[i];
     }
-    if (bad || !o.out || !have_vocab || n == 0) { free(inputs); return usage_build(); }
+    if (bad || !o.out || (!have_vocab && !tok_path) || n == 0 || (tok_path && !o.context_length) ||
+        (!tok_path && (o.max_windows || o.no_prefix || o.tokenizer_id))) {
+        free(inputs);
+        return usage_build();
+    }
     fd_err e = {0};
+    fd_tokenizer *tok = NULL;
+    if (tok_path && !(tok = fd_tok_load(tok_path, &e))) { free(inputs); return refused(&e); }
+    o.tokenizer = tok;
     fd_panel_build_result r;
     int rc = fd_panel_build(&o, inputs, n, &r, &e);
     free(inputs);
+    fd_tok_free(tok);
     if (rc) return refused(&e);
     printf("PANEL WRITTEN -> %s\n  windows                  %zu x %zu tokens\n", o.out, r.windows, r.context_length);
     if (r.dropped_tails)

@@ -22,6 +22,8 @@ typedef struct fd_ds_identity {
     const jv *stack_fingerprint;  /* NULL: this build's own fingerprint */
     const char *engine;           /* capture_tool.version text */
     const jv *extra_disclosures;  /* appended after the standard ones */
+    const jv *generation_sanity_probe; /* the probe record (top-level key) or NULL;
+                                          status "skipped" adds its caveat disclosure */
     const char *subset_detail;
     int64_t declared_records;     /* <=0: the number of windows added */
     int64_t hidden, vocab, context_length;

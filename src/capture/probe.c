@@ -1,0 +1,263 @@
+#include "capture/probe.h"
+#include "engine/forward.h"
+#include "tokenizer/tokenizer.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include "util/fsio.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOTE "one extra window through the same schedule; its hidden state is discarded and never enters the dataset."
+
+void fd_probe_stats_of(const double *x, size_t V, fd_probe_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    double mx = -INFINITY, mn = INFINITY;
+    for (size_t v = 0; v < V; v++) {
+        if (x[v] > mx) mx = x[v];
+        if (x[v] < mn) mn = x[v];
+    }
+    double z = 0.0;
+    for (size_t v = 0; v < V; v++) z += exp(x[v] - mx);
+    double h = 0.0;
+    for (size_t v = 0; v < V; v++) {
+        double p = exp(x[v] - mx) / z;
+        h += p * log(p > 1e-300 ? p : 1e-300);
+    }
+    s->entropy = -h;
+    s->uniform_entropy = log((double)V);
+    s->spread = mx - mn;
+    s->k = V < 5 ? V : 5;
+    for (size_t i = 0; i < s->k; i++) { /* the largest logit is the largest probability; ties: lower id */
+        int64_t best = -1;
+        for (size_t v = 0; v < V; v++) {
+            int taken = 0;
+            for (size_t j = 0; j < i; j++) taken |= s->top_id[j] == (int64_t)v;
+            if (!taken && (best < 0 || x[v] > x[best])) best = (int64_t)v;
+        }
+        s->top_id[i] = best;
+        s->top_p[i] = exp(x[best] - mx) / z;
+    }
+}
+
+/* Invalid UTF-8 becomes U+FFFD, as the tokenizers library's lossy decode. */
+static jv *text_jv(const char *p, size_t n)
+{
+    fd_buf b = {0};
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)p[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        int ok = len > 0 && i + len <= n && !(len == 2 && c < 0xC2);
+        for (size_t j = 1; ok && j < len; j++) ok = ((unsigned char)p[i + j] & 0xC0) == 0x80;
+        if (ok && len == 3) {
+            unsigned c1 = (unsigned char)p[i + 1];
+            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+        }
+        if (ok && len == 4) {
+            unsigned c1 = (unsigned char)p[i + 1];
+            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90) && c <= 0xF4;
+        }
+        if (ok) { fd_buf_put(&b, p + i, len); i += len; }
+        else { fd_buf_puts(&b, "\xEF\xBF\xBD"); i++; }
+    }
+    jv *v = jv_strn(b.p ? b.p : "", b.n);
+    fd_buf_free(&b);
+    return v;
+}
+
+static jv *skipped(const char *prompt, const char *expect, const char *reason)
+{
+    jv *r = jv_obj();
+    jv_set(r, "schema", jv_str(FD_PROBE_SCHEMA));
+    jv_set(r, "prompt", prompt ? jv_str(prompt) : jv_null());
+    jv_set(r, "expect", expect ? jv_str(expect) : jv_null());
+    jv_set(r, "status", jv_str("skipped"));
+    jv_set(r, "enforced", jv_bool(0));
+    jv_set(r, "reason", jv_str(reason));
+    return r;
+}
+
+static int blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s)) return 0;
+    return 1;
+}
+
+/* Python's str.strip().lower() for the ASCII range (the cases that matter
+ * for a word like "Paris"); non-ASCII bytes compare as they are. */
+static void norm(const char *s, size_t n, fd_buf *out)
+{
+    size_t a = 0, b = n;
+    while (a < b && isspace((unsigned char)s[a])) a++;
+    while (b > a && isspace((unsigned char)s[b - 1])) b--;
+    for (size_t i = a; i < b; i++) fd_buf_putc(out, (char)tolower((unsigned char)s[i]));
+    fd_buf_cstr(out);
+}
+
+static int decode1(const fd_tokenizer *t, int64_t id, char **txt, size_t *n)
+{
+    int32_t i = (int32_t)id;
+    fd_err ign;
+    if (fd_tok_decode(t, &i, 1, 0, txt, n, &ign)) {
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "<undecodable:%lld>", (long long)id);
+        *txt = fd_xstrdup(tmp);
+        *n = strlen(tmp);
+    }
+    return 0;
+}
+
+int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, const fd_weights *W,
+                 const fd_glm_config *c, const fd_tensor *head, jv **record, fd_err *e)
+{
+    const char *prompt = o->prompt ? o->prompt : FD_PROBE_DEFAULT_PROMPT;
+    const char *expect = o->expect && !blank(o->expect) ? o->expect : NULL;
+    *record = NULL;
+    if (o->disabled) {
+        *record = skipped(prompt, expect, "--no-sanity-check was passed; the probe did not run");
+        return 0;
+    }
+    char *tp = fd_path_join(model_dir, "tokenizer.json");
+    fd_err te = {0};
+    fd_tokenizer *tok = fd_is_file(tp) ? fd_tok_load(tp, &te) : NULL;
+    if (!tok && !te.msg[0]) snprintf(te.msg, sizeof te.msg, "%s: no tokenizer.json in the model directory", tp);
+    free(tp);
+    if (!tok) {
+        if (expect)
+            return fd_fail(e, "sanity_probe_unavailable", "",
+                           "--sanity-expect '%s' asks for a fail-closed generation check and the tokenizer could "
+                           "not be loaded (%s); a check that could not run has not passed (pass --sanity-expect '' "
+                           "to record the probe without enforcing it)", expect, te.msg);
+        char reason[1200];
+        snprintf(reason, sizeof reason, "tokenizer unavailable: %s", te.msg);
+        *record = skipped(prompt, expect, reason);
+        return 0;
+    }
+    int rc = -1;
+    int32_t *ids = NULL;
+    size_t n = 0, V = (size_t)head->shape[0], H = (size_t)c->hidden_size;
+    int64_t *ids64 = NULL;
+    uint16_t *hid = NULL;
+    double *lg = NULL;
+    char *txt = NULL;
+    jv *r = NULL;
+    if (fd_tok_encode(tok, prompt, strlen(prompt), 1, &ids, &n, e)) goto out;
+    if (!n) { fd_fail(e, "sanity_probe_failed", "", "the sanity prompt '%s' encodes to zero tokens", prompt); goto out; }
+    ids64 = fd_xmalloc(n * sizeof *ids64);
+    for (size_t i = 0; i < n; i++) ids64[i] = ids[i];
+    hid = fd_xmalloc(n * H * 2 + 2);
+    if (fd_forward_hidden(m, W, c, ids64, n, hid, e)) { fd_err_prefix(e, "generation sanity probe"); goto out; }
+    /* logits of the last position through the head, as one product */
+    fd_packed_head ph;
+    fd_mm_alloc(&ph, V, H);
+    uint16_t *row = fd_xmalloc(H * 2 + 2);
+    for (size_t v = 0; v < V; v++) {
+        memcpy(row, (const unsigned char *)head->data + v * H * 2, H * 2);
+        fd_mm_set_row(&ph, v, row);
+    }
+    free(row);
+    uint32_t *hp = fd_xmalloc((ph.kp + 1) * 4);
+    fd_mm_pack_rows(hid + (n - 1) * H, 1, H, H, hp);
+    float *out = fd_xmalloc((ph.tiles * FD_TILE + 1) * 4);
+    fd_mm_run(m, hp, 1, &ph, out, ph.tiles * FD_TILE);
+    lg = fd_xmalloc(V * sizeof *lg);
+    for (size_t v = 0; v < V; v++) lg[v] = fd_bf16_to_f32(fd_f32_to_bf16(out[v]));
+    free(out); free(hp);
+    fd_packed_head_free(&ph);
+    fd_probe_stats st;
+    fd_probe_stats_of(lg, V, &st);
+
+    r = jv_obj();
+    size_t tn = 0;
+    jv_set(r, "schema", jv_str(FD_PROBE_SCHEMA));
+    jv_set(r, "prompt", jv_str(prompt));
+    jv_set(r, "expect", expect ? jv_str(expect) : jv_null());
+    jv_set(r, "vocab_size", jv_int((int64_t)V));
+    jv_set(r, "top1_id", jv_int(st.top_id[0]));
+    decode1(tok, st.top_id[0], &txt, &tn);
+    jv_set(r, "top1_text", text_jv(txt, tn));
+    fd_buf top1n = {0};
+    norm(txt, tn, &top1n);
+    free(txt); txt = NULL;
+    jv_set(r, "top1_probability", jv_float(st.top_p[0]));
+    jv *tk = jv_arr();
+    for (size_t i = 0; i < st.k; i++) {
+        jv *x = jv_obj();
+        jv_set(x, "id", jv_int(st.top_id[i]));
+        decode1(tok, st.top_id[i], &txt, &tn);
+        jv_set(x, "text", text_jv(txt, tn));
+        free(txt); txt = NULL;
+        jv_set(x, "probability", jv_float(st.top_p[i]));
+        jv_push(tk, x);
+    }
+    jv_set(r, "top_k", tk);
+    jv_set(r, "entropy_nats", jv_float(st.entropy));
+    jv_set(r, "uniform_entropy_nats", jv_float(st.uniform_entropy));
+    jv_set(r, "logit_spread", jv_float(st.spread));
+    jv_set(r, "degenerate", jv_bool(st.spread == 0.0));
+    jv_set(r, "status", jv_str("recorded"));
+    jv_set(r, "enforced", jv_bool(expect != NULL));
+    jv_set(r, "note", jv_str(NOTE));
+    if (st.spread == 0.0) {
+        fd_buf_free(&top1n);
+        fd_fail(e, "degenerate", "",
+                "the generation sanity probe found a DEGENERATE output distribution: all %zu logits are exactly "
+                "equal (entropy %.6f nats == ln(vocab)), the signature of a tensor that loaded as zeros; prompt "
+                "'%s'. Nothing about this capture would be a measurement of the weights", V, st.entropy, prompt);
+        goto out;
+    }
+    if (expect) {
+        /* every plausible first token of the expected word */
+        const char *fmt[4] = {" %s", "%s", " %s", "%s"};
+        int64_t want[4];
+        size_t nw = 0;
+        for (int i = 0; i < 4; i++) {
+            char sp[1100];
+            snprintf(sp, sizeof sp, fmt[i], expect);
+            if (i >= 2)
+                for (char *q = sp; *q; q++) *q = (char)tolower((unsigned char)*q);
+            int32_t *wi = NULL;
+            size_t wn = 0;
+            fd_err ign;
+            if (!fd_tok_encode(tok, sp, strlen(sp), 0, &wi, &wn, &ign) && wn) {
+                int dup = 0;
+                for (size_t j = 0; j < nw; j++) dup |= want[j] == wi[0];
+                if (!dup) want[nw++] = wi[0];
+            }
+            free(wi);
+        }
+        for (size_t a = 1; a < nw; a++) /* sorted(set(ids)) */
+            for (size_t b = a; b > 0 && want[b - 1] > want[b]; b--) { int64_t t = want[b]; want[b] = want[b - 1]; want[b - 1] = t; }
+        jv *ew = jv_arr();
+        int hit = 0;
+        for (size_t j = 0; j < nw; j++) { jv_push(ew, jv_int(want[j])); hit |= want[j] == st.top_id[0]; }
+        jv_set(r, "expected_first_ids", ew);
+        fd_buf en = {0};
+        norm(expect, strlen(expect), &en);
+        hit |= !strcmp(en.p, top1n.p);
+        fd_buf_free(&en);
+        if (!hit) {
+            fd_fail(e, "sanity_probe_failed", "",
+                    "the generation sanity probe failed: '%s' continued with '%s' (p=%.4f, entropy %.3f of a "
+                    "possible %.3f nats) and '%s' was expected. Counts, shapes and the load report can all be clean "
+                    "while a shard loaded as zeros or random weights; pass --sanity-expect '' to record without "
+                    "enforcing", prompt, top1n.p, st.top_p[0], st.entropy, st.uniform_entropy, expect);
+            fd_buf_free(&top1n);
+            goto out;
+        }
+        jv_set(r, "status", jv_str("pass"));
+    }
+    fd_buf_free(&top1n);
+    *record = r;
+    r = NULL;
+    rc = 0;
+out:
+    jv_free(r);
+    free(ids); free(ids64); free(hid); free(lg); free(txt);
+    fd_tok_free(tok);
+    return rc;
+}
