@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
-# Parity with transformers without PyPI: the committed golden hidden states of
-# the tiny fixture (seed 1), written by transformers 5.16.1 / torch 2.11.0 with
-# eager attention (tests/parity/transformers_hidden.py), against a fresh
-# capture by our engine.  The yardstick is the RTN int8 KL measured here, as
-# issue 4 defines it.  usage: run_parity.sh BINARY
+# Parity with transformers without PyPI: committed golden hidden states and
+# DSA selections written by transformers 5.16.1 / torch 2.11.0 with eager
+# attention (tests/parity/transformers_hidden.py, ONEDNN_MAX_CPU_ISA pinned),
+# against fresh captures by our engine.  The yardstick is the RTN int8 KL
+# measured here, as issue 4 defines it.
+#   tiny (seed 1, 4 x 64): the issue's targets (KL <= 1 % of int8, top-1 and
+#     DSA selections >= 99.9 %) must hold.
+#   flash-0.1b (seed 1, window 0, 2,048 tokens): the targets are NOT met
+#     (docs/CAPTURE.md); the bounds below guard against regression from the
+#     measured KL 4.2x int8, top-1 95.8 %, selections 57 %.
+# usage: run_parity.sh BINARY
 set -euo pipefail
 B=$(readlink -f "$1")
 cd "$(dirname "$0")/../.."
 python3 -c 'import numpy' 2>/dev/null || { echo "parity: numpy not installed, skipped"; exit 0; }
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-"$B" fixture --preset tiny --seed 1 --out "$W/model" >/dev/null
-cap() { "$B" capture --model "$1" --panel "$W/model/panel" --out "$2" --role "$3" --lane other \
-        --dataset-id "fidelity--parity.$3" --dataset-name parity ${4:+--scope-file "$4"} >/dev/null; }
-cap "$W/model" "$W/root" root
-"$B" quantize --src "$W/model" --dst "$W/int8" --bits 8 --match mlp.experts --emit-scope "$W/s8.json" >/dev/null
-cap "$W/int8" "$W/c8" quant "$W/s8.json"
-"$B" compare --reference "$W/root" --candidate "$W/c8" --out "$W/cmp" --no-bootstrap >/dev/null
-int8=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kl"]["mean"])' "$W/cmp/comparison-receipt.json")
-python3 tests/parity/compare_hidden.py "$W/root" tests/parity/golden/tiny-seed1-eager --int8-kl "$int8"
+run() { # preset golden windows [compare_hidden bounds...]
+    local p=$1 g=$2 n=$3; shift 3
+    "$B" fixture --preset "$p" --seed 1 --out "$W/$p" >/dev/null
+    cap() { "$B" capture --model "$1" --panel "$W/$p/panel" --out "$2" --role "$3" --lane other --windows "$n" \
+            --dataset-id "fidelity--parity.$p.$3" --dataset-name parity --no-sanity-check ${4:+--scope-file "$4"} >/dev/null; }
+    mkdir -p "$W/dump-$p"
+    FIDELITY_FORWARD_DUMP="$W/dump-$p" cap "$W/$p" "$W/root-$p" root
+    "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match mlp.experts --emit-scope "$W/s8-$p.json" >/dev/null
+    cap "$W/int8-$p" "$W/c8-$p" quant "$W/s8-$p.json"
+    "$B" compare --reference "$W/root-$p" --candidate "$W/c8-$p" --out "$W/cmp-$p" --no-bootstrap >/dev/null
+    local int8
+    int8=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kl"]["mean"])' "$W/cmp-$p/comparison-receipt.json")
+    echo "== $p (golden $g)"
+    python3 tests/parity/compare_hidden.py "$W/root-$p" "tests/parity/golden/$g" --int8-kl "$int8" --dump "$W/dump-$p" "$@"
+}
+run tiny tiny-seed1-eager 4
+run flash-0.1b flash-0.1b-seed1-eager-w0 1 --max-kl-fraction 6 --min-top1 0.94 --min-sel 0.5

@@ -10,12 +10,21 @@ states of the scored rows as a sealed dataset-free golden file:
 
 usage: transformers_hidden.py MODEL_DIR PANEL_DIR OUT_DIR
 (env FIDELITY_PARITY_ATTN=eager|sdpa, FIDELITY_PARITY_WINDOWS=N: the first N windows)
-Pinned: transformers==5.16.1, torch==2.11.0 (what the seeds' fixtures used)."""
+Pinned: transformers==5.16.1, torch==2.11.0 (what the seeds' fixtures used).
+torch's CPU bf16 GEMM order depends on the host ISA (oneDNN picks AMX tiles
+where the CPU has them, AVX512_BF16 otherwise): the committed goldens were
+written with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 so they regenerate
+bit-identically on any AVX512_BF16 or AMX host."""
 import json, os, struct, sys
 import numpy as np
 import torch
 import transformers
 from transformers import AutoConfig, GlmMoeDsaForCausalLM
+
+def sel_digest(keys):
+    """First 16 hex of sha256 of the comma-joined sorted key indices."""
+    import hashlib
+    return hashlib.sha256(",".join(str(j) for j in keys).encode()).hexdigest()[:16]
 
 def load_panel(panel_dir):
     p = json.load(open(os.path.join(panel_dir, "panel.json")))
@@ -39,6 +48,15 @@ def main():
     def hook(module, inputs):
         captured.append(inputs[0].detach().squeeze(0).to(torch.float32).clone())
     model.get_output_embeddings().register_forward_pre_hook(hook)
+    # DSA selections of the first window: per (layer, query) a digest of the
+    # sorted causal key set (sel_digest), compared by compare_hidden.py --dump
+    topk = {}
+    for L, layer in enumerate(model.model.layers):
+        def grab(mod, inp, out, L=L):
+            topk[L] = out[2].detach().reshape(out[2].shape[-2], -1).long() if isinstance(out, tuple) and len(out) > 2 \
+                and out[2] is not None else None
+        layer.self_attn.register_forward_hook(grab)
+    selections = None
     tensors, rows = {}, {}
     with torch.inference_mode():
         limit = int(os.environ.get("FIDELITY_PARITY_WINDOWS", "0")) or None
@@ -50,6 +68,15 @@ def main():
             u = (h.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2")).tobytes()
             tensors[wid] = (list(h.shape), u)
             rows[wid] = int(h.shape[0])
+            if selections is None:
+                S = len(ids)
+                selections = {"window_id": wid, "layers": {}}
+                for L in sorted(topk):
+                    rows_L = []
+                    for t in range(S):
+                        keys = range(t + 1) if topk[L] is None else sorted({j for j in topk[L][t].tolist() if 0 <= j <= t})
+                        rows_L.append(sel_digest(keys))
+                    selections["layers"][str(L)] = rows_L
     os.makedirs(out_dir, exist_ok=True)
     header, off, blobs = {}, 0, []
     for name in sorted(tensors):
@@ -61,7 +88,9 @@ def main():
     with open(os.path.join(out_dir, "golden.safetensors"), "wb") as f:
         f.write(struct.pack("<Q", len(hb)) + hb + b"".join(blobs))
     json.dump({"transformers": transformers.__version__, "torch": torch.__version__, "loading_info": report,
-               "rows": rows, "attn_implementation": getattr(model.config, "_attn_implementation", None)},
+               "rows": rows, "attn_implementation": getattr(model.config, "_attn_implementation", None),
+               "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+               "selections_first_window": selections},
               open(os.path.join(out_dir, "golden.json"), "w"), indent=2, sort_keys=True)
     print("wrote", out_dir, "windows", len(rows), "loading", report)
 

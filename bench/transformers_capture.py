@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Benchmark peer for bench/capture.sh (torch + transformers from PyPI; never
+needed to build or run fidelity): the same windows through
+GlmMoeDsaForCausalLM on the CPU, one window per forward, as the Python
+capture runs them.  Prints one JSON line: tokens, forward seconds, load
+seconds, peak RSS.
+
+usage: transformers_capture.py MODEL_DIR PANEL_DIR WINDOWS THREADS [ATTN]"""
+import json, os, resource, sys, time
+import numpy as np
+import torch
+from transformers import GlmMoeDsaForCausalLM
+
+model_dir, panel_dir, nwin, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+attn = sys.argv[5] if len(sys.argv) > 5 else "sdpa"
+torch.set_num_threads(threads)
+t0 = time.monotonic()
+model = GlmMoeDsaForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16, attn_implementation=attn).eval()
+load = time.monotonic() - t0
+p = json.load(open(os.path.join(panel_dir, "panel.json")))
+wins = sorted(p["windows"], key=lambda w: w["window_id"])[:nwin]
+tokens = 0
+fwd = 0.0
+for w in wins:
+    ids = torch.from_numpy(np.load(os.path.join(panel_dir, "arrays", w["window_id"] + ".tokens.npy")).astype(np.int64))
+    ids = ids.reshape(1, -1)
+    t = time.monotonic()
+    with torch.inference_mode():
+        model.model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+    fwd += time.monotonic() - t
+    tokens += ids.shape[1]
+print(json.dumps({"tokens": tokens, "forward_seconds": round(fwd, 3), "load_seconds": round(load, 3),
+                  "tokens_per_second": round(tokens / fwd, 1), "attn": attn, "threads": threads,
+                  "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "torch": torch.__version__}))
