@@ -764,7 +764,10 @@ int fd_panel_build(const fd_panel_build_opts *o, char *const *inputs, size_t n_i
             memcpy(wbuf + np, seqs.v[i].ids + off, step * sizeof *wbuf);
             const int64_t *ids = wbuf;
             char wid[128], rel[256], tok_sha[65], json_sha[65];
-            snprintf(wid, sizeof wid, "%s-%0*zu", role, width, w);
+            if (snprintf(wid, sizeof wid, "%s-%0*zu", role, width, w) >= (int)sizeof wid) { /* role <= 64 chars */
+                rc = fd_fail(e, "bad_usage", "", "window id too long");
+                break;
+            }
             snprintf(rel, sizeof rel, "arrays/%s.tokens.npy", wid);
             tb.n = 0;
             fd_npy_header(&tb, "<i8", shape, 1);

@@ -394,29 +394,35 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     uint32_t *qp = fd_xmalloc((TB * Hi * kp + 1) * 4);
     float *dots = fd_xmalloc((TB * Hi * os + 1) * 4);
     keyscore *ks = fd_xmalloc(S * sizeof *ks);
+    float *isum = fd_xmalloc(S * sizeof *isum);
     for (size_t t0 = topk; t0 < S; t0 += TB) { /* rows t+1 > topk are truly sparse */
         size_t nb = S - t0 < TB ? S - t0 : TB;
         fd_mm_pack_rows(q + t0 * Hi * Di, nb * Hi, Di, Di, qp);
-        fd_mm_run(m, qp, nb * Hi, &kx, dots, os);
+        fd_packed_head kc = kx; /* causal: keys past the block's last query are never scored */
+        kc.tiles = (t0 + nb + FD_TILE - 1) / FD_TILE;
+        if (kc.tiles > kx.tiles) kc.tiles = kx.tiles;
+        fd_mm_run(m, qp, nb * Hi, &kc, dots, os);
         for (size_t t = t0; t < t0 + nb; t++) {
             const float *dt = dots + (t - t0) * Hi * os;
-            for (size_t j = 0; j <= t; j++) {
-                float I = 0.0f;
-                for (size_t hh = 0; hh < Hi; hh++) {
-                    float wv = F(wt[t * Hi + hh]) * hs;
-                    float d = ds * dt[hh * os + j];
-                    I += wv * (d > 0.0f ? d : 0.0f);
+            /* I_j = sum over heads in head order, one key at a time: heads
+             * outer so each pass reads one contiguous row */
+            for (size_t j = 0; j <= t; j++) isum[j] = 0.0f;
+            for (size_t hh = 0; hh < Hi; hh++) {
+                float wv = F(wt[t * Hi + hh]) * hs;
+                const float *row = dt + hh * os;
+                for (size_t j = 0; j <= t; j++) {
+                    float d = ds * row[j];
+                    isum[j] += wv * (d > 0.0f ? d : 0.0f);
                 }
-                ks[j].s = I;
-                ks[j].j = j;
             }
+            for (size_t j = 0; j <= t; j++) { ks[j].s = isum[j]; ks[j].j = j; }
             for (size_t j = t + 1; j < S; j++) { ks[j].s = -INFINITY; ks[j].j = j; } /* masked future keys */
             torch_topk_select(ks, S, topk);
             memset(sel + t * S, 0, S);
             for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
         }
     }
-    free(ks); free(qp); free(dots); fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
+    free(ks); free(isum); free(qp); free(dots); fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
     lin_free(&wq); lin_free(&wk); lin_free(&wp);
     return 0;
 }
@@ -515,20 +521,26 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
         for (size_t t0 = 0; t0 < S; t0 += TB) {
             size_t nb = S - t0 < TB ? S - t0 : TB;
             fd_mm_pack_rows(q + (t0 * nh + hh) * dq, nb, dq, nh * dq, qp);
-            fd_mm_run(m, qp, nb, &kh, sc, os);
+            fd_packed_head kc = kh; /* causal: no query of the block sees a later key */
+            kc.tiles = (t0 + nb + FD_TILE - 1) / FD_TILE;
+            if (kc.tiles > kh.tiles) kc.tiles = kh.tiles;
+            fd_mm_run(m, qp, nb, &kc, sc, os);
             for (size_t i = 0; i < nb; i++) {
                 const unsigned char *st = sel + (t0 + i) * S;
+                size_t nk = t0 + i + 1; /* selections are causal */
                 float *si = sc + i * os, mx = -INFINITY;
-                for (size_t j = 0; j < S; j++) {
+                for (size_t j = 0; j < nk; j++) {
                     if (!st[j]) continue;
                     float v = F(BF(F(BF(si[j])) * lam));
                     si[j] = v;
                     if (v > mx) mx = v;
                 }
                 float sum = 0.0f;
-                for (size_t j = 0; j < S; j++)
+                for (size_t j = 0; j < nk; j++)
                     if (st[j]) { si[j] = expf(si[j] - mx); sum += si[j]; }
-                for (size_t j = 0; j < S; j++) P[i * S + j] = st[j] ? BF(si[j] / sum) : 0;
+                uint16_t *pi = P + i * S;
+                for (size_t j = 0; j < nk; j++) pi[j] = st[j] ? BF(si[j] / sum) : 0;
+                memset(pi + nk, 0, (S - nk) * 2);
             }
             fd_mm_pack_rows(P, nb, S, S, pp);
             fd_mm_run(m, pp, nb, &vh, ob, ov);
