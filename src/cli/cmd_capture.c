@@ -12,7 +12,7 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
-                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--force]\n");
+                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--force]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -38,6 +38,12 @@ int cmd_capture(int argc, char **argv)
             if (!v) return usage("--windows needs a value");
             o.windows = strtol(v, &end, 10);
             if (!*v || *end || o.windows < 1) return usage("--windows must be a positive integer");
+            i++;
+        } else if (!strcmp(s, "--declared-bits")) {
+            char *end;
+            if (!v) return usage("--declared-bits needs a value");
+            o.declared_bits = strtod(v, &end);
+            if (!*v || *end || !(o.declared_bits > 0 && o.declared_bits <= 64)) return usage("--declared-bits must be in (0, 64]");
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;

@@ -11,13 +11,13 @@
 #include <string.h>
 
 static const char CSS[] =
-    "body{font-family:'DejaVu Sans',Arial,sans-serif;color:#222;margin:24px;max-width:1000px}"
+    "body{font-family:'DejaVu Sans',Arial,sans-serif;color:#222;margin:24px}"
     "h1{font-size:22px;margin:0 0 6px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}"
     "p{font-size:13px;line-height:1.45}"
     "table{border-collapse:collapse;font-size:12px;margin:8px 0}"
     "th,td{border:1px solid #ccc;padding:4px 6px;vertical-align:top}th{background:#f2f2f2}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    "td.why{font-size:11px;max-width:240px}td.na{color:#999;text-align:center}"
+    "td.why{font-size:11px;min-width:220px;max-width:300px}td.na{color:#999;text-align:center}"
     ".sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:baseline}"
     ".strict{color:#1a7f37;font-weight:bold}.advisory{color:#b35900;font-weight:bold}"
     ".note{background:#fff6dd;border:1px solid #e0c060;padding:6px 10px;font-size:13px}"

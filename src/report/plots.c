@@ -179,13 +179,13 @@ void fd_plot_means(fd_buf *b, const fd_rpt *r)
         const char *col = fd_svg_colour(i);
         if (lo > 0 && hi > 0)
             fd_svg_line(b, fd_axis_map(&x, lo), cy, fd_axis_map(&x, hi), cy, col, 3, NULL);
-        if (mean > 0) fd_svg_circle(b, fd_axis_map(&x, mean), cy, 5, col, "#222222");
-        else fd_svg_text(b, px0 + 4, cy + 4, "start", "small", "mean = 0 (not on a log axis)", 0);
-        if (rev > 0) {
+        if (rev > 0) { /* under the dot and larger: both stay visible when the directions agree */
             double rx = fd_axis_map(&x, rev);
             fd_buf_printf(b, "<path d=\"M%.2f %.2fL%.2f %.2fL%.2f %.2fL%.2f %.2fZ\" fill=\"#ffffff\" stroke=\"%s\" "
-                             "stroke-width=\"2\"/>\n", rx, cy - 6, rx + 6, cy, rx, cy + 6, rx - 6, cy, col);
+                             "stroke-width=\"2\"/>\n", rx, cy - 9, rx + 9, cy, rx, cy + 9, rx - 9, cy, col);
         }
+        if (mean > 0) fd_svg_circle(b, fd_axis_map(&x, mean), cy, 4.5, col, "#222222");
+        else fd_svg_text(b, px0 + 4, cy + 4, "start", "small", "mean = 0 (not on a log axis)", 0);
     }
     overlay_footer(b, y.px0 + AXIS_H, r, &id);
     fd_svg_close(b);
