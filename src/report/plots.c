@@ -323,6 +323,8 @@ void fd_plot_depth(fd_buf *b, const fd_rpt *r)
                               "context), bins of %zu row%s; log y", width, width == 1 ? "" : "s");
     heading(b, "Mean KL by context depth", sub);
     fd_svg_axes(b, &x, &y, "depth (scored row index within the context)", "mean KL (nats)");
+    if (!p.any)
+        fd_svg_text(b, x.px0 + 12, y.px1 + 22, "start", "t", "every mean is 0 (an exact self-compare): nothing to draw on a log axis", 0);
     double *xs = fd_xmalloc(nb * sizeof *xs), *ys = fd_xmalloc(nb * sizeof *ys);
     for (size_t i = 0; i < r->n; i++) {
         if (!means[i]) { receipt_buckets(b, &r->c[i], i, &x, &y); continue; }
@@ -394,9 +396,9 @@ int fd_plot_scatter(fd_buf *b, const fd_rpt *r)
         double px = fd_axis_map(&x, c->bpw), py = fd_axis_map(&y, mean);
         if (lo > 0 && hi > 0) fd_svg_line(b, px, fd_axis_map(&y, lo), px, fd_axis_map(&y, hi), fd_svg_colour(i), 2, NULL);
         fd_svg_circle(b, px, py, 6, fd_svg_colour(i), "#222222");
-        char num[32];
-        snprintf(num, sizeof num, "[%zu]", i + 1);
-        fd_svg_text(b, px + 9, py - 7, "start", "small", num, 0);
+        fd_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"start\" class=\"small\">[%zu] ", px + 9, py - 7, i + 1);
+        fd_xml_escape(b, fd_rpt_label(c), LABEL_CP);
+        fd_buf_puts(b, "</text>\n");
     }
     legend(b, r, TOP + 14);
     double ly = TOP + 14 + 18.0 * (double)r->n + 6;
@@ -447,6 +449,8 @@ void fd_plot_hist(fd_buf *b, const fd_rpt *r, size_t i)
     fd_svg_open(b, W, h, title);
     heading(b, title, sub);
     fd_svg_axes(b, &x, &y, "per-position KL (nats)", "fraction of positions");
+    if (nonpos == c->ntok)
+        fd_svg_text(b, x.px0 + 12, y.px1 + 22, "start", "t", "every value is <= 0 (an exact self-compare): nothing to draw on a log axis", 0);
     for (size_t k = 0; k < nb; k++) {
         if (!cnt[k]) continue;
         double x0 = fd_axis_map(&x, pow(10.0, x.lo + (double)k / per)),

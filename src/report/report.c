@@ -4,6 +4,7 @@
  * sealed receipt binds, so every plotted value is covered by a seal. */
 #include "report.h"
 #include "compare/compare.h"
+#include "compare/stats.h"
 #include "format/npy.h"
 #include "format/paths.h"
 #include "format/sha.h"
@@ -147,6 +148,13 @@ static int load_tokenwise(const char *receipt_path, fd_rpt_cand *c, fd_err *e)
             for (size_t i = 0; i < c->ntok && !rc; i++)
                 if (!isfinite(c->tok[i]))
                     rc = fd_fail(e, "non_finite", "REPORT-2", "%s: value %zu is not finite", path, i);
+            /* a forger who edits the numbers and reseals the receipt keeps the
+             * old array: its numpy-exact mean and max must be the receipt's */
+            const jv *kl = jv_get(c->receipt, "kl");
+            double m = fd_np_mean(c->tok, c->ntok), mx = fd_np_max(c->tok, c->ntok);
+            if (!rc && (m != fd_rpt_num(kl, "mean") || mx != fd_rpt_num(kl, "max")))
+                rc = fd_fail(e, "tokenwise_mismatch", "REPORT-2",
+                             "%s: its mean %.17g and max %.17g are not the receipt's kl.mean and kl.max", path, m, mx);
         }
     }
     if (rc) { free(c->tok); c->tok = NULL; c->ntok = 0; }
