@@ -50,6 +50,15 @@ DEMO_CMP = os.path.join(demo, "compare")
 demo_receipts = sorted(os.path.join(DEMO_CMP, d, "comparison-receipt.json") for d in os.listdir(DEMO_CMP))
 case("demo wrote two receipts", len(demo_receipts) == 2, demo_receipts)
 
+CAPQ = os.path.join(WORK, "capq")
+rc, out, err = fid("capture", "--model", os.path.join(demo, "model-int4"), "--panel", os.path.join(demo, "model", "panel"),
+                   "--out", CAPQ, "--role", "quant", "--lane", "other", "--dataset-id", "fidelity--t.int4",
+                   "--dataset-name", "t", "--scope-file", os.path.join(demo, "scope-int4.json"), "--windows", "1",
+                   "--declared-bits", "4")
+case("capture --declared-bits records weights.declared_bits = 4.0 and verifies",
+     rc == 0 and load(os.path.join(CAPQ, "fidelity-dataset.json"))["weights"]["declared_bits"] == 4.0
+     and fid("verify", CAPQ)[0] == 0, out + err)
+
 FX = os.path.join(WORK, "fx")
 SMALL = ("--records", "6", "--tokens", "40", "--vocab", "500", "--fixed-time")
 ok = fid("write-fixture", "--out", os.path.join(FX, "root"), *SMALL)[0] == 0
