@@ -17,7 +17,7 @@ static const char CSS[] =
     "table{border-collapse:collapse;font-size:12px;margin:8px 0}"
     "th,td{border:1px solid #ccc;padding:4px 6px;vertical-align:top}th{background:#f2f2f2}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    "td.why{font-size:11px;min-width:220px;max-width:300px}td.na{color:#999;text-align:center}"
+    "td.cand{min-width:150px}td.why{font-size:11px;min-width:220px;max-width:300px}td.na{color:#999;text-align:center}"
     ".sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:baseline}"
     ".strict{color:#1a7f37;font-weight:bold}.advisory{color:#b35900;font-weight:bold}"
     ".note{background:#fff6dd;border:1px solid #e0c060;padding:6px 10px;font-size:13px}"
@@ -122,7 +122,7 @@ static void headline(fd_buf *b, const fd_rpt *r)
         const char *cls = fd_rpt_str(jv_get(c->receipt, "comparability"), "class");
         fd_buf_printf(b, "<tr data-candidate=\"%zu\" data-receipt=\"", i + 1);
         esc(b, fd_rpt_str(c->receipt, "receipt_sha256"));
-        fd_buf_printf(b, "\"><td><span class=\"sw\" style=\"background:%s\"></span>[%zu] <span data-field=\"candidate.label\">",
+        fd_buf_printf(b, "\"><td class=\"cand\"><span class=\"sw\" style=\"background:%s\"></span>[%zu] <span data-field=\"candidate.label\">",
                       fd_svg_colour(i), i + 1);
         esc(b, fd_rpt_label(c));
         fd_buf_printf(b, "</span></td><td class=\"why\"><span class=\"%s\" data-field=\"comparability.class\" "

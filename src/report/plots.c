@@ -503,7 +503,9 @@ void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
     }
     double km = fd_rpt_num(rc_get(c, "kl"), "mean");
     if (km > 0) fd_svg_line(b, x.px0, fd_axis_map(&y, km), x.px1, fd_axis_map(&y, km), "#222222", 1.2, "5 3");
-    double fy = y.px0 + AXIS_H;
+    double fy = y.px0 + AXIS_H, placed_x[FD_KL_TOP * 4];
+    int placed_lv[FD_KL_TOP * 4];
+    size_t nplaced = 0;
     for (size_t w = 0; w < nw; w++) {
         const jv *e = worst->u.a.v[w];
         int64_t idx;
@@ -512,8 +514,14 @@ void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
             int64_t pidx;
             if (jv_get_i64(pc->u.a.v[k], "index", &pidx) || pidx != idx) continue;
             double v = fd_rpt_num(pc->u.a.v[k], "mean"), px = x.px0 + bw * ((double)k + 0.5);
-            fd_svg_textf(b, px, (v > 0 ? fd_axis_map(&y, v) : y.px0) - 4 - 12.0 * (double)(w % 2), "middle", "small",
-                         "#%zu", w + 1);
+            int level = 0; /* the lowest level free of an earlier label within 24 px */
+            for (int clash = 1; clash && level < 8;) {
+                clash = 0;
+                for (size_t q = 0; q < nplaced; q++)
+                    if (placed_lv[q] == level && fabs(placed_x[q] - px) < 24) { clash = 1; level++; break; }
+            }
+            if (nplaced < sizeof placed_x / sizeof *placed_x) placed_x[nplaced] = px, placed_lv[nplaced++] = level;
+            fd_svg_textf(b, px, (v > 0 ? fd_axis_map(&y, v) : y.px0) - 4 - 13.0 * level, "middle", "small", "#%zu", w + 1);
             break;
         }
         fd_buf lineb = {0};
