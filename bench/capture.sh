@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${1:-2}
-B=$(readlink -f build/fidelity)
+B=$(readlink -f "${FIDELITY_BIN:-build/fidelity}")
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 OUT=bench/results/capture.json

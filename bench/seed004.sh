@@ -7,7 +7,7 @@
 # usage: bash bench/seed004.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=$(readlink -f build/fidelity)
+B=$(readlink -f "${FIDELITY_BIN:-build/fidelity}")
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 t0=$(date +%s.%N)

@@ -36,6 +36,12 @@ if [ -f tests/py/test_compare.py ]; then
         step "compare gates, SC-1, invariance, numpy oracle ($bin)" python3 tests/py/test_compare.py "$bin"
     done
 fi
+# --- report (issue 7 part 1): HTML/SVG comparison report; the screenshot check needs chromium
+for bin in build/fidelity build-asan/fidelity; do
+    step "report: SVG, receipt values, escaping, refusals, chromium screenshot ($bin)" \
+        env FIDELITY_REQUIRE_CHROMIUM=1 python3 tests/py/test_report.py "$bin"
+done
+# --- end report
 if python3 -c 'import numpy' 2>/dev/null; then
     step "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'

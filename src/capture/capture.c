@@ -136,7 +136,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     fd_panel P;
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL, *probe = NULL;
+    jv *scope = NULL, *files = NULL, *probe = NULL, *bits = NULL;
     fd_dsw *dw = NULL;
     uint16_t *hid = NULL;
     if (fd_weights_open(o->model, &W, e)) goto out;
@@ -193,6 +193,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.cold_run = o->cold_run;
     id.weights_repository = repo;
     id.scope = scope;
+    if (o->declared_bits > 0) id.declared_bits = bits = jv_float(o->declared_bits);
     /* the dataset schema wants panel ids spelled "panel--..."; a declared id
      * without that prefix is recorded with it prepended */
     char pid[600];
@@ -247,6 +248,7 @@ out:
     if (wopen) fd_weights_close(&W);
     fd_glm_config_free(&c);
     jv_free(scope);
+    jv_free(bits);
     jv_free(files);
     jv_free(probe);
     return rc;

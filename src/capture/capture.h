@@ -25,6 +25,7 @@ typedef struct fd_capture_opts {
     const char *scope_file;         /* required unless role is root */
     const char *run_name, *cold_run, *weights_repository;
     long windows;                   /* <= 0: all */
+    double declared_bits;           /* weights.declared_bits; <= 0: not declared */
     int force;
     int progress;                   /* per-window JSON lines on stderr */
     int threads;                    /* <= 0: one per online CPU (no effect on any bit) */

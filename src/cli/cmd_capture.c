@@ -12,7 +12,7 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
-                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--threads N]\n"
+                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
                     "  [--kernel scalar|avx2|avx512f|avx512bf16] [--progress] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n");
     return FD_EXIT_USAGE;
@@ -49,6 +49,12 @@ int cmd_capture(int argc, char **argv)
             long t = strtol(v, &end, 10);
             if (!*v || *end || t < 1 || t > 4096) return usage("--threads must be an integer in 1..4096");
             o.threads = (int)t;
+            i++;
+        } else if (!strcmp(s, "--declared-bits")) {
+            char *end;
+            if (!v) return usage("--declared-bits needs a value");
+            o.declared_bits = strtod(v, &end);
+            if (!*v || *end || !(o.declared_bits > 0 && o.declared_bits <= 64)) return usage("--declared-bits must be in (0, 64]");
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--no-sanity-check")) o.no_sanity_check = 1;

@@ -3,6 +3,7 @@
 #include "compare/compare.h"
 #include "kernels/gemm.h"
 #include "format/json.h"
+#include "report/report.h"
 #include "util/fsio.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ static int usage(void)
             "  [--self-compare] [--force-compute] [--allow-cross-lane] [--allow-partial] [--own-heads]\n"
             "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
             "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
-            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--js] [--no-bootstrap] [--json] [--progress]\n");
+            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--js] [--no-bootstrap] [--json] [--progress]\n"
+            "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n");
     return FD_EXIT_USAGE;
 }
 
@@ -36,6 +38,7 @@ int cmd_compare(int argc, char **argv)
     const char **cands = fd_xcalloc((size_t)argc, sizeof *cands), **labels = fd_xcalloc((size_t)argc, sizeof *labels);
     size_t nlabels = 0;
     int json = 0, rc = FD_EXIT_OK;
+    const char *report = NULL;
     o.progress = isatty(2);
     o.kernel = getenv("FIDELITY_KERNEL");
     for (int i = 1; i < argc; i++) {
@@ -47,6 +50,7 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--reference-label") && v) { o.reference_label = v; i++; }
         else if (!strcmp(s, "--candidate-label") && v) { labels[nlabels++] = v; i++; }
         else if (!strcmp(s, "--head") && v) { o.head = v; i++; }
+        else if (!strcmp(s, "--report") && v) { report = v; i++; }
         else if (!strcmp(s, "--kernel") && v) { o.kernel = v; i++; }
         else if (!strcmp(s, "--created-utc") && v) { o.created_utc = v; i++; }
         else if (!strcmp(s, "--threads") && v && !parse_size(v, &n) && n <= 4096) { o.threads = (int)n; i++; }
@@ -100,8 +104,16 @@ int cmd_compare(int argc, char **argv)
             fd_buf_free(&b);
         }
     }
-    fd_cmp_result_free(&res);
     rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
+    if (report) { /* the receipts are written; the candidates supply their declared bits */
+        fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
+                          .datasets = cands, .ndatasets = o.ncand};
+        if (fd_rpt_write(&ro, report, &e)) {
+            fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
+            rc = FD_EXIT_REFUSED;
+        } else printf("REPORT -> %s\n", report);
+    }
+    fd_cmp_result_free(&res);
 done:
     free(cands);
     free(labels);

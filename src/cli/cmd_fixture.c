@@ -16,7 +16,7 @@ typedef struct {
     const char *out, *lane, *role, *engine_tag, *dataset_id, *cold_run;
     long records, tokens, hidden, vocab, declared;
     unsigned long long seed, head_seed, noise_seed;
-    double perturb;
+    double perturb, declared_bits;
     int fixed_time, force, have_head_seed;
 } fixture_args;
 
@@ -42,7 +42,8 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     id.lane = a->lane ? a->lane : "other";
     id.declared_records = a->declared;
     if (a->declared > a->records) id.subset_detail = "a synthetic shard: the first windows only";
-    jv *scope = NULL, *fp = NULL;
+    jv *scope = NULL, *fp = NULL, *bits = a->declared_bits > 0 ? jv_float(a->declared_bits) : NULL;
+    id.declared_bits = bits;
     if (strcmp(role, "root")) { /* a quantized candidate: routed experts int4 */
         scope = fd_scope_block("moe.experts", "int4", 4);
         fd_buf d = {0};
@@ -70,7 +71,7 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     if (a->fixed_time) { id.created_utc = "2026-01-01T00:00:00Z"; id.cold_run = "20260101T000000Z-0"; }
     if (a->cold_run) id.cold_run = id.run_name = a->cold_run;
     fd_dsw *w = fd_dsw_begin(a->out, &id, e); /* keeps pointers into id until finish */
-    if (!w) { jv_free(scope); jv_free(fp); return -1; }
+    if (!w) { jv_free(scope); jv_free(fp); jv_free(bits); return -1; }
     /* independent streams: tokens and base hidden states from --seed, the head
      * from --head-seed, the candidate perturbation from --noise-seed */
     uint64_t s = a->seed * 3 + 1, hs = a->seed * 3 + 2, ns = a->noise_seed * 7 + 5;
@@ -105,6 +106,7 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     else rc = fd_dsw_finish(w, &m, e);
     jv_free(scope);
     jv_free(fp);
+    jv_free(bits);
     if (rc) return -1;
     printf("SEALED DATASET -> %s\n  dataset_sha256          %s\n  capture_content_digest  %s\n", a->out,
            jv_get_str(m, "dataset_sha256"), jv_get_str(jv_get(m, "capture"), "capture_content_digest"));
@@ -128,6 +130,7 @@ static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd
         else if (!strcmp(s, "--head-seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->head_seed = (unsigned long long)t; a->have_head_seed = 1; i++; }
         else if (!strcmp(s, "--noise-seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->noise_seed = (unsigned long long)t; i++; }
         else if (!strcmp(s, "--perturb") && v && sscanf(v, "%lf", &d) == 1 && d >= 0 && d < 100) { a->perturb = d; i++; }
+        else if (!strcmp(s, "--declared-bits") && v && sscanf(v, "%lf", &d) == 1 && d > 0 && d <= 64) { a->declared_bits = d; i++; }
         else if (!strcmp(s, "--declared-records") && v && !parse_long(v, 1, 100000, &a->declared)) i++;
         else if (!strcmp(s, "--lane") && v) { a->lane = v; i++; }
         else if (!strcmp(s, "--role") && v) { a->role = v; i++; }
@@ -147,7 +150,7 @@ int cmd_write_fixture(int argc, char **argv)
     if (parse_fixture(argc, argv, &a, "write-fixture") || !a.out) {
         fprintf(stderr, "usage: fidelity write-fixture --out DIR [--records N] [--tokens L] [--hidden H] "
                         "[--vocab V] [--seed S] [--head-seed S] [--noise-seed S] [--perturb EPS] [--role R] "
-                        "[--lane L] [--engine-tag T] [--declared-records N] [--dataset-id ID] [--fixed-time] [--force]\n");
+                        "[--lane L] [--engine-tag T] [--declared-records N] [--declared-bits B] [--dataset-id ID] [--fixed-time] [--force]\n");
         return FD_EXIT_USAGE;
     }
     fd_err e = {0};

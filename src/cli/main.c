@@ -7,6 +7,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"validate", cmd_validate, "validate DATASET: report every finding"},
     {"describe", cmd_describe, "describe DATASET [--format text|json|markdown]: identity card"},
     {"compare", cmd_compare, "compare --reference A --candidate B [...] --out DIR: full-vocabulary KL, sealed receipts"},
+    {"report", cmd_report, "report RECEIPT|DIR... --out FILE.html [--dataset DIR ...]: HTML comparison report with inline SVG plots"},
     {"panel", cmd_panel, "panel build --out DIR --vocab V INPUT... | panel check DIR --vocab V: upstream token panels"},
     {"quantize", cmd_quantize, "quantize --src DIR --dst DIR --match SUBSTR [--bits N] [--emit-scope F]: toy RTN candidate (FORMAT §7)"},
     {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it"},

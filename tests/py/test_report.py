@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""`fidelity report` and `compare --report` (docs/REPORT.md): receipts from
+the demo and from write-fixture datasets that declare their bits; every
+<svg> parses as XML; the headline cells carry the receipts' values exactly;
+a hostile label is escaped everywhere; the page is byte-stable and
+self-contained (no script, nothing fetched); a tampered receipt, a tampered
+or missing tokenwise file and a forger's resealed receipt are refused with
+exit 3 (or drawn from the summary with a visible note under --summary-only);
+usage errors exit 4.  With Chromium present, a headless screenshot must show
+the plots (palette colours rendered, many colours, not blank); with
+FIDELITY_REQUIRE_CHROMIUM=1 a missing Chromium is a failure.
+usage: test_report.py BINARY"""
+import hashlib, html.parser, json, os, re, shutil, struct, subprocess, sys, tempfile, zlib
+import xml.etree.ElementTree as ET
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dsutil import load, dump, seal
+
+BIN = sys.argv[1]
+WORK = tempfile.mkdtemp(prefix="fd-report-")
+results = []
+SAN_MARKERS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:")
+HOSTILE = ["<script>&\"'", "q4 <b>\x01 ' & \u00e9\u2603"]
+
+
+def case(name, ok, detail=""):
+    ok = bool(ok)
+    results.append(ok)
+    print("%s %-66s%s" % ("ok  " if ok else "FAIL", name, "" if ok or not detail else "  " + str(detail)[:2000]))
+    return ok
+
+
+def fid(*args):
+    p = subprocess.run([BIN] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    if any(m in out + err for m in SAN_MARKERS):
+        case("sanitizer-clean: " + " ".join(args)[:80], False, err[-3000:])
+    return p.returncode, out, err
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+# --- receipts -------------------------------------------------------------------------
+demo = os.path.join(WORK, "demo")
+rc, out, err = fid("demo", "--out", demo)
+case("demo runs", rc == 0, out[-2000:] + err[-2000:])
+DEMO_CMP = os.path.join(demo, "compare")
+demo_receipts = sorted(os.path.join(DEMO_CMP, d, "comparison-receipt.json") for d in os.listdir(DEMO_CMP))
+case("demo wrote two receipts", len(demo_receipts) == 2, demo_receipts)
+
+CAPQ = os.path.join(WORK, "capq")
+rc, out, err = fid("capture", "--model", os.path.join(demo, "model-int4"), "--panel", os.path.join(demo, "model", "panel"),
+                   "--out", CAPQ, "--role", "quant", "--lane", "other", "--dataset-id", "fidelity--t.int4",
+                   "--dataset-name", "t", "--scope-file", os.path.join(demo, "scope-int4.json"), "--windows", "1",
+                   "--declared-bits", "4")
+case("capture --declared-bits records weights.declared_bits = 4.0 and verifies",
+     rc == 0 and load(os.path.join(CAPQ, "fidelity-dataset.json"))["weights"]["declared_bits"] == 4.0
+     and fid("verify", CAPQ)[0] == 0, out + err)
+
+FX = os.path.join(WORK, "fx")
+SMALL = ("--records", "6", "--tokens", "40", "--vocab", "500", "--fixed-time")
+ok = fid("write-fixture", "--out", os.path.join(FX, "root"), *SMALL)[0] == 0
+for name, noise, pert, bits in (("q8", "4", "0.01", "8"), ("q45", "3", "0.05", "4.5")):
+    ok &= fid("write-fixture", "--out", os.path.join(FX, name), *SMALL, "--role", "quant", "--noise-seed", noise,
+              "--perturb", pert, "--declared-bits", bits, "--dataset-id", "fidelity--fixture." + name)[0] == 0
+case("fixture datasets (declared bits 8 and 4.5)", ok)
+case("declared_bits is in the candidate manifest",
+     load(os.path.join(FX, "q45", "fidelity-dataset.json"))["weights"]["declared_bits"] == 4.5)
+FX_CMP, FX_HTML = os.path.join(FX, "cmp"), os.path.join(FX, "report.html")
+rc, out, err = fid("compare", "--reference", os.path.join(FX, "root"), "--candidate", os.path.join(FX, "q8"),
+                   "--candidate", os.path.join(FX, "q45"), "--candidate-label", HOSTILE[0],
+                   "--candidate-label", HOSTILE[1], "--out", FX_CMP, "--created-utc", "2026-01-01T00:00:00Z",
+                   "--report", FX_HTML)
+case("compare --report writes receipts and the page", rc == 0 and os.path.isfile(FX_HTML), out + err)
+fx_receipts = sorted(os.path.join(FX_CMP, d, "comparison-receipt.json") for d in os.listdir(FX_CMP)
+                     if os.path.isdir(os.path.join(FX_CMP, d)))
+
+
+# --- page parsing ----------------------------------------------------------------------
+class Cells(html.parser.HTMLParser):
+    """Per headline row: data-field -> (data-value, shown text); the row's receipt seal."""
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.rows, self.stack, self.in_headline = [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and a.get("id") == "headline":
+            self.in_headline = True
+        if not self.in_headline:
+            return
+        if tag == "tr" and "data-candidate" in a:
+            self.rows.append({"_receipt": a.get("data-receipt"), "_n": a["data-candidate"]})
+        if "data-field" in a and self.rows:
+            self.stack.append([a["data-field"], a.get("data-value"), ""])
+        elif self.stack and tag not in ("br",):
+            self.stack.append(None)
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.in_headline = False
+        if self.stack:
+            top = self.stack.pop()
+            if top is not None:
+                self.rows[-1][top[0]] = (top[1], top[2])
+
+    def handle_data(self, data):
+        for s in self.stack:
+            if s is not None:
+                s[2] += data
+
+
+def receipt_value(r, path):
+    v = r
+    for k in path.split("."):
+        v = v[k]
+    return v
+
+
+FIELDS = ("kl.mean", "uncertainty.ci95_low", "uncertainty.ci95_high", "kl_reverse_mean", "top1_agreement",
+          "kl.median", "kl.p99", "kl.max", "measurement_scope.scored_positions", "measurement_scope.contexts")
+
+
+def check_page(tag, path, receipts, n_svg, bits=None):
+    data = read(path)
+    text = data.decode("utf-8")
+    svgs = re.findall(r"<svg\b.*?</svg>", text, re.S)
+    case("%s: %d <svg> figures" % (tag, n_svg), len(svgs) == n_svg, len(svgs))
+    bad = []
+    for i, s in enumerate(svgs):
+        try:
+            root = ET.fromstring(s)
+            if root.tag != "{http://www.w3.org/2000/svg}svg":
+                bad.append((i, root.tag))
+        except ET.ParseError as ex:
+            bad.append((i, str(ex)))
+    case("%s: every <svg> is well-formed XML in the SVG namespace" % tag, not bad, bad)
+    case("%s: self-contained (no script, no external resource)" % tag,
+         "<script" not in text.lower() and not re.search(r"(src|href)\s*=", text, re.I) and
+         not re.search(r"url\(", text) and set(re.findall(r"https?://[^\"' ]+", text)) <= {"http://www.w3.org/2000/svg"})
+    p = Cells()
+    p.feed(text)
+    case("%s: one headline row per receipt" % tag, len(p.rows) == len(receipts), len(p.rows))
+    mism = []
+    for row, rp in zip(p.rows, receipts):
+        r = load(rp)
+        if row["_receipt"] != r["receipt_sha256"]:
+            mism.append(("seal", row["_receipt"]))
+        for f in FIELDS:
+            want = receipt_value(r, f)
+            got = row.get(f)
+            if got is None:
+                mism.append((f, "missing"))
+                continue
+            gv = int(got[0]) if isinstance(want, int) else float(got[0])
+            if gv != want or type(gv) is not type(want):
+                mism.append((f, got[0], want))
+            shown = float(got[1].replace("\u2013", "").strip())
+            if abs(shown - want) > 5e-4 * abs(want):
+                mism.append((f, "shown", got[1], want))
+        if row.get("comparability.class", (None,))[0] != r["comparability"]["class"]:
+            mism.append(("class", row.get("comparability.class")))
+        shown_label = re.sub(r"[\x00-\x08\x0b-\x1f]", "?", r["candidate"]["label"])  # XML 1.0 has no C0 controls
+        if row.get("candidate.label", (None, None))[1] != shown_label:
+            mism.append(("label", row.get("candidate.label"), r["candidate"]["label"]))
+        if bits is not None:
+            b = bits.get(r["candidate"]["dataset_sha256"])
+            if b is not None and float(row.get("declared_bits", ("nan",))[0]) != b:
+                mism.append(("declared_bits", row.get("declared_bits"), b))
+        # each seal is printed under the plots that draw from it
+        cited = sum(("receipt_sha256 " + r["receipt_sha256"]) in s for s in svgs)
+        if cited < 4:
+            mism.append(("receipt seal printed under only %d figures" % cited,))
+        for key in ("reference", "candidate"):
+            if r[key]["dataset_sha256"] not in text:
+                mism.append((key + " dataset seal missing",))
+    case("%s: headline values equal the receipts exactly (data-value), seals cited" % tag, not mism, mism)
+    return text, svgs
+
+
+# --- the demo receipts ------------------------------------------------------------------
+R1, R2, R3 = (os.path.join(WORK, n) for n in ("r1.html", "r2.html", "r3.html"))
+rc, out, err = fid("report", DEMO_CMP, "--out", R1)
+case("report DIR (compare --out with NN-LABEL/) exits 0", rc == 0, out + err)
+check_page("demo", R1, demo_receipts, 3 + 2 * 2)
+fid("report", DEMO_CMP, "--out", R2)
+case("byte-stable across two runs", read(R1) == read(R2))
+fid("report", *demo_receipts, "--out", R3)
+case("receipt files in the same order give the same bytes", read(R1) == read(R3))
+case("no size-vs-KL plot without declared bits, and it says why",
+     b"no size-against-KL plot" in read(R1))
+rc, out, err = fid("report", os.path.join(demo, "self-compare"), "--out", os.path.join(WORK, "sc.html"))
+case("an exact self-compare (all zeros) renders", rc == 0, err)
+if rc == 0:
+    check_page("self-compare", os.path.join(WORK, "sc.html"),
+               [os.path.join(demo, "self-compare", "comparison-receipt.json")], 3 + 2)
+
+# --- compare --report: declared bits, hostile labels ---------------------------------------
+bits = {load(os.path.join(FX, n, "fidelity-dataset.json"))["dataset_sha256"]: b for n, b in (("q8", 8.0), ("q45", 4.5))}
+text, svgs = check_page("compare --report", FX_HTML, fx_receipts, 4 + 2 * 2, bits)
+case("hostile label: no raw tag from a label anywhere", "<script>" not in text and "<b>" not in text)
+case("hostile label: escaped in the table and in the SVG",
+     "&lt;script&gt;&amp;&quot;&#39;" in text and sum("&lt;script&gt;&amp;&quot;&#39;" in s for s in svgs) >= 4)
+case("hostile label: a control character never reaches the XML", "\x01" not in text)
+lab = [ET.fromstring(s) for s in svgs]
+texts = ["".join(t.itertext()) for t in lab]
+case("hostile label reads back verbatim from the parsed SVG", any(HOSTILE[0] in t for t in texts))
+case("size-vs-KL scatter drawn", any("Size against mean KL" in t for t in texts))
+rc, out, err = fid("report", FX_CMP, "--dataset", os.path.join(FX, "q45"), "--dataset", os.path.join(FX, "q8"),
+                   "--out", os.path.join(WORK, "fx2.html"))
+case("report --dataset gives the page compare --report wrote", rc == 0 and read(os.path.join(WORK, "fx2.html")) == read(FX_HTML), err)
+
+# --- refusals -------------------------------------------------------------------------------
+def tampered(name, edit_receipt=None, edit_tokenwise=None, reseal=False):
+    d = os.path.join(WORK, "t-" + name)
+    shutil.copytree(os.path.dirname(demo_receipts[0]), d)
+    rp = os.path.join(d, "comparison-receipt.json")
+    if edit_receipt:
+        r = load(rp)
+        edit_receipt(r)
+        if reseal:
+            seal(r, "receipt_sha256")
+        dump(rp, r)
+    if edit_tokenwise:
+        edit_tokenwise(os.path.join(d, "tokenwise-kld.npy"))
+    return d
+
+
+def refused(name, d, code, *extra):
+    out_html = os.path.join(WORK, name + ".html")
+    rc, out, err = fid("report", d, "--out", out_html, *extra)
+    case("%s: exit 3 REFUSED [%s], nothing written" % (name, code),
+         rc == 3 and ("REFUSED [%s]" % code) in err and not os.path.exists(out_html), (rc, out, err))
+
+
+def flip(path):
+    b = bytearray(read(path))
+    b[-3] ^= 1
+    with open(path, "wb") as f:
+        f.write(bytes(b))
+
+
+def bump_mean(r):
+    r["kl"]["mean"] = r["kl"]["mean"] * 0.5
+    r["metric"]["value"] = r["kl"]["mean"]
+
+
+refused("edited receipt (seal broken)", tampered("edit", bump_mean), "receipt_invalid")
+refused("forger reseals an edited receipt", tampered("reseal", bump_mean, reseal=True), "tokenwise_mismatch")
+refused("tokenwise flipped", tampered("flip", edit_tokenwise=flip), "tokenwise_mismatch")
+refused("tokenwise missing", tampered("gone", edit_tokenwise=os.remove), "tokenwise_missing")
+refused("not a receipt", os.path.join(FX, "root", "fidelity-dataset.json"), "receipt_invalid")
+refused("dataset matching no receipt", DEMO_CMP, "dataset_unmatched", "--dataset", os.path.join(FX, "q8"))
+d = tampered("flip2", edit_tokenwise=flip)
+SO = os.path.join(WORK, "summary.html")
+rc, out, err = fid("report", d, "--out", SO, "--summary-only")
+case("--summary-only draws a mismatched tokenwise from the receipt, with a note",
+     rc == 0 and b"no usable tokenwise file" in read(SO) and b"tokenwise_mismatch" in read(SO), (rc, err))
+if rc == 0:
+    check_page("summary-only", SO, [os.path.join(d, "comparison-receipt.json")], 3 + 1)
+for args in ((DEMO_CMP,), ("--out", R1), (DEMO_CMP, "--out", R1, "--bogus")):
+    rc, out, err = fid("report", *args)
+    case("usage error exits 4: %s" % " ".join(os.path.basename(a) for a in args), rc == 4, (rc, err))
+
+# --- headless Chromium screenshot ----------------------------------------------------------------
+def png_pixels(path):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB/RGBA PNG, stdlib only."""
+    data = read(path)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if typ == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif typ == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = ihdr
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, ihdr
+    bpp = 3 if ctype == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif f == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev))
+        elif f == 3:
+            for i in range(stride):
+                line[i] = (line[i] + ((line[i - bpp] if i >= bpp else 0) + prev[i]) // 2) & 255
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return w, h, bpp, rows
+
+
+chrome = next((shutil.which(c) for c in ("chromium", "chromium-headless-shell", "chromium-browser")
+               if shutil.which(c)), None)
+if not chrome:
+    if os.environ.get("FIDELITY_REQUIRE_CHROMIUM") == "1":
+        case("chromium present (FIDELITY_REQUIRE_CHROMIUM=1)", False, "install the Debian package chromium")
+    else:
+        print("     note: chromium not installed: the screenshot check is skipped")
+else:
+    png = os.path.join(WORK, "shot.png")
+    p = subprocess.run([chrome, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--screenshot=" + png, "--window-size=1280,2000", "file://" + os.path.abspath(FX_HTML)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    if case("chromium wrote a screenshot", os.path.isfile(png), p.stderr.decode(errors="replace")[-2000:]):
+        w, h, bpp, rows = png_pixels(png)
+        colours, nonwhite, total, blue, orange = set(), 0, 0, 0, 0
+        for line in rows:
+            for i in range(0, len(line), bpp):
+                px = bytes(line[i:i + 3])
+                colours.add(px)
+                total += 1
+                nonwhite += px != b"\xff\xff\xff"
+                blue += px == b"\x4e\x79\xa7"
+                orange += px == b"\xf2\x8e\x2b"
+        case("screenshot is 1280x2000", (w, h) == (1280, 2000), (w, h))
+        case("screenshot not blank: >= 200 colours, >= 3%% non-white (%d, %.1f%%)" % (len(colours), 100.0 * nonwhite / total),
+             len(colours) >= 200 and nonwhite >= 0.03 * total)
+        case("the SVG plots rendered: both series colours painted (%d, %d px)" % (blue, orange),
+             blue >= 1000 and orange >= 1000)
+        shutil.copy(png, os.path.join(os.path.dirname(os.path.abspath(BIN)), "report-screenshot.png"))
+
+shutil.rmtree(WORK, ignore_errors=True)
+npass, nfail = results.count(True), results.count(False)
+print("%d passed, %d failed" % (npass, nfail))
+sys.exit(1 if nfail else 0)
