@@ -1,5 +1,6 @@
 #include "capture/capture.h"
 #include "capture/panel.h"
+#include "capture/qscope.h"
 #include "engine/config.h"
 #include "engine/forward.h"
 #include "engine/weights.h"
@@ -117,10 +118,63 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* What a quantized checkpoint's capture discloses: the dequantization is
+ * weight-only (FP8Linear's dynamic activation quantization and NVFP4
+ * input_scale are not applied); input_scale tensors are recorded by count,
+ * range and the sha256 of their F32 bytes in name order. */
+static jv *quant_disclosures(const fd_weights *W)
+{
+    jv *d = jv_arr(), *x = jv_obj();
+    fd_buf b = {0};
+    char codec[64];
+    fd_q_codec(&W->q, codec, sizeof codec);
+    if (W->q.kind == FD_Q_FP8_BLOCK)
+        fd_buf_printf(&b, "%zu FP8 e4m3 weights (%s, weight_block_size [%d,%d], activation_scheme %s) dequantized to "
+                      "bf16 as fp32(e4m3) * weight_scale_inv rounded to nearest even (transformers Fp8Dequantize); "
+                      "the dynamic per-group activation quantization of FP8Linear is not applied: a weight-only capture",
+                      W->nquant, codec, W->q.bm, W->q.bn, W->q.activation_scheme[0] ? W->q.activation_scheme : "(absent)");
+    else
+        fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
+                      "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "
+                      "capture", W->nquant, codec);
+    jv_set(x, "code", jv_str("weight_only_dequantization"));
+    jv_set(x, "severity", jv_str("caveat"));
+    jv_set(x, "affects_comparability", jv_bool(1));
+    jv_set(x, "detail", jv_strn(b.p, b.n));
+    jv_push(d, x);
+    size_t n = 0;
+    float lo = 0, hi = 0;
+    fd_sha *h = fd_sha_new();
+    for (size_t i = 0; i < W->n; i++) {
+        const fd_tensor *t = W->t[i].qfmt == FD_Q_NVFP4 ? W->t[i].iscale : NULL;
+        if (!t) continue;
+        float v;
+        memcpy(&v, t->data, 4);
+        fd_sha_update(h, t->name, strlen(t->name) + 1);
+        fd_sha_update(h, t->data, 4);
+        lo = n && lo < v ? lo : v;
+        hi = n && hi > v ? hi : v;
+        n++;
+    }
+    char hex[65];
+    fd_sha_final_hex(h, hex);
+    if (n) {
+        b.n = 0;
+        fd_buf_printf(&b, "%zu NVFP4 input_scale tensors (activation scales for W4A4 serving, range %.9g..%.9g, sha256 "
+                      "of name NUL + F32 bytes in name order %s) are recorded and not applied", n, (double)lo, (double)hi, hex);
+        jv *y = jv_obj();
+        jv_set(y, "code", jv_str("activation_scales_not_applied"));
+        jv_set(y, "severity", jv_str("caveat"));
+        jv_set(y, "affects_comparability", jv_bool(1));
+        jv_set(y, "detail", jv_strn(b.p, b.n));
+        jv_push(d, y);
+    }
+    fd_buf_free(&b);
+    return d;
+}
+
 int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
 {
-    if (strcmp(o->role, "root") && !o->scope_file)
-        return fd_fail(e, "bad_usage", "", "role %s needs --scope-file", o->role);
     struct stat sb;
     if (!o->force && lstat(o->out, &sb) == 0)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
@@ -133,7 +187,8 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     fd_panel P;
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL;
+    jv *scope = NULL, *files = NULL, *disc = NULL, *dbits = NULL;
+    char codec[64] = "";
     fd_dsw *dw = NULL;
     uint16_t *hid = NULL;
     if (fd_weights_open(o->model, &W, e)) goto out;
@@ -149,6 +204,30 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
         goto out;
     }
     if (o->scope_file && !(scope = fd_capture_scope_load(o->scope_file, e))) goto out;
+    if (W.q.kind != FD_Q_NONE) {
+        /* the checkpoint says which format each tensor has: the scope is read from it */
+        jv *derived = fd_qscope_derive(&W, &c);
+        if (!strcmp(o->role, "root")) {
+            fd_fail(e, "quantized_root", "", "%s: the checkpoint is quantized (%s); a root is native, capture it with --role quant",
+                    o->model, W.q.source);
+            jv_free(derived);
+            goto out;
+        }
+        if (scope && strcmp(jv_get_str(scope, "scope_digest"), jv_get_str(derived, "scope_digest"))) {
+            fd_fail(e, "scope_mismatch", "", "%s: --scope-file says %s but the checkpoint's tensors say %s", o->scope_file,
+                    jv_get_str(scope, "scope_digest"), jv_get_str(derived, "scope_digest"));
+            jv_free(derived);
+            goto out;
+        }
+        jv_free(scope);
+        scope = derived;
+        disc = quant_disclosures(&W);
+        dbits = jv_int(fd_q_bits(W.q.kind));
+        fd_q_codec(&W.q, codec, sizeof codec);
+    } else if (strcmp(o->role, "root") && !scope) {
+        fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
+        goto out;
+    }
     char ck[65], cfg[65];
     if (fd_checkpoint_identity(o->model, ck, cfg, &files, e)) goto out;
     if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, c.vocab_size, &P, e)) goto out;
@@ -182,6 +261,9 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.cold_run = o->cold_run;
     id.weights_repository = repo;
     id.scope = scope;
+    id.extra_disclosures = disc;
+    id.declared_bits = dbits;
+    id.codec = codec[0] ? codec : NULL;
     /* the dataset schema wants panel ids spelled "panel--..."; a declared id
      * without that prefix is recorded with it prepended */
     char pid[600];
@@ -236,5 +318,7 @@ out:
     fd_glm_config_free(&c);
     jv_free(scope);
     jv_free(files);
+    jv_free(disc);
+    jv_free(dbits);
     return rc;
 }

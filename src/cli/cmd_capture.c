@@ -2,6 +2,7 @@
  * (capture/capture.h). */
 #include "cli.h"
 #include "capture/capture.h"
+#include "engine/qconfig.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,12 @@ int cmd_capture(int argc, char **argv)
     if (!o.model || !o.panel || !o.out || !o.role || !o.lane || !o.dataset_id || !o.dataset_name)
         return usage("--model, --panel, --out, --role, --lane, --dataset-id and --dataset-name are required");
     if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
-    if (strcmp(o.role, "root") && !o.scope_file) return usage("--scope-file is required unless --role root");
+    fd_qconfig q;
+    fd_err qe = {0};
+    int quantized = !fd_qconfig_load(o.model, &q, &qe) && q.kind != FD_Q_NONE;
+    fd_qconfig_free(&q);
+    if (strcmp(o.role, "root") && !o.scope_file && !quantized)
+        return usage("--scope-file is required unless --role root or the checkpoint has a quantization_config");
     fd_err e = {0};
     jv *m = NULL;
     if (fd_capture_run(&o, &m, &e)) {
