@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -173,6 +174,34 @@ static jv *quant_disclosures(const fd_weights *W)
     return d;
 }
 
+/* Peak resident set (getrusage ru_maxrss) against the checkpoint's bytes:
+ * mapped weight pages count in RSS, so a capture that never builds a bf16
+ * copy of a quantized model peaks near the checkpoint size plus activations. */
+static int write_memory_report(const char *path, const fd_weights *W, const jv *files, size_t windows,
+                               size_t max_tokens, fd_err *e)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    int64_t ck = 0, v;
+    for (size_t i = 0; files && i < files->u.a.n; i++)
+        if (!jv_get_i64(files->u.a.v[i], "size", &v)) ck += v;
+    jv *m = jv_obj();
+    jv_set(m, "schema", jv_str("fidelity.capture-memory.v1"));
+    jv_set(m, "peak_rss_bytes", jv_int((int64_t)ru.ru_maxrss * 1024));
+    jv_set(m, "checkpoint_bytes", jv_int(ck));
+    jv_set(m, "quantized_weight_bytes", jv_int((int64_t)W->qbytes));
+    jv_set(m, "quantized_weights", jv_int((int64_t)W->nquant));
+    jv_set(m, "windows", jv_int((int64_t)windows));
+    jv_set(m, "max_window_tokens", jv_int((int64_t)max_tokens));
+    fd_buf b = {0};
+    int rc = jv_dump(m, &JV_PRETTY, &b, e);
+    fd_buf_putc(&b, '\n');
+    if (!rc) rc = fd_write_atomic(path, b.p, b.n, e);
+    fd_buf_free(&b);
+    jv_free(m);
+    return rc;
+}
+
 int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
 {
     struct stat sb;
@@ -310,6 +339,11 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     if (hr) goto out;
     rc = fd_dsw_finish(dw, manifest, e);
     dw = NULL;
+    if (!rc && o->memory_report) {
+        size_t mt = 0;
+        for (size_t i = 0; i < P.n; i++) mt = P.w[i].n_ids > mt ? P.w[i].n_ids : mt;
+        rc = write_memory_report(o->memory_report, &W, files, P.n, mt, e);
+    }
 out:
     if (dw) fd_dsw_abort(dw);
     free(hid);

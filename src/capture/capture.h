@@ -27,6 +27,7 @@ typedef struct fd_capture_opts {
     long windows;                   /* <= 0: all */
     int force;
     int progress;                   /* per-window JSON lines on stderr */
+    const char *memory_report;      /* JSON {peak_rss_bytes, checkpoint_bytes, ...} written after the seal */
 } fd_capture_opts;
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */

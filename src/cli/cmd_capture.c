@@ -13,7 +13,7 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
-                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--force]\n");
+                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--memory-report FILE] [--force]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -28,7 +28,7 @@ int cmd_capture(int argc, char **argv)
                          : !strcmp(s, "--lane") ? &o.lane : !strcmp(s, "--dataset-id") ? &o.dataset_id
                          : !strcmp(s, "--dataset-name") ? &o.dataset_name : !strcmp(s, "--panel-role") ? &o.panel_role
                          : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
-                         : !strcmp(s, "--cold-run") ? &o.cold_run
+                         : !strcmp(s, "--cold-run") ? &o.cold_run : !strcmp(s, "--memory-report") ? &o.memory_report
                          : !strcmp(s, "--weights-repository") ? &o.weights_repository : NULL;
         if (dst) {
             if (!v) return usage("an option is missing its value");
