@@ -52,7 +52,9 @@ int cmd_capture(int argc, char **argv)
     if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
     fd_qconfig q;
     fd_err qe = {0};
-    int quantized = !fd_qconfig_load(o.model, &q, &qe) && q.kind != FD_Q_NONE;
+    /* an unreadable or unsupported quantization_config counts as present: the
+     * capture then refuses it by name instead of asking for --scope-file */
+    int quantized = fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
     fd_qconfig_free(&q);
     if (strcmp(o.role, "root") && !o.scope_file && !quantized)
         return usage("--scope-file is required unless --role root or the checkpoint has a quantization_config");
