@@ -181,6 +181,10 @@ def captures():
             sd = json.load(open(W(v + ".scope.json")))["scope_digest"]
             case("%s: the emitted scope is the one the capture recorded" % v, sd == scope_segments(W("c-" + v)),
                  (sd, scope_segments(W("c-" + v))))
+    rc, out, err = run("inspect-model", W("q-fp8"), "--json")
+    iq = json.loads(out).get("check", {}).get("quantization", {}) if rc == 0 else {}
+    case("inspect-model reports the FP8 checkpoint's 108 quantized weights",
+         iq.get("codec") == "fp8-e4m3-block128x128" and iq.get("quantized_weights") == 108, out + err)
     m8, m8x, m4 = (manifest(W("c-" + v)) for v in ("fp8", "fp8x", "nvfp4"))
     s4 = m4["scope"]["scope_digest"].split("|")
     seed = SEED002.split("|")
