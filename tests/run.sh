@@ -31,6 +31,11 @@ for t in panel quantize engine_load model_fixture capture; do
         step "$t ($bin)" python3 tests/py/test_$t.py "$bin"
     done
 done
+# quantized checkpoints as shipped: FP8 block / NVFP4 (issue 10)
+for bin in build/fidelity build-asan/fidelity; do
+    step "quantized checkpoints FP8-block / NVFP4: oracle bytes, capture digests, refusals, peak RSS ($bin)" \
+        python3 tests/py/test_quantfmt.py "$bin"
+done
 if [ -f tests/py/test_compare.py ]; then
     for bin in build/fidelity build-asan/fidelity; do
         step "compare gates, SC-1, invariance, numpy oracle ($bin)" python3 tests/py/test_compare.py "$bin"

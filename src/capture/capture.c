@@ -1,5 +1,6 @@
 #include "capture/capture.h"
 #include "capture/panel.h"
+#include "capture/qscope.h"
 #include "engine/config.h"
 #include "engine/forward.h"
 #include "capture/probe.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -118,10 +120,91 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* What a quantized checkpoint's capture discloses: the dequantization is
+ * weight-only (FP8Linear's dynamic activation quantization and NVFP4
+ * input_scale are not applied); input_scale tensors are recorded by count,
+ * range and the sha256 of their F32 bytes in name order. */
+static jv *quant_disclosures(const fd_weights *W)
+{
+    jv *d = jv_arr(), *x = jv_obj();
+    fd_buf b = {0};
+    char codec[64];
+    fd_q_codec(&W->q, codec, sizeof codec);
+    if (W->q.kind == FD_Q_FP8_BLOCK)
+        fd_buf_printf(&b, "%zu FP8 e4m3 weights (%s, weight_block_size [%d,%d], activation_scheme %s) dequantized to "
+                      "bf16 as fp32(e4m3) * weight_scale_inv rounded to nearest even (transformers Fp8Dequantize); "
+                      "the dynamic per-group activation quantization of FP8Linear is not applied: a weight-only capture",
+                      W->nquant, codec, W->q.bm, W->q.bn, W->q.activation_scheme[0] ? W->q.activation_scheme : "(absent)");
+    else
+        fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
+                      "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "
+                      "capture", W->nquant, codec);
+    jv_set(x, "code", jv_str("weight_only_dequantization"));
+    jv_set(x, "severity", jv_str("caveat"));
+    jv_set(x, "affects_comparability", jv_bool(1));
+    jv_set(x, "detail", jv_strn(b.p, b.n));
+    jv_push(d, x);
+    size_t n = 0;
+    float lo = 0, hi = 0;
+    fd_sha *h = fd_sha_new();
+    for (size_t i = 0; i < W->n; i++) {
+        const fd_tensor *t = W->t[i].qfmt == FD_Q_NVFP4 ? W->t[i].iscale : NULL;
+        if (!t) continue;
+        float v;
+        memcpy(&v, t->data, 4);
+        fd_sha_update(h, t->name, strlen(t->name) + 1);
+        fd_sha_update(h, t->data, 4);
+        lo = n && lo < v ? lo : v;
+        hi = n && hi > v ? hi : v;
+        n++;
+    }
+    char hex[65];
+    fd_sha_final_hex(h, hex);
+    if (n) {
+        b.n = 0;
+        fd_buf_printf(&b, "%zu NVFP4 input_scale tensors (activation scales for W4A4 serving, range %.9g..%.9g, sha256 "
+                      "of name NUL + F32 bytes in name order %s) are recorded and not applied", n, (double)lo, (double)hi, hex);
+        jv *y = jv_obj();
+        jv_set(y, "code", jv_str("activation_scales_not_applied"));
+        jv_set(y, "severity", jv_str("caveat"));
+        jv_set(y, "affects_comparability", jv_bool(1));
+        jv_set(y, "detail", jv_strn(b.p, b.n));
+        jv_push(d, y);
+    }
+    fd_buf_free(&b);
+    return d;
+}
+
+/* Peak resident set (getrusage ru_maxrss) against the checkpoint's bytes:
+ * mapped weight pages count in RSS, so a capture that never builds a bf16
+ * copy of a quantized model peaks near the checkpoint size plus activations. */
+static int write_memory_report(const char *path, const fd_weights *W, const jv *files, size_t windows,
+                               size_t max_tokens, fd_err *e)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    int64_t ck = 0, v;
+    for (size_t i = 0; files && i < files->u.a.n; i++)
+        if (!jv_get_i64(files->u.a.v[i], "size", &v)) ck += v;
+    jv *m = jv_obj();
+    jv_set(m, "schema", jv_str("fidelity.capture-memory.v1"));
+    jv_set(m, "peak_rss_bytes", jv_int((int64_t)ru.ru_maxrss * 1024));
+    jv_set(m, "checkpoint_bytes", jv_int(ck));
+    jv_set(m, "quantized_weight_bytes", jv_int((int64_t)W->qbytes));
+    jv_set(m, "quantized_weights", jv_int((int64_t)W->nquant));
+    jv_set(m, "windows", jv_int((int64_t)windows));
+    jv_set(m, "max_window_tokens", jv_int((int64_t)max_tokens));
+    fd_buf b = {0};
+    int rc = jv_dump(m, &JV_PRETTY, &b, e);
+    fd_buf_putc(&b, '\n');
+    if (!rc) rc = fd_write_atomic(path, b.p, b.n, e);
+    fd_buf_free(&b);
+    jv_free(m);
+    return rc;
+}
+
 int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
 {
-    if (strcmp(o->role, "root") && !o->scope_file)
-        return fd_fail(e, "bad_usage", "", "role %s needs --scope-file", o->role);
     struct stat sb;
     if (!o->force && lstat(o->out, &sb) == 0)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
@@ -136,7 +219,8 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     fd_panel P;
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL, *probe = NULL, *bits = NULL;
+    jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL;
+    char codec[64] = "";
     fd_dsw *dw = NULL;
     uint16_t *hid = NULL;
     if (fd_weights_open(o->model, &W, e)) goto out;
@@ -152,6 +236,30 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
         goto out;
     }
     if (o->scope_file && !(scope = fd_capture_scope_load(o->scope_file, e))) goto out;
+    if (W.q.kind != FD_Q_NONE) {
+        /* the checkpoint says which format each tensor has: the scope is read from it */
+        jv *derived = fd_qscope_derive(&W, &c);
+        if (!strcmp(o->role, "root")) {
+            fd_fail(e, "quantized_root", "", "%s: the checkpoint is quantized (%s); a root is native, capture it with --role quant",
+                    o->model, W.q.source);
+            jv_free(derived);
+            goto out;
+        }
+        if (scope && strcmp(jv_get_str(scope, "scope_digest"), jv_get_str(derived, "scope_digest"))) {
+            fd_fail(e, "scope_mismatch", "", "%s: --scope-file says %s but the checkpoint's tensors say %s", o->scope_file,
+                    jv_get_str(scope, "scope_digest"), jv_get_str(derived, "scope_digest"));
+            jv_free(derived);
+            goto out;
+        }
+        jv_free(scope);
+        scope = derived;
+        disc = quant_disclosures(&W);
+        dbits = jv_int(fd_q_bits(W.q.kind));
+        fd_q_codec(&W.q, codec, sizeof codec);
+    } else if (strcmp(o->role, "root") && !scope) {
+        fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
+        goto out;
+    }
     char ck[65], cfg[65];
     if (fd_checkpoint_identity(o->model, ck, cfg, &files, e)) goto out;
     if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, c.vocab_size, &P, e)) goto out;
@@ -193,7 +301,19 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.cold_run = o->cold_run;
     id.weights_repository = repo;
     id.scope = scope;
-    if (o->declared_bits > 0) id.declared_bits = bits = jv_float(o->declared_bits);
+    if (o->declared_bits > 0) { /* --declared-bits: for checkpoints that do not say it themselves */
+        double have = !dbits ? 0 : dbits->t == JV_INT ? (double)dbits->u.i : dbits->t == JV_FLOAT ? dbits->u.f : 0;
+        if (have > 0 && have != o->declared_bits) {
+            fd_fail(e, "declared_bits_mismatch", "", "--declared-bits %g contradicts the checkpoint's %g bits",
+                    o->declared_bits, have);
+            goto out;
+        }
+        jv_free(dbits);
+        dbits = jv_float(o->declared_bits);
+    }
+    id.extra_disclosures = disc;
+    id.declared_bits = dbits;
+    id.codec = codec[0] ? codec : NULL;
     /* the dataset schema wants panel ids spelled "panel--..."; a declared id
      * without that prefix is recorded with it prepended */
     char pid[600];
@@ -241,6 +361,11 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     if (hr) goto out;
     rc = fd_dsw_finish(dw, manifest, e);
     dw = NULL;
+    if (!rc && o->memory_report) {
+        size_t mt = 0;
+        for (size_t i = 0; i < P.n; i++) mt = P.w[i].n_ids > mt ? P.w[i].n_ids : mt;
+        rc = write_memory_report(o->memory_report, &W, files, P.n, mt, e);
+    }
 out:
     if (dw) fd_dsw_abort(dw);
     free(hid);
@@ -248,8 +373,9 @@ out:
     if (wopen) fd_weights_close(&W);
     fd_glm_config_free(&c);
     jv_free(scope);
-    jv_free(bits);
     jv_free(files);
     jv_free(probe);
+    jv_free(disc);
+    jv_free(dbits);
     return rc;
 }

@@ -115,7 +115,7 @@ int fd_qz_rows(const char *dtype, void *data, uint64_t rows, uint64_t cols, int 
 
 /* ------------------------------------------------------------ the driver */
 
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+int fd_qz_pread_all(int fd, void *buf, size_t n, uint64_t off)
 {
     char *c = buf;
     while (n) {
@@ -167,7 +167,7 @@ static int write_shard(const fd_md_shard *s, const unsigned char *quant, int bit
             for (uint64_t i = 0; i < rows && !rc && rowb; i += per) {
                 uint64_t nr = rows - i < per ? rows - i : per;
                 size_t len = (size_t)(nr * rowb);
-                if (pread_all(in, buf, len, off + i * rowb)) rc = fd_fail(e, "unreadable", "", "%s: short read", s->path);
+                if (fd_qz_pread_all(in, buf, len, off + i * rowb)) rc = fd_fail(e, "unreadable", "", "%s: short read", s->path);
                 else if (!(rc = fd_qz_rows(t->dtype, buf, nr, cols, bits, scratch, e)))
                     rc = fd_stm_put(&w, buf, len, e);
             }
@@ -175,7 +175,7 @@ static int write_shard(const fd_md_shard *s, const unsigned char *quant, int bit
             if (cap < CHUNK) { free(buf); cap = CHUNK; buf = fd_xmalloc(cap); }
             for (uint64_t done = 0; done < bytes && !rc;) {
                 size_t k2 = bytes - done < cap ? (size_t)(bytes - done) : cap;
-                if (pread_all(in, buf, k2, off + done)) rc = fd_fail(e, "unreadable", "", "%s: short read", s->path);
+                if (fd_qz_pread_all(in, buf, k2, off + done)) rc = fd_fail(e, "unreadable", "", "%s: short read", s->path);
                 else rc = fd_stm_put(&w, buf, k2, e);
                 done += k2;
             }
@@ -223,7 +223,7 @@ static int check_overlap(const char *src, const char *dst, fd_err *e)
     return 0;
 }
 
-static int build_dst(const fd_model_dir *md, unsigned char *const *quant, int bits, const char *dst_in, int force, fd_err *e)
+int fd_qz_stage_dir(const char *src_root, const char *dst_in, int force, fd_qz_fill_fn fill, void *ctx, fd_err *e)
 {
     char *dst = strip_slashes(dst_in), *dir, *base;
     split_path(dst, &dir, &base);
@@ -234,24 +234,14 @@ static int build_dst(const fd_model_dir *md, unsigned char *const *quant, int bi
     if (path_exists(dst) && !force)
         rc = fd_fail(e, "destination_exists", "", "--dst %s already exists (pass --force to replace it)", dst);
     else if (path_exists(dst))
-        rc = check_overlap(md->root, dst, e);
+        rc = check_overlap(src_root, dst, e);
     if (!rc && !*base) rc = fd_fail(e, "unwritable", "", "--dst %s names no directory", dst_in);
     if (!rc) rc = fd_mkdirs(dir, e);
     if (!rc) {
         if (mkdir(fd_buf_cstr(&tmp), 0755)) rc = fd_fail(e, "unwritable", "", "%s: %s", tmp.p, strerror(errno));
         else made = 1;
     }
-    for (size_t i = 0; !rc && i < md->others.n; i++) {
-        char *from = fd_path_join(md->root, md->others.v[i]), *to = fd_path_join(tmp.p, md->others.v[i]);
-        rc = fd_md_copy_file(from, to, e);
-        free(from);
-        free(to);
-    }
-    for (size_t i = 0; !rc && i < md->nshards; i++) {
-        char *to = fd_path_join(tmp.p, md->shards[i].name);
-        rc = write_shard(&md->shards[i], quant[i], bits, to, e);
-        free(to);
-    }
+    if (!rc) rc = fill(ctx, tmp.p, e);
     if (!rc) {
         int had = path_exists(dst);
         if (had && rename(dst, fd_buf_cstr(&old))) rc = fd_fail(e, "unwritable", "", "%s: %s", dst, strerror(errno));
@@ -271,6 +261,31 @@ static int build_dst(const fd_model_dir *md, unsigned char *const *quant, int bi
     free(dst);
     free(dir);
     free(base);
+    return rc;
+}
+
+typedef struct rtn_fill {
+    const fd_model_dir *md;
+    unsigned char *const *quant;
+    int bits;
+} rtn_fill;
+
+static int fill_rtn(void *ctx, const char *tmp, fd_err *e)
+{
+    const rtn_fill *f = ctx;
+    const fd_model_dir *md = f->md;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < md->others.n; i++) {
+        char *from = fd_path_join(md->root, md->others.v[i]), *to = fd_path_join(tmp, md->others.v[i]);
+        rc = fd_md_copy_file(from, to, e);
+        free(from);
+        free(to);
+    }
+    for (size_t i = 0; !rc && i < md->nshards; i++) {
+        char *to = fd_path_join(tmp, md->shards[i].name);
+        rc = write_shard(&md->shards[i], f->quant[i], f->bits, to, e);
+        free(to);
+    }
     return rc;
 }
 
@@ -328,7 +343,8 @@ int fd_quantize(const fd_qz_opts *o, jv **report, fd_err *e)
                      "would compare to exactly 0.0 and read as a reproduction", fd_buf_cstr(&p));
         fd_buf_free(&p);
     }
-    if (!rc && !o->dry_run) rc = build_dst(&md, quant, o->bits, o->dst, o->force, e);
+    rtn_fill f = {&md, quant, o->bits};
+    if (!rc && !o->dry_run) rc = fd_qz_stage_dir(md.root, o->dst, o->force, fill_rtn, &f, e);
     for (size_t si = 0; si < md.nshards; si++) free(quant[si]);
     free(quant);
     fd_md_close(&md);

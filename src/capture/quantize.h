@@ -54,6 +54,14 @@ int fd_qz_rows(const char *dtype, void *data, uint64_t rows, uint64_t cols, int 
  * unsupported_dtype, nothing_matched, destination_exists,
  * destination_is_source, unwritable. */
 int fd_quantize(const fd_qz_opts *o, jv **report, fd_err *e);
+/* Builds a model directory beside --dst (".NAME.quantize-tmp.PID"), lets
+ * fill() write its files, then renames it into place (replacing an existing
+ * dst only with force; a dst that is or contains the source is refused). */
+typedef int (*fd_qz_fill_fn)(void *ctx, const char *tmpdir, fd_err *e);
+int fd_qz_stage_dir(const char *src_root, const char *dst, int force, fd_qz_fill_fn fill, void *ctx, fd_err *e);
+/* pread until n bytes arrived; -1 on error or end of file. */
+int fd_qz_pread_all(int fd, void *buf, size_t n, uint64_t off);
+
 /* The report less its `quantized` list (what P prints). */
 jv *fd_qz_summary(const jv *report);
 /* P's scope document for the report: {policy, head_policy, kv_cache_dtype,

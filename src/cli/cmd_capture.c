@@ -2,6 +2,7 @@
  * (capture/capture.h). */
 #include "cli.h"
 #include "capture/capture.h"
+#include "engine/qconfig.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@ static int usage(const char *why)
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
-                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--progress] [--force]\n"
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--memory-report FILE] [--progress] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n");
     return FD_EXIT_USAGE;
 }
@@ -29,7 +30,7 @@ int cmd_capture(int argc, char **argv)
                          : !strcmp(s, "--lane") ? &o.lane : !strcmp(s, "--dataset-id") ? &o.dataset_id
                          : !strcmp(s, "--dataset-name") ? &o.dataset_name : !strcmp(s, "--panel-role") ? &o.panel_role
                          : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
-                         : !strcmp(s, "--cold-run") ? &o.cold_run
+                         : !strcmp(s, "--cold-run") ? &o.cold_run : !strcmp(s, "--memory-report") ? &o.memory_report
                          : !strcmp(s, "--weights-repository") ? &o.weights_repository
                          : !strcmp(s, "--kernel") ? &o.kernel : !strcmp(s, "--sanity-prompt") ? &o.sanity_prompt
                          : !strcmp(s, "--sanity-expect") ? &o.sanity_expect : NULL;
@@ -67,7 +68,14 @@ int cmd_capture(int argc, char **argv)
     if (!o.model || !o.panel || !o.out || !o.role || !o.lane || !o.dataset_id || !o.dataset_name)
         return usage("--model, --panel, --out, --role, --lane, --dataset-id and --dataset-name are required");
     if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
-    if (strcmp(o.role, "root") && !o.scope_file) return usage("--scope-file is required unless --role root");
+    fd_qconfig q;
+    fd_err qe = {0};
+    /* an unreadable or unsupported quantization_config counts as present: the
+     * capture then refuses it by name instead of asking for --scope-file */
+    int quantized = fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
+    fd_qconfig_free(&q);
+    if (strcmp(o.role, "root") && !o.scope_file && !quantized)
+        return usage("--scope-file is required unless --role root or the checkpoint has a quantization_config");
     fd_err e = {0};
     jv *m = NULL;
     if (fd_capture_run(&o, &m, &e)) {

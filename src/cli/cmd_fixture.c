@@ -2,6 +2,7 @@
  * hidden states and head from a seeded generator), for tests and the demo
  * until a real capture is run.  demo: write one and verify it. */
 #include "cli.h"
+#include "format/json.h"
 #include "format/validate.h"
 #include "format/writer.h"
 #include "format/digest.h"
@@ -164,7 +165,8 @@ int cmd_write_fixture(int argc, char **argv)
 /* demo: the three steps on a real (tiny, random-init) glm_moe_dsa checkpoint
  * generated locally: capture the root twice (two cold runs), quantize the
  * routed experts to int8 and int4 with the toy RTN quantizer, capture both,
- * verify all four datasets, compare both candidates in one pass, and
+ * quantize them again as published FP8-block and NVFP4 checkpoints and capture
+ * those as shipped, verify all six datasets, compare the four candidates in one pass, and
  * force-compute the self-compare of the two root runs (exactly 0.0). */
 static int run_cmd(int (*fn)(int, char **), char **argv)
 {
@@ -178,6 +180,34 @@ static char *joinp(const char *a, const char *b)
     fd_buf p = {0};
     fd_buf_printf(&p, "%s/%s", a, b);
     return fd_buf_cstr(&p);
+}
+
+/* "KL ordering (mean, ascending): a < b < ..." from the receipts of a
+ * multi-candidate compare (OUT/NN-LABEL/comparison-receipt.json). */
+static void print_kl_order(const char *out)
+{
+    static const char *const DIRS[] = {"01-rtn-int8", "02-rtn-int4", "03-fp8-experts", "04-nvfp4-experts"};
+    enum { N = sizeof DIRS / sizeof *DIRS };
+    double kl[N];
+    int idx[N], n = 0;
+    for (int i = 0; i < N; i++) {
+        char *d = joinp(out, DIRS[i]), *p = joinp(d, "comparison-receipt.json");
+        fd_err e = {0};
+        jv *r = jv_parse_file(p, &e);
+        const jv *m = r ? jv_get(jv_get(r, "kl"), "mean") : NULL;
+        if (m && jv_is_num(m)) { kl[n] = m->t == JV_FLOAT ? m->u.f : (double)m->u.i; idx[n++] = i; }
+        jv_free(r);
+        free(d);
+        free(p);
+    }
+    for (int i = 1; i < n; i++) /* insertion sort by KL */
+        for (int j = i; j > 0 && kl[j] < kl[j - 1]; j--) {
+            double t = kl[j]; kl[j] = kl[j - 1]; kl[j - 1] = t;
+            int u = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = u;
+        }
+    printf("KL ordering (mean, ascending):");
+    for (int i = 0; i < n; i++) printf("%s %s %.3e", i ? " <" : "", DIRS[idx[i]] + 3, kl[i]);
+    printf("\n");
 }
 
 int cmd_demo(int argc, char **argv)
@@ -194,6 +224,8 @@ int cmd_demo(int argc, char **argv)
     char *q4 = joinp(base, "model-int4"), *s8 = joinp(base, "scope-int8.json"), *s4 = joinp(base, "scope-int4.json");
     char *root = joinp(base, "root"), *root2 = joinp(base, "root-cold-run-2"), *c8 = joinp(base, "int8");
     char *c4 = joinp(base, "int4"), *out = joinp(base, "compare"), *sc = joinp(base, "self-compare");
+    char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
+    char *cn4 = joinp(base, "nvfp4");
     int rc = FD_EXIT_OK;
     printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset tiny)\n");
     char *fx[] = {"fixture", "--preset", "tiny", "--seed", "1", "--out", model, NULL};
@@ -213,21 +245,33 @@ int cmd_demo(int argc, char **argv)
     char *cq4[] = {"capture", "--model", q4, "--panel", panel, "--out", c4, "--role", "quant", "--lane", "other", "--scope-file", s4,
                    "--dataset-id", "fidelity--demo.tiny.int4", "--dataset-name", "demo RTN int4 (tiny)", NULL};
     if ((rc = run_cmd(cmd_capture, cq8)) || (rc = run_cmd(cmd_capture, cq4))) goto out;
+    printf("== step 2b: the routed experts as published quantized checkpoints (FP8 e4m3 128x128 blocks, NVFP4),\n"
+           "   captured as shipped: the engine dequantizes inside the kernels, the scope is read from the checkpoint\n");
+    char *qzf8[] = {"quantize", "--format", "fp8-block", "--match", "mlp.experts.", "--src", model, "--dst", qf8, NULL};
+    char *qzn4[] = {"quantize", "--format", "nvfp4", "--src", model, "--dst", qn4, NULL};
+    if ((rc = run_cmd(cmd_quantize, qzf8)) || (rc = run_cmd(cmd_quantize, qzn4))) goto out;
+    char *cqf8[] = {"capture", "--model", qf8, "--panel", panel, "--out", cf8, "--role", "quant", "--lane", "other",
+                    "--dataset-id", "fidelity--demo.tiny.fp8", "--dataset-name", "demo FP8 experts (tiny)", NULL};
+    char *cqn4[] = {"capture", "--model", qn4, "--panel", panel, "--out", cn4, "--role", "quant", "--lane", "other",
+                    "--dataset-id", "fidelity--demo.tiny.nvfp4", "--dataset-name", "demo NVFP4 experts (tiny)", NULL};
+    if ((rc = run_cmd(cmd_capture, cqf8)) || (rc = run_cmd(cmd_capture, cqn4))) goto out;
     printf("== verify every dataset\n");
-    const char *all[4] = {root, root2, c8, c4};
-    for (int i = 0; i < 4; i++) {
+    const char *all[6] = {root, root2, c8, c4, cf8, cn4};
+    for (int i = 0; i < 6; i++) {
         char *v[] = {"verify", (char *)all[i], NULL};
         if ((rc = run_cmd(cmd_verify, v)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
     }
-    printf("== step 3: compare offline, weights absent (both candidates in one pass)\n");
+    printf("== step 3: compare offline, weights absent (all four candidates in one pass)\n");
     char *cmp[] = {"compare", "--reference", root, "--candidate", c8, "--candidate-label", "rtn-int8", "--candidate", c4,
-                   "--candidate-label", "rtn-int4", "--out", out, NULL};
+                   "--candidate-label", "rtn-int4", "--candidate", cf8, "--candidate-label", "fp8-experts",
+                   "--candidate", cn4, "--candidate-label", "nvfp4-experts", "--out", out, NULL};
     if ((rc = run_cmd(cmd_compare, cmp)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
+    print_kl_order(out);
     printf("== self-compare of the two cold runs (SC-1, force-computed): exactly 0.0\n");
     char *self[] = {"compare", "--reference", root, "--candidate", root2, "--self-compare", "--force-compute", "--out", sc, NULL};
     rc = run_cmd(cmd_compare, self);
 out:
     free(model); free(panel); free(q8); free(q4); free(s8); free(s4); free(root); free(root2);
-    free(c8); free(c4); free(out); free(sc);
+    free(c8); free(c4); free(out); free(sc); free(qf8); free(qn4); free(cf8); free(cn4);
     return rc;
 }

@@ -81,6 +81,12 @@ static void print_text(const fd_glm_config *c, const fd_weights *w)
     printf("parameters: %llu (+ %llu fp32 router-bias elements = %llu)\n", (unsigned long long)w->params,
            (unsigned long long)w->bias_elems, (unsigned long long)(w->params + w->bias_elems));
     printf("bytes: %llu\n", (unsigned long long)w->bytes);
+    if (w->q.kind != FD_Q_NONE) {
+        char codec[64];
+        fd_q_codec(&w->q, codec, sizeof codec);
+        printf("quantization: %s (%s), %zu quantized weights, %llu bytes with their scales\n", codec, w->q.source,
+               w->nquant, (unsigned long long)w->qbytes);
+    }
 }
 
 int cmd_inspect_model(int argc, char **argv)
@@ -124,6 +130,16 @@ int cmd_inspect_model(int argc, char **argv)
             jv_set(k, "parameters", jv_int((int64_t)w.params));
             jv_set(k, "router_bias_elements", jv_int((int64_t)w.bias_elems));
             jv_set(k, "bytes", jv_int((int64_t)w.bytes));
+            if (w.q.kind != FD_Q_NONE) {
+                char codec[64];
+                fd_q_codec(&w.q, codec, sizeof codec);
+                jv *q = jv_obj();
+                jv_set(q, "codec", jv_str(codec));
+                jv_set(q, "source", jv_str(w.q.source));
+                jv_set(q, "quantized_weights", jv_int((int64_t)w.nquant));
+                jv_set(q, "quantized_bytes", jv_int((int64_t)w.qbytes));
+                jv_set(k, "quantization", q);
+            }
             jv_set(o, "check", k);
         }
         jv_set(o, "ok", jv_bool(!rc));

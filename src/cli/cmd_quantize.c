@@ -3,6 +3,9 @@
  * the optional scope document and report exactly as P's json.dump does. */
 #include "cli.h"
 #include "capture/quantize.h"
+#include "capture/quantize_fmt.h"
+#include "capture/qscope.h"
+#include "engine/weights.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <stdio.h>
@@ -16,6 +19,10 @@ static int usage(const char *why)
             "usage: fidelity quantize --src DIR --dst DIR --match SUBSTR [--match SUBSTR ...]\n"
             "  [--bits {2,3,4,5,6,8}] (default 4) [--tensor-class CLASS] (default moe.experts)\n"
             "  [--emit-scope FILE] [--emit-report FILE] [--dry-run] [--force]\n"
+            "   or: fidelity quantize --format fp8-block|nvfp4 --src DIR --dst DIR [--match SUBSTR ...]\n"
+            "  [--block R,C] (fp8-block, default 128,128) [--emit-scope FILE] [--emit-report FILE] [--dry-run] [--force]\n"
+            "  (published layouts: fp8-block quantizes every Linear but lm_head and the indexer weights_proj by\n"
+            "   default, nvfp4 the routed experts; the scope is read back from the written checkpoint)\n"
             "CLASS is one of embed_tokens, attn.qkv, attn.o, mlp.gate, mlp.up, mlp.down, moe.experts, norm, lm_head\n");
     return FD_EXIT_USAGE;
 }
@@ -40,11 +47,58 @@ static void print_summary(const jv *report)
     jv_free(s);
 }
 
+/* The scope of a written checkpoint, read back as capture reads it. */
+static jv *scope_of(const char *dir, fd_err *e)
+{
+    fd_glm_config c;
+    memset(&c, 0, sizeof c);
+    fd_weights W;
+    jv *s = NULL;
+    if (fd_glm_config_load(dir, &c, e)) return NULL;
+    if (!fd_weights_open(dir, &W, e)) {
+        if (!fd_weights_check(&W, &c, e)) s = fd_qscope_derive(&W, &c);
+        fd_weights_close(&W);
+    }
+    fd_glm_config_free(&c);
+    return s;
+}
+
+static int run_format(const char *format, const char *block, fd_qz_opts *base, const char *emit_scope,
+                      const char *emit_report)
+{
+    fd_qf_opts o = {.src = base->src, .dst = base->dst, .patterns = base->patterns, .npatterns = base->npatterns,
+                    .dry_run = base->dry_run, .force = base->force, .bm = 128, .bn = 128};
+    o.kind = !strcmp(format, "fp8-block") ? FD_Q_FP8_BLOCK : !strcmp(format, "nvfp4") ? FD_Q_NVFP4 : FD_Q_NONE;
+    if (o.kind == FD_Q_NONE) return usage("--format must be fp8-block or nvfp4");
+    if (block) {
+        char tail;
+        if (o.kind != FD_Q_FP8_BLOCK || sscanf(block, "%d,%d%c", &o.bm, &o.bn, &tail) != 2 || o.bm < 1 || o.bn < 1 ||
+            o.bm > 65536 || o.bn > 65536)
+            return usage("--block R,C (positive) applies to --format fp8-block only");
+    }
+    fd_err e;
+    fd_err_clear(&e);
+    jv *report = NULL, *scope = NULL;
+    int rc = FD_EXIT_OK;
+    if (fd_quantize_fmt(&o, &report, &e)) rc = FD_EXIT_REFUSED;
+    else if (emit_scope && (o.dry_run ? (fd_fail(&e, "usage", "", "--emit-scope reads the written checkpoint: not "
+                                                 "with --dry-run"), 1) : !(scope = scope_of(o.dst, &e))))
+        rc = FD_EXIT_REFUSED;
+    else if (emit_scope && write_json(emit_scope, scope, &e)) rc = FD_EXIT_REFUSED;
+    else if (emit_report && write_json(emit_report, report, &e)) rc = FD_EXIT_REFUSED;
+    if (rc) printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    else print_summary(report);
+    jv_free(scope);
+    jv_free(report);
+    return rc;
+}
+
 int cmd_quantize(int argc, char **argv)
 {
     fd_qz_opts o = {0};
     o.bits = 4;
-    const char *tensor_class = "moe.experts", *emit_scope = NULL, *emit_report = NULL;
+    const char *tensor_class = "moe.experts", *emit_scope = NULL, *emit_report = NULL, *format = NULL, *block = NULL;
+    int have_bits = 0;
     const char **pats = fd_xcalloc((size_t)argc + 1, sizeof *pats);
     char **owned = fd_xcalloc((size_t)argc + 1, sizeof *owned); /* "--opt=value" splits */
     size_t nowned = 0;
@@ -58,7 +112,8 @@ int cmd_quantize(int argc, char **argv)
             v = eq + 1;
         } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) v = argv[i + 1];
         int takes = !strcmp(s, "--src") || !strcmp(s, "--dst") || !strcmp(s, "--bits") || !strcmp(s, "--match") ||
-                    !strcmp(s, "--tensor-class") || !strcmp(s, "--emit-scope") || !strcmp(s, "--emit-report");
+                    !strcmp(s, "--tensor-class") || !strcmp(s, "--emit-scope") || !strcmp(s, "--emit-report") ||
+                    !strcmp(s, "--format") || !strcmp(s, "--block");
         if (takes && !v) { rc = usage("an option is missing its value"); break; }
         if (takes && !eq) i++;
         if (!takes && eq) { rc = usage("this option takes no value"); break; }
@@ -68,11 +123,13 @@ int cmd_quantize(int argc, char **argv)
         else if (!strcmp(s, "--tensor-class")) tensor_class = v;
         else if (!strcmp(s, "--emit-scope")) emit_scope = v;
         else if (!strcmp(s, "--emit-report")) emit_report = v;
+        else if (!strcmp(s, "--format")) format = v;
+        else if (!strcmp(s, "--block")) block = v;
         else if (!strcmp(s, "--bits")) {
             char *end;
             long b = strtol(v, &end, 10);
             if (!*v || *end || !fd_qz_bits_ok((int)b) || b != (int)b) rc = usage("--bits must be one of 2, 3, 4, 5, 6, 8");
-            else o.bits = (int)b;
+            else { o.bits = (int)b; have_bits = 1; }
         } else if (!strcmp(s, "--dry-run")) o.dry_run = 1;
         else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "-h") || !strcmp(s, "--help")) { usage(NULL); rc = -1; }
@@ -81,6 +138,14 @@ int cmd_quantize(int argc, char **argv)
             rc = usage(NULL);
         }
     }
+    if (rc == FD_EXIT_OK && format) {
+        o.patterns = pats;
+        if (!o.src || !o.dst) rc = usage("--src and --dst are required");
+        else if (have_bits) rc = usage("--bits belongs to the RTN quantizer, not --format");
+        else rc = run_format(format, block, &o, emit_scope, emit_report);
+        goto done;
+    }
+    if (rc == FD_EXIT_OK && block) { rc = usage("--block needs --format fp8-block"); goto done; }
     if (rc == -1) rc = FD_EXIT_OK;
     else if (rc == FD_EXIT_OK) {
         if (!o.src || !o.dst || !o.npatterns) rc = usage("--src, --dst and at least one --match are required");

@@ -51,8 +51,8 @@ static const fd_tensor *tget(const fd_weights *w, fd_err *e, int ndim, uint64_t 
     const fd_tensor *t = fd_weights_get(w, name);
     if (!t) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s is missing", name); return NULL; }
     uint64_t want[3] = {d0, d1, d2};
-    int ok = t->ndim == ndim && (!strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
-    for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == want[i];
+    int ok = t->ndim == ndim && (t->qfmt || !strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
+    for (int i = 0; ok && i < ndim; i++) ok = t->lshape[i] == want[i];
     if (!ok) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s has the wrong shape or dtype", name); return NULL; }
     return t;
 }
@@ -99,7 +99,7 @@ static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t
     fd_mm_alloc(&L->p, N, K);
     uint16_t *row = fd_xmalloc(K * 2 + 2);
     for (size_t n = 0; n < N; n++) {
-        for (size_t k = 0; k < K; k++) row[k] = t_bf16(t, (row0 + n) * K + k);
+        fd_tensor_row_bf16(t, row0 + n, K, row); /* quantized weights: dequantized here, a row at a time */
         fd_mm_set_row(&L->p, n, row);
     }
     free(row);

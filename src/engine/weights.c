@@ -1,4 +1,5 @@
 #include "engine/weights.h"
+#include "engine/weights_quant.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <errno.h>
@@ -112,7 +113,10 @@ int fd_weights_open(const char *dir, fd_weights *w, fd_err *e)
                 memcpy(t->dtype, st->dtype, sizeof t->dtype);
                 t->ndim = st->ndim;
                 t->numel = 1;
-                for (int d = 0; d < st->ndim; d++) { t->shape[d] = st->shape[d]; t->numel *= st->shape[d]; }
+                for (int d = 0; d < st->ndim; d++) {
+                    t->shape[d] = t->lshape[d] = st->shape[d];
+                    t->numel *= st->shape[d];
+                }
                 t->nbytes = st->end - st->start;
                 t->data = base + st->start;
             }
@@ -134,6 +138,7 @@ int fd_weights_open(const char *dir, fd_weights *w, fd_err *e)
         }
     }
     jv_free(index);
+    if (!rc) rc = fd_qconfig_load(dir, &w->q, e);
     if (rc) fd_weights_close(w);
     return rc;
 }
@@ -144,6 +149,7 @@ static void free_lists(fd_weights *w)
     fd_strv_free(&w->unexpected);
     fd_strv_free(&w->misshaped);
     fd_strv_free(&w->ignored);
+    fd_strv_free(&w->badquant);
     free(w->fused);
     w->fused = NULL;
 }
@@ -161,6 +167,7 @@ void fd_weights_close(fd_weights *w)
     free(w->t);
     free(w->root);
     free_lists(w);
+    fd_qconfig_free(&w->q);
     memset(w, 0, sizeof *w);
 }
 
@@ -293,7 +300,8 @@ static void list_first(fd_buf *b, const char *what, const fd_strv *s)
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
 {
     free_lists(w);
-    w->params = w->bias_elems = w->bytes = 0;
+    w->params = w->bias_elems = w->bytes = w->qbytes = 0;
+    w->nquant = 0;
     w->fused = fd_xcalloc((size_t)c->num_hidden_layers + 1, 1);
     expv x = {0};
     build_expected(c, w, &x);
@@ -301,8 +309,18 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
     w->nexpected = x.n;
     for (size_t i = 0; i < x.n; i++) {
         const exp_t *t = &x.v[i];
-        const fd_tensor *g = fd_weights_get(w, t->name);
+        fd_tensor *g = (fd_tensor *)fd_weights_get(w, t->name);
         if (!g) { fd_strv_push(&w->missing, t->name); continue; }
+        if (t->ndim == 2) {
+            fd_buf why = {0};
+            int q = fd_wq_bind(w, g, t->shape, &why);
+            if (q < 0) fd_strv_push(&w->badquant, fd_buf_cstr(&why));
+            fd_buf_free(&why);
+            if (q) {
+                if (q > 0) { w->params += g->lshape[0] * g->lshape[1]; w->bytes += g->nbytes; }
+                continue;
+            }
+        }
         int shape_ok = g->ndim == t->ndim;
         for (int d = 0; shape_ok && d < t->ndim; d++) shape_ok = g->shape[d] == t->shape[d];
         int dtype_ok = !strcmp(g->dtype, "F32") || (!t->f32only && !strcmp(g->dtype, "BF16"));
@@ -323,7 +341,7 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
     for (size_t i = 0; i < w->n; i++) {
         const char *name = w->t[i].name;
         exp_t key = {.name = (char *)name};
-        if (bsearch(&key, x.v, x.n, sizeof *x.v, cmp_exp)) continue;
+        if (bsearch(&key, x.v, x.n, sizeof *x.v, cmp_exp) || fd_wq_is_companion(w, name)) continue;
         if (c->tie_word_embeddings && !strcmp(name, "lm_head.weight")) continue;
         long long l = layer_of(name);
         if (l >= c->num_hidden_layers) fd_strv_push(&w->ignored, name);
@@ -331,8 +349,13 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
     }
     for (size_t i = 0; i < x.n; i++) free(x.v[i].name);
     free(x.v);
-    if (!w->missing.n && !w->unexpected.n && !w->misshaped.n) return 0;
+    if (!w->missing.n && !w->unexpected.n && !w->misshaped.n && !w->badquant.n) return 0;
     fd_buf b = {0};
+    if (w->badquant.n) {
+        fd_fail(e, "bad_quantized_tensor", "", "%s: %s%s", w->root, w->badquant.v[0],
+                w->badquant.n > 1 ? " (and more)" : "");
+        return -1;
+    }
     list_first(&b, "missing", &w->missing);
     list_first(&b, "unexpected", &w->unexpected);
     list_first(&b, "mis-shaped", &w->misshaped);

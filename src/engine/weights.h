@@ -7,6 +7,14 @@
  *              are ignored by name, as transformers does, and counted apart)
  *   misshaped  present with the wrong shape or dtype (BF16 or F32 weights;
  *              e_score_correction_bias F32)
+ *   badquant   a quantized Linear weight the checkpoint's quantization_config
+ *              (engine/qconfig.h) does not account for: a scale tensor missing
+ *              or mis-shaped, a dtype of the other format, a quantized tensor
+ *              the config excludes or that is no Linear, a Linear the config
+ *              converts left unquantized (refused as bad_quantized_tensor)
+ * Quantized weights (FP8 block, NVFP4; engine/qformat.h) stay in the mapping
+ * and are dequantized row by row by fd_tensor_row_bf16; their scale tensors
+ * are companions, not unexpected names.
  * MoE expert weights are accepted per-expert (mlp.experts.N.{gate,up,down}_proj
  * .weight) or fused (mlp.experts.gate_up_proj [E,2Im,H] / down_proj [E,H,Im]),
  * chosen per layer: fused when mlp.experts.gate_up_proj is present. */
@@ -15,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/config.h"
+#include "engine/qconfig.h"
 #include "format/safetensors.h"
 #include "util/strv.h"
 
@@ -26,6 +35,13 @@ typedef struct fd_tensor {
     uint64_t shape[FD_ST_MAX_DIMS];
     uint64_t numel, nbytes;
     const void *data;        /* into the read-only mapping */
+    /* set by fd_weights_check for a quantized Linear weight */
+    fd_qkind qfmt;           /* FD_Q_NONE: plain BF16/F32 */
+    uint64_t lshape[FD_ST_MAX_DIMS]; /* logical (dequantized) shape; = shape when plain */
+    const struct fd_tensor *scale;   /* weight_scale_inv (fp8) / weight_scale (nvfp4) */
+    const struct fd_tensor *iscale;  /* nvfp4 input_scale or NULL (recorded, not applied) */
+    float scale2;            /* nvfp4 weight_scale_2 */
+    int bm, bn;              /* fp8 block */
 } fd_tensor;
 
 typedef struct fd_wshard {
@@ -42,7 +58,10 @@ typedef struct fd_weights {
     fd_tensor *t;            /* sorted by name (byte order) */
     size_t n;
     /* filled by fd_weights_check */
-    fd_strv missing, unexpected, misshaped, ignored;
+    fd_qconfig q;            /* the checkpoint's quantization_config */
+    fd_strv missing, unexpected, misshaped, ignored, badquant;
+    size_t nquant;           /* quantized weights */
+    uint64_t qbytes;         /* their bytes and their scales' */
     size_t nexpected;
     uint64_t params;         /* elements of expected tensors present, router biases excluded */
     uint64_t bias_elems;     /* e_score_correction_bias elements (fp32 buffers) */
@@ -54,6 +73,10 @@ int fd_weights_open(const char *dir, fd_weights *w, fd_err *e);
 /* Fills the lists; -1 with checkpoint_mismatch when any list is non-empty. */
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e);
 const fd_tensor *fd_weights_get(const fd_weights *w, const char *name);
+/* Row `row` (of the leading dims flattened) of a 2-D/3-D weight as bf16:
+ * plain BF16 copied, F32 rounded to nearest even, FP8 block / NVFP4
+ * dequantized (qformat.h).  K = logical columns. */
+void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *out);
 void fd_weights_close(fd_weights *w);
 
 #endif

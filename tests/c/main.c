@@ -14,6 +14,7 @@ int test_safetensors(void);
 int test_schema(void);
 int test_stats(void);
 int test_report(void);
+int test_qformat(void);
 
 static const struct {
     const char *name;
@@ -27,6 +28,7 @@ static const struct {
     {"schema", test_schema},
     {"stats", test_stats},
     {"report", test_report},
+    {"qformat", test_qformat},
 };
 
 int main(void)

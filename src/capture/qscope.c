@@ -1,0 +1,106 @@
+#include "capture/qscope.h"
+#include "engine/weights_quant.h"
+#include "format/digest.h"
+#include "util/buf.h"
+#include <stdio.h>
+#include <string.h>
+
+static const char *const CLASSES[] = {"embed_tokens", "attn.qkv", "attn.o", "attn.other", "mlp.gate",
+                                      "mlp.up", "mlp.down", "moe.router", "moe.experts", "moe.shared_expert",
+                                      "mtp", "norm", "lm_head", "kv_cache", "activations", "other"};
+enum { NCLASS = sizeof CLASSES / sizeof *CLASSES };
+
+/* Layer index after "layers.", or -1. */
+static long long layer_index(const char *name)
+{
+    const char *p = strstr(name, "layers.");
+    if (!p) return -1;
+    p += 7;
+    long long v = 0;
+    int nd = 0;
+    while (*p >= '0' && *p <= '9' && nd < 12) { v = v * 10 + (*p++ - '0'); nd++; }
+    return nd && *p == '.' ? v : -1;
+}
+
+static int has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
+
+const char *fd_tensor_class(const char *n, int64_t L)
+{
+    if (!strcmp(n, "model.embed_tokens.weight")) return "embed_tokens";
+    if (!strcmp(n, "lm_head.weight")) return "lm_head";
+    long long li = layer_index(n);
+    if ((li >= 0 && li >= L) || has(n, ".eh_proj.") || has(n, ".enorm.") || has(n, ".hnorm.") || has(n, ".shared_head."))
+        return "mtp";
+    if (has(n, "mlp.gate.weight") || has(n, "mlp.gate.e_score_correction_bias")) return "moe.router";
+    if (has(n, "mlp.experts.")) return "moe.experts";
+    if (has(n, "mlp.shared_experts.")) return "moe.shared_expert";
+    if (has(n, "mlp.gate_proj.weight")) return "mlp.gate";
+    if (has(n, "mlp.up_proj.weight")) return "mlp.up";
+    if (has(n, "mlp.down_proj.weight")) return "mlp.down";
+    static const char *const QKV[] = {"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "q_proj", "k_proj", "v_proj"};
+    for (size_t i = 0; i < sizeof QKV / sizeof *QKV; i++) {
+        char pat[64];
+        snprintf(pat, sizeof pat, "self_attn.%s.weight", QKV[i]);
+        if (has(n, pat)) return "attn.qkv";
+    }
+    if (has(n, "self_attn.o_proj.weight")) return "attn.o";
+    if (has(n, "self_attn.")) return "attn.other";
+    if (!strcmp(n, "model.norm.weight") || has(n, "layernorm") || has(n, ".norm.")) return "norm";
+    return "other";
+}
+
+static const char *tensor_format(const fd_tensor *t)
+{
+    if (t->qfmt) return fd_q_format(t->qfmt);
+    if (!strcmp(t->dtype, "BF16")) return "bf16";
+    if (!strcmp(t->dtype, "F32")) return "fp32";
+    if (!strcmp(t->dtype, "F16")) return "fp16";
+    return "unknown";
+}
+
+static int64_t format_bits(const char *f)
+{
+    return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") ? 8 : !strcmp(f, "nvfp4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
+}
+
+static int is_quantized(const char *f) { return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4"); }
+
+jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
+{
+    const char *fmt[NCLASS] = {0};
+    int mixed[NCLASS] = {0}, quant[NCLASS] = {0};
+    for (size_t i = 0; i < W->n; i++) {
+        const fd_tensor *t = &W->t[i];
+        if (fd_wq_is_companion(W, t->name)) continue;
+        const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(t);
+        size_t k = 0;
+        while (strcmp(CLASSES[k], cl)) k++;
+        if (!fmt[k]) fmt[k] = f;
+        else if (strcmp(fmt[k], f)) mixed[k] = 1;
+        quant[k] |= is_quantized(f);
+    }
+    if (!fmt[12] && fmt[0]) { fmt[12] = fmt[0]; mixed[12] = mixed[0]; quant[12] = quant[0]; } /* tied head */
+    jv *s = jv_obj(), *as = jv_arr();
+    int anyq = 0;
+    for (size_t k = 0; k < NCLASS; k++) {
+        if (!fmt[k]) continue;
+        jv *a = jv_obj();
+        int64_t bits = mixed[k] ? -1 : format_bits(fmt[k]);
+        jv_set(a, "tensor_class", jv_str(CLASSES[k]));
+        jv_set(a, "treatment", jv_str(quant[k] ? "quantized" : "native"));
+        jv_set(a, "format", jv_str(mixed[k] ? "mixed" : fmt[k]));
+        jv_set(a, "bits_per_weight", bits < 0 ? jv_null() : jv_int(bits));
+        jv_set(a, "layer_range", jv_null());
+        jv_push(as, a);
+        anyq |= quant[k];
+    }
+    jv_set(s, "policy", jv_str(anyq ? "mixed" : "native"));
+    jv_set(s, "head_policy", jv_str(quant[12] ? "quantized" : "native"));
+    jv_set(s, "kv_cache_dtype", jv_str("bf16"));
+    jv_set(s, "assignments", as);
+    fd_buf d = {0};
+    fd_err e;
+    if (!fd_scope_digest(s, &d, &e)) jv_set(s, "scope_digest", jv_strn(d.p, d.n));
+    fd_buf_free(&d);
+    return s;
+}

@@ -1,0 +1,53 @@
+/* A checkpoint's `quantization_config`: which published weight format its
+ * quantized Linears use and which modules it leaves unconverted
+ * (docs/QUANT-FORMATS.md).
+ *
+ *   quant_method "fp8" (transformers FineGrainedFP8Config): fmt "e4m3" (or
+ *     absent), weight_block_size [bm, bn] required (per-tensor FP8 is not
+ *     read), modules_to_not_convert; "lm_head" is always unconverted.  An
+ *     entry excludes a weight when it is a substring of the weight's name with
+ *     every digit run replaced by "*" (transformers' _replace_with_fp8_linear)
+ *     or of the name itself.
+ *   quant_method "modelopt", quant_algo "NVFP4" (config.json as ModelOpt's
+ *     export writes it: config_groups.*.weights.group_size, ignore), or no
+ *     quantization_config but hf_quant_config.json {quantization: {quant_algo,
+ *     group_size, exclude_modules}}: group size 16 only.  A pattern excludes a
+ *     module (the weight name less ".weight") when fnmatch() matches it or it
+ *     names the module or one of its parents.
+ * Any other quant_method / quant_algo: unsupported_quantization, naming it. */
+#ifndef FD_ENGINE_QCONFIG_H
+#define FD_ENGINE_QCONFIG_H
+#include "format/json.h"
+#include "util/err.h"
+#include "util/strv.h"
+
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2 } fd_qkind;
+
+typedef struct fd_qconfig {
+    fd_qkind kind;
+    int bm, bn;                  /* fp8 weight_block_size */
+    int group;                   /* nvfp4 group size (16) */
+    fd_strv exclude;             /* as written (fp8: plus "lm_head") */
+    char source[32];             /* "config.json" / "hf_quant_config.json" / "" */
+    char activation_scheme[32];  /* fp8: as written, "" when absent */
+} fd_qconfig;
+
+/* DIR/config.json's quantization_config, else DIR/hf_quant_config.json;
+ * kind FD_Q_NONE when neither says anything. */
+int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e);
+/* qc: a quantization_config object; where names it in errors. */
+int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e);
+void fd_qconfig_free(fd_qconfig *q);
+
+/* A glm_moe_dsa nn.Linear weight (attention and indexer projections, dense /
+ * shared / routed expert MLPs, lm_head): the tensors a format may convert. */
+int fd_q_is_linear_weight(const char *name);
+/* The config leaves this weight's module unconverted. */
+int fd_q_excluded(const fd_qconfig *q, const char *weight_name);
+/* Registry numeric_format of the kind: "fp8_e4m3", "nvfp4". */
+const char *fd_q_format(fd_qkind k);
+int fd_q_bits(fd_qkind k);
+/* weights.codec text: "fp8-e4m3-block128x128", "nvfp4-modelopt-g16". */
+void fd_q_codec(const fd_qconfig *q, char *out, size_t cap);
+
+#endif

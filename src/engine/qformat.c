@@ -1,0 +1,133 @@
+/* FP8 e4m3 block and NVFP4 arithmetic; definitions in qformat.h. */
+#include "engine/qformat.h"
+#include "util/bf16.h"
+#include <math.h>
+#include <string.h>
+
+float fd_e4m3_to_f32(uint8_t b)
+{
+    int s = b >> 7, e = (b >> 3) & 15, m = b & 7;
+    float v;
+    if (e == 15 && m == 7) v = NAN;
+    else if (e == 0) v = ldexpf((float)m, -9);
+    else v = ldexpf((float)(8 + m), e - 10);
+    return s ? -v : v;
+}
+
+uint8_t fd_f32_to_e4m3(float x)
+{
+    uint8_t sign = signbit(x) ? 0x80 : 0;
+    float a = fabsf(x);
+    if (isnan(a)) return (uint8_t)(sign | 0x7f);
+    if (a < 0x1p-6f) /* subnormal range: quantum 2^-9, code = multiple of the quantum (8 -> 2^-6, normal) */
+        return (uint8_t)(sign | (uint8_t)nearbyintf(a * 0x1p9f));
+    if (a >= 480.0f) return (uint8_t)(sign | 0x7f); /* past the range: NaN, as torch (464..480 round there below) */
+    int E;
+    float y = frexpf(a, &E); /* a = y * 2^E, y in [0.5, 1) */
+    E -= 1;                  /* a = (2y) * 2^E, 2y in [1, 2) */
+    float m = nearbyintf((2.0f * y - 1.0f) * 8.0f);
+    if (m == 8.0f) { m = 0.0f; E += 1; }
+    int code = ((E + 7) << 3) | (int)m;
+    if (code > 0x7e) code = 0x7f;
+    return (uint8_t)(sign | code);
+}
+
+static const float E2M1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, 0, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+
+float fd_e2m1_to_f32(uint8_t code) { return E2M1[code & 15]; }
+
+/* ModelOpt _cast_fp4: ord = #{bounds < |x|} over 0.25 0.75 1.25 1.75 2.5 3.5 5,
+ * plus one when |x| is exactly 0.75, 1.75 or 3.5 (ties go to the even code). */
+uint8_t fd_f32_to_e2m1(float x)
+{
+    static const float B[7] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+    uint8_t sign = x < 0 ? 8 : 0;
+    float a = fabsf(x);
+    if (isnan(a)) return 7;
+    uint8_t ord = 0;
+    for (int i = 0; i < 7; i++) ord = (uint8_t)(ord + (B[i] < a));
+    if (a == 0.75f || a == 1.75f || a == 3.5f) ord++;
+    return (uint8_t)(sign | ord);
+}
+
+void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t K, uint64_t kb, int bm, int bn,
+                           uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = w + row * K;
+    const uint8_t *srow = scale_inv + (row / (uint64_t)bm) * kb * 4;
+    for (uint64_t j0 = 0; j0 < K; j0 += (uint64_t)bn) {
+        float s;
+        memcpy(&s, srow + (j0 / (uint64_t)bn) * 4, 4);
+        uint64_t j1 = j0 + (uint64_t)bn < K ? j0 + (uint64_t)bn : K;
+        for (uint64_t j = j0; j < j1; j++) out[j] = fd_f32_to_bf16(fd_e4m3_to_f32(r[j]) * s);
+    }
+}
+
+void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = w + row * (K / 2), *sr = scale + row * (K / FD_NVFP4_GROUP);
+    for (uint64_t g = 0; g < K / FD_NVFP4_GROUP; g++) {
+        float d = fd_e4m3_to_f32(sr[g]) * scale2;
+        for (uint64_t j = g * FD_NVFP4_GROUP; j < (g + 1) * FD_NVFP4_GROUP; j += 2) {
+            uint8_t b = r[j / 2];
+            out[j] = fd_f32_to_bf16(fd_e2m1_to_f32(b & 15) * d);
+            out[j + 1] = fd_f32_to_bf16(fd_e2m1_to_f32(b >> 4) * d);
+        }
+    }
+}
+
+void fd_fp8_block_quantize(const float *x, uint64_t N, uint64_t K, int bm, int bn, uint8_t *q, float *scale_inv)
+{
+    uint64_t kb = (K + (uint64_t)bn - 1) / (uint64_t)bn;
+    for (uint64_t i0 = 0; i0 < N; i0 += (uint64_t)bm)
+        for (uint64_t j0 = 0; j0 < K; j0 += (uint64_t)bn) {
+            uint64_t i1 = i0 + (uint64_t)bm < N ? i0 + (uint64_t)bm : N, j1 = j0 + (uint64_t)bn < K ? j0 + (uint64_t)bn : K;
+            float amax = 0.0f;
+            for (uint64_t i = i0; i < i1; i++)
+                for (uint64_t j = j0; j < j1; j++) {
+                    float a = fabsf(x[i * K + j]);
+                    if (a > amax) amax = a;
+                }
+            float s = amax > 0.0f ? FD_FP8_MAX / amax : 1.0f;
+            for (uint64_t i = i0; i < i1; i++)
+                for (uint64_t j = j0; j < j1; j++) {
+                    float v = x[i * K + j] * s;
+                    v = v < -FD_FP8_MAX ? -FD_FP8_MAX : v > FD_FP8_MAX ? FD_FP8_MAX : v;
+                    q[i * K + j] = fd_f32_to_e4m3(v);
+                }
+            scale_inv[(i0 / (uint64_t)bm) * kb + j0 / (uint64_t)bn] = 1.0f / s;
+        }
+}
+
+float fd_nvfp4_scale2(const float *x, uint64_t n)
+{
+    float amax = 0.0f;
+    for (uint64_t i = 0; i < n; i++) {
+        float a = fabsf(x[i]);
+        if (a > amax) amax = a;
+    }
+    return amax / (6.0f * 448.0f);
+}
+
+void fd_nvfp4_quantize(const float *x, uint64_t N, uint64_t K, float scale2, uint8_t *packed, uint8_t *scale)
+{
+    const float six_s2 = 6.0f * scale2;
+    uint8_t code[FD_NVFP4_GROUP];
+    for (uint64_t i = 0; i < N; i++)
+        for (uint64_t g = 0; g < K / FD_NVFP4_GROUP; g++) {
+            const float *xr = x + i * K + g * FD_NVFP4_GROUP;
+            float amax = 0.0f;
+            for (int j = 0; j < FD_NVFP4_GROUP; j++) {
+                float a = fabsf(xr[j]);
+                if (a > amax) amax = a;
+            }
+            float bs = amax / six_s2;
+            if (bs == 0.0f) bs = 1.0f;
+            uint8_t b8 = fd_f32_to_e4m3(bs);
+            scale[i * (K / FD_NVFP4_GROUP) + g] = b8;
+            float d = fd_e4m3_to_f32(b8) * scale2;
+            for (int j = 0; j < FD_NVFP4_GROUP; j++) code[j] = fd_f32_to_e2m1(xr[j] / d);
+            uint8_t *pr = packed + i * (K / 2) + g * (FD_NVFP4_GROUP / 2);
+            for (int j = 0; j < FD_NVFP4_GROUP; j += 2) pr[j / 2] = (uint8_t)(code[j] | code[j + 1] << 4);
+        }
+}

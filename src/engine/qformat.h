@@ -1,0 +1,50 @@
+/* The two published weight formats the engine reads and `fidelity quantize`
+ * writes (docs/QUANT-FORMATS.md has the sources followed):
+ *
+ * FP8 block (transformers FineGrainedFP8, DeepSeek-V3 / GLM-5 "fp8"):
+ *   weight          F8_E4M3 [N, K]
+ *   weight_scale_inv F32    [ceil(N/bm), ceil(K/bn)]   (one per bm x bn tile)
+ *   dequant: w = fp32(e4m3) * scale_inv  (one fp32 multiply), -> bf16 RNE
+ *   quant (transformers Fp8Quantize): per tile amax = max|x|;
+ *          s = amax > 0 ? 448 / amax : 1  (fp32);  q = e4m3(clamp(x*s, +-448));
+ *          scale_inv = 1 / s  (fp32)
+ *
+ * NVFP4 (NVIDIA ModelOpt NVFP4QTensor):
+ *   weight          U8      [N, K/2]   E2M1 codes, low nibble = even element
+ *   weight_scale    F8_E4M3 [N, K/16]  per 16 consecutive inputs of a row
+ *   weight_scale_2  F32     [] or [1]  per tensor
+ *   input_scale     F32     [] or [1]  (activation scale: recorded, never applied)
+ *   dequant: w = e2m1(code) * fp32(fp32(weight_scale) * weight_scale_2), -> bf16 RNE
+ *            (ModelOpt's order: the block scale product first, then the value)
+ *   quant:  s2 = amax(|x|) / 2688;  bs = block amax / (6 * s2), 0 -> 1, -> e4m3;
+ *           code = cast_fp4(x / (fp32(bs) * s2))  (round to nearest, ties to
+ *           the even code, saturating at 6; sign bit set for x < 0) */
+#ifndef FD_ENGINE_QFORMAT_H
+#define FD_ENGINE_QFORMAT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define FD_FP8_MAX 448.0f
+#define FD_NVFP4_GROUP 16
+
+float fd_e4m3_to_f32(uint8_t b);
+/* Round to nearest even; |x| beyond the e4m3 range becomes NaN (0x7f), as
+ * torch's float8_e4m3fn cast does; callers clamp first. */
+uint8_t fd_f32_to_e4m3(float x);
+float fd_e2m1_to_f32(uint8_t code); /* code & 15; code 8 (-0) reads as +0, ModelOpt's table */
+uint8_t fd_f32_to_e2m1(float x);
+
+/* Dequantized bf16 values of columns [0, K) of row `row`. */
+/* Scale tensors are read with memcpy: mapped data need not be aligned. */
+void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t K, uint64_t kb, int bm, int bn,
+                           uint64_t row, uint16_t *out);
+void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row,
+                       uint16_t *out);
+
+/* Quantizers over fp32 rows-major [N, K] values. */
+void fd_fp8_block_quantize(const float *x, uint64_t N, uint64_t K, int bm, int bn, uint8_t *q, float *scale_inv);
+/* Tensor amax -> weight_scale_2. */
+float fd_nvfp4_scale2(const float *x, uint64_t n);
+void fd_nvfp4_quantize(const float *x, uint64_t N, uint64_t K, float scale2, uint8_t *packed, uint8_t *scale);
+
+#endif

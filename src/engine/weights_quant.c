@@ -1,0 +1,157 @@
+#include "engine/weights_quant.h"
+#include "engine/qformat.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* name with ".weight" replaced by suffix (NULL when name does not end so). */
+static char *companion(const char *name, const char *suffix)
+{
+    size_t n = strlen(name);
+    if (n < 7 || strcmp(name + n - 7, ".weight")) return NULL;
+    fd_buf b = {0};
+    fd_buf_printf(&b, "%.*s%s", (int)(n - 7), name, suffix);
+    return fd_buf_cstr(&b);
+}
+
+static int is_scalar(const fd_tensor *t)
+{
+    return t->numel == 1 && (t->ndim == 0 || (t->ndim == 1 && t->shape[0] == 1));
+}
+
+static int bad(fd_buf *why, const char *fmt, const char *a, const char *b)
+{
+    fd_buf_printf(why, fmt, a, b);
+    return -1;
+}
+
+/* Looks up a companion; NULL (and *why) when absent or not dtype. */
+static const fd_tensor *need(const fd_weights *w, const char *wname, const char *suffix, const char *dtype, fd_buf *why)
+{
+    char *n = companion(wname, suffix);
+    const fd_tensor *c = n ? fd_weights_get(w, n) : NULL;
+    if (!c) bad(why, "%s is missing (the scale of %s)", n ? n : suffix, wname);
+    else if (strcmp(c->dtype, dtype)) {
+        fd_buf_printf(why, "%s is %s, expected %s", n, c->dtype, dtype);
+        c = NULL;
+    }
+    free(n);
+    return c;
+}
+
+static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    const fd_qconfig *q = &w->q;
+    if (t->shape[0] != want[0] || t->shape[1] != want[1]) {
+        fd_buf_printf(why, "%s: F8_E4M3 [%llu,%llu] expected [%llu,%llu]", t->name, (unsigned long long)t->shape[0],
+                      (unsigned long long)t->shape[1], (unsigned long long)want[0], (unsigned long long)want[1]);
+        return -1;
+    }
+    const fd_tensor *s = need(w, t->name, ".weight_scale_inv", "F32", why);
+    if (!s) return -1;
+    uint64_t r = (want[0] + (uint64_t)q->bm - 1) / (uint64_t)q->bm, c = (want[1] + (uint64_t)q->bn - 1) / (uint64_t)q->bn;
+    if (s->ndim != 2 || s->shape[0] != r || s->shape[1] != c) {
+        fd_buf_printf(why, "%s has the wrong shape: expected [%llu,%llu] (weight [%llu,%llu], weight_block_size [%d,%d])",
+                      s->name, (unsigned long long)r, (unsigned long long)c, (unsigned long long)want[0],
+                      (unsigned long long)want[1], q->bm, q->bn);
+        return -1;
+    }
+    t->qfmt = FD_Q_FP8_BLOCK;
+    t->scale = s;
+    t->bm = q->bm;
+    t->bn = q->bn;
+    w->qbytes += t->nbytes + s->nbytes;
+    return 1;
+}
+
+static int bind_nvfp4(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    if (want[1] % FD_NVFP4_GROUP || t->shape[0] != want[0] || t->shape[1] * 2 != want[1]) {
+        fd_buf_printf(why, "%s: U8 [%llu,%llu] expected packed [%llu,%llu] (input dim a multiple of 16)", t->name,
+                      (unsigned long long)t->shape[0], (unsigned long long)t->shape[1], (unsigned long long)want[0],
+                      (unsigned long long)want[1] / 2);
+        return -1;
+    }
+    const fd_tensor *s = need(w, t->name, ".weight_scale", "F8_E4M3", why);
+    if (!s) return -1;
+    if (s->ndim != 2 || s->shape[0] != want[0] || s->shape[1] != want[1] / FD_NVFP4_GROUP) {
+        fd_buf_printf(why, "%s has the wrong shape: expected [%llu,%llu] (one e4m3 scale per 16 inputs)", s->name,
+                      (unsigned long long)want[0], (unsigned long long)(want[1] / FD_NVFP4_GROUP));
+        return -1;
+    }
+    const fd_tensor *s2 = need(w, t->name, ".weight_scale_2", "F32", why);
+    if (!s2) return -1;
+    if (!is_scalar(s2)) return bad(why, "%s has the wrong shape: expected [] or [1] (per-tensor scale of %s)", s2->name, t->name);
+    char *in = companion(t->name, ".input_scale");
+    const fd_tensor *is = fd_weights_get(w, in);
+    free(in);
+    if (is && (strcmp(is->dtype, "F32") || !is_scalar(is)))
+        return bad(why, "%s must be an F32 scalar (the activation scale of %s)", is->name, t->name);
+    memcpy(&t->scale2, s2->data, 4);
+    t->qfmt = FD_Q_NVFP4;
+    t->scale = s;
+    t->iscale = is;
+    t->lshape[1] = want[1];
+    w->qbytes += t->nbytes + s->nbytes + s2->nbytes + (is ? is->nbytes : 0);
+    return 1;
+}
+
+int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
+    int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, t->name);
+    if (!f8 && !u8) {
+        if (w->q.kind == FD_Q_NONE || !lin || excl) return 0;
+        fd_buf_printf(why, "%s is %s but quantization_config (%s) converts it (a loader expects a quantized weight and "
+                      "its scales)", t->name, t->dtype, w->q.source);
+        return -1;
+    }
+    if (w->q.kind == FD_Q_NONE) return 0; /* a plain dtype mismatch: reported as mis-shaped */
+    if ((f8 && w->q.kind != FD_Q_FP8_BLOCK) || (u8 && w->q.kind != FD_Q_NVFP4)) {
+        fd_buf_printf(why, "%s is %s but quantization_config (%s) declares %s", t->name, t->dtype, w->q.source,
+                      w->q.kind == FD_Q_FP8_BLOCK ? "fp8 (F8_E4M3 weights)" : "modelopt NVFP4 (U8 weights)");
+        return -1;
+    }
+    if (!lin) return bad(why, "%s is %s but is not a Linear weight (only Linears are converted)", t->name, t->dtype);
+    if (excl) return bad(why, "%s is quantized but quantization_config (%s) leaves its module unconverted", t->name, w->q.source);
+    int rc = f8 ? bind_fp8(w, t, want, why) : bind_nvfp4(w, t, want, why);
+    if (rc == 1) w->nquant++;
+    return rc;
+}
+
+int fd_wq_is_companion(const fd_weights *w, const char *name)
+{
+    static const struct { const char *suffix; fd_qkind k; } C[] = {
+        {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
+        {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4}};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
+        size_t l = strlen(C[i].suffix);
+        if (n <= l || strcmp(name + n - l, C[i].suffix)) continue;
+        fd_buf b = {0};
+        fd_buf_printf(&b, "%.*s.weight", (int)(n - l), name);
+        const fd_tensor *t = fd_weights_get(w, fd_buf_cstr(&b));
+        fd_buf_free(&b);
+        return t && t->qfmt == C[i].k;
+    }
+    return 0;
+}
+
+void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *out)
+{
+    const unsigned char *p = t->data;
+    if (t->qfmt == FD_Q_FP8_BLOCK)
+        fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
+    else if (t->qfmt == FD_Q_NVFP4)
+        fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
+    else if (!strcmp(t->dtype, "BF16"))
+        memcpy(out, p + row * K * 2, K * 2);
+    else
+        for (uint64_t k = 0; k < K; k++) {
+            float f;
+            memcpy(&f, p + (row * K + k) * 4, 4);
+            out[k] = fd_f32_to_bf16(f);
+        }
+}

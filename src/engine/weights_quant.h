@@ -1,0 +1,17 @@
+/* The quantized-weight half of the checkpoint check (weights.c): binds a
+ * FP8-block or NVFP4 Linear weight to its scale tensors and checks it
+ * against the checkpoint's quantization_config. */
+#ifndef FD_ENGINE_WEIGHTS_QUANT_H
+#define FD_ENGINE_WEIGHTS_QUANT_H
+#include "engine/weights.h"
+
+/* t: an expected 2-D weight present in w with logical shape want[0..1].
+ * Returns 1 when t is a valid quantized weight (its qfmt, lshape, scales
+ * filled), 0 when t is plain and the config agrees (t left as is), -1 when
+ * it is a bad quantized tensor (the reason, naming the tensor, in *why). */
+int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why);
+/* name is a scale companion (weight_scale_inv, weight_scale, weight_scale_2,
+ * input_scale) of a bound quantized weight of the matching format. */
+int fd_wq_is_companion(const fd_weights *w, const char *name);
+
+#endif
