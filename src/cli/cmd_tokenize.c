@@ -14,7 +14,7 @@
 #define MAX_INPUT ((size_t)1 << 32)
 
 typedef struct {
-    const char *tok, *out;
+    const char *tok, *out, *out_dir;
     int add_special, decode, skip_special, info, normalize, time;
     char **files;
     size_t nfiles;
@@ -28,7 +28,9 @@ static int usage(void)
             "       fidelity tokenize --tokenizer PATH --normalize FILE   (the normalizer's output, for tests)\n"
             "       fidelity tokenize --tokenizer PATH --info\n"
             "  PATH: a tokenizer.json or a directory holding one.  Encoding prints one JSON id list per FILE;\n"
-            "  --out writes the ids of one FILE as .npy int32 (name ends in .npy) or a JSON list.\n"
+            "  --out writes the ids of one FILE as .npy int32 (name ends in .npy) or a JSON list;\n"
+            "  --out-dir DIR writes DIR/BASENAME.npy per FILE (decoding: DIR/BASENAME.txt).\n"
+            "  Decoding a JSON list of id lists prints one JSON string per list and line.\n"
             "  Invalid UTF-8 input and unsupported tokenizer types are refused (exit 3).\n");
     return FD_EXIT_USAGE;
 }
@@ -116,6 +118,16 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* DIR/BASENAME.EXT for --out-dir, else --out */
+static char *out_path(const opts *o, const char *in, const char *ext)
+{
+    if (!o->out_dir) return o->out ? fd_xstrdup(o->out) : NULL;
+    const char *base = strrchr(in, '/');
+    fd_buf b = {0};
+    fd_buf_printf(&b, "%s/%s%s", o->out_dir, base ? base + 1 : in, ext);
+    return fd_buf_cstr(&b);
+}
+
 static int encode_files(const fd_tokenizer *t, const opts *o)
 {
     fd_err e = {0};
@@ -131,7 +143,8 @@ static int encode_files(const fd_tokenizer *t, const opts *o)
         bytes += (double)text.n;
         fd_buf_free(&text);
         if (rc) { fd_err_prefix(&e, o->files[i]); return refused(&e); }
-        if (o->out) rc = write_ids(o->out, ids, n, &e);
+        char *dst = out_path(o, o->files[i], ".npy");
+        if (dst) rc = write_ids(dst, ids, n, &e);
         else {
             fd_buf b = {0};
             ids_json(&b, ids, n);
@@ -139,6 +152,7 @@ static int encode_files(const fd_tokenizer *t, const opts *o)
             fd_buf_free(&b);
         }
         free(ids);
+        free(dst);
         if (rc) return refused(&e);
     }
     if (o->time) fprintf(stderr, "encoded %.0f bytes in %.6f s: %.2f MB/s\n", bytes, secs, secs > 0 ? bytes / 1e6 / secs : 0.0);
@@ -152,10 +166,54 @@ static int emit_text(const char *out, const char *s, size_t n, fd_err *e)
     return 0;
 }
 
+/* a JSON list of id lists: one JSON string per list and line */
+static int decode_lists(const fd_tokenizer *t, const opts *o, const char *path, fd_err *e)
+{
+    jv *v = jv_parse_file(path, e);
+    if (!v) return -1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < v->u.a.n; i++) {
+        const jv *l = v->u.a.v[i];
+        if (l->t != JV_ARR) { rc = fd_fail(e, "bad_ids", "", "%s: item %zu is not a list of ids", path, i); break; }
+        int32_t *ids = fd_xmalloc(l->u.a.n * sizeof *ids + 1);
+        for (size_t k = 0; k < l->u.a.n; k++)
+            ids[k] = l->u.a.v[k]->t == JV_INT && l->u.a.v[k]->u.i >= 0 && l->u.a.v[k]->u.i <= INT32_MAX ? (int32_t)l->u.a.v[k]->u.i : -1;
+        char *text;
+        size_t len;
+        rc = fd_tok_decode(t, ids, l->u.a.n, o->skip_special, &text, &len, e);
+        free(ids);
+        if (rc) break;
+        jv *s = jv_strn(text, len);
+        fd_buf b = {0};
+        rc = jv_dump(s, &JV_CANON, &b, e);
+        fd_buf_putc(&b, '\n');
+        if (!rc) fwrite(b.p, 1, b.n, stdout);
+        fd_buf_free(&b);
+        jv_free(s);
+        free(text);
+    }
+    jv_free(v);
+    return rc;
+}
+
+static int is_list_of_lists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int c, k = 0;
+    while ((c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '[') && (c != '[' || ++k < 2)) {}
+    fclose(f);
+    return k == 2;
+}
+
 static int decode_files(const fd_tokenizer *t, const opts *o)
 {
     fd_err e = {0};
     for (size_t i = 0; i < o->nfiles; i++) {
+        if (!ends_with(o->files[i], ".npy") && is_list_of_lists(o->files[i])) {
+            if (decode_lists(t, o, o->files[i], &e)) return refused(&e);
+            continue;
+        }
         int32_t *ids;
         size_t n, len;
         char *text;
@@ -163,7 +221,9 @@ static int decode_files(const fd_tokenizer *t, const opts *o)
         int rc = fd_tok_decode(t, ids, n, o->skip_special, &text, &len, &e);
         free(ids);
         if (rc) return refused(&e);
-        rc = emit_text(o->out, text, len, &e);
+        char *dst = out_path(o, o->files[i], ".txt");
+        rc = emit_text(dst, text, len, &e);
+        free(dst);
         free(text);
         if (rc) return refused(&e);
     }
@@ -194,6 +254,7 @@ int cmd_tokenize(int argc, char **argv)
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(s, "--tokenizer") && v) { o.tok = v; i++; }
         else if (!strcmp(s, "--out") && v) { o.out = v; i++; }
+        else if (!strcmp(s, "--out-dir") && v) { o.out_dir = v; i++; }
         else if (!strcmp(s, "--add-special")) o.add_special = 1;
         else if (!strcmp(s, "--decode")) o.decode = 1;
         else if (!strcmp(s, "--skip-special")) o.skip_special = 1;
@@ -204,7 +265,7 @@ int cmd_tokenize(int argc, char **argv)
         else if (s[0] == '-' && s[1]) { fprintf(stderr, "fidelity tokenize: bad or unknown option %s\n", s); bad = 1; }
         else o.files[o.nfiles++] = argv[i];
     }
-    if (bad || !o.tok || (!o.info && !o.nfiles) || (o.out && o.nfiles > 1) || (o.normalize && o.nfiles != 1)) {
+    if (bad || !o.tok || (!o.info && !o.nfiles) || (o.out && o.nfiles > 1) || (o.out && o.out_dir) || (o.normalize && o.nfiles != 1)) {
         free(o.files);
         return usage();
     }

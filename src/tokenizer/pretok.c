@@ -78,11 +78,11 @@ static int load_one(fd_tokenizer *t, const jv *pt, fd_err *e)
         return 0;
     }
     if (ty && !strcmp(ty, "Digits")) {
-        /* HF: split on char::is_ascii_digit, Isolated (individual) or Contiguous */
+        /* HF: split on Rust's char::is_numeric (Nd, Nl, No = \p{N}), Isolated (individual) or Contiguous */
         tk_pretok *p = push(t);
         p->kind = TK_SPLIT;
         p->behavior = get_bool(pt, "individual_digits", 0) ? TK_ISOLATED : TK_CONTIGUOUS;
-        return compile(p, "[0-9]", 5, 0, e);
+        return compile(p, "\\p{N}", 5, 0, e);
     }
     return fd_fail(e, "tokenizer_unsupported", "", "pre_tokenizer type '%s' is not supported", ty ? ty : "(no type)");
 }
