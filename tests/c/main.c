@@ -13,6 +13,7 @@ int test_checksums(void);
 int test_safetensors(void);
 int test_schema(void);
 int test_stats(void);
+int test_tokenizer(void);
 
 static const struct {
     const char *name;
@@ -25,6 +26,7 @@ static const struct {
     {"safetensors", test_safetensors},
     {"schema", test_schema},
     {"stats", test_stats},
+    {"tokenizer", test_tokenizer},
 };
 
 int main(void)
