@@ -8,6 +8,7 @@
 
 static void append(int32_t **v, size_t *n, const int32_t *x, size_t k, int front)
 {
+    if (!k) return;
     *v = fd_xrealloc(*v, (*n + k + 1) * sizeof **v);
     if (front) { memmove(*v + k, *v, *n * sizeof **v); memcpy(*v, x, k * sizeof *x); }
     else memcpy(*v + *n, x, k * sizeof *x);
