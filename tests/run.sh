@@ -53,6 +53,12 @@ if python3 -c 'import numpy' 2>/dev/null; then
 else
     echo "numpy not installed: numpy oracle checks skipped"
 fi
+# tokenizer.json tokenizer (src/tokenizer/): parity with the committed HF oracle ids;
+# tests/tok/fetch.sh brings the tokenizers that are not committed (skipped when absent)
+bash tests/tok/fetch.sh
+for bin in build/fidelity build-asan/fidelity; do
+    step "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
+done
 step "parity with the transformers golden (tiny fixture, eager attention)" bash tests/parity/run_parity.sh build/fidelity
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do

@@ -19,5 +19,6 @@ int cmd_inspect_model(int argc, char **argv);
 int cmd_model_fixture(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ int test_schema(void);
 int test_stats(void);
 int test_report(void);
 int test_qformat(void);
+int test_tokenizer(void);
 
 static const struct {
     const char *name;
@@ -29,6 +30,7 @@ static const struct {
     {"stats", test_stats},
     {"report", test_report},
     {"qformat", test_qformat},
+    {"tokenizer", test_tokenizer},
 };
 
 int main(void)
