@@ -25,7 +25,7 @@ for bin in build/fidelity build-asan/fidelity; do
 done
 step "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
 step "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
-for t in panel quantize engine_load model_fixture capture; do
+for t in panel quantize engine_load model_fixture capture probe panel_text; do
     [ -f tests/py/test_$t.py ] || continue
     for bin in build/fidelity build-asan/fidelity; do
         step "$t ($bin)" python3 tests/py/test_$t.py "$bin"
@@ -59,7 +59,7 @@ bash tests/tok/fetch.sh
 for bin in build/fidelity build-asan/fidelity; do
     step "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
 done
-step "parity with the transformers golden (tiny fixture, eager attention)" bash tests/parity/run_parity.sh build/fidelity
+step "parity with the transformers goldens (tiny: targets; flash-0.1b window 0: regression guard)" bash tests/parity/run_parity.sh build/fidelity
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do
     [ -x "$f" ] || continue
