@@ -48,7 +48,7 @@ rc, out, err = fid("demo", "--out", demo)
 case("demo runs", rc == 0, out[-2000:] + err[-2000:])
 DEMO_CMP = os.path.join(demo, "compare")
 demo_receipts = sorted(os.path.join(DEMO_CMP, d, "comparison-receipt.json") for d in os.listdir(DEMO_CMP))
-case("demo wrote two receipts", len(demo_receipts) == 2, demo_receipts)
+case("demo wrote one receipt per candidate (int8, int4, fp8, nvfp4)", len(demo_receipts) == 4, demo_receipts)
 
 CAPQ = os.path.join(WORK, "capq")
 rc, out, err = fid("capture", "--model", os.path.join(demo, "model-int4"), "--panel", os.path.join(demo, "model", "panel"),
@@ -184,7 +184,7 @@ def check_page(tag, path, receipts, n_svg, bits=None):
 R1, R2, R3 = (os.path.join(WORK, n) for n in ("r1.html", "r2.html", "r3.html"))
 rc, out, err = fid("report", DEMO_CMP, "--out", R1)
 case("report DIR (compare --out with NN-LABEL/) exits 0", rc == 0, out + err)
-check_page("demo", R1, demo_receipts, 3 + 2 * 2)
+check_page("demo", R1, demo_receipts, 3 + 2 * len(demo_receipts))
 fid("report", DEMO_CMP, "--out", R2)
 case("byte-stable across two runs", read(R1) == read(R2))
 fid("report", *demo_receipts, "--out", R3)
