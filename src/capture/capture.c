@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -151,9 +152,10 @@ static jv *quant_disclosures(const fd_weights *W)
         const fd_tensor *t = W->t[i].qfmt == FD_Q_NVFP4 ? W->t[i].iscale : NULL;
         if (!t) continue;
         float v;
-        memcpy(&v, t->data, 4);
+        fd_err re;
+        if (fd_weights_read(W, t, &v, 4, &re)) v = NAN; /* a shard that went away: recorded as such */
         fd_sha_update(h, t->name, strlen(t->name) + 1);
-        fd_sha_update(h, t->data, 4);
+        fd_sha_update(h, &v, 4);
         lo = n && lo < v ? lo : v;
         hi = n && hi > v ? hi : v;
         n++;

@@ -735,60 +735,105 @@ out:
 
 /* ------------------------------------------------------------ driver */
 
-int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, uint16_t *out,
-                      fd_err *e)
+/* The state of one window between layers (the layer-outer schedule keeps
+ * one per window): the residual stream, the DSA selection of the last full
+ * layer, the RoPE tables. */
+struct fd_fwd {
+    size_t S;
+    uint16_t *x;
+    unsigned char *sel;
+    int have_sel;
+    rope R;
+};
+
+void fd_forward_free(fd_fwd *f)
+{
+    if (!f) return;
+    free(f->x); free(f->sel); free(f->R.c); free(f->R.s);
+    free(f);
+}
+
+fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
-    if (strcmp(c->hidden_act, "silu"))
-        return fd_fail(e, "bad_config", "", "hidden_act %s is not supported (silu only)", c->hidden_act);
-    if (strcmp(c->rope_type, "default"))
-        return fd_fail(e, "bad_config", "", "rope_type %s is not supported (default only)", c->rope_type);
-    if (c->qk_rope_head_dim % 2 || c->n_group < 1 || c->n_routed_experts % c->n_group || c->topk_group < 1 ||
-        c->index_topk < 1)
-        return fd_fail(e, "bad_config", "", "unsupported rope/expert-group/index_topk dimensions");
-    if (S < 1) return fd_fail(e, "bad_usage", "", "empty token sequence");
-    const fd_tensor *emb = tget(W, e, 2, V, H, 0, "model.embed_tokens.weight");
-    const fd_tensor *nrm = emb ? tget(W, e, 1, H, 0, 0, "model.norm.weight") : NULL;
-    if (!nrm) return -1;
-    for (size_t t = 0; t < S; t++)
-        if (ids[t] < 0 || (uint64_t)ids[t] >= V)
-            return fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)",
-                           (long long)ids[t], t, V);
-    uint16_t *x = fd_xmalloc(S * H * 2), *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2), *lw = NULL,
-             *pw = NULL;
-    for (size_t t = 0; t < S; t++)
-        for (size_t i = 0; i < H; i++) x[t * H + i] = t_bf16(emb, (uint64_t)ids[t] * H + i);
-    dump(-1, "ids", "i64", ids, S * 8);
-    dump(-1, "embed", "bf16", x, S * H * 2);
-    rope R;
-    rope_init(&R, S, (size_t)c->qk_rope_head_dim, c->rope_theta);
-    unsigned char *sel = fd_xmalloc(S * S);
-    int have_sel = 0, rc = -1;
-    for (long long L = 0; L < c->num_hidden_layers; L++) {
-        const fd_tensor *a = tget(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
-        const fd_tensor *b = a ? tget(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
-        if (!b) goto out;
-        lw = vec_bf16(a, 0, H);
-        pw = vec_bf16(b, 0, H);
-        if (attention(m, W, c, L, x, S, lw, &R, sel, &have_sel, e)) goto out;
-        rmsnorm(x, S, H, pw, (float)c->rms_norm_eps, h2);
-        dump(L, "post_ln", "bf16", h2, S * H * 2);
-        char nm[128];
-        snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
-        if (c->mlp_sparse[L] ? moe(m, W, c, L, h2, S, y, e)
-                             : dense_mlp(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
-            goto out;
-        dump(L, "mlp", "bf16", y, S * H * 2);
-        for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));
-        dump(L, "layer_out", "bf16", x, S * H * 2);
-        free(lw); free(pw);
-        lw = pw = NULL;
+    if (strcmp(c->hidden_act, "silu")) {
+        fd_fail(e, "bad_config", "", "hidden_act %s is not supported (silu only)", c->hidden_act);
+        return NULL;
     }
-    lw = vec_bf16(nrm, 0, H);
-    rmsnorm(x, S, H, lw, (float)c->rms_norm_eps, out);
-    dump(-1, "final", "bf16", out, S * H * 2);
+    if (strcmp(c->rope_type, "default")) {
+        fd_fail(e, "bad_config", "", "rope_type %s is not supported (default only)", c->rope_type);
+        return NULL;
+    }
+    if (c->qk_rope_head_dim % 2 || c->n_group < 1 || c->n_routed_experts % c->n_group || c->topk_group < 1 ||
+        c->index_topk < 1) {
+        fd_fail(e, "bad_config", "", "unsupported rope/expert-group/index_topk dimensions");
+        return NULL;
+    }
+    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
+    const fd_tensor *emb = tget(W, e, 2, V, H, 0, "model.embed_tokens.weight");
+    if (!emb) return NULL;
+    for (size_t t = 0; t < S; t++)
+        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
+            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
+            return NULL;
+        }
+    fd_fwd *f = fd_xcalloc(1, sizeof *f);
+    f->S = S;
+    f->x = fd_xmalloc(S * H * 2);
+    for (size_t t = 0; t < S; t++)
+        for (size_t i = 0; i < H; i++) f->x[t * H + i] = t_bf16(emb, (uint64_t)ids[t] * H + i);
+    dump(-1, "ids", "i64", ids, S * 8);
+    dump(-1, "embed", "bf16", f->x, S * H * 2);
+    rope_init(&f->R, S, (size_t)c->qk_rope_head_dim, c->rope_theta);
+    f->sel = fd_xmalloc(S * S);
+    return f;
+}
+
+int fd_forward_layer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, S = f->S;
+    const fd_tensor *a = tget(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
+    const fd_tensor *b = a ? tget(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
+    if (!b) return -1;
+    uint16_t *lw = vec_bf16(a, 0, H), *pw = vec_bf16(b, 0, H);
+    uint16_t *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2), *x = f->x;
+    int rc = -1;
+    if (attention(m, W, c, L, x, S, lw, &f->R, f->sel, &f->have_sel, e)) goto out;
+    rmsnorm(x, S, H, pw, (float)c->rms_norm_eps, h2);
+    dump(L, "post_ln", "bf16", h2, S * H * 2);
+    char nm[128];
+    snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
+    if (c->mlp_sparse[L] ? moe(m, W, c, L, h2, S, y, e) : dense_mlp(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
+        goto out;
+    dump(L, "mlp", "bf16", y, S * H * 2);
+    for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));
+    dump(L, "layer_out", "bf16", x, S * H * 2);
     rc = 0;
 out:
-    free(x); free(h2); free(y); free(lw); free(pw); free(sel); free(R.c); free(R.s);
+    free(lw); free(pw); free(h2); free(y);
+    return rc;
+}
+
+int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uint16_t *out, fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, S = f->S;
+    const fd_tensor *nrm = tget(W, e, 1, H, 0, 0, "model.norm.weight");
+    if (!nrm) return -1;
+    uint16_t *lw = vec_bf16(nrm, 0, H);
+    rmsnorm(f->x, S, H, lw, (float)c->rms_norm_eps, out);
+    dump(-1, "final", "bf16", out, S * H * 2);
+    free(lw);
+    return 0;
+}
+
+int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S,
+                      uint16_t *out, fd_err *e)
+{
+    fd_fwd *f = fd_forward_begin(W, c, ids, S, e);
+    if (!f) return -1;
+    int rc = 0;
+    for (long long L = 0; L < c->num_hidden_layers && !rc; L++) rc = fd_forward_layer(m, W, c, L, f, e);
+    if (!rc) rc = fd_forward_end(W, c, f, out, e);
+    fd_forward_free(f);
     return rc;
 }

@@ -57,4 +57,15 @@ typedef fd_glm_config fd_model_config;
 int fd_forward_hidden(const fd_mm *m, const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S,
                       uint16_t *out_bf16, fd_err *e);
 
+/* The same forward one layer at a time, for the layer-outer schedule:
+ * begin (embedding; needs model.embed_tokens.* mapped), layer L (needs
+ * model.layers.L.* mapped), end (final norm; model.norm.*).  Running begin,
+ * every layer in order and end gives exactly fd_forward_hidden's bits,
+ * whatever other windows run in between. */
+typedef struct fd_fwd fd_fwd;
+fd_fwd *fd_forward_begin(const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e);
+int fd_forward_layer(const fd_mm *m, const fd_weights *w, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e);
+int fd_forward_end(const fd_weights *w, const fd_model_config *c, fd_fwd *f, uint16_t *out_bf16, fd_err *e);
+void fd_forward_free(fd_fwd *f);
+
 #endif

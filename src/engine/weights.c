@@ -34,9 +34,10 @@ static int shard_name_ok(const char *s)
     return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
 }
 
-static int map_shard(fd_wshard *s, fd_err *e)
+static int map_shard(fd_wshard *s, int lazy, fd_err *e)
 {
     if (fd_st_open(s->path, &s->st, e)) return -1;
+    if (lazy) return 0;
     int fd = open(s->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return fd_fail(e, "unreadable", "", "%s: %s", s->path, strerror(errno));
     s->maplen = (size_t)s->st.file_size;
@@ -49,7 +50,7 @@ static int map_shard(fd_wshard *s, fd_err *e)
     return 0;
 }
 
-static int open_files(const char *dir, fd_weights *w, jv **index, fd_err *e)
+static int open_files(const char *dir, fd_weights *w, jv **index, int lazy, fd_err *e)
 {
     if (!fd_is_dir(dir)) return fd_fail(e, "missing_file", "", "%s: not a directory", dir);
     char *ip = fd_path_join(dir, "model.safetensors.index.json");
@@ -86,25 +87,26 @@ static int open_files(const char *dir, fd_weights *w, jv **index, fd_err *e)
         s->name = fd_xstrdup(names.v[i]);
         s->path = fd_path_join(dir, s->name);
         w->nshards = i + 1;
-        rc = map_shard(s, e);
+        rc = map_shard(s, lazy, e);
     }
     fd_strv_free(&names);
     return rc;
 }
 
-int fd_weights_open(const char *dir, fd_weights *w, fd_err *e)
+static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
 {
     memset(w, 0, sizeof *w);
     w->root = fd_xstrdup(dir);
+    w->lazy = lazy;
     jv *index = NULL;
-    int rc = open_files(dir, w, &index, e);
+    int rc = open_files(dir, w, &index, lazy, e);
     size_t total = 0;
     for (size_t i = 0; !rc && i < w->nshards; i++) total += w->shards[i].st.n;
     if (!rc) {
         w->t = fd_xcalloc(total + 1, sizeof *w->t);
         for (size_t i = 0; i < w->nshards; i++) {
             const fd_wshard *s = &w->shards[i];
-            const unsigned char *base = (const unsigned char *)s->map + 8 + s->st.header_len;
+            const unsigned char *base = s->map ? (const unsigned char *)s->map + 8 + s->st.header_len : NULL;
             for (size_t j = 0; j < s->st.n; j++) {
                 const fd_st_tensor *st = &s->st.t[j];
                 fd_tensor *t = &w->t[w->n++];
@@ -118,7 +120,9 @@ int fd_weights_open(const char *dir, fd_weights *w, fd_err *e)
                     t->numel *= st->shape[d];
                 }
                 t->nbytes = st->end - st->start;
-                t->data = base + st->start;
+                t->data = base ? base + st->start : NULL;
+                t->shard = i;
+                t->off = 8 + s->st.header_len + st->start;
             }
         }
         qsort(w->t, w->n, sizeof *w->t, cmp_tensor);
@@ -143,6 +147,77 @@ int fd_weights_open(const char *dir, fd_weights *w, fd_err *e)
     return rc;
 }
 
+int fd_weights_open(const char *dir, fd_weights *w, fd_err *e) { return open_any(dir, w, 0, e); }
+int fd_weights_open_lazy(const char *dir, fd_weights *w, fd_err *e) { return open_any(dir, w, 1, e); }
+
+static int has_prefix(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+uint64_t fd_weights_prefix_bytes(const fd_weights *w, const char *prefix)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (has_prefix(w->t[i].name, prefix)) b += w->t[i].nbytes;
+    return b;
+}
+
+int fd_weights_map_prefix(fd_weights *w, const char *prefix, fd_err *e)
+{
+    if (!w->lazy) return 0; /* everything is mapped already */
+    long pg = sysconf(_SC_PAGESIZE);
+    for (size_t sh = 0; sh < w->nshards; sh++) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < w->n; i++) {
+            const fd_tensor *t = &w->t[i];
+            if (t->shard != sh || t->data || !has_prefix(t->name, prefix)) continue;
+            if (t->off < lo) lo = t->off;
+            if (t->off + t->nbytes > hi) hi = t->off + t->nbytes;
+        }
+        if (lo == UINT64_MAX) continue;
+        uint64_t a = lo / (uint64_t)pg * (uint64_t)pg, len = hi - a + (hi == a);
+        int fd = open(w->shards[sh].path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return fd_fail(e, "unreadable", "", "%s: %s", w->shards[sh].path, strerror(errno));
+        void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, (off_t)a);
+        close(fd);
+        if (m == MAP_FAILED)
+            return fd_fail(e, "insufficient_memory", "", "%s: mapping %llu bytes of %s: %s", w->shards[sh].path,
+                           (unsigned long long)len, prefix, strerror(errno));
+        w->regions = fd_xrealloc(w->regions, (w->nregions + 1) * sizeof *w->regions);
+        w->regions[w->nregions++] = (fd_wregion){m, (size_t)len};
+        w->mapped_bytes += len;
+        for (size_t i = 0; i < w->n; i++) {
+            fd_tensor *t = &w->t[i];
+            if (t->shard == sh && !t->data && has_prefix(t->name, prefix))
+                t->data = (const unsigned char *)m + (t->off - a);
+        }
+    }
+    return 0;
+}
+
+void fd_weights_unmap(fd_weights *w)
+{
+    if (!w->lazy) return;
+    for (size_t i = 0; i < w->nregions; i++) munmap(w->regions[i].map, w->regions[i].len);
+    free(w->regions);
+    w->regions = NULL;
+    w->nregions = 0;
+    w->mapped_bytes = 0;
+    for (size_t i = 0; i < w->n; i++) w->t[i].data = NULL;
+}
+
+int fd_weights_read(const fd_weights *w, const fd_tensor *t, void *buf, size_t n, fd_err *e)
+{
+    if (n > t->nbytes) return fd_fail(e, "bad_tensor_file", "", "%s: reading %zu bytes of a %llu-byte tensor", t->name, n,
+                                      (unsigned long long)t->nbytes);
+    if (t->data) { memcpy(buf, t->data, n); return 0; }
+    const char *path = w->shards[t->shard].path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno));
+    ssize_t r = pread(fd, buf, n, (off_t)t->off);
+    close(fd);
+    if (r != (ssize_t)n) return fd_fail(e, "unreadable", "", "%s: short read of %s", path, t->name);
+    return 0;
+}
+
 static void free_lists(fd_weights *w)
 {
     fd_strv_free(&w->missing);
@@ -156,6 +231,7 @@ static void free_lists(fd_weights *w)
 
 void fd_weights_close(fd_weights *w)
 {
+    fd_weights_unmap(w);
     for (size_t i = 0; i < w->nshards; i++) {
         fd_wshard *s = &w->shards[i];
         if (s->map) munmap(s->map, s->maplen);

@@ -34,7 +34,9 @@ typedef struct fd_tensor {
     int ndim;
     uint64_t shape[FD_ST_MAX_DIMS];
     uint64_t numel, nbytes;
-    const void *data;        /* into the read-only mapping */
+    const void *data;        /* into the read-only mapping; NULL while a lazy map is not mapped */
+    size_t shard;            /* index into fd_weights.shards */
+    uint64_t off;            /* file offset of the first data byte */
     /* set by fd_weights_check for a quantized Linear weight */
     fd_qkind qfmt;           /* FD_Q_NONE: plain BF16/F32 */
     uint64_t lshape[FD_ST_MAX_DIMS]; /* logical (dequantized) shape; = shape when plain */
@@ -50,6 +52,11 @@ typedef struct fd_wshard {
     void *map;
     size_t maplen;
 } fd_wshard;
+
+typedef struct fd_wregion {  /* one mapped byte range of a shard (lazy mode) */
+    void *map;
+    size_t len;
+} fd_wregion;
 
 typedef struct fd_weights {
     char *root;
@@ -67,9 +74,26 @@ typedef struct fd_weights {
     uint64_t bias_elems;     /* e_score_correction_bias elements (fp32 buffers) */
     uint64_t bytes;          /* bytes of expected tensors present */
     unsigned char *fused;    /* [num_hidden_layers]: 1 fused expert spelling */
+    int lazy;                /* opened with fd_weights_open_lazy */
+    fd_wregion *regions;     /* what fd_weights_map_prefix mapped */
+    size_t nregions;
+    uint64_t mapped_bytes;   /* their total length */
 } fd_weights;
 
 int fd_weights_open(const char *dir, fd_weights *w, fd_err *e);
+/* As fd_weights_open, but nothing is mapped: every tensor's data is NULL
+ * until fd_weights_map_prefix maps the tensors whose names start with a
+ * prefix (one page-aligned range per shard, from the first to the last such
+ * tensor), and fd_weights_unmap releases every mapped range.  The address
+ * space held is then one group of tensors (a decoder layer) at a time: the
+ * layer-outer schedule of a checkpoint larger than memory. */
+int fd_weights_open_lazy(const char *dir, fd_weights *w, fd_err *e);
+int fd_weights_map_prefix(fd_weights *w, const char *prefix, fd_err *e);
+void fd_weights_unmap(fd_weights *w);
+/* Bytes of the tensors under a prefix (what fd_weights_map_prefix would hold). */
+uint64_t fd_weights_prefix_bytes(const fd_weights *w, const char *prefix);
+/* n bytes from the start of a tensor's data, mapped or not. */
+int fd_weights_read(const fd_weights *w, const fd_tensor *t, void *buf, size_t n, fd_err *e);
 /* Fills the lists; -1 with checkpoint_mismatch when any list is non-empty. */
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e);
 const fd_tensor *fd_weights_get(const fd_weights *w, const char *name);

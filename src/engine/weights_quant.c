@@ -89,7 +89,8 @@ static int bind_nvfp4(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf 
     free(in);
     if (is && (strcmp(is->dtype, "F32") || !is_scalar(is)))
         return bad(why, "%s must be an F32 scalar (the activation scale of %s)", is->name, t->name);
-    memcpy(&t->scale2, s2->data, 4);
+    fd_err re;
+    if (fd_weights_read(w, s2, &t->scale2, 4, &re)) return bad(why, "%s%s", re.msg, "");
     t->qfmt = FD_Q_NVFP4;
     t->scale = s;
     t->iscale = is;
