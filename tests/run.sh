@@ -25,7 +25,7 @@ for bin in build/fidelity build-asan/fidelity; do
 done
 step "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
 step "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
-for t in panel quantize engine_load model_fixture capture probe panel_text; do
+for t in panel quantize engine_load model_fixture capture probe panel_text schedule; do
     [ -f tests/py/test_$t.py ] || continue
     for bin in build/fidelity build-asan/fidelity; do
         step "$t ($bin)" python3 tests/py/test_$t.py "$bin"

@@ -4,6 +4,7 @@
 #include "engine/config.h"
 #include "engine/forward.h"
 #include "capture/probe.h"
+#include "capture/schedule.h"
 #include "engine/weights.h"
 #include "format/digest.h"
 #include "format/sha.h"
@@ -222,10 +223,17 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
     jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL;
+    uint16_t **pre = NULL;          /* layer-outer: every window's rows, computed before the writer starts */
+    double *pre_s = NULL;
     char codec[64] = "";
     fd_dsw *dw = NULL;
     uint16_t *hid = NULL;
-    if (fd_weights_open(o->model, &W, e)) goto out;
+    int lo = o->schedule && !strcmp(o->schedule, "layer-outer");
+    if (o->schedule && !lo && strcmp(o->schedule, "window-outer")) {
+        fd_fail(e, "bad_usage", "", "--schedule must be window-outer or layer-outer, not %s", o->schedule);
+        goto out;
+    }
+    if ((lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &W, e)) goto out;
     wopen = 1;
     if (fd_weights_check(&W, &c, e)) goto out;
     const fd_tensor *head = fd_weights_get(&W, c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
@@ -269,10 +277,25 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     if (!P.n) { fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final"); goto out; }
     for (size_t i = 0; i < P.n; i++)
         if (mask_all_ones(&P.w[i], e)) goto out;
-    /* the generation sanity probe: one extra window before the panel loop
-     * (FORMAT §6 window-outer order); a refusal here writes nothing */
+    fd_mem_estimate me;
+    if (fd_memory_preflight(&W, &c, &P, lo, o->memory_limit, &me, e)) goto out;
+    if (o->progress)
+        fprintf(stderr, "{\"stage\":\"memory_preflight\",\"schedule\":\"%s\",\"estimate_bytes\":%llu,\"limit_bytes\":%llu}\n",
+                lo ? "layer-outer" : "window-outer", (unsigned long long)me.total, (unsigned long long)me.limit);
+    /* the generation sanity probe: one extra window, before the panel loop
+     * (window-outer) or as window N+1 of the same pass (layer-outer, FORMAT
+     * §6); a refusal here writes nothing */
     fd_probe_opts po = {o->sanity_prompt, o->sanity_expect, o->no_sanity_check};
-    if (fd_probe_run(&po, o->model, &mm, &W, &c, head, &probe, e)) goto out;
+    if (lo) {
+        fd_probe_plan pp;
+        if (fd_probe_prepare(&po, o->model, &pp, e)) goto out;
+        pre = fd_xcalloc(P.n + 1, sizeof *pre);
+        pre_s = fd_xcalloc(P.n + 1, sizeof *pre_s);
+        int lr = fd_layer_outer(&mm, &W, &c, &P, &pp, head->name, pre, pre_s, &probe, o->progress, e);
+        if (!lr && !probe) { probe = pp.skipped; pp.skipped = NULL; }
+        fd_probe_plan_free(&pp);
+        if (lr) goto out;
+    } else if (fd_probe_run(&po, o->model, &mm, &W, &c, head, &probe, e)) goto out;
     if (o->progress) {
         const char *st = jv_get_str(probe, "status");
         fprintf(stderr, "{\"stage\":\"sanity_probe\",\"status\":\"%s\"}\n", st ? st : "?");
@@ -337,8 +360,13 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     for (size_t i = 0; i < P.n; i++) {
         const fd_panel_window *pw = &P.w[i];
         double t0 = now_s();
-        hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
-        if (fd_forward_hidden(&mm, &W, &c, pw->ids, pw->n_ids, hid, e)) goto out;
+        if (pre) {
+            hid = pre[i];
+            pre[i] = NULL;
+        } else {
+            hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
+            if (fd_forward_hidden(&mm, &W, &c, pw->ids, pw->n_ids, hid, e)) goto out;
+        }
         fd_ds_window win;
         fd_panel_ds_window(pw, &win);
         size_t rows = pw->n_ids - 1; /* all-ones mask: causal = rows 0..L-2 */
@@ -348,7 +376,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
             goto out;
         }
         win.scored_rows = rows;
-        win.elapsed_seconds = now_s() - t0;
+        win.elapsed_seconds = pre ? pre_s[i] : now_s() - t0;
         if (fd_dsw_add_window(dw, &win, hid, e)) goto out;
         free(hid);
         hid = NULL;
@@ -371,6 +399,9 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
 out:
     if (dw) fd_dsw_abort(dw);
     free(hid);
+    for (size_t i = 0; pre && i < P.n; i++) free(pre[i]);
+    free(pre);
+    free(pre_s);
     if (popen_) fd_panel_free(&P);
     if (wopen) fd_weights_close(&W);
     fd_glm_config_free(&c);

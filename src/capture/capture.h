@@ -33,6 +33,8 @@ typedef struct fd_capture_opts {
     const char *sanity_prompt;      /* NULL: "The capital of France is" */
     const char *sanity_expect;      /* NULL/blank: the probe records, never refuses on content */
     int no_sanity_check;            /* skip the probe (recorded as skipped, caveat disclosure) */
+    const char *schedule;           /* NULL/"window-outer" | "layer-outer" (same bits) */
+    unsigned long long memory_limit; /* bytes for the pre-flight; 0: detect (RLIMIT_AS, cgroup, MemAvailable) */
     const char *memory_report;      /* JSON {peak_rss_bytes, checkpoint_bytes, ...} written after the seal */
 } fd_capture_opts;
 

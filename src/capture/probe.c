@@ -111,46 +111,88 @@ static int decode1(const fd_tokenizer *t, int64_t id, char **txt, size_t *n)
     return 0;
 }
 
-int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, const fd_weights *W,
-                 const fd_glm_config *c, const fd_tensor *head, jv **record, fd_err *e)
+int fd_probe_prepare(const fd_probe_opts *o, const char *model_dir, fd_probe_plan *p, fd_err *e)
 {
-    const char *prompt = o->prompt ? o->prompt : FD_PROBE_DEFAULT_PROMPT;
-    const char *expect = o->expect && !blank(o->expect) ? o->expect : NULL;
-    *record = NULL;
+    memset(p, 0, sizeof *p);
+    p->prompt = o->prompt ? o->prompt : FD_PROBE_DEFAULT_PROMPT;
+    p->expect = o->expect && !blank(o->expect) ? o->expect : NULL;
     if (o->disabled) {
-        *record = skipped(prompt, expect, "--no-sanity-check was passed; the probe did not run");
+        p->skipped = skipped(p->prompt, p->expect, "--no-sanity-check was passed; the probe did not run");
         return 0;
     }
     char *tp = fd_path_join(model_dir, "tokenizer.json");
     fd_err te = {0};
-    fd_tokenizer *tok = fd_is_file(tp) ? fd_tok_load(tp, &te) : NULL;
-    if (!tok && !te.msg[0]) snprintf(te.msg, sizeof te.msg, "%s: no tokenizer.json in the model directory", tp);
+    p->tok = fd_is_file(tp) ? fd_tok_load(tp, &te) : NULL;
+    if (!p->tok && !te.msg[0]) snprintf(te.msg, sizeof te.msg, "%s: no tokenizer.json in the model directory", tp);
     free(tp);
-    if (!tok) {
-        if (expect)
+    if (!p->tok) {
+        if (p->expect)
             return fd_fail(e, "sanity_probe_unavailable", "",
                            "--sanity-expect '%s' asks for a fail-closed generation check and the tokenizer could "
                            "not be loaded (%s); a check that could not run has not passed (pass --sanity-expect '' "
-                           "to record the probe without enforcing it)", expect, te.msg);
+                           "to record the probe without enforcing it)", p->expect, te.msg);
         char reason[1200];
         snprintf(reason, sizeof reason, "tokenizer unavailable: %s", te.msg);
-        *record = skipped(prompt, expect, reason);
+        p->skipped = skipped(p->prompt, p->expect, reason);
         return 0;
     }
-    int rc = -1;
     int32_t *ids = NULL;
-    size_t n = 0, V = (size_t)head->shape[0], H = (size_t)c->hidden_size;
-    int64_t *ids64 = NULL;
-    uint16_t *hid = NULL;
+    size_t n = 0;
+    if (fd_tok_encode(p->tok, p->prompt, strlen(p->prompt), 1, &ids, &n, e)) { fd_probe_plan_free(p); return -1; }
+    if (!n) {
+        fd_fail(e, "sanity_probe_failed", "", "the sanity prompt '%s' encodes to zero tokens", p->prompt);
+        free(ids);
+        fd_probe_plan_free(p);
+        return -1;
+    }
+    p->ids = fd_xmalloc(n * sizeof *p->ids);
+    for (size_t i = 0; i < n; i++) p->ids[i] = ids[i];
+    p->n = n;
+    free(ids);
+    return 0;
+}
+
+void fd_probe_plan_free(fd_probe_plan *p)
+{
+    fd_tok_free(p->tok);
+    free(p->ids);
+    jv_free(p->skipped);
+    memset(p, 0, sizeof *p);
+}
+
+int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, const fd_weights *W,
+                 const fd_glm_config *c, const fd_tensor *head, jv **record, fd_err *e)
+{
+    fd_probe_plan p;
+    *record = NULL;
+    if (fd_probe_prepare(o, model_dir, &p, e)) return -1;
+    int rc = 0;
+    if (p.ids) {
+        size_t H = (size_t)c->hidden_size;
+        uint16_t *hid = fd_xmalloc(p.n * H * 2 + 2);
+        rc = fd_forward_hidden(m, W, c, p.ids, p.n, hid, e);
+        if (rc) fd_err_prefix(e, "generation sanity probe");
+        else rc = fd_probe_finish(&p, m, c, head, hid + (p.n - 1) * H, record, e);
+        free(hid);
+    } else {
+        *record = p.skipped;
+        p.skipped = NULL;
+    }
+    fd_probe_plan_free(&p);
+    return rc;
+}
+
+int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, const fd_tensor *head,
+                    const uint16_t *last, jv **record, fd_err *e)
+{
+    const char *prompt = p->prompt, *expect = p->expect;
+    const fd_tokenizer *tok = p->tok;
+    int rc = -1;
+    size_t V = (size_t)head->shape[0], H = (size_t)c->hidden_size;
     double *lg = NULL;
     char *txt = NULL;
     jv *r = NULL;
-    if (fd_tok_encode(tok, prompt, strlen(prompt), 1, &ids, &n, e)) goto out;
-    if (!n) { fd_fail(e, "sanity_probe_failed", "", "the sanity prompt '%s' encodes to zero tokens", prompt); goto out; }
-    ids64 = fd_xmalloc(n * sizeof *ids64);
-    for (size_t i = 0; i < n; i++) ids64[i] = ids[i];
-    hid = fd_xmalloc(n * H * 2 + 2);
-    if (fd_forward_hidden(m, W, c, ids64, n, hid, e)) { fd_err_prefix(e, "generation sanity probe"); goto out; }
+    *record = NULL;
     /* logits of the last position through the head, as one product */
     fd_packed_head ph;
     fd_mm_alloc(&ph, V, H);
@@ -161,7 +203,7 @@ int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, 
     }
     free(row);
     uint32_t *hp = fd_xmalloc((ph.kp + 1) * 4);
-    fd_mm_pack_rows(hid + (n - 1) * H, 1, H, H, hp);
+    fd_mm_pack_rows(last, 1, H, H, hp);
     float *out = fd_xmalloc((ph.tiles * FD_TILE + 1) * 4);
     fd_mm_run(m, hp, 1, &ph, out, ph.tiles * FD_TILE);
     lg = fd_xmalloc(V * sizeof *lg);
@@ -257,7 +299,6 @@ int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, 
     rc = 0;
 out:
     jv_free(r);
-    free(ids); free(ids64); free(hid); free(lg); free(txt);
-    fd_tok_free(tok);
+    free(lg); free(txt);
     return rc;
 }

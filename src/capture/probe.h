@@ -26,6 +26,23 @@ typedef struct fd_probe_opts {
     int disabled;           /* --no-sanity-check: a skipped record */
 } fd_probe_opts;
 
+/* The probe in two halves, for a schedule that runs the probe window among
+ * the others (layer-outer): prepare (tokenizer, prompt ids; or a skipped
+ * record when it cannot or must not run), then finish with the last
+ * final-norm row of the prompt's forward. */
+typedef struct fd_tokenizer fd_tokenizer;
+typedef struct fd_probe_plan {
+    const char *prompt, *expect;
+    fd_tokenizer *tok;
+    int64_t *ids;           /* NULL: no forward; the record is `skipped` */
+    size_t n;
+    jv *skipped;
+} fd_probe_plan;
+int fd_probe_prepare(const fd_probe_opts *o, const char *model_dir, fd_probe_plan *p, fd_err *e);
+int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, const fd_tensor *head,
+                    const uint16_t *last_row, jv **record, fd_err *e);
+void fd_probe_plan_free(fd_probe_plan *p);
+
 /* *record: the generation_sanity_probe block (status recorded|pass|skipped).
  * Refusals: degenerate, sanity_probe_failed, sanity_probe_unavailable
  * (tokenizer missing while enforced), bad_token. */

@@ -15,7 +15,8 @@ static int usage(const char *why)
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
                     "  [--kernel scalar|avx2|avx512f|avx512bf16] [--memory-report FILE] [--progress] [--force]\n"
-                    "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n");
+                    "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
+                    "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -32,7 +33,7 @@ int cmd_capture(int argc, char **argv)
                          : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
                          : !strcmp(s, "--cold-run") ? &o.cold_run : !strcmp(s, "--memory-report") ? &o.memory_report
                          : !strcmp(s, "--weights-repository") ? &o.weights_repository
-                         : !strcmp(s, "--kernel") ? &o.kernel : !strcmp(s, "--sanity-prompt") ? &o.sanity_prompt
+                         : !strcmp(s, "--kernel") ? &o.kernel : !strcmp(s, "--schedule") ? &o.schedule : !strcmp(s, "--sanity-prompt") ? &o.sanity_prompt
                          : !strcmp(s, "--sanity-expect") ? &o.sanity_expect : NULL;
         if (dst) {
             if (!v) return usage("an option is missing its value");
@@ -59,6 +60,12 @@ int cmd_capture(int argc, char **argv)
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--no-sanity-check")) o.no_sanity_check = 1;
+        else if (!strcmp(s, "--memory-limit") && v) {
+            char *end;
+            o.memory_limit = strtoull(v, &end, 10);
+            if (!*v || *end || !o.memory_limit) return usage("--memory-limit must be a positive number of bytes");
+            i++;
+        }
         else if (!strcmp(s, "--progress")) o.progress = 1;
         else {
             fprintf(stderr, "fidelity capture: unknown argument %s\n", s);

@@ -44,8 +44,13 @@ static int map_shard(fd_wshard *s, int lazy, fd_err *e)
     s->map = mmap(NULL, s->maplen, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (s->map == MAP_FAILED) {
+        int err = errno;
         s->map = NULL;
-        return fd_fail(e, "unreadable", "", "%s: mmap: %s", s->path, strerror(errno));
+        if (err == ENOMEM)
+            return fd_fail(e, "insufficient_memory", "",
+                           "%s: mapping all %zu bytes: %s (the layer-outer schedule maps one layer at a time)", s->path,
+                           s->maplen, strerror(err));
+        return fd_fail(e, "unreadable", "", "%s: mmap: %s", s->path, strerror(err));
     }
     return 0;
 }
@@ -160,37 +165,59 @@ uint64_t fd_weights_prefix_bytes(const fd_weights *w, const char *prefix)
     return b;
 }
 
+typedef struct span { uint64_t lo, hi; } span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Writers put tensors in their own order (safetensors: by alignment, then
+ * name; the F32 router biases come first), so a layer is a few runs of the
+ * file, not one: each run of tensors closer than GAP is mapped on its own. */
+#define GAP ((uint64_t)1 << 20)
+
 int fd_weights_map_prefix(fd_weights *w, const char *prefix, fd_err *e)
 {
     if (!w->lazy) return 0; /* everything is mapped already */
-    long pg = sysconf(_SC_PAGESIZE);
-    for (size_t sh = 0; sh < w->nshards; sh++) {
-        uint64_t lo = UINT64_MAX, hi = 0;
+    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+    span *sp = fd_xmalloc((w->n + 1) * sizeof *sp);
+    int rc = 0;
+    for (size_t sh = 0; sh < w->nshards && !rc; sh++) {
+        size_t k = 0;
         for (size_t i = 0; i < w->n; i++) {
             const fd_tensor *t = &w->t[i];
-            if (t->shard != sh || t->data || !has_prefix(t->name, prefix)) continue;
-            if (t->off < lo) lo = t->off;
-            if (t->off + t->nbytes > hi) hi = t->off + t->nbytes;
+            if (t->shard == sh && !t->data && has_prefix(t->name, prefix)) sp[k++] = (span){t->off, t->off + t->nbytes};
         }
-        if (lo == UINT64_MAX) continue;
-        uint64_t a = lo / (uint64_t)pg * (uint64_t)pg, len = hi - a + (hi == a);
-        int fd = open(w->shards[sh].path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return fd_fail(e, "unreadable", "", "%s: %s", w->shards[sh].path, strerror(errno));
-        void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, (off_t)a);
-        close(fd);
-        if (m == MAP_FAILED)
-            return fd_fail(e, "insufficient_memory", "", "%s: mapping %llu bytes of %s: %s", w->shards[sh].path,
-                           (unsigned long long)len, prefix, strerror(errno));
-        w->regions = fd_xrealloc(w->regions, (w->nregions + 1) * sizeof *w->regions);
-        w->regions[w->nregions++] = (fd_wregion){m, (size_t)len};
-        w->mapped_bytes += len;
-        for (size_t i = 0; i < w->n; i++) {
-            fd_tensor *t = &w->t[i];
-            if (t->shard == sh && !t->data && has_prefix(t->name, prefix))
-                t->data = (const unsigned char *)m + (t->off - a);
+        qsort(sp, k, sizeof *sp, cmp_span);
+        for (size_t r = 0; r < k && !rc;) {
+            uint64_t lo = sp[r].lo, hi = sp[r].hi;
+            size_t q = r + 1;
+            while (q < k && sp[q].lo <= hi + GAP) { if (sp[q].hi > hi) hi = sp[q].hi; q++; }
+            r = q;
+            uint64_t a = lo / pg * pg, len = hi - a + (hi == a);
+            int fd = open(w->shards[sh].path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) { rc = fd_fail(e, "unreadable", "", "%s: %s", w->shards[sh].path, strerror(errno)); break; }
+            void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, (off_t)a);
+            close(fd);
+            if (m == MAP_FAILED) {
+                rc = fd_fail(e, "insufficient_memory", "", "%s: mapping %llu bytes of %s: %s", w->shards[sh].path,
+                             (unsigned long long)len, prefix, strerror(errno));
+                break;
+            }
+            w->regions = fd_xrealloc(w->regions, (w->nregions + 1) * sizeof *w->regions);
+            w->regions[w->nregions++] = (fd_wregion){m, (size_t)len};
+            w->mapped_bytes += len;
+            for (size_t i = 0; i < w->n; i++) {
+                fd_tensor *t = &w->t[i];
+                if (t->shard == sh && !t->data && has_prefix(t->name, prefix) && t->off >= a && t->off + t->nbytes <= a + len)
+                    t->data = (const unsigned char *)m + (t->off - a);
+            }
         }
     }
-    return 0;
+    free(sp);
+    return rc;
 }
 
 void fd_weights_unmap(fd_weights *w)

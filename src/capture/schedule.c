@@ -1,0 +1,174 @@
+#include "capture/schedule.h"
+#include "engine/forward.h"
+#include "util/buf.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const fd_panel *P, fd_probe_plan *pp,
+                   const char *head_tensor, uint16_t **hid, double *seconds, jv **probe_record, int progress,
+                   fd_err *e)
+{
+    char head_prefix[96];
+    snprintf(head_prefix, sizeof head_prefix, "%.*s", (int)(strrchr(head_tensor, '.') - head_tensor + 1), head_tensor);
+    size_t n = P->n + (pp && pp->ids ? 1 : 0), H = (size_t)c->hidden_size;
+    fd_fwd **st = fd_xcalloc(n + 1, sizeof *st);
+    int rc = -1;
+    char prefix[96];
+    /* window i < P->n is panel window i; the probe's is the last (FORMAT §6: window N+1 of the pass) */
+#define IDS(i) ((i) < P->n ? P->w[i].ids : pp->ids)
+#define LEN(i) ((i) < P->n ? P->w[i].n_ids : pp->n)
+    if (fd_weights_map_prefix(W, "model.embed_tokens.", e)) goto out;
+    for (size_t i = 0; i < n; i++) {
+        double t0 = now_s();
+        if (!(st[i] = fd_forward_begin(W, c, IDS(i), LEN(i), e))) goto out;
+        if (i < P->n) seconds[i] = now_s() - t0;
+    }
+    fd_weights_unmap(W);
+    for (long long L = 0; L < c->num_hidden_layers; L++) {
+        double t0 = now_s();
+        snprintf(prefix, sizeof prefix, "model.layers.%lld.", L);
+        if (fd_weights_map_prefix(W, prefix, e)) goto out;
+        uint64_t mapped = W->mapped_bytes;
+        for (size_t i = 0; i < n; i++) {
+            double t1 = now_s();
+            if (fd_forward_layer(m, W, c, L, st[i], e)) goto out;
+            if (i < P->n) seconds[i] += now_s() - t1;
+        }
+        fd_weights_unmap(W); /* the layer's pages leave the address space */
+        if (progress)
+            fprintf(stderr, "{\"stage\":\"layer\",\"layer\":%lld,\"windows\":%zu,\"mapped_bytes\":%" PRIu64 ",\"seconds\":%.3f}\n",
+                    L, n, mapped, now_s() - t0);
+    }
+    if (fd_weights_map_prefix(W, "model.norm.", e) || fd_weights_map_prefix(W, head_prefix, e)) goto out;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t *out = fd_xmalloc(LEN(i) * H * 2 + 2);
+        double t2 = now_s();
+        if (fd_forward_end(W, c, st[i], out, e)) { free(out); goto out; }
+        if (i < P->n) seconds[i] += now_s() - t2;
+        fd_forward_free(st[i]);
+        st[i] = NULL;
+        if (i < P->n) { hid[i] = out; continue; }
+        const fd_tensor *head = fd_weights_get(W, head_tensor);
+        int pr = fd_probe_finish(pp, m, c, head, out + (LEN(i) - 1) * H, probe_record, e);
+        free(out);
+        if (pr) goto out;
+    }
+    rc = 0; /* the head stays mapped: the dataset copies it */
+out:
+#undef IDS
+#undef LEN
+    for (size_t i = 0; i < n; i++) fd_forward_free(st[i]);
+    free(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ pre-flight */
+
+static uint64_t read_u64_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char b[64] = {0};
+    size_t r = fread(b, 1, sizeof b - 1, f);
+    fclose(f);
+    if (!r || !strncmp(b, "max", 3)) return 0;
+    unsigned long long v = strtoull(b, NULL, 10);
+    return v >= (1ull << 60) ? 0 : (uint64_t)v; /* v1 "unlimited" is a huge number */
+}
+
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+static uint64_t vm_size_now(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (uint64_t)pages * 4096;
+}
+
+int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P, int layer_outer,
+                        uint64_t explicit_limit, fd_mem_estimate *est, fd_err *e)
+{
+    memset(est, 0, sizeof *est);
+    uint64_t all = 0, layer = 0, S = 0, H = (uint64_t)c->hidden_size;
+    for (size_t i = 0; i < W->n; i++) all += W->t[i].nbytes;
+    char prefix[96];
+    for (long long L = 0; L < c->num_hidden_layers; L++) {
+        snprintf(prefix, sizeof prefix, "model.layers.%lld.", L);
+        uint64_t b = fd_weights_prefix_bytes(W, prefix);
+        if (b > layer) layer = b;
+    }
+    for (size_t i = 0; i < P->n; i++) S = P->w[i].n_ids > S ? P->w[i].n_ids : S;
+    uint64_t head = fd_weights_prefix_bytes(W, "lm_head.") + fd_weights_prefix_bytes(W, "model.embed_tokens.");
+    uint64_t n = layer_outer ? P->n + 1 : 1; /* windows alive at once (+ the probe's) */
+    /* a layer's packed bf16 copy (a quantized layer grows to its bf16 size),
+     * per window alive the residual stream, the selection bitmap and the
+     * output rows, and the largest per-layer temporaries: a few rows of the
+     * widest activation per position, and 8 MB for the allocator */
+    uint64_t I = (uint64_t)c->intermediate_size, Im = (uint64_t)c->moe_intermediate_size * (uint64_t)c->num_experts_per_tok,
+             A = (uint64_t)c->num_attention_heads * (uint64_t)(c->qk_nope_head_dim + c->qk_rope_head_dim + c->v_head_dim);
+    uint64_t wide = H;
+    if (I > wide) wide = I;
+    if (Im > wide) wide = Im;
+    if (A > wide) wide = A;
+    uint64_t packed = 0;
+    for (size_t i = 0; i < W->n; i++) /* the largest layer at its bf16 (logical) size */
+        if (W->t[i].qfmt != FD_Q_NONE) { packed = layer * 4; break; }
+    if (!packed) packed = layer;
+    est->weights = layer_outer ? layer + head : all;
+    est->working = packed + n * (S * H * 4 + S * S) + 4 * S * wide * 2 + ((uint64_t)8 << 20);
+    est->total = est->weights + est->working + vm_size_now();
+    if (explicit_limit) {
+        est->limit = explicit_limit;
+        snprintf(est->limit_source, sizeof est->limit_source, "--memory-limit");
+    } else {
+        struct rlimit rl;
+        if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+            est->limit = (uint64_t)rl.rlim_cur;
+            snprintf(est->limit_source, sizeof est->limit_source, "RLIMIT_AS (ulimit -v)");
+        } else if (layer_outer) {
+            uint64_t cg = read_u64_file("/sys/fs/cgroup/memory.max");
+            if (!cg) cg = read_u64_file("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+            uint64_t av = mem_available();
+            if (cg && (!av || cg < av)) {
+                est->limit = cg;
+                snprintf(est->limit_source, sizeof est->limit_source, "cgroup memory limit");
+            } else if (av) {
+                est->limit = av;
+                snprintf(est->limit_source, sizeof est->limit_source, "MemAvailable");
+            }
+        }
+    }
+    if (est->limit && est->total > est->limit)
+        return fd_fail(e, "insufficient_memory", "",
+                       "%s: the %s schedule needs about %" PRIu64 " MB (weights mapped %" PRIu64 " MB, working %" PRIu64
+                       " MB, process %" PRIu64 " MB) and %s allows %" PRIu64 " MB%s",
+                       W->root, layer_outer ? "layer-outer" : "window-outer", est->total >> 20, est->weights >> 20,
+                       est->working >> 20, vm_size_now() >> 20, est->limit_source, est->limit >> 20,
+                       layer_outer ? "" : "; --schedule layer-outer maps one layer at a time");
+    return 0;
+}
