@@ -70,7 +70,11 @@ static float row_float(const uint16_t *row, int i)
 
 int fd_kld_check_row(const fd_kld_info *k, const uint16_t *row, int *window, fd_err *e)
 {
-    (void)k;
+    /* llama.cpp's row buffer is a zero-initialised vector whose pad slot is
+     * never written: a non-zero pad means n_vocab is one short of the writer's */
+    if ((k->n_vocab & 1) && row[4 + k->n_vocab])
+        return fd_fail(e, "bad_kld_row", "KLD-4", "the pad entry after %lld codes is %u, not 0: n_vocab does not match the "
+                       "writer's (an odd n_vocab and n_vocab+1 share one row stride)", (long long)k->n_vocab, row[4 + k->n_vocab]);
     float scale = row_float(row, 0), minlp = row_float(row, 1);
     if (!isfinite(scale) || !isfinite(minlp) || scale < 0 || minlp > 0)
         return fd_fail(e, "bad_kld_row", "KLD-4", "a row header holds scale %g, min_log_prob %g (need finite, scale >= 0, "
