@@ -47,6 +47,13 @@ for bin in build/fidelity build-asan/fidelity; do
         env FIDELITY_REQUIRE_CHROMIUM=1 python3 tests/py/test_report.py "$bin"
 done
 # --- end report
+# --- llama.cpp .kld interop (issue 7 part 2): export/adapt byte layout vs tests/py/kld_ref.py, refusals,
+# logit-form and mixed-form compare
+for bin in build/fidelity build-asan/fidelity; do
+    step "llama.cpp .kld: export bytes = kld_ref, adapt decode, refusals, logit/mixed compare ($bin)" \
+        python3 tests/py/test_kld.py "$bin"
+done
+# --- end llama.cpp .kld
 if python3 -c 'import numpy' 2>/dev/null; then
     step "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'

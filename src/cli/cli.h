@@ -20,5 +20,7 @@ int cmd_model_fixture(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_adapt(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

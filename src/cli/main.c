@@ -18,6 +18,8 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint"},
     {"capture", cmd_capture, "capture --model DIR --panel DIR --out DIR --role root|quant --lane L --dataset-id ID --dataset-name NAME [...]"},
     {"tokenize", cmd_tokenize, "tokenize --tokenizer PATH [--add-special] [--decode] FILE...: tokenizer.json encode/decode"},
+    {"adapt", cmd_adapt, "adapt --source llamacpp-kld --in FILE.kld --out DIR [--head F]: a llama.cpp .kld as a sealed logit-form dataset"},
+    {"export", cmd_export, "export --format llamacpp-kld --dataset DIR --out FILE.kld: a hidden-form dataset as a llama.cpp .kld base file"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

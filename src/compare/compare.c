@@ -145,7 +145,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     /* heads: read (and re-hash) each distinct head once */
     int need = 0;
     for (size_t i = 0; i < o->ncand; i++) need |= cr[i].compute;
-    if (need) {
+    if (need && !ref.logit) {
         if (fd_read_head(ref.head_path, ref.head_key, ref.vocab, ref.hidden, &ref_head, e)) { rc = -1; goto out; }
         char got[65];
         fd_sha256_hex(ref_head, (size_t)ref.vocab * (size_t)ref.hidden * 2, got);
@@ -158,7 +158,18 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         cr[i].head = ref_head;
         cr[i].head_applied = ref.head_content;
         if (!cr[i].compute) continue;
-        if (cr[i].g.head_substituted && sub_head) {
+        if (cr[i].side.logit) {           /* stored log-probs: no head is applied */
+            cr[i].head = NULL;
+            cr[i].head_applied = NULL;
+        } else if (ref.logit) {           /* HEAD-3: the candidate's own head, equal to the declared one */
+            fd_side *s = &cr[i].side;
+            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto out; }
+            char got[65];
+            fd_sha256_hex(cand_heads[i], (size_t)s->vocab * (size_t)s->hidden * 2, got);
+            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto out; }
+            cr[i].head = cand_heads[i];
+            cr[i].head_applied = s->head_content;
+        } else if (cr[i].g.head_substituted && sub_head) {
             cr[i].head = sub_head;
             cr[i].head_applied = NULL;
         } else if (!cr[i].g.heads_equal && !cr[i].g.head_substituted) {

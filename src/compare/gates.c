@@ -66,6 +66,49 @@ static int weights_identity(const jv *m, const jv **rev, const jv **ckpt, const 
     return *rev && *ckpt && *scope && (*rev)->t != JV_NULL && (*ckpt)->t != JV_NULL && (*scope)->t != JV_NULL;
 }
 
+/* HEAD-2 (logit vs logit) and HEAD-3 (mixed hidden <-> logit), as the
+ * Python comparator's _head_gate: a logit side applied its own head inside
+ * the capture, so a mixed pair is legal only when the head replayed onto
+ * the hidden side is content-identical to the head that produced the
+ * logits. */
+static int head_gate_logit(const fd_side *ref, const fd_side *cand, fd_gates *g, fd_err *e)
+{
+    const char *da = ref->head_content, *db = cand->head_content;
+    const fd_side *hs = !ref->logit ? ref : !cand->logit ? cand : NULL;
+    const jv *ha = jv_get(jv_get(ref->manifest, "head"), "file_sha256"), *hb = jv_get(jv_get(cand->manifest, "head"), "file_sha256");
+    if (hs && !hs->head_content)
+        return refuse(e, "head", "head_mismatch", "HEAD-4: the %s is hidden-form with a null head content digest; there is no override",
+                      hs == ref ? "reference" : "candidate");
+    if (hs && ha && hb && ha->t == JV_STR && jv_equal(ha, hb) && (!da || !db || strcmp(da, db)))
+        return refuse(e, "head", "head_mismatch", "%s", "HEAD-IDENT/O-6: equal head file digests but different tensor content");
+    g->heads_equal = 1;     /* HEAD-1c concerns hidden form only */
+    g->head_policy = "native_head";
+    g->head_ref = da;
+    g->head_cand = db;
+    if (!hs) {
+        if (da && db) {
+            gate(g, "head", 1, strcmp(da, db) ? "HEAD-2: both sides are logit form; each applied its own head, so head error is inside the measurement (heads differ, correctly)"
+                                              : "HEAD-2: both sides are logit form; each applied its own head, so head error is inside the measurement (heads are identical)", NULL);
+        } else {
+            g->advisory = 1;
+            disclose(g, "estimator_unknown", "caveat", 1, "a logit-form capture did not record its head identity; the comparison is advisory (HEAD-2)");
+            gate(g, "head", 1, "HEAD-2: both sides are logit form; each applied its own head, so head error is inside the measurement (at least one head digest is unrecorded)", NULL);
+        }
+        return 0;
+    }
+    if (!da || !db || strcmp(da, db)) {
+        char m[256];
+        snprintf(m, sizeof m, "HEAD-3: a hidden<->logit comparison needs the replay head to equal the head that produced the logits (%.12s vs %.12s)",
+                 da ? da : "null", db ? db : "null");
+        return refuse(e, "head", "head_mismatch", "%s", m);
+    }
+    char d[256];
+    snprintf(d, sizeof d, "HEAD-3: the hidden side was replayed through the same head (%.12s) that produced the logit side.", da);
+    disclose(g, "no_known_deviations", "info", 0, d);
+    gate(g, "head", 1, "HEAD-3: mixed form, identical head content digest", NULL);
+    return 0;
+}
+
 int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
 {
     memset(g, 0, sizeof *g);
@@ -78,12 +121,15 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
     /* 1. seal: both sides were verified when opened */
     gate(g, "seal", 1, o->verify_tensors ? "both datasets verify (tensors recomputed)" : "both datasets verify (tensors not recomputed)", NULL);
 
-    /* 2. form */
-    if (!ref->form || !cand->form || strcmp(ref->form, "hidden") || strcmp(cand->form, "hidden"))
-        return refuse(e, "form", "unsupported_form",
-                      "only hidden-form datasets are replayed by this comparator (a side is %s); logit-form comparison is not implemented",
-                      ref->form && !strcmp(ref->form, "hidden") ? (cand->form ? cand->form : "null") : (ref->form ? ref->form : "null"));
-    gate(g, "form", 1, "hidden vs hidden", NULL);
+    /* 2. form: mixed forms are allowed (the Python comparator's default
+     * allow_mixed_form); the head gate decides whether they can be scored */
+    int known_r = ref->form && (!strcmp(ref->form, "hidden") || ref->logit);
+    int known_c = cand->form && (!strcmp(cand->form, "hidden") || cand->logit);
+    if (!known_r || !known_c)
+        return refuse(e, "form", "unsupported_form", "capture.form %s is neither hidden nor logit",
+                      !known_r ? (ref->form ? ref->form : "null") : (cand->form ? cand->form : "null"));
+    snprintf(msg, sizeof msg, "%s vs %s", ref->form, cand->form);
+    gate(g, "form", 1, msg, NULL);
     /* 2b. provenance */
     int preview = jv_get(rm, "preview") || jv_get(cm, "preview") || py_true(jv_get(rm, "not_submittable")) ||
                   py_true(jv_get(cm, "not_submittable"));
@@ -121,32 +167,36 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
     /* 4. head */
     const jv *rh = jv_get(rm, "head"), *ch = jv_get(cm, "head");
     const char *rc_ = ref->head_content, *cc = cand->head_content;
-    if (!rc_ || !cc)
-        return refuse(e, "head", "head_mismatch", "%s", "a hidden-form side has a null head content digest (HEAD-4; no override)");
-    const char *rf = jv_get_str(rh, "file_sha256"), *cf = jv_get_str(ch, "file_sha256");
-    if (rf && cf && !strcmp(rf, cf) && strcmp(rc_, cc))
-        return refuse(e, "head", "head_mismatch", "%s", "equal head file digests but different content digests (O-6)");
-    g->head_ref = rc_;
-    g->head_cand = cc;
-    if (!strcmp(rc_, cc)) {
-        g->head_policy = "shared_reference_head";
-        g->heads_equal = 1;
-        disclose(g, "shared_reference_head", "info", 0, "both captures ship the same head (equal tensor content digests); it is applied to both sides");
-        gate(g, "head", 1, "equal head content digests (HEAD-1a)", NULL);
-    } else if (o->own_heads) {
-        g->head_policy = "native_head";
-        disclose(g, "native_head_replay", "info", 0, "each side is replayed through its own head (--own-heads, HEAD-1d)");
-        gate(g, "head", 1, "heads differ; each side replayed through its own head", "--own-heads");
-    } else if (o->disclose_head_substitution) {
-        g->head_policy = "shared_reference_head";
-        g->head_substituted = 1;
-        g->advisory = 1;
-        set_bias(g, "other", "one head was substituted for both sides (HEAD-1b): the number mixes the weights' divergence with the head difference");
-        disclose(g, "head_substituted", "blocking", 1, "the heads differ and one head was substituted for both sides (HEAD-1b)");
-        gate(g, "head", 1, "heads differ; one head substituted for both sides", "--disclose-head-substitution");
-    } else
-        return refuse(e, "head", "head_mismatch", "%s",
-                      "the two datasets ship different heads (HEAD-1b); pass --own-heads or --disclose-head-substitution --head PATH");
+    if (ref->logit || cand->logit) {
+        if (head_gate_logit(ref, cand, g, e)) return -1;
+    } else {
+        if (!rc_ || !cc)
+            return refuse(e, "head", "head_mismatch", "%s", "a hidden-form side has a null head content digest (HEAD-4; no override)");
+        const char *rf = jv_get_str(rh, "file_sha256"), *cf = jv_get_str(ch, "file_sha256");
+        if (rf && cf && !strcmp(rf, cf) && strcmp(rc_, cc))
+            return refuse(e, "head", "head_mismatch", "%s", "equal head file digests but different content digests (O-6)");
+        g->head_ref = rc_;
+        g->head_cand = cc;
+        if (!strcmp(rc_, cc)) {
+            g->head_policy = "shared_reference_head";
+            g->heads_equal = 1;
+            disclose(g, "shared_reference_head", "info", 0, "both captures ship the same head (equal tensor content digests); it is applied to both sides");
+            gate(g, "head", 1, "equal head content digests (HEAD-1a)", NULL);
+        } else if (o->own_heads) {
+            g->head_policy = "native_head";
+            disclose(g, "native_head_replay", "info", 0, "each side is replayed through its own head (--own-heads, HEAD-1d)");
+            gate(g, "head", 1, "heads differ; each side replayed through its own head", "--own-heads");
+        } else if (o->disclose_head_substitution) {
+            g->head_policy = "shared_reference_head";
+            g->head_substituted = 1;
+            g->advisory = 1;
+            set_bias(g, "other", "one head was substituted for both sides (HEAD-1b): the number mixes the weights' divergence with the head difference");
+            disclose(g, "head_substituted", "blocking", 1, "the heads differ and one head was substituted for both sides (HEAD-1b)");
+            gate(g, "head", 1, "heads differ; one head substituted for both sides", "--disclose-head-substitution");
+        } else
+            return refuse(e, "head", "head_mismatch", "%s",
+                          "the two datasets ship different heads (HEAD-1b); pass --own-heads or --disclose-head-substitution --head PATH");
+    }
 
     /* 5. lane */
     g->same_lane = ref->lane && cand->lane && !strcmp(ref->lane, cand->lane);
@@ -178,7 +228,7 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
     } else gate(g, "stack", 1, "same lane identity and stack fingerprint", NULL);
 
     /* 7. geometry */
-    if (ref->vocab != cand->vocab || ref->hidden != cand->hidden) {
+    if (ref->vocab != cand->vocab || (!ref->logit && !cand->logit && ref->hidden != cand->hidden)) {
         snprintf(msg, sizeof msg, "vocab %lld/%lld, hidden %lld/%lld", (long long)ref->vocab, (long long)cand->vocab,
                  (long long)ref->hidden, (long long)cand->hidden);
         return refuse(e, "geometry", "geometry_mismatch", "%s", msg);

@@ -19,7 +19,8 @@ typedef struct {
 typedef struct {
     const fd_side *const *sides;
     size_t nsides;
-    fd_packed_head *packed;      /* per side; shared heads alias the same words */
+    fd_packed_head *packed;      /* per side; shared heads alias the same words; unused for logit sides */
+    size_t kp, hidden;           /* of the hidden-form sides (0 when none) */
     fd_map *maps;                /* [nsides][nctx] */
     size_t nctx;
     pos_ref *pos;                /* every position, in output order */
@@ -46,7 +47,20 @@ static void fail(job *j, const char *msg)
  * columns of one chunk (tiles t0 .. t0+nt). */
 static void logits(job *j, size_t side, size_t first, size_t ns, size_t t0, size_t nt, uint32_t *hid, float *dst)
 {
-    size_t kp = j->packed[0].kp, hidden = (size_t)j->sides[0]->hidden;
+    size_t kp = j->kp, hidden = j->hidden;
+    if (j->sides[side]->logit) {
+        /* stored log-probs enter the estimator as logits (log-softmax is
+         * shift-invariant, docs/NUMERICS.md): a copy, no arithmetic */
+        size_t vocab = (size_t)j->sides[0]->vocab, v0 = t0 * FD_TILE, w = nt * FD_TILE;
+        size_t n = vocab - v0 < w ? vocab - v0 : w;
+        for (size_t i = 0; i < ns; i++) {
+            const pos_ref *pr = &j->pos[first + i];
+            const unsigned char *row = j->maps[side * j->nctx + pr->ctx].data + ((size_t)pr->row * vocab + v0) * 4;
+            memcpy(dst + i * w, row, n * 4);
+            memset(dst + i * w + n, 0, (w - n) * 4);
+        }
+        return;
+    }
     for (size_t i = 0; i < ns; i++) {
         const pos_ref *pr = &j->pos[first + i];
         const unsigned char *row = j->maps[side * j->nctx + pr->ctx].data + (size_t)pr->row * hidden * 2;
@@ -128,8 +142,8 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
 static void *worker(void *arg)
 {
     job *j = arg;
-    size_t pb = j->o->position_block, kp = j->packed[0].kp, nc = j->nsides - 1;
-    uint32_t *hid = fd_xmalloc(SUB * kp * 4);
+    size_t pb = j->o->position_block, kp = j->kp, nc = j->nsides - 1;
+    uint32_t *hid = fd_xmalloc(SUB * kp * 4 + 4);   /* kp is 0 when every side is logit form */
     float *lr = fd_xmalloc(SUB * FD_KL_CHUNK * 4), *lc = fd_xmalloc(SUB * FD_KL_CHUNK * 4);
     fd_ref_state *rs = fd_xmalloc(pb * sizeof *rs);
     fd_pair_state *ps = fd_xmalloc(pb * nc * sizeof *ps);
@@ -162,14 +176,19 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     j.ops = fd_kl_ops_for(o->path);
     pthread_mutex_init(&j.lock, NULL);
     int rc = 0;
-    size_t vocab = (size_t)sides[0]->vocab, hidden = (size_t)sides[0]->hidden;
+    size_t vocab = (size_t)sides[0]->vocab, hidden = 0;
+    for (size_t s = 0; s < nsides && !hidden; s++)
+        if (!sides[s]->logit) hidden = (size_t)sides[s]->hidden;
+    j.hidden = hidden;
     j.packed = fd_xcalloc(nsides, sizeof *j.packed);
     for (size_t s = 0; s < nsides; s++) {
+        if (sides[s]->logit) continue;
         size_t same = s;
         for (size_t t = 0; t < s; t++)
-            if (heads[t] == heads[s]) { same = t; break; }
+            if (!sides[t]->logit && heads[t] == heads[s]) { same = t; break; }
         if (same != s) j.packed[s] = j.packed[same];
         else fd_pack_head(heads[s], vocab, hidden, &j.packed[s]);
+        if (!j.kp) j.kp = j.packed[s].kp;
     }
     j.maps = fd_xcalloc(nsides * nctx + 1, sizeof *j.maps);
     size_t npos = 0;
@@ -178,7 +197,8 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
         npos += (size_t)rc0->rows;
         for (size_t s = 0; s < nsides && !rc; s++) {
             const fd_ctx *x = fd_side_find(sides[s], ctx[c]);
-            rc = fd_map_hidden(x->path, "hidden_states", x->rows, (int64_t)hidden, &j.maps[s * nctx + c], e);
+            rc = sides[s]->logit ? fd_map_tensor(x->path, "logits", "F32", x->rows, (int64_t)vocab, &j.maps[s * nctx + c], e)
+                                 : fd_map_hidden(x->path, "hidden_states", x->rows, (int64_t)hidden, &j.maps[s * nctx + c], e);
         }
     }
     if (!rc) {
@@ -219,7 +239,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     for (size_t i = 0; i < nsides * nctx; i++) fd_unmap(&j.maps[i]);
     free(j.maps);
     for (size_t s = nsides; s-- > 0;) { /* last first: aliases are freed through their owner */
-        int owner = 1;
+        int owner = j.packed[s].w != NULL;
         for (size_t t = 0; t < s; t++) owner &= j.packed[t].w != j.packed[s].w;
         if (owner) fd_packed_head_free(&j.packed[s]);
     }

@@ -41,6 +41,7 @@ int fd_side_open(const char *path, const char *label, int verify_tensors, int al
     s->capture_content_digest = jv_get_str(cap, "capture_content_digest");
     s->form = jv_get_str(cap, "form");
     s->lane = jv_get_str(jv_get(m, "runtime"), "lane");
+    s->logit = s->form && !strcmp(s->form, "logit");
     s->role = jv_get_str(jv_get(m, "dataset"), "role");
     jv_get_i64(cap, "vocab_size", &s->vocab);
     jv_get_i64(cap, "hidden_width", &s->hidden);
@@ -103,14 +104,19 @@ const fd_ctx *fd_side_find(const fd_side *s, int64_t index)
 
 int fd_map_hidden(const char *path, const char *key, int64_t rows, int64_t hidden, fd_map *m, fd_err *e)
 {
+    return fd_map_tensor(path, key, "BF16", rows, hidden, m, e);
+}
+
+int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t rows, int64_t width, fd_map *m, fd_err *e)
+{
     memset(m, 0, sizeof *m);
     fd_st_file st;
     if (fd_st_open(path, &st, e)) return -1;
     const fd_st_tensor *t = fd_st_find(&st, key);
     int rc = 0;
-    if (!t || strcmp(t->dtype, "BF16") || t->ndim != 2 || (int64_t)t->shape[0] != rows || (int64_t)t->shape[1] != hidden)
-        rc = fd_fail(e, "bad_tensor_file", "", "%s: expected a BF16 [%lld, %lld] tensor '%s'", path, (long long)rows,
-                     (long long)hidden, key);
+    if (!t || strcmp(t->dtype, dtype) || t->ndim != 2 || (int64_t)t->shape[0] != rows || (int64_t)t->shape[1] != width)
+        rc = fd_fail(e, "bad_tensor_file", "", "%s: expected a %s [%lld, %lld] tensor '%s'", path, dtype, (long long)rows,
+                     (long long)width, key);
     uint64_t off = rc ? 0 : 8 + st.header_len + t->start;
     fd_st_close(&st);
     if (rc) return -1;

@@ -24,6 +24,7 @@ typedef struct fd_side {
     int complete;
     char *head_path;        /* head/weight.safetensors */
     const char *head_key, *head_content;
+    int logit;              /* capture.form == "logit": stored log-probs, no replay */
 } fd_side;
 
 /* Verifies (the seal gate) and loads a dataset; seal_failed (or the
@@ -39,6 +40,8 @@ typedef struct fd_map {
     const unsigned char *data;   /* BF16 little-endian, possibly unaligned */
 } fd_map;
 int fd_map_hidden(const char *path, const char *key, int64_t rows, int64_t hidden, fd_map *m, fd_err *e);
+/* Any dtype: a logit-form side maps its F32 [rows, vocab] "logits". */
+int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t rows, int64_t width, fd_map *m, fd_err *e);
 /* Reads a BF16 [vocab, hidden] head into memory (refuses other dtypes). */
 int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e);
 void fd_unmap(fd_map *m);

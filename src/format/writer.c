@@ -22,11 +22,15 @@ struct fd_dsw {
     char created[32], cold_run[64];
     jv *cap_records, *panel_records;
     int64_t total_size;
-    int have_head;
+    int have_head, logit;
     char head_file_sha[65], head_content_sha[65];
 };
 
 static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
+static const char *semantic_point(const fd_dsw *w)
+{
+    return w->id.semantic_point ? w->id.semantic_point : "lm_head_output_before_sampling";
+}
 
 
 fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
@@ -43,7 +47,12 @@ fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
         fd_fail(e, "bad_usage", "", "a tokenizer block or a weights repository is required (the panel's tokenizer id)");
         return NULL;
     }
-    if (id->hidden <= 0 || id->vocab <= 0 || id->context_length <= 1) {
+    int logit = id->form && !strcmp(id->form, "logit");
+    if (id->form && !logit && strcmp(id->form, "hidden")) {
+        fd_fail(e, "bad_usage", "", "form must be hidden or logit, not '%s'", id->form);
+        return NULL;
+    }
+    if ((!logit && id->hidden <= 0) || id->hidden < 0 || id->vocab <= 0 || id->context_length <= 1) {
         fd_fail(e, "bad_usage", "", "hidden width, vocab and context length must be positive");
         return NULL;
     }
@@ -60,6 +69,7 @@ fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
     fd_buf_printf(&t, "%s.partial-%ld", out, (long)getpid());
     w->tmp = fd_buf_cstr(&t);
     w->id = *id;
+    w->logit = logit;
     if (id->created_utc) snprintf(w->created, sizeof w->created, "%s", id->created_utc);
     else fd_utc_now(w->created, sizeof w->created, "%Y-%m-%dT%H:%M:%SZ");
     if (id->cold_run) snprintf(w->cold_run, sizeof w->cold_run, "%s", id->cold_run);
@@ -97,7 +107,7 @@ static jv *int_list(const int64_t *v, size_t n)
     return a;
 }
 
-int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden, fd_err *e)
+static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, fd_err *e)
 {
     size_t index = w->cap_records->u.a.n;
     if (win->n_ids < 2 || win->scored_rows == 0)
@@ -129,22 +139,24 @@ int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden
         fd_buf_free(&mb);
     }
     if (rc) return -1;
-    /* hidden states: one single-tensor safetensors file */
+    /* hidden states (or logits): one single-tensor safetensors file */
     char file[64], content[65], file_sha[65];
-    snprintf(file, sizeof file, "hidden_%04zu.safetensors", index);
+    int64_t width = w->logit ? w->id.vocab : w->id.hidden;
+    const char *key = w->logit ? "logits" : "hidden_states", *dtype = w->logit ? "F32" : "BF16";
+    snprintf(file, sizeof file, w->logit ? "logits_%04zu.safetensors" : "hidden_%04zu.safetensors", index);
     snprintf(rel, sizeof rel, "capture/%s", file);
     char *full = fd_path_join(w->tmp, rel);
     jv *meta = jv_obj();
-    jv_set(meta, "capture_role", jv_str("hidden_states_pre_lm_head"));
-    jv_set(meta, "cut_point", jv_str("after_final_rmsnorm_before_lm_head"));
+    jv_set(meta, "capture_role", jv_str(w->logit ? "logits_post_lm_head" : "hidden_states_pre_lm_head"));
+    jv_set(meta, "cut_point", jv_str(w->logit ? semantic_point(w) : "after_final_rmsnorm_before_lm_head"));
     jv_set(meta, "window_id", jv_str(window_id));
     jv_set(meta, "cold_run", jv_str(w->cold_run));
-    jv_set(meta, "dtype", jv_str("bfloat16"));
-    uint64_t shape[2] = {win->scored_rows, (uint64_t)w->id.hidden};
+    jv_set(meta, "dtype", jv_str(w->logit ? "float32" : "bfloat16"));
+    uint64_t shape[2] = {win->scored_rows, (uint64_t)width};
     fd_st_writer sw;
-    rc = fd_st_writer_begin(&sw, full, "hidden_states", "BF16", shape, 2, meta, e);
+    rc = fd_st_writer_begin(&sw, full, key, dtype, shape, 2, meta, e);
     jv_free(meta);
-    if (!rc) rc = fd_st_writer_put(&sw, hidden, win->scored_rows * (size_t)w->id.hidden * 2, e);
+    if (!rc) rc = fd_st_writer_put(&sw, payload, win->scored_rows * (size_t)width * (w->logit ? 4 : 2), e);
     if (!rc) rc = fd_st_writer_finish(&sw, content, file_sha, e);
     else fd_st_writer_abort(&sw);
     struct stat st;
@@ -159,9 +171,9 @@ int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden
     jv_set(r, "window_index", jv_int((int64_t)index));
     jv_set(r, "window_id", jv_str(window_id));
     jv_set(r, "file", jv_str(file));
-    jv_set(r, "key", jv_str("hidden_states"));
-    jv_set(r, "dtype", jv_str("BF16"));
-    jv_set(r, "shape", int_list((int64_t[]){(int64_t)win->scored_rows, w->id.hidden}, 2));
+    jv_set(r, "key", jv_str(key));
+    jv_set(r, "dtype", jv_str(dtype));
+    jv_set(r, "shape", int_list((int64_t[]){(int64_t)win->scored_rows, width}, 2));
     jv_set(r, "size_bytes", jv_int(st.st_size));
     jv_set(r, "sha256", jv_str(file_sha));
     jv_set(r, "payload_sha256", jv_str(content));
@@ -209,8 +221,21 @@ int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden
     return 0;
 }
 
+int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden, fd_err *e)
+{
+    if (w->logit) return fd_fail(e, "bad_usage", "", "a logit-form dataset takes logits, not hidden states");
+    return add_window(w, win, hidden, e);
+}
+
+int fd_dsw_add_window_logits(fd_dsw *w, const fd_ds_window *win, const float *logits, fd_err *e)
+{
+    if (!w->logit) return fd_fail(e, "bad_usage", "", "a hidden-form dataset takes hidden states, not logits");
+    return add_window(w, win, logits, e);
+}
+
 int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e)
 {
+    if (w->id.hidden <= 0) return fd_fail(e, "bad_usage", "", "a head needs a positive hidden width");
     char *full = fd_path_join(w->tmp, "head/weight.safetensors");
     uint64_t shape[2] = {(uint64_t)w->id.vocab, (uint64_t)w->id.hidden};
     fd_st_writer sw;
@@ -256,7 +281,7 @@ int fd_dsw_finish(fd_dsw *w, jv **manifest_out, fd_err *e)
     jv *manifest = NULL, *panel_doc = NULL, *runtime_doc = NULL, *head_doc = NULL, *cap_doc = NULL, *val = NULL;
     size_t n = w->cap_records->u.a.n;
     if (!n) { fd_fail(e, "bad_usage", "", "a dataset needs at least one window"); goto out; }
-    if (!w->have_head) { fd_fail(e, "bad_usage", "", "the head (lm_head.weight) was not written"); goto out; }
+    if (!w->have_head && !w->logit) { fd_fail(e, "bad_usage", "", "the head (lm_head.weight) was not written"); goto out; }
     char panel_sha[65], runtime_sha[65], cap_sha[65], cks_sha[65], seal[65];
     char content_digest[65];
     if (fd_capture_content_digest(w->cap_records, content_digest, e)) goto out;

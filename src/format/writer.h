@@ -28,6 +28,18 @@ typedef struct fd_ds_identity {
     int64_t declared_records;     /* <=0: the number of windows added */
     int64_t hidden, vocab, context_length;
     int force;                    /* replace an existing destination */
+    /* Logit form (adapters, docs/ADAPTERS.md).  form NULL means "hidden" and
+     * every field below is then ignored: the hidden path writes what it
+     * always wrote. */
+    const char *form;             /* "hidden" | "logit" */
+    const char *semantic_point;   /* logit: NULL = lm_head_output_before_sampling */
+    const char *head_not_separable_reason;
+    const jv *lossy_codec;        /* NULL: null */
+    int dtype_lossy;              /* capture.dtype_lossless false */
+    const jv *scoring_window;     /* NULL: every position from 0 */
+    const jv *base_capture;       /* NULL: null */
+    const jv *adapted_from;       /* interop.adapted_from; NULL: null */
+    const char *interop_note, *runtime_source, *mechanism, *card_note;
 } fd_ds_identity;
 
 typedef struct fd_ds_window {
@@ -45,7 +57,10 @@ typedef struct fd_dsw fd_dsw;
 fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e);
 /* hidden: scored_rows x hidden bf16 values, row-major. */
 int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden, fd_err *e);
-/* head: vocab x hidden bf16 values. */
+/* Logit form: scored_rows x vocab fp32 values, row-major (tensor "logits"). */
+int fd_dsw_add_window_logits(fd_dsw *w, const fd_ds_window *win, const float *logits, fd_err *e);
+/* head: vocab x hidden bf16 values.  Required for hidden form; optional for
+ * logit form (the head that produced the logits, when it is known). */
 int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e);
 /* Writes the seal chain and renames into place; frees w either way.
  * On success the sealed manifest is returned through *manifest if non-NULL. */

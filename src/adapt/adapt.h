@@ -1,0 +1,33 @@
+/* Foreign captures in and out of the fidelity-dataset format
+ * (docs/ADAPTERS.md): the llama.cpp .kld base file both ways. */
+#ifndef FD_ADAPT_H
+#define FD_ADAPT_H
+#include <stdint.h>
+#include "util/err.h"
+
+typedef struct fd_adapt_opts {
+    const char *in, *out;
+    const char *dataset_id, *name, *role, *lane;
+    const char *head;            /* safetensors BF16 [vocab, hidden]: the head DECLARED to
+                                    have produced the logits (optional) */
+    const char *tokenizer_id, *weights_repository, *panel_id;
+    int64_t vocab;               /* > 0: the file's n_vocab must equal it */
+    int force;
+    const char *created_utc;     /* NULL: now (tests pin it) */
+} fd_adapt_opts;
+
+/* .kld -> a sealed logit-form dataset (lossy_codec declared, score_from =
+ * n_ctx/2).  Prints nothing; *summary receives a one-line description. */
+int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e);
+
+typedef struct fd_export_opts {
+    const char *dataset, *out;
+    int window;                  /* 16 (llama.cpp) or 24 (ik_llama.cpp) */
+    int verify_tensors, force;
+    const char *kernel;          /* NULL: fastest */
+} fd_export_opts;
+
+/* A hidden-form dataset + its head -> a llama.cpp --kl-divergence-base file. */
+int fd_export_llamacpp_kld(const fd_export_opts *o, char summary[512], fd_err *e);
+
+#endif

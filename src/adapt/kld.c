@@ -1,0 +1,231 @@
+#include "kld.h"
+#include "util/buf.h"
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int32_t rd_i32(const unsigned char *p)
+{
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    int32_t s;
+    memcpy(&s, &v, 4);
+    return s;
+}
+
+int fd_kld_header(const unsigned char *p, size_t len, uint64_t file_size, int64_t expect_vocab, fd_kld_info *k,
+                  fd_err *e)
+{
+    memset(k, 0, sizeof *k);
+    if (len < 8 || memcmp(p, "_logits_", 8))
+        return fd_fail(e, "bad_kld_magic", "KLD-1", "not a llama.cpp --kl-divergence-base file (the magic is not \"_logits_\")");
+    if (len < FD_KLD_HEADER)
+        return fd_fail(e, "kld_truncated", "KLD-2", "the file ends inside the 20-byte header (%zu bytes)", len);
+    int32_t n_ctx = rd_i32(p + 8), n_vocab = rd_i32(p + 12), n_chunk = rd_i32(p + 16);
+    /* the AesSedai fork writes "_logits_v2" + stride/window fields: an
+     * incompatible layout whose 9th/10th bytes read as part of n_ctx here */
+    int v2 = p[8] == 'v' && p[9] == '2';
+    if (n_ctx < 3 || n_vocab < 1 || n_chunk < 1) {
+        if (v2) return fd_fail(e, "kld_v2_unsupported", "KLD-1", "a \"_logits_v2\" file (a fork's incompatible layout) is refused");
+        return fd_fail(e, "bad_kld_header", "KLD-2", "header n_ctx %d, n_vocab %d, n_chunk %d: need n_ctx >= 3 (one scored row), "
+                       "n_vocab >= 1, n_chunk >= 1", n_ctx, n_vocab, n_chunk);
+    }
+    k->n_ctx = n_ctx;
+    k->n_vocab = n_vocab;
+    k->n_chunk = n_chunk;
+    k->first = n_ctx / 2;
+    k->rows = n_ctx - 1 - k->first;
+    k->nv = 2 * ((k->n_vocab + 1) / 2) + 4;
+    /* 20 + 4*C*n + C*R*nv*2, every factor < 2^31: fits in 128 bits; check 64 */
+    unsigned __int128 tok = (unsigned __int128)4 * (uint64_t)n_chunk * (uint64_t)n_ctx;
+    unsigned __int128 body = (unsigned __int128)2 * (uint64_t)n_chunk * (uint64_t)k->rows * (uint64_t)k->nv;
+    unsigned __int128 size = FD_KLD_HEADER + tok + body;
+    if (size > (unsigned __int128)INT64_MAX)
+        return fd_fail(e, "bad_kld_header", "KLD-2", "header n_ctx %d, n_vocab %d, n_chunk %d implies an impossible size", n_ctx,
+                       n_vocab, n_chunk);
+    k->size = (uint64_t)size;
+    k->body = (uint64_t)(FD_KLD_HEADER + tok);
+    if (file_size != k->size) {
+        if (v2) return fd_fail(e, "kld_v2_unsupported", "KLD-1", "a \"_logits_v2\" file (a fork's incompatible layout) is refused");
+        if (file_size < k->size)
+            return fd_fail(e, "kld_truncated", "KLD-2", "the header (n_ctx %d, n_vocab %d, n_chunk %d) implies %llu bytes, the file "
+                           "has %llu: truncated", n_ctx, n_vocab, n_chunk, (unsigned long long)k->size,
+                           (unsigned long long)file_size);
+        return fd_fail(e, "kld_size_mismatch", "KLD-2", "the header (n_ctx %d, n_vocab %d, n_chunk %d) implies %llu bytes, the file "
+                       "has %llu: trailing bytes or a different layout", n_ctx, n_vocab, n_chunk,
+                       (unsigned long long)k->size, (unsigned long long)file_size);
+    }
+    if (expect_vocab > 0 && expect_vocab != k->n_vocab)
+        return fd_fail(e, "kld_vocab_mismatch", "KLD-3", "the file's n_vocab is %d, expected %lld", n_vocab, (long long)expect_vocab);
+    return 0;
+}
+
+static float row_float(const uint16_t *row, int i)
+{
+    float f;
+    memcpy(&f, row + 2 * i, 4);
+    return f;
+}
+
+int fd_kld_check_row(const fd_kld_info *k, const uint16_t *row, int *window, fd_err *e)
+{
+    /* llama.cpp's row buffer is a zero-initialised vector whose pad slot is
+     * never written: a non-zero pad means n_vocab is one short of the writer's */
+    if ((k->n_vocab & 1) && row[4 + k->n_vocab])
+        return fd_fail(e, "bad_kld_row", "KLD-4", "the pad entry after %lld codes is %u, not 0: n_vocab does not match the "
+                       "writer's (an odd n_vocab and n_vocab+1 share one row stride)", (long long)k->n_vocab, row[4 + k->n_vocab]);
+    float scale = row_float(row, 0), minlp = row_float(row, 1);
+    if (!isfinite(scale) || !isfinite(minlp) || scale < 0 || minlp > 0)
+        return fd_fail(e, "bad_kld_row", "KLD-4", "a row header holds scale %g, min_log_prob %g (need finite, scale >= 0, "
+                       "min_log_prob <= 0)", (double)scale, (double)minlp);
+    /* M - max(min, M - W) is W up to the rounding of M - W: a few ulp of M */
+    double range = (double)scale * 65535.0;
+    if (range > 24.0 * (1 + 1e-3))
+        return fd_fail(e, "bad_kld_row", "KLD-4", "a row spans %.6g nats: wider than the 24-nat window of any known writer", range);
+    *window = range > 16.0 * (1 + 1e-3) ? 24 : 16;
+    return 0;
+}
+
+void fd_kld_decode_row(const fd_kld_info *k, const uint16_t *row, float *out)
+{
+    float scale = row_float(row, 0), minlp = row_float(row, 1);
+    const uint16_t *q = row + 4;
+    for (int64_t i = 0; i < k->n_vocab; i++) {
+        float t = scale * (float)q[i];   /* separate statements: never contracted */
+        out[i] = t + minlp;
+    }
+}
+
+/* llama.cpp's nearest_int: add 1.5*2^23 and keep the mantissa bits. */
+static int nearest_int(float fval)
+{
+    float val = fval + 12582912.f;
+    int32_t i;
+    memcpy(&i, &val, 4);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+int fd_kld_encode_row(int64_t n_vocab, const float *x, int window, uint16_t *row, fd_err *e)
+{
+    float maxl = x[0], minl = x[0];
+    for (int64_t i = 0; i < n_vocab; i++)
+        if (!isfinite(x[i])) return fd_fail(e, "non_finite", "KLD-5", "a logit is not finite (refused, never clamped)");
+    for (int64_t i = 1; i < n_vocab; i++) {
+        maxl = maxl < x[i] ? x[i] : maxl;   /* std::max(a, b) is a < b ? b : a */
+        minl = x[i] < minl ? x[i] : minl;   /* std::min(a, b) is b < a ? b : a */
+    }
+    float floor_ = maxl - (float)window;
+    minl = minl < floor_ ? floor_ : minl;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n_vocab; i++) sum += (double)expf(x[i] - maxl);
+    const float lse = (float)log(sum);
+    const float d0 = minl - maxl;
+    const float minlp = d0 - lse;
+    const float scale = (maxl - minl) / 65535.f;
+    memcpy(row, &scale, 4);
+    memcpy(row + 2, &minlp, 4);
+    uint16_t *q = row + 4;
+    if (scale != 0) {
+        const float inv = 1 / scale;
+        for (int64_t i = 0; i < n_vocab; i++) {
+            if (x[i] > minl) {
+                float d = x[i] - minl;
+                float s = inv * d;
+                q[i] = (uint16_t)nearest_int(s);   /* int -> uint16 wraps as in C++ */
+            } else q[i] = 0;
+        }
+    } else memset(q, 0, (size_t)n_vocab * 2);
+    if (n_vocab & 1) q[n_vocab] = 0;
+    return 0;
+}
+
+int fd_kld_check_buffer(const unsigned char *p, size_t len, int64_t expect_vocab, fd_kld_info *k, int *window, fd_err *e)
+{
+    if (fd_kld_header(p, len, len, expect_vocab, k, e)) return -1;
+    for (int64_t i = 0; i < k->n_chunk * k->n_ctx; i++) {
+        int32_t t = rd_i32(p + FD_KLD_HEADER + 4 * i);
+        if (t < 0 || t >= k->n_vocab)
+            return fd_fail(e, "bad_kld_tokens", "KLD-3", "token %lld is %d, outside the vocabulary [0, %lld)", (long long)i, t,
+                           (long long)k->n_vocab);
+    }
+    *window = 16;
+    uint16_t *row = fd_xmalloc((size_t)k->nv * 2);
+    int rc = 0;
+    for (int64_t r = 0; r < k->n_chunk * k->rows && !rc; r++) {
+        memcpy(row, p + k->body + (uint64_t)r * (uint64_t)k->nv * 2, (size_t)k->nv * 2);
+        int w;
+        rc = fd_kld_check_row(k, row, &w, e);
+        if (!rc && w > *window) *window = w;
+    }
+    free(row);
+    return rc;
+}
+
+int fd_kld_open(const char *path, int64_t expect_vocab, fd_kld_reader *r, fd_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->f = fopen(path, "rb");
+    struct stat st;
+    if (!r->f || fstat(fileno(r->f), &st) || !S_ISREG(st.st_mode)) {
+        int rc = fd_fail(e, "unreadable", "", "%s: %s", path, r->f ? "not a regular file" : strerror(errno));
+        if (r->f) fclose(r->f);
+        r->f = NULL;
+        return rc;
+    }
+    r->path = fd_xstrdup(path);
+    unsigned char h[FD_KLD_HEADER];
+    size_t got = fread(h, 1, sizeof h, r->f);
+    if (fd_kld_header(h, got, (uint64_t)st.st_size, expect_vocab, &r->k, e)) {
+        fd_err_prefix(e, path);
+        fd_kld_close(r);
+        return -1;
+    }
+    size_t nt = (size_t)(r->k.n_chunk * r->k.n_ctx);
+    r->tokens = fd_xmalloc(nt * 4 + 4);
+    if (fread(r->tokens, 4, nt, r->f) != nt) {
+        fd_fail(e, "kld_truncated", "KLD-2", "%s: short read in the token block", path);
+        fd_kld_close(r);
+        return -1;
+    }
+    for (size_t i = 0; i < nt; i++)
+        if (r->tokens[i] < 0 || r->tokens[i] >= r->k.n_vocab) {
+            fd_fail(e, "bad_kld_tokens", "KLD-3", "%s: token %zu is %d, outside the vocabulary [0, %lld)", path, i, r->tokens[i],
+                    (long long)r->k.n_vocab);
+            fd_kld_close(r);
+            return -1;
+        }
+    r->chunk = fd_xmalloc((size_t)(r->k.rows * r->k.nv) * 2);
+    return 0;
+}
+
+int fd_kld_read_chunk(fd_kld_reader *r, int64_t c, int *window, fd_err *e)
+{
+    size_t n = (size_t)(r->k.rows * r->k.nv);
+    uint64_t off = r->k.body + (uint64_t)c * n * 2;
+    if (c < 0 || c >= r->k.n_chunk) return fd_fail(e, "bad_usage", "", "%s: no chunk %lld", r->path, (long long)c);
+    if (fseeko(r->f, (off_t)off, SEEK_SET) || fread(r->chunk, 2, n, r->f) != n)
+        return fd_fail(e, "kld_truncated", "KLD-2", "%s: short read in chunk %lld (the file changed while read?)", r->path,
+                       (long long)c);
+    *window = 16;
+    for (int64_t i = 0; i < r->k.rows; i++) {
+        int w;
+        if (fd_kld_check_row(&r->k, r->chunk + i * r->k.nv, &w, e)) {
+            char where[160];
+            snprintf(where, sizeof where, "%s: chunk %lld row %lld", r->path, (long long)c, (long long)i);
+            fd_err_prefix(e, where);
+            return -1;
+        }
+        if (w > *window) *window = w;
+    }
+    return 0;
+}
+
+void fd_kld_close(fd_kld_reader *r)
+{
+    if (r->f) fclose(r->f);
+    free(r->path);
+    free(r->tokens);
+    free(r->chunk);
+    memset(r, 0, sizeof *r);
+}
