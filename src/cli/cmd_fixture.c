@@ -212,10 +212,22 @@ static void print_kl_order(const char *out)
 
 int cmd_demo(int argc, char **argv)
 {
-    const char *base = "build/demo";
+    const char *base = "build/demo", *preset = "tiny", *windows = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) base = argv[++i];
-        else { fprintf(stderr, "usage: fidelity demo [--out DIR]\n"); return FD_EXIT_USAGE; }
+        else if (!strcmp(argv[i], "--preset") && i + 1 < argc) preset = argv[++i];
+        else if (!strcmp(argv[i], "--windows") && i + 1 < argc) windows = argv[++i];
+        else {
+            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset tiny|flash-0.1b|small] [--windows N]\n");
+            return FD_EXIT_USAGE;
+        }
+    }
+    char ids[6][96], names[6][96];
+    static const char *const TAGS[6][2] = {{"root", "root"}, {"int8", "RTN int8"}, {"int4", "RTN int4"},
+                                           {"fp8", "FP8 experts"}, {"nvfp4", "NVFP4 experts"}, {"", ""}};
+    for (int i = 0; i < 5; i++) {
+        snprintf(ids[i], sizeof ids[i], "fidelity--demo.%s.%s", preset, TAGS[i][0]);
+        snprintf(names[i], sizeof names[i], "demo %s (%s)", TAGS[i][1], preset);
     }
     fd_err e = {0};
     fd_rmtree(base);
@@ -227,23 +239,23 @@ int cmd_demo(int argc, char **argv)
     char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
     char *cn4 = joinp(base, "nvfp4");
     int rc = FD_EXIT_OK;
-    printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset tiny)\n");
-    char *fx[] = {"fixture", "--preset", "tiny", "--seed", "1", "--out", model, NULL};
+    printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
+    char *fx[] = {"fixture", "--preset", (char *)preset, "--seed", "1", "--out", model, NULL};
     if ((rc = run_cmd(cmd_model_fixture, fx))) goto out;
     printf("== step 1: capture the reference, twice (two cold runs)\n");
     char *cr1[] = {"capture", "--model", model, "--panel", panel, "--out", root, "--role", "root", "--lane", "other",
-                   "--dataset-id", "fidelity--demo.tiny.root", "--dataset-name", "demo root (tiny)", "--cold-run", "cold-1", "--run-name", "cold-1", NULL};
+                   "--dataset-id", ids[0], "--dataset-name", names[0], "--cold-run", "cold-1", "--run-name", "cold-1", windows ? "--windows" : NULL, (char *)windows, NULL};
     char *cr2[] = {"capture", "--model", model, "--panel", panel, "--out", root2, "--role", "root", "--lane", "other",
-                   "--dataset-id", "fidelity--demo.tiny.root", "--dataset-name", "demo root (tiny)", "--cold-run", "cold-2", "--run-name", "cold-2", NULL};
+                   "--dataset-id", ids[0], "--dataset-name", names[0], "--cold-run", "cold-2", "--run-name", "cold-2", windows ? "--windows" : NULL, (char *)windows, NULL};
     if ((rc = run_cmd(cmd_capture, cr1)) || (rc = run_cmd(cmd_capture, cr2))) goto out;
     printf("== step 2: quantize the routed experts (RTN int8, int4) and capture both\n");
     char *qz8[] = {"quantize", "--src", model, "--dst", q8, "--bits", "8", "--match", "mlp.experts", "--emit-scope", s8, NULL};
     char *qz4[] = {"quantize", "--src", model, "--dst", q4, "--bits", "4", "--match", "mlp.experts", "--emit-scope", s4, NULL};
     if ((rc = run_cmd(cmd_quantize, qz8)) || (rc = run_cmd(cmd_quantize, qz4))) goto out;
     char *cq8[] = {"capture", "--model", q8, "--panel", panel, "--out", c8, "--role", "quant", "--lane", "other", "--scope-file", s8,
-                   "--dataset-id", "fidelity--demo.tiny.int8", "--dataset-name", "demo RTN int8 (tiny)", NULL};
+                   "--dataset-id", ids[1], "--dataset-name", names[1], windows ? "--windows" : NULL, (char *)windows, NULL};
     char *cq4[] = {"capture", "--model", q4, "--panel", panel, "--out", c4, "--role", "quant", "--lane", "other", "--scope-file", s4,
-                   "--dataset-id", "fidelity--demo.tiny.int4", "--dataset-name", "demo RTN int4 (tiny)", NULL};
+                   "--dataset-id", ids[2], "--dataset-name", names[2], windows ? "--windows" : NULL, (char *)windows, NULL};
     if ((rc = run_cmd(cmd_capture, cq8)) || (rc = run_cmd(cmd_capture, cq4))) goto out;
     printf("== step 2b: the routed experts as published quantized checkpoints (FP8 e4m3 128x128 blocks, NVFP4),\n"
            "   captured as shipped: the engine dequantizes inside the kernels, the scope is read from the checkpoint\n");
@@ -251,9 +263,9 @@ int cmd_demo(int argc, char **argv)
     char *qzn4[] = {"quantize", "--format", "nvfp4", "--src", model, "--dst", qn4, NULL};
     if ((rc = run_cmd(cmd_quantize, qzf8)) || (rc = run_cmd(cmd_quantize, qzn4))) goto out;
     char *cqf8[] = {"capture", "--model", qf8, "--panel", panel, "--out", cf8, "--role", "quant", "--lane", "other",
-                    "--dataset-id", "fidelity--demo.tiny.fp8", "--dataset-name", "demo FP8 experts (tiny)", NULL};
+                    "--dataset-id", ids[3], "--dataset-name", names[3], windows ? "--windows" : NULL, (char *)windows, NULL};
     char *cqn4[] = {"capture", "--model", qn4, "--panel", panel, "--out", cn4, "--role", "quant", "--lane", "other",
-                    "--dataset-id", "fidelity--demo.tiny.nvfp4", "--dataset-name", "demo NVFP4 experts (tiny)", NULL};
+                    "--dataset-id", ids[4], "--dataset-name", names[4], windows ? "--windows" : NULL, (char *)windows, NULL};
     if ((rc = run_cmd(cmd_capture, cqf8)) || (rc = run_cmd(cmd_capture, cqn4))) goto out;
     printf("== verify every dataset\n");
     const char *all[6] = {root, root2, c8, c4, cf8, cn4};
