@@ -20,5 +20,6 @@ int cmd_model_fixture(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 
 #endif

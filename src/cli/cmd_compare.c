@@ -5,6 +5,7 @@
 #include "format/json.h"
 #include "report/report.h"
 #include "util/fsio.h"
+#include "hub_args.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,14 @@ int cmd_compare(int argc, char **argv)
     size_t nlabels = 0;
     int json = 0, rc = FD_EXIT_OK;
     const char *report = NULL;
+    fd_fetch_opts hub = {0};
+    char **local = fd_xcalloc((size_t)argc + 1, sizeof *local);
     o.progress = isatty(2);
     o.kernel = getenv("FIDELITY_KERNEL");
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         size_t n;
+        if (fd_cli_hub_flag(argc, argv, &i, &hub)) continue;
         if (!strcmp(s, "--reference") && v) { o.reference = v; i++; }
         else if (!strcmp(s, "--candidate") && v) { cands[o.ncand++] = v; i++; }
         else if (!strcmp(s, "--out") && v) { o.out = v; i++; }
@@ -82,6 +86,14 @@ int cmd_compare(int argc, char **argv)
         rc = FD_EXIT_USAGE;
         goto done;
     }
+    /* hf:// sides are fetched (verified, per repo and revision) before anything else */
+    hub.allow_partial = o.allow_partial;
+    if (fd_cli_hub_resolve(o.reference, &hub, &local[0])) { rc = FD_EXIT_REFUSED; goto done; }
+    o.reference = local[0];
+    for (size_t i = 0; i < o.ncand; i++) {
+        if (fd_cli_hub_resolve(cands[i], &hub, &local[i + 1])) { rc = FD_EXIT_REFUSED; goto done; }
+        cands[i] = local[i + 1];
+    }
     o.candidates = cands;
     o.candidate_labels = labels;
     fd_cmp_result res;
@@ -115,6 +127,8 @@ int cmd_compare(int argc, char **argv)
     }
     fd_cmp_result_free(&res);
 done:
+    for (int i = 0; i <= argc; i++) free(local[i]);
+    free(local);
     free(cands);
     free(labels);
     return rc;

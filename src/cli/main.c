@@ -6,6 +6,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"verify", cmd_verify, "verify DATASET: seals, checksums, digests; refuse on the first error"},
     {"validate", cmd_validate, "validate DATASET: report every finding"},
     {"describe", cmd_describe, "describe DATASET [--format text|json|markdown]: identity card"},
+    {"fetch", cmd_fetch, "fetch hf://owner/name[@rev] [--cache DIR] [--token-file F] [--allow-partial] [--manifest-only]: verified, resumable download"},
     {"compare", cmd_compare, "compare --reference A --candidate B [...] --out DIR: full-vocabulary KL, sealed receipts"},
     {"report", cmd_report, "report RECEIPT|DIR... --out FILE.html [--dataset DIR ...]: HTML comparison report with inline SVG plots"},
     {"panel", cmd_panel, "panel build --out DIR --vocab V INPUT... | panel check DIR --vocab V: upstream token panels"},
