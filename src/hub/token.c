@@ -47,7 +47,7 @@ static int read_explicit(const char *path, char **out, fd_err *e)
         if (!**out) { free(*out); *out = NULL; why = "is empty"; }
         else if (strpbrk(*out, "\r\n")) { free(*out); *out = NULL; why = "holds more than one line"; }
     }
-    explicit_bzero(b.p, b.cap);
+    if (b.p) explicit_bzero(b.p, b.cap);
     fd_buf_free(&b);
     if (why) return fd_fail(e, "hub_error", "HUB-TOKEN", "explicit token file REFUSED: %s %s", path, why);
     return 0;
@@ -68,7 +68,7 @@ int fd_hub_token_load(const char *token_file, char **out, fd_err *e)
     if (fd_is_file(path) && !fd_read_file(path, 65536, &b, &ign)) {
         *out = strip(&b);
         if (!**out || strpbrk(*out, "\r\n")) { free(*out); *out = NULL; }
-        explicit_bzero(b.p, b.cap);
+        if (b.p) explicit_bzero(b.p, b.cap);
     }
     fd_buf_free(&b);
     free(path);
