@@ -4,30 +4,37 @@
 #include "format/yaml_resolve.h"
 #include <math.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 #define MAX_DEPTH 64
 
+/* PyYAML construct_yaml_int: '_' dropped, 0b binary, 0x hex, a leading 0
+ * octal; the sexagesimal form is refused (nobody means it in a card). */
 static jv *int_value(const char *s, size_t n, fd_err *e)
 {
     char buf[128];
-    size_t w = 0;
+    size_t w = 0, i = 0;
     int neg = 0;
-    size_t i = 0;
     if (s[0] == '-' || s[0] == '+') { neg = s[0] == '-'; i = 1; }
     for (; i < n && w + 1 < sizeof buf; i++) if (s[i] != '_') buf[w++] = s[i];
     buf[w] = 0;
-    if (strchr(buf, ':') || !strncmp(buf, "0b", 2) || !strncmp(buf, "0x", 2) || (buf[0] == '0' && buf[1])) {
-        fd_fail(e, "card_invalid", "YAML", "integer '%.40s' in a base or sexagesimal form is not accepted in a card", s);
-        return NULL;
-    }
+    int base = 10;
+    const char *digits = buf;
+    if (strchr(buf, ':')) { fd_fail(e, "card_invalid", "YAML", "sexagesimal integer '%.40s' is not accepted", s); return NULL; }
+    if (!strncmp(buf, "0b", 2)) { base = 2; digits = buf + 2; }
+    else if (!strncmp(buf, "0x", 2)) { base = 16; digits = buf + 2; }
+    else if (buf[0] == '0' && buf[1]) { base = 8; digits = buf + 1; }
     char *end;
     errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (*end || errno) { fd_fail(e, "card_invalid", "YAML", "integer '%.40s' is out of range", s); return NULL; }
-    return jv_int(neg ? -v : v);
+    unsigned long long v = strtoull(digits, &end, base);
+    if (!*digits || *end || errno || v > (unsigned long long)INT64_MAX) {
+        fd_fail(e, "card_invalid", "YAML", "integer '%.40s' is out of range", s);
+        return NULL;
+    }
+    return jv_int(neg ? -(int64_t)v : (int64_t)v);
 }
 
 static jv *scalar(const yaml_event_t *ev, fd_err *e)

@@ -22,7 +22,7 @@ int cmd_card(int argc, char **argv)
     const char **rs = fd_xcalloc((size_t)argc, sizeof *rs);
     const char *out = NULL, *existing = NULL, *check = NULL;
     int rc = FD_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) { fprintf(stderr, "fidelity card: bad or unknown option %s\n", s); rc = usage(); goto done; }
         if (!strcmp(s, "--receipt")) rs[o.nreceipts++] = v;
@@ -34,7 +34,6 @@ int cmd_card(int argc, char **argv)
         else if (!strcmp(s, "--panel-repository")) o.panel_repository = v;
         else if (!strcmp(s, "--panel-revision")) o.panel_revision = v;
         else { fprintf(stderr, "fidelity card: bad or unknown option %s\n", s); rc = usage(); goto done; }
-        i++;
     }
     o.receipts = rs;
     if (!o.nreceipts || !!check == !!out) { rc = usage(); goto done; }
