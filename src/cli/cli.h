@@ -22,5 +22,6 @@ int cmd_report(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_card(int argc, char **argv);
+int cmd_provenance_template(int argc, char **argv);
 
 #endif

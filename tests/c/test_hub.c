@@ -2,10 +2,79 @@
 #include <stdlib.h>
 #include "check.h"
 #include "hub/hub.h"
+#include "compare/submission.h"
+#include "card/card.h"
+#include "format/writer.h"
+
+/* SC-3/SC-5/SC-4 order and codes of the submission refusals. */
+static int submission_refusals(void)
+{
+    int fails = 0;
+    fd_err e;
+    jv *out = NULL, *prov = fd_provenance_template();
+    const char *blocking = "{\"comparison_kind\":\"measurement\",\"disclosures\":[{\"code\":\"preview_capture\","
+                           "\"severity\":\"blocking\"}]}";
+    jv *r = jv_parse(blocking, strlen(blocking), &e);
+    CHECK(fd_submission_build(r, prov, NULL, &out, &e) == -1 && !strcmp(e.code, "not_a_measurement") &&
+          !strcmp(e.rule, "SC-5") && strstr(e.msg, "preview_capture"), "SC-5 blocking disclosure");
+    jv_free(r);
+    const char *floor = "{\"comparison_kind\":\"run_to_run_floor\",\"disclosures\":[]}";
+    r = jv_parse(floor, strlen(floor), &e);
+    CHECK(fd_submission_build(r, prov, NULL, &out, &e) == -1 && !strcmp(e.rule, "SC-3"), "SC-3 first");
+    jv_free(r);
+    const char *clean = "{\"comparison_kind\":\"measurement\",\"disclosures\":[]}";
+    r = jv_parse(clean, strlen(clean), &e);
+    CHECK(fd_submission_build(r, prov, NULL, &out, &e) == -1 && !strcmp(e.rule, "SC-4") &&
+          strstr(e.msg, "10 required field(s)"), "SC-4 lists every empty field");
+    jv_free(r);
+    jv_free(prov);
+    return fails;
+}
+
+/* The emitter writes what PyYAML writes for floats and quotes what PyYAML
+ * would type; the reader types like safe_load. */
+static int yaml_round_trip(void)
+{
+    int fails = 0;
+    fd_err e;
+    const char *doc = "{\"a\":1e-05,\"b\":1e+16,\"c\":\"0x1F\",\"d\":\"1_000\",\"e\":\"2026-01-02\",\"f\":\"yes\","
+                      "\"g\":\"~\",\"h\":\"<<\",\"i\":\"plain text\",\"j\":0.5}";
+    jv *v = jv_parse(doc, strlen(doc), &e);
+    fd_buf y = {0};
+    fd_yaml_emit(v, &y);
+    CHECK(strstr(y.p, "a: 1.0e-05\n") && strstr(y.p, "b: 1.0e+16\n"), "floats get PyYAML's .0 before a bare exponent");
+    CHECK(strstr(y.p, "c: '0x1F'") && strstr(y.p, "d: '1_000'") && strstr(y.p, ": '2026-01-02'") &&
+          strstr(y.p, "f: 'yes'") && strstr(y.p, "g: '~'") && strstr(y.p, "h: '<<'") && strstr(y.p, "i: plain text"),
+          "strings PyYAML would type are quoted");
+    jv *back = fd_yaml_parse(y.p, y.n, &e);
+    CHECK(back && jv_equal(back, v), "emit then parse is the identity");
+    jv_free(back);
+    fd_buf_free(&y);
+    jv_free(v);
+    static const char *const typed[][2] = {{"a: 0x1F", "31"}, {"a: 0o", NULL}, {"a: 017", "15"}, {"a: 1_000", "1000"},
+                                           {"a: Yes", "true"}, {"a: off", "false"}, {"a: ~", "null"}, {"a: 1.5", "1.5"}};
+    for (size_t i = 0; i < sizeof typed / sizeof *typed; i++) {
+        jv *p = fd_yaml_parse(typed[i][0], strlen(typed[i][0]), &e);
+        fd_buf b = {0};
+        if (p) jv_dump(jv_get(p, "a"), &JV_CANON, &b, &e);
+        if (typed[i][1]) CHECKF(p && b.p && !strcmp(b.p, typed[i][1]), "%s -> %s", typed[i][0], typed[i][1]);
+        else CHECKF(p && jv_get(p, "a")->t == JV_STR, "%s stays a string", typed[i][0]);
+        fd_buf_free(&b);
+        jv_free(p);
+    }
+    static const char *const bad[] = {"a: &x 1\nb: *x\n", "a: 1\na: 2\n", "a: !!python/object:os.system x\n",
+                                      "a: .inf\n", "a: 2026-01-02\n", "? [1]\n: 2\n", "a: [\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        jv *p = fd_yaml_parse(bad[i], strlen(bad[i]), &e);
+        CHECKF(!p && !strcmp(e.code, "card_invalid"), "refused: %s", bad[i]);
+        jv_free(p);
+    }
+    return fails;
+}
 
 int test_hub(void)
 {
-    int fails = 0;
+    int fails = submission_refusals() + yaml_round_trip();
     fd_hub_ref r;
     fd_err e;
     CHECK(!fd_hub_parse_ref("hf://owner/name", &r, &e), "plain ref");
