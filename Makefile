@@ -3,7 +3,7 @@
 CC      ?= cc
 CSTD    := -std=c17 -D_GNU_SOURCE -Isrc -ffp-contract=off
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-LIBS    := -lcrypto -lm -lpcre2-8 -lpthread
+LIBS    := -lcrypto -lm -lpcre2-8 -lpthread -lcurl -lyaml
 OPT     := -O2 -g
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

@@ -54,6 +54,14 @@ for bin in build/fidelity build-asan/fidelity; do
         python3 tests/py/test_kld.py "$bin"
 done
 # --- end llama.cpp .kld
+# --- hub (issue 6): hf:// fetch against a loopback Hub (misbehaviour matrix, tokens, kill+resume),
+# dataset/model cards parsed by PyYAML, registry submissions
+for bin in build/fidelity build-asan/fidelity; do
+    step "hf:// fetch: 429/500/drop/corrupt/hostile listings/cross-origin redirect, tokens, resume ($bin)" \
+        python3 tests/py/test_hub.py "$bin"
+    [ -f tests/py/test_card.py ] && step "cards (PyYAML) and registry submissions ($bin)" python3 tests/py/test_card.py "$bin"
+done
+# --- end hub
 if python3 -c 'import numpy' 2>/dev/null; then
     step "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'

@@ -22,5 +22,8 @@ int cmd_report(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_adapt(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_card(int argc, char **argv);
+int cmd_provenance_template(int argc, char **argv);
 
 #endif

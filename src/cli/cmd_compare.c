@@ -5,6 +5,8 @@
 #include "format/json.h"
 #include "report/report.h"
 #include "util/fsio.h"
+#include "hub_args.h"
+#include "compare/submission.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,9 @@ static int usage(void)
             "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
             "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
             "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--js] [--no-bootstrap] [--json] [--progress]\n"
-            "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n");
+            "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n"
+            "  [--emit-submission --submission-provenance FILE [--measurer HANDLE]]   (registry submission per candidate)\n"
+            "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n");
     return FD_EXIT_USAGE;
 }
 
@@ -31,6 +35,36 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* One sealed submission-receipt.json beside each comparison receipt; the
+ * comparison receipts stand whatever the submission's verdict. */
+static int emit_submissions(const fd_cmp_result *res, const char *provenance, const char *measurer)
+{
+    fd_err e = {0};
+    jv *prov = provenance ? jv_parse_file(provenance, &e) : jv_obj();
+    if (!prov || prov->t != JV_OBJ) {
+        printf("REFUSED [missing_provenance]: %s: %s (SC-4)\n", provenance, prov ? "not a JSON object" : e.msg);
+        jv_free(prov);
+        return -1;
+    }
+    int bad = 0;
+    for (size_t i = 0; i < res->n && !bad; i++) {
+        jv *sub = NULL;
+        fd_buf b = {0}, path = {0};
+        const char *rp = res->receipt_paths[i], *slash = strrchr(rp, '/');
+        fd_buf_printf(&path, "%.*s%ssubmission-receipt.json", slash ? (int)(slash - rp) : 0, rp, slash ? "/" : "");
+        if (fd_submission_build(res->receipts[i], prov, measurer, &sub, &e) || jv_dump(sub, &JV_PRETTY, &b, &e) ||
+            (fd_buf_putc(&b, '\n'), fd_write_atomic(path.p, b.p, b.n, &e))) {
+            printf("REFUSED [%s]: %s (%s); no submission written, the comparison receipt stands\n", e.code, e.msg, e.rule);
+            bad = 1;
+        } else printf("SUBMISSION -> %s (receipt_sha256 %s)\n", path.p, jv_get_str(sub, "receipt_sha256"));
+        jv_free(sub);
+        fd_buf_free(&b);
+        fd_buf_free(&path);
+    }
+    jv_free(prov);
+    return bad ? -1 : 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     fd_cmp_opts o = {0};
@@ -39,11 +73,16 @@ int cmd_compare(int argc, char **argv)
     size_t nlabels = 0;
     int json = 0, rc = FD_EXIT_OK;
     const char *report = NULL;
+    fd_fetch_opts hub = {0};
+    const char *provenance = NULL, *measurer = NULL;
+    int emit_submission = 0;
+    char **local = fd_xcalloc((size_t)argc + 1, sizeof *local);
     o.progress = isatty(2);
     o.kernel = getenv("FIDELITY_KERNEL");
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         size_t n;
+        if (fd_cli_hub_flag(argc, argv, &i, &hub)) continue;
         if (!strcmp(s, "--reference") && v) { o.reference = v; i++; }
         else if (!strcmp(s, "--candidate") && v) { cands[o.ncand++] = v; i++; }
         else if (!strcmp(s, "--out") && v) { o.out = v; i++; }
@@ -51,6 +90,9 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--candidate-label") && v) { labels[nlabels++] = v; i++; }
         else if (!strcmp(s, "--head") && v) { o.head = v; i++; }
         else if (!strcmp(s, "--report") && v) { report = v; i++; }
+        else if (!strcmp(s, "--submission-provenance") && v) { provenance = v; i++; }
+        else if (!strcmp(s, "--measurer") && v) { measurer = v; i++; }
+        else if (!strcmp(s, "--emit-submission")) emit_submission = 1;
         else if (!strcmp(s, "--kernel") && v) { o.kernel = v; i++; }
         else if (!strcmp(s, "--created-utc") && v) { o.created_utc = v; i++; }
         else if (!strcmp(s, "--threads") && v && !parse_size(v, &n) && n <= 4096) { o.threads = (int)n; i++; }
@@ -82,6 +124,14 @@ int cmd_compare(int argc, char **argv)
         rc = FD_EXIT_USAGE;
         goto done;
     }
+    /* hf:// sides are fetched (verified, per repo and revision) before anything else */
+    hub.allow_partial = o.allow_partial;
+    if (fd_cli_hub_resolve(o.reference, &hub, &local[0])) { rc = FD_EXIT_REFUSED; goto done; }
+    o.reference = local[0];
+    for (size_t i = 0; i < o.ncand; i++) {
+        if (fd_cli_hub_resolve(cands[i], &hub, &local[i + 1])) { rc = FD_EXIT_REFUSED; goto done; }
+        cands[i] = local[i + 1];
+    }
     o.candidates = cands;
     o.candidate_labels = labels;
     fd_cmp_result res;
@@ -105,6 +155,7 @@ int cmd_compare(int argc, char **argv)
         }
     }
     rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
+    if (emit_submission && emit_submissions(&res, provenance, measurer)) rc = FD_EXIT_REFUSED;
     if (report) { /* the receipts are written; the candidates supply their declared bits */
         fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
                           .datasets = cands, .ndatasets = o.ncand};
@@ -115,6 +166,8 @@ int cmd_compare(int argc, char **argv)
     }
     fd_cmp_result_free(&res);
 done:
+    for (int i = 0; i <= argc; i++) free(local[i]);
+    free(local);
     free(cands);
     free(labels);
     return rc;

@@ -3,6 +3,7 @@
 #include "format/json.h"
 #include "format/validate.h"
 #include "compare/compare.h"
+#include "hub_args.h"
 #include "util/fsio.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 typedef struct {
     const char *dataset, *json_out, *format;
     fd_validate_opts o;
+    fd_fetch_opts hub;
+    char *local; /* the dataset directory (an hf:// argument is fetched first) */
 } args;
 
 static int parse(int argc, char **argv, args *a, int is_describe, const char *cmd)
@@ -20,6 +23,7 @@ static int parse(int argc, char **argv, args *a, int is_describe, const char *cm
     a->format = "text";
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
+        if (fd_cli_hub_flag(argc, argv, &i, &a->hub)) continue;
         if (!strcmp(s, "--verify-tensors")) a->o.verify_tensors = 1;
         else if (!strcmp(s, "--no-verify-tensors")) a->o.verify_tensors = 0;
         else if (!strcmp(s, "--manifest-only")) a->o.manifest_only = 1;
@@ -37,6 +41,14 @@ static int parse(int argc, char **argv, args *a, int is_describe, const char *cm
         return -1;
     }
     return 0;
+}
+
+/* hf:// arguments: describe fetches only the manifest (as the Python tool). */
+static int resolve(args *a, int is_describe)
+{
+    a->hub.manifest_only = is_describe || a->o.manifest_only;
+    a->hub.allow_partial = a->o.allow_partial;
+    return fd_cli_hub_resolve(a->dataset, &a->hub, &a->local);
 }
 
 static int write_report(const fd_report *r, const char *path)
@@ -65,8 +77,10 @@ int cmd_verify(int argc, char **argv)
 {
     args a;
     if (parse(argc, argv, &a, 0, "verify")) return FD_EXIT_USAGE;
+    if (resolve(&a, 0)) return FD_EXIT_REFUSED;
     fd_report r;
-    fd_validate_dataset(a.dataset, &a.o, &r);
+    fd_validate_dataset(a.local, &a.o, &r);
+    free(a.local);
     if (a.json_out && write_report(&r, a.json_out)) { fd_report_free(&r); return FD_EXIT_REFUSED; }
     if (r.n_errors) {
         printf("REFUSED [%s]: %s (%s)\n", r.errors[0].code, r.errors[0].message, r.errors[0].rule);
@@ -117,8 +131,10 @@ int cmd_validate(int argc, char **argv)
         }
     args a;
     if (parse(argc, argv, &a, 0, "validate")) return FD_EXIT_USAGE;
+    if (resolve(&a, 0)) return FD_EXIT_REFUSED;
     fd_report r;
-    fd_validate_dataset(a.dataset, &a.o, &r);
+    fd_validate_dataset(a.local, &a.o, &r);
+    free(a.local);
     if (a.json_out && write_report(&r, a.json_out)) { fd_report_free(&r); return FD_EXIT_REFUSED; }
     printf("%s: %zu error(s), %zu warning(s)\n", r.subject, r.n_errors, r.n_warnings);
     for (size_t i = 0; i < r.n_errors; i++) {
@@ -143,9 +159,11 @@ int cmd_describe(int argc, char **argv)
 {
     args a;
     if (parse(argc, argv, &a, 1, "describe")) return FD_EXIT_USAGE;
+    if (resolve(&a, 1)) return FD_EXIT_REFUSED;
     fd_report r;
     fd_validate_opts o = {.manifest_only = 1};
-    fd_validate_dataset(a.dataset, &o, &r);
+    fd_validate_dataset(a.local, &o, &r);
+    free(a.local);
     if (r.n_errors) {
         printf("REFUSED [%s]: %s (%s)\n", r.errors[0].code, r.errors[0].message, r.errors[0].rule);
         fd_report_free(&r);

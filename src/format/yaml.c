@@ -3,6 +3,8 @@
  * anything else; otherwise single-quoted, or double-quoted with JSON escapes
  * when they hold control characters. */
 #include "writer.h"
+#include "yaml_resolve.h"
+#include <math.h>
 #include <string.h>
 
 static int plain_ok(const char *s, size_t n)
@@ -23,12 +25,26 @@ static int plain_ok(const char *s, size_t n)
     if (digits) return 0;                      /* would read back as a number */
     if (s[0] == '-' || s[0] == '.' || s[0] == '@') return 0;
     if (strstr(s, " -") || strstr(s, ": ")) return 0;
-    return 1;
+    return !fd_yaml_plain_is_typed(s, n);  /* e.g. 0x1F, 1_000, 2026-01-02 */
 }
 
 static void scalar(const jv *v, fd_buf *o)
 {
     fd_err e;
+    if (v->t == JV_FLOAT) { /* PyYAML represent_float: repr, with ".0" before a bare exponent */
+        size_t at = o->n;
+        jv_dump(v, &JV_CANON, o, &e);
+        fd_buf_cstr(o);
+        char *ex = strchr(o->p + at, 'e');
+        if (ex && !memchr(o->p + at, '.', (size_t)(ex - (o->p + at)))) {
+            size_t off = (size_t)(ex - o->p), tail = o->n - off;
+            fd_buf_reserve(o, 2);
+            memmove(o->p + off + 2, o->p + off, tail);
+            memcpy(o->p + off, ".0", 2);
+            o->n += 2;
+        }
+        return;
+    }
     if (v->t != JV_STR) { jv_dump(v, &JV_CANON, o, &e); return; }
     const char *s = v->u.s.p;
     size_t n = v->u.s.n;

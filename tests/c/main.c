@@ -16,6 +16,7 @@ int test_stats(void);
 int test_report(void);
 int test_qformat(void);
 int test_tokenizer(void);
+int test_hub(void);
 
 static const struct {
     const char *name;
@@ -31,6 +32,7 @@ static const struct {
     {"report", test_report},
     {"qformat", test_qformat},
     {"tokenizer", test_tokenizer},
+    {"hub", test_hub},
 };
 
 int main(void)
