@@ -99,15 +99,16 @@ static uint64_t mem_available(void)
     return (uint64_t)kb * 1024;
 }
 
-static uint64_t vm_size_now(void)
+/* field 0 of /proc/self/statm: the address space; field 1: resident */
+static uint64_t statm(int field)
 {
     FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long pages = 0;
+    unsigned long long v[2] = {0, 0};
     if (f) {
-        if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+        if (fscanf(f, "%llu %llu", &v[0], &v[1]) != 2) v[0] = v[1] = 0;
         fclose(f);
     }
-    return (uint64_t)pages * 4096;
+    return (uint64_t)v[field] * 4096;
 }
 
 int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P, int layer_outer,
@@ -128,7 +129,7 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
     /* a layer's packed bf16 copy (a quantized layer grows to its bf16 size),
      * per window alive the residual stream, the selection bitmap and the
      * output rows, and the largest per-layer temporaries: a few rows of the
-     * widest activation per position, and 8 MB for the allocator */
+     * widest activation per position, and 4 MB for the allocator */
     uint64_t I = (uint64_t)c->intermediate_size, Im = (uint64_t)c->moe_intermediate_size * (uint64_t)c->num_experts_per_tok,
              A = (uint64_t)c->num_attention_heads * (uint64_t)(c->qk_nope_head_dim + c->qk_rope_head_dim + c->v_head_dim);
     uint64_t wide = H;
@@ -140,8 +141,8 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
         if (W->t[i].qfmt != FD_Q_NONE) { packed = layer * 4; break; }
     if (!packed) packed = layer;
     est->weights = layer_outer ? layer + head : all;
-    est->working = packed + n * (S * H * 4 + S * S) + 4 * S * wide * 2 + ((uint64_t)8 << 20);
-    est->total = est->weights + est->working + vm_size_now();
+    est->working = packed + n * (S * H * 4 + S * S) + 2 * S * wide * 2 + ((uint64_t)4 << 20);
+    int as = 0; /* the limit is on the address space (then what the process has mapped counts), else on memory */
     if (explicit_limit) {
         est->limit = explicit_limit;
         snprintf(est->limit_source, sizeof est->limit_source, "--memory-limit");
@@ -149,6 +150,7 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
         struct rlimit rl;
         if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY) {
             est->limit = (uint64_t)rl.rlim_cur;
+            as = 1;
             snprintf(est->limit_source, sizeof est->limit_source, "RLIMIT_AS (ulimit -v)");
         } else if (layer_outer) {
             uint64_t cg = read_u64_file("/sys/fs/cgroup/memory.max");
@@ -163,12 +165,14 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
             }
         }
     }
+    uint64_t base = statm(as ? 0 : 1);
+    est->total = est->weights + est->working + base;
     if (est->limit && est->total > est->limit)
         return fd_fail(e, "insufficient_memory", "",
                        "%s: the %s schedule needs about %" PRIu64 " MB (weights mapped %" PRIu64 " MB, working %" PRIu64
                        " MB, process %" PRIu64 " MB) and %s allows %" PRIu64 " MB%s",
                        W->root, layer_outer ? "layer-outer" : "window-outer", est->total >> 20, est->weights >> 20,
-                       est->working >> 20, vm_size_now() >> 20, est->limit_source, est->limit >> 20,
+                       est->working >> 20, base >> 20, est->limit_source, est->limit >> 20,
                        layer_outer ? "" : "; --schedule layer-outer maps one layer at a time");
     return 0;
 }
