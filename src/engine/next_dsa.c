@@ -104,6 +104,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
         }
     }
     fd_packed_head_free(&pkh);
+    free(qp);
     rc = 0;
 out:
     fd_lin_free(&wq); fd_lin_free(&wk); fd_lin_free(&wp); fd_lin_free(&cg);
