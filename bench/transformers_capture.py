@@ -9,13 +9,16 @@ usage: transformers_capture.py MODEL_DIR PANEL_DIR WINDOWS THREADS [ATTN]"""
 import json, os, resource, sys, time
 import numpy as np
 import torch
-from transformers import GlmMoeDsaForCausalLM
+from transformers import AutoModelForImageTextToText, GlmMoeDsaForCausalLM
 
 model_dir, panel_dir, nwin, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 attn = sys.argv[5] if len(sys.argv) > 5 else "sdpa"
 torch.set_num_threads(threads)
 t0 = time.monotonic()
-model = GlmMoeDsaForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16, attn_implementation=attn).eval()
+cls = GlmMoeDsaForCausalLM  # glm5_next (Glm5NextForConditionalGeneration) is the image-text-to-text auto class
+if json.load(open(os.path.join(model_dir, "config.json"))).get("model_type") == "glm5_next":
+    cls = AutoModelForImageTextToText
+model = cls.from_pretrained(model_dir, dtype=torch.bfloat16, attn_implementation=attn).eval()
 load = time.monotonic() - t0
 p = json.load(open(os.path.join(panel_dir, "panel.json")))
 wins = sorted(p["windows"], key=lambda w: w["window_id"])[:nwin]

@@ -36,6 +36,10 @@ for bin in build/fidelity build-asan/fidelity; do
     step "quantized checkpoints FP8-block / NVFP4: oracle bytes, capture digests, refusals, peak RSS ($bin)" \
         python3 tests/py/test_quantfmt.py "$bin"
 done
+# glm5_next (issue 8): flash-0.1b-next fixture, inspect-model, demo flow (int8 < int4)
+for bin in build/fidelity build-asan/fidelity; do
+    step "glm5_next fixture and demo flow ($bin)" python3 tests/py/test_next.py "$bin"
+done
 if [ -f tests/py/test_compare.py ]; then
     for bin in build/fidelity build-asan/fidelity; do
         step "compare gates, SC-1, invariance, numpy oracle ($bin)" python3 tests/py/test_compare.py "$bin"

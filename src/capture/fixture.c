@@ -1,5 +1,6 @@
 /* Random-init glm_moe_dsa checkpoints (fixture.h). */
 #include "capture/fixture.h"
+#include "capture/fixture_next.h"
 #include "capture/model_dir.h"
 #include "capture/panel.h"
 #include "engine/config.h"
@@ -24,11 +25,14 @@
  *   glm_moe_dsa form; remaining dims chosen here.
  * small: a benchmark size (hidden 1024, 8 layers, 32 experts). */
 static const fd_fixture_preset PRESETS[] = {
-    {"tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 8, 2, 1, 256, 10000.0, 2.5, "DSSS", "FSFS", 4, 64},
+    {"tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 8, 2, 1, 256, 10000.0, 2.5, "DSSS", "FSFS", 4, 64, NULL},
     {"flash-0.1b", 154880, 256, 768, 256, 5, 4, 128, 64, 32, 16, 32, 4, 32, 256, 8, 4, 1, 4096, 1000000.0, 2.5,
-     "DDDSS", "FSFSF", 8, 2048},
+     "DDDSS", "FSFSF", 8, 2048, NULL},
     {"small", 260, 1024, 2816, 128, 8, 8, 256, 128, 64, 32, 64, 8, 64, 512, 32, 4, 1, 4096, 1000000.0, 2.5,
-     "DSSSSSSS", "FSSSFSSS", 4, 512},
+     "DSSSSSSS", "FSSSFSSS", 4, 512, NULL},
+    /* flash-0.1b-next: GLM-5.3-Flash-0.1B-A0.1B itself (glm5_next, MODEL-GLM §6.4; fixture_next.c) */
+    {"flash-0.1b-next", 154880, 256, 512, 128, 5, 4, 128, 64, 64, 0, 64, 4, 32, 256, 8, 4, 1, 1048576, 0.0, 2.5,
+     "DDDSS", "FFFFF", 8, 2048, &fd_next_preset_flash},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -38,17 +42,17 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
     return NULL;
 }
 
-const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small"; }
+const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next"; }
 
 /* ------------------------------------------------------------ tensors */
 
-enum { INIT_NORMAL, INIT_ONES, INIT_ZEROS };
+enum { INIT_NORMAL = FD_INIT_NORMAL, INIT_ONES = FD_INIT_ONES, INIT_ZEROS = FD_INIT_ZEROS };
 
 typedef struct ftensor {
     char *name;
     const char *dtype;
     int ndim, init;
-    uint64_t shape[3];
+    uint64_t shape[5];
 } ftensor;
 
 typedef struct tlist {
@@ -81,8 +85,17 @@ static void add(tlist *l, const char *dtype, int init, int ndim, int64_t a, int6
     t->shape[1] = (uint64_t)b;
 }
 
+static void add_shaped(void *ctx, const char *dtype, int init, int ndim, const uint64_t *shape, const char *name)
+{
+    tlist *l = ctx;
+    add(l, dtype, init, ndim > 2 ? 2 : ndim, 0, 0, "%s", name);
+    l->v[l->n - 1].ndim = ndim;
+    for (int d = 0; d < ndim; d++) l->v[l->n - 1].shape[d] = shape[d];
+}
+
 static void build_tensors(const fd_fixture_preset *p, tlist *l)
 {
+    if (p->next) { fd_fixture_next_tensors(p, add_shaped, l); return; }
     int64_t H = p->hidden, V = p->vocab;
     add(l, "BF16", INIT_NORMAL, 2, V, H, "model.embed_tokens.weight");
     add(l, "BF16", INIT_ONES, 1, H, 0, "model.norm.weight");
@@ -147,15 +160,16 @@ static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err 
     enum { CHUNK = 1 << 15 };
     static uint16_t buf[CHUNK];
     uint64_t n = numel(t);
-    if (!strcmp(t->dtype, "F32")) { /* router bias: zeros */
-        float z = 0.0f;
-        for (uint64_t i = 0; i < n; i++)
+    uint64_t s = seed ^ fnv1a(t->name);
+    (void)fd_rng_next(&s);
+    if (!strcmp(t->dtype, "F32")) { /* fp32-kept modules (fixture_next.h) and router biases */
+        for (uint64_t i = 0; i < n; i++) {
+            float z = fd_fixture_f32_init(t->init, &s);
             if (fd_stm_put(w, &z, 4, e)) return -1;
+        }
         return 0;
     }
     uint16_t fill = t->init == INIT_ONES ? fd_f32_to_bf16(1.0f) : 0;
-    uint64_t s = seed ^ fnv1a(t->name);
-    (void)fd_rng_next(&s);
     int have_spare = 0;
     double spare = 0.0;
     const double two_pi = 6.283185307179586;
@@ -213,6 +227,7 @@ enum { TOK_PAD = 0, TOK_BOS = 1, TOK_EOS = 2, TOK_UNK = 3, TOK_BYTE0 = 4 };
 
 static jv *config_doc(const fd_fixture_preset *p)
 {
+    if (p->next) return fd_fixture_next_config(p, TOK_BOS, TOK_EOS, TOK_PAD);
     int64_t first_dense = 0;
     while (p->mlp_types[first_dense] == 'D') first_dense++;
     jv *o = jv_obj();
@@ -510,7 +525,7 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
     build_tensors(p, &l);
     r->tensors = l.n;
     for (size_t i = 0; i < l.n; i++) {
-        if (!strcmp(l.v[i].dtype, "F32")) r->bias_elems += numel(&l.v[i]);
+        if (strstr(l.v[i].name, "e_score_correction_bias")) r->bias_elems += numel(&l.v[i]);
         else r->params += numel(&l.v[i]);
     }
 

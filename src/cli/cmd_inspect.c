@@ -54,7 +54,7 @@ static jv *config_json(const fd_glm_config *c, const fd_weights *w)
 
 static void print_text(const fd_glm_config *c, const fd_weights *w)
 {
-    printf("model_type glm_moe_dsa\n");
+    printf("model_type %s\n", c->nx ? "glm5_next" : "glm_moe_dsa");
     printf("dims: vocab %lld hidden %lld layers %lld heads %lld (kv %lld) q_lora %lld kv_lora %lld "
            "qk_nope %lld qk_rope %lld v %lld qk_head %lld head_dim %lld\n",
            (long long)c->vocab_size, (long long)c->hidden_size, (long long)c->num_hidden_layers,

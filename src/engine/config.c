@@ -1,4 +1,5 @@
 #include "engine/config.h"
+#include "engine/next_config.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <stdio.h>
@@ -86,8 +87,10 @@ static int parse(const jv *d, fd_glm_config *c, fd_err *e)
     const jv *mt = jv_get(d, "model_type");
     if (!mt) return bad(e, "model_type", "is missing");
     if (mt->t != JV_STR) return bad(e, "model_type", "is not a string");
+    if (!strcmp(mt->u.s.p, "glm5_next")) return fd_next_config_parse(d, c, e);
     if (strcmp(mt->u.s.p, "glm_moe_dsa"))
-        return fd_fail(e, "unsupported_model_type", "", "model_type \"%.200s\" is not supported (only glm_moe_dsa)", mt->u.s.p);
+        return fd_fail(e, "unsupported_model_type", "", "model_type \"%.200s\" is not supported (glm_moe_dsa, glm5_next)",
+                       mt->u.s.p);
 
 #define I(field, def, lo) if (get_int(d, #field, def, lo, &c->field, e)) return -1
     I(vocab_size, 154880, 1);
@@ -225,6 +228,8 @@ void fd_glm_config_free(fd_glm_config *c)
     free(c->mlp_sparse);
     free(c->indexer_full);
     c->mlp_sparse = c->indexer_full = NULL;
+    fd_next_ext_free(c->nx);
+    c->nx = NULL;
 }
 
 int64_t fd_glm_config_count_full(const fd_glm_config *c)
@@ -239,4 +244,19 @@ int64_t fd_glm_config_count_sparse(const fd_glm_config *c)
     int64_t n = 0;
     for (int64_t i = 0; i < c->num_hidden_layers; i++) n += c->mlp_sparse[i];
     return n;
+}
+
+int fd_cfg_int(const jv *d, const char *k, int64_t def, int64_t lo, int64_t *out, fd_err *e)
+{
+    return get_int(d, k, def, lo, out, e);
+}
+int fd_cfg_num(const jv *d, const char *k, double def, double *out, fd_err *e) { return get_num(d, k, def, out, e); }
+int fd_cfg_bool(const jv *d, const char *k, int def, int *out, fd_err *e) { return get_bool(d, k, def, out, e); }
+int fd_cfg_str(const jv *d, const char *k, const char *def, char *out, size_t cap, fd_err *e)
+{
+    return get_str(d, k, def, out, cap, e);
+}
+int fd_cfg_types(const jv *v, const char *k, int64_t L, const char *a, const char *b, unsigned char *out, fd_err *e)
+{
+    return get_types(v, k, L, a, b, out, e);
 }

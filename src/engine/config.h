@@ -11,6 +11,7 @@
  * Refusals: unsupported_model_type (naming it), bad_config (naming the field). */
 #ifndef FD_ENGINE_CONFIG_H
 #define FD_ENGINE_CONFIG_H
+#include <stddef.h>
 #include <stdint.h>
 #include "format/json.h"
 #include "util/err.h"
@@ -28,6 +29,7 @@ typedef struct fd_glm_config {
     char hidden_act[32], rope_type[32];
     unsigned char *mlp_sparse;   /* [num_hidden_layers]: 1 "sparse" (MoE), 0 "dense" */
     unsigned char *indexer_full; /* [num_hidden_layers]: 1 "full", 0 "shared" */
+    struct fd_next_ext *nx;      /* model_type glm5_next (engine/next_config.h); NULL for glm_moe_dsa */
 } fd_glm_config;
 
 int fd_glm_config_from_json(const jv *doc, fd_glm_config *c, fd_err *e);
@@ -37,5 +39,13 @@ void fd_glm_config_free(fd_glm_config *c);
 /* Number of "full" indexer layers / "sparse" MLP layers. */
 int64_t fd_glm_config_count_full(const fd_glm_config *c);
 int64_t fd_glm_config_count_sparse(const fd_glm_config *c);
+
+/* The field readers of config.c, for other model types' parsers (absent ->
+ * def; wrong type / out of range -> bad_config naming the field). */
+int fd_cfg_int(const jv *d, const char *k, int64_t def, int64_t lo, int64_t *out, fd_err *e);
+int fd_cfg_num(const jv *d, const char *k, double def, double *out, fd_err *e);
+int fd_cfg_bool(const jv *d, const char *k, int def, int *out, fd_err *e);
+int fd_cfg_str(const jv *d, const char *k, const char *def, char *out, size_t cap, fd_err *e);
+int fd_cfg_types(const jv *v, const char *k, int64_t L, const char *a, const char *b, unsigned char *out, fd_err *e);
 
 #endif

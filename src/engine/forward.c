@@ -2,6 +2,8 @@
  * rounding, tie and order choice. */
 #include "engine/forward.h"
 #include "engine/matmul.h"
+#include "engine/next_forward.h"
+#include "engine/ops.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -85,11 +87,7 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
 }
 
 /* A Linear, its rows packed as column tiles for fd_mm_run. */
-typedef struct lin {
-    fd_packed_head p;
-    float *bias;    /* N or NULL */
-    size_t N, K;
-} lin;
+typedef fd_lin lin; /* engine/ops.h */
 
 static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
 {
@@ -247,7 +245,7 @@ static float silu(float a) { return a / (1.0f + expf(-a)); }
 
 /* ------------------------------------------------------------ selection */
 
-typedef struct keyscore { float s; size_t j; } keyscore;
+typedef fd_keyscore keyscore; /* engine/ops.h */
 
 
 
@@ -755,6 +753,10 @@ void fd_forward_free(fd_fwd *f)
 
 fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
+    if (c->nx) { /* glm5_next has its own forward (engine/next_forward.c), whole windows only */
+        fd_fail(e, "bad_config", "", "glm5_next: the layer-outer schedule is not implemented; use window-outer");
+        return NULL;
+    }
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
     if (strcmp(c->hidden_act, "silu")) {
         fd_fail(e, "bad_config", "", "hidden_act %s is not supported (silu only)", c->hidden_act);
@@ -829,6 +831,7 @@ int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uin
 int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S,
                       uint16_t *out, fd_err *e)
 {
+    if (c->nx) return fd_next_forward_hidden(m, W, c, ids, S, out, e); /* glm5_next */
     fd_fwd *f = fd_forward_begin(W, c, ids, S, e);
     if (!f) return -1;
     int rc = 0;
@@ -837,3 +840,26 @@ int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config
     fd_forward_free(f);
     return rc;
 }
+
+/* ------------------------------------------------------------ engine/ops.h */
+
+void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { lin_pack(L, t, row0, N, K); }
+int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
+{
+    return lin_load(L, w, e, N, K, with_bias, name);
+}
+void fd_lin_free(fd_lin *L) { lin_free(L); }
+float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows) { return lin_dots(m, L, x, rows); }
+void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y) { lin_apply(m, L, x, rows, y); }
+void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
+{
+    rmsnorm(x, rows, n, w, eps, y);
+}
+void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
+{
+    layernorm(x, rows, n, w, b, eps);
+}
+float fd_op_silu(float a) { return silu(a); }
+void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k) { torch_topk_select(ks, n, k); }
+uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i) { return t_bf16(t, i); }
+float fd_tensor_f32_at(const fd_tensor *t, uint64_t i) { return t_f32(t, i); }

@@ -1,4 +1,5 @@
 #include "engine/weights.h"
+#include "engine/next_weights.h"
 #include "engine/weights_quant.h"
 #include "util/buf.h"
 #include "util/fsio.h"
@@ -279,7 +280,7 @@ void fd_weights_close(fd_weights *w)
 typedef struct exp_t {
     char *name;
     int ndim, f32only;
-    uint64_t shape[3];
+    uint64_t shape[FD_ST_MAX_DIMS];
 } exp_t;
 
 typedef struct expv {
@@ -313,8 +314,17 @@ static int cmp_exp(const void *a, const void *b)
     return strcmp(((const exp_t *)a)->name, ((const exp_t *)b)->name);
 }
 
+static void add_next(void *ctx, int f32only, int ndim, const uint64_t *shape, const char *name)
+{
+    expv *x = ctx;
+    add(x, f32only, ndim > 3 ? 3 : ndim, 0, 0, 0, "%s", name);
+    x->v[x->n - 1].ndim = ndim;
+    for (int d = 0; d < ndim; d++) x->v[x->n - 1].shape[d] = shape[d];
+}
+
 static void build_expected(const fd_glm_config *c, fd_weights *w, expv *x)
 {
+    if (c->nx) { fd_next_expected(c, w, add_next, x); return; }
     uint64_t H = (uint64_t)c->hidden_size, V = (uint64_t)c->vocab_size, rq = (uint64_t)c->q_lora_rank,
              rkv = (uint64_t)c->kv_lora_rank, nh = (uint64_t)c->num_attention_heads, dn = (uint64_t)c->qk_nope_head_dim,
              dr = (uint64_t)c->qk_rope_head_dim, dv = (uint64_t)c->v_head_dim, Hi = (uint64_t)c->index_n_heads,

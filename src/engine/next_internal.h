@@ -1,0 +1,39 @@
+/* Helpers shared by the glm5_next forward files (next_forward.h). */
+#ifndef FD_ENGINE_NEXT_INTERNAL_H
+#define FD_ENGINE_NEXT_INTERNAL_H
+#include "engine/next_config.h"
+#include "engine/next_forward.h"
+#include "engine/next_weights.h"
+#include "engine/ops.h"
+#include "util/bf16.h"
+
+#define BF fd_f32_to_bf16
+#define F fd_bf16_to_f32
+
+/* A tensor of exactly this shape (ndim <= 3; BF16 or F32); else checkpoint_mismatch. */
+const fd_tensor *nx_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt,
+                        ...) __attribute__((format(printf, 7, 8)));
+/* A Linear [N, K] named by the format (".weight" appended), no bias. */
+int nx_lin(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* A 1-D tensor as fp32 values / as bf16 values (caller frees). */
+float *nx_vec_f32(const fd_tensor *t, size_t n);
+uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n);
+/* torch 2.11's CPU order for the sum of n fp32 values (x[i] already squared
+ * by the caller when it is a sum of squares): 8-lane vectors, 4 accumulators. */
+float nx_sum_aten(const float *x, size_t n);
+float nx_sigmoid(float x);
+/* sum_k a[k*as] * b[k*bs] in fp64, rounded once to fp32 (the fixed order used
+ * for torch's fp32 GEMMs, whose MKL order is not reproducible). */
+float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n);
+/* FIDELITY_FORWARD_DUMP (forward.c's format): DIR/<stage>[.L<layer>].<ext>, first call kept. */
+void nx_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes);
+
+/* Layer sublayers: x rows of H (bf16, after input_layernorm) -> y rows of H. */
+int nx_kda(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, const uint16_t *x, size_t S,
+           uint16_t *y, fd_err *e);
+/* sel: S x S bytes, in/out: a full layer writes it, a shared layer reads it. */
+int nx_dsa(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, const uint16_t *x, size_t S,
+           unsigned char *sel, uint16_t *y, fd_err *e);
+
+#endif

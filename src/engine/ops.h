@@ -1,0 +1,40 @@
+/* Operations of the glm_moe_dsa forward (forward.c) shared with the glm5_next
+ * forward (next_*.c), so both follow the same rounding contract (forward.h):
+ * Linear = canonical fp32 dot + bias, one bf16 rounding; RMSNorm with torch's
+ * reduction order; LayerNorm; silu; torch.topk's selection among ties.
+ * forward.c defines them (thin wrappers at its end). */
+#ifndef FD_ENGINE_OPS_H
+#define FD_ENGINE_OPS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/matmul.h"
+#include "engine/weights.h"
+#include "util/err.h"
+
+typedef struct fd_lin {
+    fd_packed_head p;
+    float *bias;    /* N or NULL */
+    size_t N, K;
+} fd_lin;
+
+typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
+
+/* Rows row0..row0+N-1 (K logical columns) of a weight tensor. */
+void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
+/* NAME.weight [N, K] (and NAME.bias [N]); checkpoint_mismatch when absent or mis-shaped. */
+int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name);
+void fd_lin_free(fd_lin *L);
+/* fp32 dots, out[r * L->p.tiles*16 + n]; the caller frees. */
+float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows);
+/* y = bf16(dot + bias), rows x N. */
+void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y);
+void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
+void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
+float fd_op_silu(float a);
+/* After the call ks[0..k) is the set (and order) torch's CPU topk returns. */
+void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k);
+/* Element i of a BF16/F32 tensor as bf16 (RNE) / as fp32. */
+uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i);
+float fd_tensor_f32_at(const fd_tensor *t, uint64_t i);
+
+#endif
