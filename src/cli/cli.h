@@ -22,5 +22,6 @@ int cmd_report(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_adapt(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_verify_k3_compat(int argc, char **argv);
 
 #endif
