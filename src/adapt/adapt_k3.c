@@ -75,17 +75,16 @@ static jv *determinism_block(const fd_k3_artifact *a)
     const jv *rep = jv_get(a->validation, "sentinel_repeat_mean_kld");
     size_t n = rep && rep->t == JV_OBJ ? rep->u.o.n : 0;
     double lo = 0, hi = 0;
-    jv *d = jv_obj(), *repeats = jv_arr();
+    jv *d = jv_obj(), *repeats = jv_arr(), *names = jv_arr();
     for (size_t i = 0; i < n; i++) {
         const jv *v = rep->u.o.m[i].v;
         double x = v->t == JV_FLOAT ? v->u.f : v->t == JV_INT ? (double)v->u.i : 0;
         if (!i || x < lo) lo = x;
         if (!i || x > hi) hi = x;
-        jv *r = jv_obj();
-        jv_set(r, "name", jv_str(rep->u.o.m[i].k));
-        jv_set(r, "dir", jv_null());
-        jv_set(r, "capture_content_digest", jv_null());
-        jv_push(repeats, r);
+        /* dsadapt writes {name, dir: null, capture_content_digest: null} here, which the
+         * dataset schema refuses (both must be strings): the repeats' tensors are not in
+         * this dataset, so the list stays empty and the names go into the note */
+        jv_push(names, jv_str(rep->u.o.m[i].k));
     }
     jv_set(d, "run_count", jv_int(n ? 3 : 1));
     jv_set(d, "cold_start_per_run", jv_null());
@@ -100,8 +99,15 @@ static jv *determinism_block(const fd_k3_artifact *a)
         jv_set(rn, "interpretation", jv_str("Sentinel repeats of IDENTICAL weights on the same serving stack disagree at this "
                                             "magnitude; treat changes at or below it as runtime noise unless confirmed with "
                                             "repeated captures."));
+        fd_buf nb = {0};
+        fd_err de;
+        jv_dump(names, &JV_CANON, &nb, &de);
+        fd_buf_printf(&nb, " (sentinel repeat pairs of the source; their tensors are not in this dataset)");
+        jv_set(rn, "source_repeat_pairs", jv_strn(nb.p, nb.n));
+        fd_buf_free(&nb);
         jv_set(d, "repeat_noise", rn);
     } else jv_set(d, "repeat_noise", jv_null());
+    jv_free(names);
     jv_set(d, "note", jv_str("imported from validation/artifact-validation.json.sentinel_repeat_mean_kld when present. The "
                              "evidence hash is this dataset's capture_content_digest, recomputed by the adapter from the "
                              "tensor bytes (the source's per-file digests are container hashes)."));
