@@ -209,6 +209,17 @@ for dtype in ("F32", "BF16"):
             ok = ok and blob[8 + n:] == raw
         check("k3v0-window (%s): every logit value carried exactly (BF16 widened to F32)" % dtype, ok)
 
+# logit form through its own compat/ view (reference-logits/) and back: exactly 0.0
+lg, lg2 = W("lg"), W("lg-back")
+rc, out = run(BIN, "adapt", "--source", "k3v0-window", "--in", W("art-F32"), "--out", lg, "--emit-k3-compat")
+check("k3v0-window adapt --emit-k3-compat", rc == 0, out)
+compat_matches_oracle(lg, "logit form")
+rc, out = run(BIN, "adapt", "--source", "k3v0-window", "--in", os.path.join(lg, "compat"), "--out", lg2)
+check("adapt of a logit-form compat/ view", rc == 0, out)
+rc, out = run(BIN, "compare", "--reference", lg, "--candidate", lg2, "--out", W("lg-cmp"), "--force-compute")
+rec = load(os.path.join(W("lg-cmp"), "comparison-receipt.json")) if rc in (0, 2) else {}
+check("logit round trip: advisory, KL exactly 0.0", rc == 2 and rec.get("kl", {}).get("max") == 0.0, out)
+
 # 4. refusals: nothing written, a named code
 def refused(label, code, args, in_dir):
     out_dir = W("refused-%d" % len(results))
