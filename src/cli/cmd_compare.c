@@ -33,6 +33,17 @@ static int parse_size(const char *s, size_t *out)
 
 int cmd_compare(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--emit-k3-compat")) {
+            /* no reference writes one: dscompare has no such flag (COMPARE.md §4), and his report
+             * (compare-kimi-k3-hidden-replay.py --output) needs numpy PCG64 bootstraps and fp32
+             * log-prob statistics this comparator does not reproduce */
+            fprintf(stderr, "REFUSED [not_implemented]: compare --emit-k3-compat is not implemented: the Python tool writes no "
+                            "compat/ tree for a comparison, and a kimi-k3 report needs his numpy PCG64 bootstraps and fp32 "
+                            "log-prob statistics. Emit the view on the datasets (capture/adapt --emit-k3-compat) and run his "
+                            "comparator on them (docs/ADAPTERS.md)\n");
+            return FD_EXIT_REFUSED;
+        }
     fd_cmp_opts o = {0};
     o.verify_tensors = 1;
     const char **cands = fd_xcalloc((size_t)argc, sizeof *cands), **labels = fd_xcalloc((size_t)argc, sizeof *labels);
@@ -56,16 +67,6 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--threads") && v && !parse_size(v, &n) && n <= 4096) { o.threads = (int)n; i++; }
         else if (!strcmp(s, "--chunk-positions") && v && !parse_size(v, &n)) { o.position_block = n; i++; }
         else if (!strcmp(s, "--vocab-chunk") && v && !parse_size(v, &n)) { o.vocab_chunk = n; i++; }
-        else if (!strcmp(s, "--emit-k3-compat")) {
-            /* no reference writes one: dscompare has no such flag (COMPARE.md §4), and his report
-             * (compare-kimi-k3-hidden-replay.py --output) needs numpy PCG64 bootstraps and fp32
-             * log-prob statistics this comparator does not reproduce */
-            fprintf(stderr, "REFUSED [not_implemented]: compare --emit-k3-compat is not implemented: the Python tool writes no "
-                            "compat/ tree for a comparison, and a kimi-k3 report needs his numpy PCG64 bootstraps and fp32 "
-                            "log-prob statistics. Emit the view on the datasets (capture/adapt --emit-k3-compat) and run his "
-                            "comparator on them (docs/ADAPTERS.md)\n");
-            return FD_EXIT_REFUSED;
-        }
         else if (!strcmp(s, "--self-compare")) o.self_compare = 1;
         else if (!strcmp(s, "--force-compute")) o.force_compute = 1;
         else if (!strcmp(s, "--allow-cross-lane")) o.allow_cross_lane = 1;
