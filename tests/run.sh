@@ -66,6 +66,13 @@ for bin in build/fidelity build-asan/fidelity; do
     [ -f tests/py/test_card.py ] && step "cards (PyYAML) and registry submissions ($bin)" python3 tests/py/test_card.py "$bin"
 done
 # --- end hub
+# --- kimi-k3 interop (issue 7 part 3): compat/ byte-equal to tests/py/k3_ref.py (k3compat.py), both-way
+# interop, capture -> compat -> adapt --source k3v1 -> compare round trip, his artifact shape, refusals
+for bin in build/fidelity build-asan/fidelity; do
+    step "kimi-k3: compat/ view, adapt k3v1/k3v0-window, round trip, refusals ($bin)" \
+        python3 tests/py/test_k3.py "$bin"
+done
+# --- end kimi-k3
 if python3 -c 'import numpy' 2>/dev/null; then
     step "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'

@@ -1,5 +1,6 @@
 /* Foreign captures in and out of the fidelity-dataset format
- * (docs/ADAPTERS.md): the llama.cpp .kld base file both ways. */
+ * (docs/ADAPTERS.md): the llama.cpp .kld base file both ways, kimi-k3
+ * artifacts in. */
 #ifndef FD_ADAPT_H
 #define FD_ADAPT_H
 #include <stdint.h>
@@ -14,11 +15,18 @@ typedef struct fd_adapt_opts {
     int64_t vocab;               /* > 0: the file's n_vocab must equal it */
     int force;
     const char *created_utc;     /* NULL: now (tests pin it) */
+    int64_t limit;               /* k3: > 0 keeps the first N contexts */
+    int emit_k3_compat;          /* also write the compat/ view inside the seal */
 } fd_adapt_opts;
 
 /* .kld -> a sealed logit-form dataset (lossy_codec declared, score_from =
  * n_ctx/2).  Prints nothing; *summary receives a one-line description. */
 int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e);
+
+/* A kimi-k3 artifact directory (suite-manifest.json, reference-hidden/ or
+ * ref/, lm-head/) -> a sealed derived dataset; source is "k3v1" or
+ * "k3v0-window" (recorded, same reader). */
+int fd_adapt_k3(const fd_adapt_opts *o, const char *source, char summary[512], fd_err *e);
 
 typedef struct fd_export_opts {
     const char *dataset, *out;

@@ -353,6 +353,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.vocab = (int64_t)head->shape[0];
     id.context_length = (int64_t)P.context_length;
     id.force = o->force;
+    id.emit_k3_compat = o->emit_k3_compat;
     id.generation_sanity_probe = probe;
     dw = fd_dsw_begin(o->out, &id, e);
     if (!dw) goto out;

@@ -27,6 +27,7 @@ typedef struct fd_capture_opts {
     long windows;                   /* <= 0: all */
     double declared_bits;           /* weights.declared_bits; <= 0: not declared */
     int force;
+    int emit_k3_compat;             /* compat/ kimi-k3 view inside the seal (src/format/k3compat.h) */
     int progress;                   /* per-window JSON lines on stderr */
     int threads;                    /* <= 0: one per online CPU (no effect on any bit) */
     const char *kernel;             /* GEMM path override (no effect on any bit) */

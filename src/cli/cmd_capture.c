@@ -14,7 +14,7 @@ static int usage(const char *why)
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
-                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--memory-report FILE] [--progress] [--force]\n"
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n");
     return FD_EXIT_USAGE;
@@ -59,6 +59,7 @@ int cmd_capture(int argc, char **argv)
             if (!*v || *end || !(o.declared_bits > 0 && o.declared_bits <= 64)) return usage("--declared-bits must be in (0, 64]");
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
+        else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;
         else if (!strcmp(s, "--no-sanity-check")) o.no_sanity_check = 1;
         else if (!strcmp(s, "--memory-limit") && v) {
             char *end;

@@ -67,6 +67,17 @@ static int emit_submissions(const fd_cmp_result *res, const char *provenance, co
 
 int cmd_compare(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--emit-k3-compat")) {
+            /* no reference writes one: dscompare has no such flag (COMPARE.md §4), and his report
+             * (compare-kimi-k3-hidden-replay.py --output) needs numpy PCG64 bootstraps and fp32
+             * log-prob statistics this comparator does not reproduce */
+            fprintf(stderr, "REFUSED [not_implemented]: compare --emit-k3-compat is not implemented: the Python tool writes no "
+                            "compat/ tree for a comparison, and a kimi-k3 report needs his numpy PCG64 bootstraps and fp32 "
+                            "log-prob statistics. Emit the view on the datasets (capture/adapt --emit-k3-compat) and run his "
+                            "comparator on them (docs/ADAPTERS.md)\n");
+            return FD_EXIT_REFUSED;
+        }
     fd_cmp_opts o = {0};
     o.verify_tensors = 1;
     const char **cands = fd_xcalloc((size_t)argc, sizeof *cands), **labels = fd_xcalloc((size_t)argc, sizeof *labels);

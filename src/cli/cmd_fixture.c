@@ -18,7 +18,7 @@ typedef struct {
     long records, tokens, hidden, vocab, declared;
     unsigned long long seed, head_seed, noise_seed;
     double perturb, declared_bits;
-    int fixed_time, force, have_head_seed;
+    int fixed_time, force, have_head_seed, k3_compat;
 } fixture_args;
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -69,6 +69,7 @@ static int write_fixture(const fixture_args *a, fd_err *e)
     id.vocab = a->vocab;
     id.context_length = a->tokens;
     id.force = a->force;
+    id.emit_k3_compat = a->k3_compat;
     if (a->fixed_time) { id.created_utc = "2026-01-01T00:00:00Z"; id.cold_run = "20260101T000000Z-0"; }
     if (a->cold_run) id.cold_run = id.run_name = a->cold_run;
     fd_dsw *w = fd_dsw_begin(a->out, &id, e); /* keeps pointers into id until finish */
@@ -140,6 +141,7 @@ static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd
         else if (!strcmp(s, "--cold-run") && v) { a->cold_run = v; i++; }
         else if (!strcmp(s, "--fixed-time")) a->fixed_time = 1;
         else if (!strcmp(s, "--force")) a->force = 1;
+        else if (!strcmp(s, "--emit-k3-compat")) a->k3_compat = 1;
         else { fprintf(stderr, "fidelity %s: bad or unknown option %s\n", cmd, s); return -1; }
     }
     return 0;
@@ -151,7 +153,7 @@ int cmd_write_fixture(int argc, char **argv)
     if (parse_fixture(argc, argv, &a, "write-fixture") || !a.out) {
         fprintf(stderr, "usage: fidelity write-fixture --out DIR [--records N] [--tokens L] [--hidden H] "
                         "[--vocab V] [--seed S] [--head-seed S] [--noise-seed S] [--perturb EPS] [--role R] "
-                        "[--lane L] [--engine-tag T] [--declared-records N] [--declared-bits B] [--dataset-id ID] [--fixed-time] [--force]\n");
+                        "[--lane L] [--engine-tag T] [--declared-records N] [--declared-bits B] [--dataset-id ID] [--fixed-time] [--emit-k3-compat] [--force]\n");
         return FD_EXIT_USAGE;
     }
     fd_err e = {0};

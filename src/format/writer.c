@@ -6,6 +6,7 @@
 #include "validate.h"
 #include "version.h"
 #include "checksums.h"
+#include "k3compat.h"
 #include "../util/fsio.h"
 #include "../util/utc.h"
 #include <errno.h>
@@ -186,9 +187,9 @@ static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, f
     jv_set(r, "role", str_or_null(win->role));
     jv_set(r, "domain", str_or_null(win->domain));
     jv_set(r, "document_id", str_or_null(win->document_id));
-    jv_set(r, "allocation_stratum", jv_null());
-    jv_set(r, "semantic_class", jv_null());
-    jv_set(r, "source_cluster_id", jv_null());
+    jv_set(r, "allocation_stratum", str_or_null(win->allocation_stratum));
+    jv_set(r, "semantic_class", str_or_null(win->semantic_class));
+    jv_set(r, "source_cluster_id", str_or_null(win->source_cluster_id));
     jv_set(r, "elapsed_seconds", jv_float((double)(int64_t)(win->elapsed_seconds * 1000 + 0.5) / 1000));
     jv_set(r, "request_id", jv_null());
     jv_set(r, "raw_chunks_retained", jv_bool(0));
@@ -212,11 +213,11 @@ static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, f
     jv_set(p, "role", str_or_null(win->role));
     jv_set(p, "domain", str_or_null(win->domain));
     jv_set(p, "document_id", str_or_null(win->document_id));
-    jv_set(p, "allocation_stratum", jv_null());
-    jv_set(p, "semantic_class", jv_null());
-    jv_set(p, "source_cluster_id", jv_null());
-    jv_set(p, "partition", jv_null());
-    jv_set(p, "sentinel", jv_bool(0));
+    jv_set(p, "allocation_stratum", str_or_null(win->allocation_stratum));
+    jv_set(p, "semantic_class", str_or_null(win->semantic_class));
+    jv_set(p, "source_cluster_id", str_or_null(win->source_cluster_id));
+    jv_set(p, "partition", str_or_null(win->partition));
+    jv_set(p, "sentinel", jv_bool(win->sentinel));
     jv_push(w->panel_records, p);
     return 0;
 }
@@ -291,6 +292,14 @@ int fd_dsw_finish(fd_dsw *w, jv **manifest_out, fd_err *e)
     head_doc = head_doc_new(w);
     cap_doc = capture_doc_new(w, coverage, content_digest);
     manifest = top_manifest(w, panel_doc, runtime_doc, coverage, content_digest);
+    if (w->id.emit_k3_compat) { /* before the card and the seal: checksums.txt lists compat/ */
+        jv *upd = NULL;
+        if (fd_k3compat_emit(w->tmp, panel_doc, cap_doc, "capture", w->have_head ? "head/weight.safetensors" : NULL,
+                             w->id.dataset_name, &upd, e)) goto out;
+        jv *iop = jv_get(manifest, "interop");
+        for (size_t i = 0; i < upd->u.o.n; i++) jv_set(iop, upd->u.o.m[i].k, jv_copy(upd->u.o.m[i].v));
+        jv_free(upd);
+    }
     /* 1. payload files exist; README first */
     if (write_card(w, manifest, e)) goto out;
     /* 2-5. sub-manifests in seal-chain order */

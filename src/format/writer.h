@@ -40,6 +40,13 @@ typedef struct fd_ds_identity {
     const jv *base_capture;       /* NULL: null */
     const jv *adapted_from;       /* interop.adapted_from; NULL: null */
     const char *interop_note, *runtime_source, *mechanism, *card_note;
+    /* Adapters of either form (docs/ADAPTERS.md); zero keeps the capture path. */
+    int lane_inferred;            /* runtime.lane_inferred */
+    int head_unknown;             /* hidden head: quantized/bits null, source unknown (D-1) */
+    int weights_quantized;        /* 0: from scope policy; 1: true; -1: false */
+    const jv *determinism;        /* NULL: one cold capture; else copied, evidence set here */
+    /* Write the compat/ kimi-k3 view before the seal (src/format/k3compat.h). */
+    int emit_k3_compat;
 } fd_ds_identity;
 
 typedef struct fd_ds_window {
@@ -49,6 +56,8 @@ typedef struct fd_ds_window {
     size_t mask_len;
     const char *window_id, *role, *domain, *document_id;
     size_t scored_rows;           /* rows of hidden state (prediction positions) */
+    const char *allocation_stratum, *semantic_class, *source_cluster_id, *partition; /* NULL: null */
+    int sentinel;
     double elapsed_seconds;
 } fd_ds_window;
 

@@ -7,7 +7,10 @@ byte layout.  Values are synthetic (seeded Gaussians rounded to BF16).  Determin
 --seed except created_utc and cold_run; --fixed-time pins those too.
 
 usage: ref_writer.py OUTDIR [--records N] [--tokens L] [--hidden H] [--vocab V]
-                            [--seed S] [--fixed-time] [--force]
+                            [--seed S] [--fixed-time] [--emit-k3-compat] [--force]
+
+--emit-k3-compat writes compat/ before the seal as the Python tool's k3compat.emit does
+(the emitter is tests/py/k3_ref.py) and records its interop keys.
 """
 import argparse, hashlib, json, math, os, random, shutil, struct, sys, time
 
@@ -365,6 +368,13 @@ def build(out, args):
                         "runtime_manifest_sha256": runtime_sha, "coverage": coverage,
                         "records": capture_records}, "receipt_sha256")
     manifest["capture"]["manifest_file_sha256"] = put(out, "capture/manifest.json", pretty(capture_doc))
+    if args.emit_k3_compat:
+        import k3_ref
+        files, update = k3_ref.emit(panel_doc, capture_doc, manifest["capture"], "head/weight.safetensors",
+                                    manifest["dataset"]["name"])
+        for rel, data in files.items():
+            put(out, rel, data)
+        manifest["interop"].update(update)
     put(out, "validation/structural-validation.json", pretty(seal({
         "schema": VALIDATION, "format_version": 1, "receipt_sha256": "",
         "subject": "dataset:%s" % dataset_id, "structural_status": "sealed",
@@ -394,6 +404,7 @@ def main(argv=None):
     parser.add_argument("--fixed-time", action="store_true",
                         help="pin created_utc and cold_run so the whole tree is reproducible")
     parser.add_argument("--force", action="store_true", help="replace an existing OUTDIR")
+    parser.add_argument("--emit-k3-compat", action="store_true", help="also write the compat/ kimi-k3 view")
     args = parser.parse_args(argv)
     if args.records < 1 or args.tokens < 2 or args.hidden < 1 or args.vocab < 1:
         parser.error("need --records >= 1, --tokens >= 2, --hidden >= 1, --vocab >= 1")
