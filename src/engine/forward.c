@@ -2,6 +2,7 @@
  * rounding, tie and order choice. */
 #include "engine/forward.h"
 #include "engine/matmul.h"
+#include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -84,25 +85,65 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
     return v;
 }
 
-/* A Linear, its rows packed as column tiles for fd_mm_run. */
+/* A Linear, its rows packed as column tiles for fd_mm_run.
+ *
+ * Summation order (measured against torch 2.11 on CPU, tests/parity/):
+ *   LIN_BF16: oneDNN's AVX512_BF16 matmul is the canonical pair chain of
+ *     fd_dot_canonical over K <= 512; for 512 < K <= 2048 it sums two
+ *     K-blocks [0, kb) and [kb, K), kb = 2^(ceil(log2 K) - 1), each a
+ *     canonical chain from +0, and adds them (block 0 + block 1).  K > 2048
+ *     (several blocks, order not identified) keeps the single chain.
+ *   LIN_F32_SEQ: MKL's sgemm for the router's fp32 Linear on upcast bf16
+ *     weights is one FMA chain in increasing k (the products are exact, so
+ *     it is a sequential sum of them); the canonical kernel computes it when
+ *     both operands have each pair (2i, 2i+1) swapped. */
+enum lin_mode { LIN_BF16, LIN_F32_SEQ };
+
 typedef struct lin {
-    fd_packed_head p;
-    float *bias;    /* N or NULL */
-    size_t N, K;
+    fd_packed_head p, p2; /* p2: the second K-block when kb > 0 */
+    float *bias;          /* N or NULL */
+    size_t N, K, kb;      /* kb: first K-block size, 0 = one chain */
+    enum lin_mode mode;
 } lin;
 
-static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+static size_t onednn_kblock(size_t K)
+{
+    if (K <= 512 || K > 2048) return 0;
+    size_t kb = 1;
+    while (kb * 2 < K) kb *= 2;
+    return kb;
+}
+
+/* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
+ * increasing k */
+static void swap_pairs(uint16_t *v, size_t K)
+{
+    for (size_t i = 0; i + 1 < K; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
+}
+
+static void lin_pack_mode(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
 {
     L->N = N;
     L->K = K;
     L->bias = NULL;
-    fd_mm_alloc(&L->p, N, K);
+    L->mode = mode;
+    L->kb = mode == LIN_BF16 ? onednn_kblock(K) : 0;
+    memset(&L->p2, 0, sizeof L->p2);
+    fd_mm_alloc(&L->p, N, L->kb ? L->kb : K);
+    if (L->kb) fd_mm_alloc(&L->p2, N, K - L->kb);
     uint16_t *row = fd_xmalloc(K * 2 + 2);
     for (size_t n = 0; n < N; n++) {
         fd_tensor_row_bf16(t, row0 + n, K, row); /* quantized weights: dequantized here, a row at a time */
+        if (mode == LIN_F32_SEQ) swap_pairs(row, K);
         fd_mm_set_row(&L->p, n, row);
+        if (L->kb) fd_mm_set_row(&L->p2, n, row + L->kb);
     }
     free(row);
+}
+
+static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    lin_pack_mode(L, t, row0, N, K, LIN_BF16);
 }
 
 static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
@@ -113,7 +154,7 @@ static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, 
     lin_pack(L, t, 0, N, K);
     if (with_bias) {
         const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
-        if (!b) { fd_packed_head_free(&L->p); return -1; }
+        if (!b) { fd_packed_head_free(&L->p); if (L->kb) fd_packed_head_free(&L->p2); return -1; }
         L->bias = fd_xmalloc(N * sizeof *L->bias);
         for (size_t n = 0; n < N; n++) L->bias[n] = F(t_bf16(b, n));
     }
@@ -123,20 +164,40 @@ static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, 
 static void lin_free(lin *L)
 {
     if (L->p.w) fd_packed_head_free(&L->p);
+    if (L->p2.w) fd_packed_head_free(&L->p2);
     free(L->bias);
     memset(L, 0, sizeof *L);
 }
 
-/* fp32 canonical dots of `rows` rows of x (K each) with every row of L:
- * out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
+/* fp32 dots of `rows` rows of x (K each) with every row of L, in L's
+ * order: out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
 static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
 {
-    size_t kp = L->p.kp, os = L->p.tiles * FD_TILE;
+    size_t K1 = L->kb ? L->kb : L->K, kp = L->p.kp, os = L->p.tiles * FD_TILE;
+    const uint16_t *src = x;
+    uint16_t *sw = NULL;
+    if (L->mode == LIN_F32_SEQ) {
+        sw = fd_xmalloc(rows * L->K * 2 + 2);
+        memcpy(sw, x, rows * L->K * 2);
+        for (size_t r = 0; r < rows; r++) swap_pairs(sw + r * L->K, L->K);
+        src = sw;
+    }
     uint32_t *xp = fd_xmalloc((rows * kp + 1) * 4);
-    fd_mm_pack_rows(x, rows, L->K, L->K, xp);
+    fd_mm_pack_rows(src, rows, K1, L->K, xp);
     float *out = fd_xmalloc((rows * os + 1) * 4);
     fd_mm_run(m, xp, rows, &L->p, out, os);
     free(xp);
+    if (L->kb) {
+        size_t kp2 = L->p2.kp;
+        uint32_t *xp2 = fd_xmalloc((rows * kp2 + 1) * 4);
+        fd_mm_pack_rows(src + L->kb, rows, L->K - L->kb, L->K, xp2);
+        float *out2 = fd_xmalloc((rows * os + 1) * 4);
+        fd_mm_run(m, xp2, rows, &L->p2, out2, os);
+        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
+        free(xp2);
+        free(out2);
+    }
+    free(sw);
     return out;
 }
 
@@ -192,18 +253,10 @@ static void rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w,
     }
 }
 
-/* LayerNorm (indexer k_norm): fp32 inside, one bf16 rounding. */
-static void layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
+/* LayerNorm (indexer k_norm), torch's CPU kernel (torch_ops.h). */
+static void layernorm(uint16_t *x, size_t rows, size_t n, const uint16_t *w, const uint16_t *b, float eps)
 {
-    for (size_t r = 0; r < rows; r++) {
-        uint16_t *xr = x + r * n;
-        float s = 0.0f;
-        for (size_t j = 0; j < n; j++) s += F(xr[j]);
-        float mean = s / (float)n, v = 0.0f;
-        for (size_t j = 0; j < n; j++) { float d = F(xr[j]) - mean; v += d * d; }
-        float rstd = 1.0f / sqrtf(v / (float)n + eps);
-        for (size_t j = 0; j < n; j++) xr[j] = BF((F(xr[j]) - mean) * rstd * w[j] + b[j]);
-    }
+    for (size_t r = 0; r < rows; r++) fd_torch_layernorm_bf16(x + r * n, n, w, b, eps, x + r * n);
 }
 
 typedef struct rope {
@@ -242,8 +295,6 @@ static void rot(uint16_t *z, const rope *R, size_t p)
     memcpy(z, o, 2 * h * 2);
     if (o != tmp) free(o);
 }
-
-static float silu(float a) { return a / (1.0f + expf(-a)); }
 
 /* ------------------------------------------------------------ selection */
 
@@ -367,8 +418,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     const fd_tensor *kw = tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
     const fd_tensor *kb = kw ? tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
     if (!kb) { lin_free(&wq); lin_free(&wk); lin_free(&wp); return -1; }
-    float *lw = fd_xmalloc(Di * 4), *lb = fd_xmalloc(Di * 4);
-    for (size_t j = 0; j < Di; j++) { lw[j] = F(t_bf16(kw, j)); lb[j] = F(t_bf16(kb, j)); }
+    uint16_t *lw = vec_bf16(kw, 0, Di), *lb = vec_bf16(kb, 0, Di);
     uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
     lin_apply(m, &wq, cq, S, q);
     lin_apply(m, &wk, h, S, k);
@@ -528,18 +578,12 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
             for (size_t i = 0; i < nb; i++) {
                 const unsigned char *st = sel + (t0 + i) * S;
                 size_t nk = t0 + i + 1; /* selections are causal */
-                float *si = sc + i * os, mx = -INFINITY;
-                for (size_t j = 0; j < nk; j++) {
-                    if (!st[j]) continue;
-                    float v = F(BF(F(BF(si[j])) * lam));
-                    si[j] = v;
-                    if (v > mx) mx = v;
-                }
-                float sum = 0.0f;
+                float *si = sc + i * os;
                 for (size_t j = 0; j < nk; j++)
-                    if (st[j]) { si[j] = expf(si[j] - mx); sum += si[j]; }
+                    if (st[j]) si[j] = F(BF(F(BF(si[j])) * lam));
+                fd_torch_softmax_masked(si, st, nk, S); /* the row is S long in torch */
                 uint16_t *pi = P + i * S;
-                for (size_t j = 0; j < nk; j++) pi[j] = st[j] ? BF(si[j] / sum) : 0;
+                for (size_t j = 0; j < nk; j++) pi[j] = BF(si[j]);
                 memset(pi + nk, 0, (S - nk) * 2);
             }
             fd_mm_pack_rows(P, nb, S, S, pp);
@@ -567,14 +611,24 @@ out:
 
 /* ------------------------------------------------------------ MLPs */
 
-/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x. */
-static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, uint16_t *y)
+/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x.  torch's silu
+ * takes its vector path in blocks of 64 of each contiguous run and the
+ * scalar (libm) path on the rest: the run is the whole [rows, I] gate
+ * output of a dense MLP (per_row = 0), one row of the strided gate half of
+ * grouped_mm's gate_up output for routed experts (per_row = 1). */
+static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
+                   uint16_t *y)
 {
     size_t I = g->N;
     uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
     lin_apply(m, g, x, rows, a);
     lin_apply(m, u, x, rows, b);
-    for (size_t i = 0; i < rows * I; i++) a[i] = BF(F(BF(silu(F(a[i])))) * F(b[i]));
+    size_t run = per_row ? I : rows * I, vend = fd_torch_vec_end(run, 64);
+    for (size_t i = 0; i < rows * I; i++) {
+        float v = F(a[i]);
+        float sv = i % run < vend ? fd_torch_silu(v) : fd_torch_silu_tail(v);
+        a[i] = BF(F(BF(sv)) * F(b[i]));
+    }
     lin_apply(m, d, a, rows, y);
     free(a);
     free(b);
@@ -592,7 +646,7 @@ static int dense_mlp(const fd_mm *m, const fd_weights *W, size_t H, size_t I, co
     if (lin_load(&u, W, e, I, H, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
     if (lin_load(&d, W, e, H, I, 0, nm)) goto out;
-    swiglu(m, &g, &u, &d, x, rows, y);
+    swiglu(m, &g, &u, &d, x, rows, 0, y);
     rc = 0;
 out:
     lin_free(&g); lin_free(&u); lin_free(&d);
@@ -609,7 +663,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     const fd_tensor *gb = gw ? tget(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
     if (!gb) return -1;
     lin router;
-    lin_pack(&router, gw, 0, E, H);
+    lin_pack_mode(&router, gw, 0, E, H, LIN_F32_SEQ);
     float *bias = fd_xmalloc(E * 4);
     for (size_t i = 0; i < E; i++) bias[i] = t_f32(gb, i);
     /* experts */
@@ -648,13 +702,14 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
      * canonical dot, so batching changes no bit); then the combine, per
      * token in slot order */
     float *lgs = lin_dots(m, &router, h2, S);
+    size_t sig_vend = fd_torch_vec_end(S * E, 32); /* sigmoid over the [S, E] logits */
     size_t *slot_x = fd_xmalloc((S * kk + 1) * sizeof *slot_x);
     float *slot_r = fd_xmalloc((S * kk + 1) * 4);
     for (size_t t = 0; t < S; t++) {
         for (size_t x = 0; x < E; x++) {
             float lg = lgs[t * ro + x];
             dlog[t * E + x] = lg;
-            g[x] = 1.0f / (1.0f + expf(-lg));
+            g[x] = t * E + x < sig_vend ? fd_torch_sigmoid(lg) : fd_torch_sigmoid_tail(lg);
             s[x] = g[x] + bias[x];
         }
         /* group limit: group score = sum of its 2 largest s; keep topk_group groups */
@@ -704,7 +759,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
         for (size_t i = 0; i < S * kk; i++)
             if (slot_x[i] == x) { memcpy(xb + n * H, h2 + (i / kk) * H, H * 2); who[n++] = i; }
         if (!n) continue;
-        swiglu(m, &eg[x], &eu[x], &ed[x], xb, n, yb);
+        swiglu(m, &eg[x], &eu[x], &ed[x], xb, n, 1, yb);
         for (size_t r = 0; r < n; r++) memcpy(ys + who[r] * H, yb + r * H, H * 2);
     }
     for (size_t t = 0; t < S; t++) {
