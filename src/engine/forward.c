@@ -393,6 +393,23 @@ static void torch_topk_select(keyscore *ks, size_t n, size_t k)
     else k_nth_element(ks, ks + k - 1, ks + n);
 }
 
+/* torch.topk(sorted=False) with its output ORDER (1 <= k <= n): the
+ * nth_element path leaves the partition order, the partial_sort path ends
+ * with std::sort_heap (descending). */
+static void torch_topk_ordered(keyscore *ks, size_t n, size_t k)
+{
+    if (k * 64 <= n) {
+        k_heap_select(ks, ks + k, ks + n);
+        for (keyscore *l = ks + k; l - ks > 1;) {
+            --l;
+            keyscore v = *l;
+            *l = *ks;
+            k_adjust_heap(ks, 0, l - ks, v);
+        }
+    } else
+        k_nth_element(ks, ks + k - 1, ks + n);
+}
+
 /* sel[t*S + j] = 1 iff key j is attended by query t. */
 static void select_all_causal(unsigned char *sel, size_t S)
 {
@@ -550,13 +567,17 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     float lam = (float)pow((double)dq, -0.5);
     o = fd_xmalloc(S * nh * dv * 2);
     uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
-    fd_packed_head kh, vh;
+    /* P.V contracts over the S keys: oneDNN's K-blocks (lin_mode) apply */
+    size_t kbv = onednn_kblock(S);
+    fd_packed_head kh, vh, vh2 = {0};
     fd_mm_alloc(&kh, S, dq);
-    fd_mm_alloc(&vh, dv, S);
+    fd_mm_alloc(&vh, dv, kbv ? kbv : S);
+    if (kbv) fd_mm_alloc(&vh2, dv, S - kbv);
     size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
-    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4);
+    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4),
+             *pp2 = fd_xmalloc((TB * (kbv ? vh2.kp : 0) + 1) * 4);
     sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
-    float *ob = fd_xmalloc((TB * ov + 1) * 4);
+    float *ob = fd_xmalloc((TB * ov + 1) * 4), *ob2 = fd_xmalloc((TB * ov + 1) * 4);
     P = fd_xmalloc(TB * S * 2 + 2);
     for (size_t hh = 0; hh < nh; hh++) {
         for (size_t j = 0; j < S; j++) {
@@ -567,6 +588,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
         for (size_t d = 0; d < dv; d++) {
             for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
             fd_mm_set_row(&vh, d, row);
+            if (kbv) fd_mm_set_row(&vh2, d, row + kbv);
         }
         for (size_t t0 = 0; t0 < S; t0 += TB) {
             size_t nb = S - t0 < TB ? S - t0 : TB;
@@ -586,15 +608,21 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
                 for (size_t j = 0; j < nk; j++) pi[j] = BF(si[j]);
                 memset(pi + nk, 0, (S - nk) * 2);
             }
-            fd_mm_pack_rows(P, nb, S, S, pp);
+            fd_mm_pack_rows(P, nb, kbv ? kbv : S, S, pp);
             fd_mm_run(m, pp, nb, &vh, ob, ov);
+            if (kbv && t0 + nb > kbv) { /* else block 1 is all +0 and adds nothing */
+                fd_mm_pack_rows(P + kbv, nb, S - kbv, S, pp2);
+                fd_mm_run(m, pp2, nb, &vh2, ob2, ov);
+                for (size_t i = 0; i < nb * ov; i++) ob[i] += ob2[i];
+            }
             for (size_t i = 0; i < nb; i++)
                 for (size_t d = 0; d < dv; d++) o[((t0 + i) * nh + hh) * dv + d] = BF(ob[i * ov + d]);
         }
     }
-    free(row); free(qp); free(pp); free(ob);
+    free(row); free(qp); free(pp); free(pp2); free(ob); free(ob2);
     fd_packed_head_free(&kh);
     fd_packed_head_free(&vh);
+    if (kbv) fd_packed_head_free(&vh2);
     ao = fd_xmalloc(S * H * 2);
     dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
     lin_apply(m, &op, o, S, ao);
@@ -693,7 +721,8 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
     if (dense_mlp(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
     float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
-    unsigned char *chosen = fd_xmalloc(E), *gkeep = fd_xmalloc(G);
+    unsigned char *gkeep = fd_xmalloc(G);
+    keyscore *eks = fd_xmalloc(E * sizeof *eks);
     size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
     float *dlog = fd_xcalloc(S * E + 1, 4);
     uint16_t *drt = fd_xcalloc(S * H + 1, 2);
@@ -732,23 +761,19 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
             for (size_t x = 0; x < E; x++)
                 if (!gkeep[x / per]) s[x] = -INFINITY;
         }
-        memset(chosen, 0, E);
-        for (size_t r = 0; r < kk; r++) {
-            size_t best = E;
-            for (size_t x = 0; x < E; x++)
-                if (!chosen[x] && (best == E || s[x] > s[best])) best = x;
-            chosen[best] = 1;
-        }
+        /* torch.topk(sorted=False): the k experts AND their slot order are
+         * what libstdc++'s selection leaves in the first k places; the
+         * norm_topk_prob sum and the combine run in that slot order */
+        for (size_t x = 0; x < E; x++) { eks[x].s = s[x]; eks[x].j = x; }
+        torch_topk_ordered(eks, E, kk);
         float rs = 0.0f;
-        for (size_t x = 0; x < E; x++)
-            if (chosen[x]) rs += g[x];
-        size_t sl = 0;
-        for (size_t x = 0; x < E; x++) { /* slots in ascending expert id */
-            if (!chosen[x]) continue;
+        for (size_t sl = 0; sl < kk; sl++) rs += g[eks[sl].j];
+        for (size_t sl = 0; sl < kk; sl++) {
+            size_t x = eks[sl].j;
             float r = g[x];
             if (c->norm_topk_prob) r = r / (rs + 1e-20f);
             slot_x[t * kk + sl] = x;
-            slot_r[t * kk + sl++] = r * (float)c->routed_scaling_factor;
+            slot_r[t * kk + sl] = r * (float)c->routed_scaling_factor;
         }
     }
     free(lgs);
@@ -778,7 +803,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     free(dlog);
     free(drt);
     free(ys); free(xb); free(yb); free(who); free(slot_x); free(slot_r);
-    free(g); free(s); free(acc); free(gs); free(chosen); free(gkeep); free(sh);
+    free(g); free(s); free(acc); free(gs); free(eks); free(gkeep); free(sh);
     rc = 0;
 out:
     for (size_t x = 0; x < E; x++) { lin_free(&eg[x]); lin_free(&eu[x]); lin_free(&ed[x]); }
