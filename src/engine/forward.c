@@ -452,7 +452,14 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     (void)dr;
     float hs = (float)pow((double)Hi, -0.5), ds = (float)pow((double)Di, -0.5);
     /* scores of a block of query rows against every key, as one product:
-     * rows (t, head) of q times the packed keys */
+     * rows (t, head) of q times the packed keys.  torch computes them as an
+     * fp32 matmul of the upcast bf16 values (MKL: one FMA chain in
+     * increasing k, exact products): the canonical kernel gives that order
+     * on pair-swapped operands (LIN_F32_SEQ) */
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < Hi; hh++) swap_pairs(q + (t * Hi + hh) * Di, Di);
+        swap_pairs(k + t * Di, Di);
+    }
     enum { TB = 16 };
     fd_packed_head kx;
     fd_mm_alloc(&kx, S, Di);
@@ -471,15 +478,16 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
         fd_mm_run(m, qp, nb * Hi, &kc, dots, os);
         for (size_t t = t0; t < t0 + nb; t++) {
             const float *dt = dots + (t - t0) * Hi * os;
-            /* I_j = sum over heads in head order, one key at a time: heads
-             * outer so each pass reads one contiguous row */
+            /* I_j = sum over heads in head order (torch: an fp32 [1,H]x[H,S]
+             * matmul, one FMA chain over the heads, measured for H = 4), one
+             * key at a time: heads outer so each pass reads one contiguous row */
             for (size_t j = 0; j <= t; j++) isum[j] = 0.0f;
             for (size_t hh = 0; hh < Hi; hh++) {
                 float wv = F(wt[t * Hi + hh]) * hs;
                 const float *row = dt + hh * os;
                 for (size_t j = 0; j <= t; j++) {
                     float d = ds * row[j];
-                    isum[j] += wv * (d > 0.0f ? d : 0.0f);
+                    isum[j] = fmaf(wv, d > 0.0f ? d : 0.0f, isum[j]);
                 }
             }
             for (size_t j = 0; j <= t; j++) { ks[j].s = isum[j]; ks[j].j = j; }
