@@ -3,7 +3,8 @@
 oracle; needs torch + numpy, run on an x86-64 AVX-512 host as the goldens).
 
 usage: torch_ops_vectors.py > tests/c/torch_ops_vectors.inc
-       torch_ops_vectors.py --check   (regenerate and diff against the committed file)
+       torch_ops_vectors.py --check   (regenerate and diff against the committed file;
+                                       only on an AVX-512 host: elsewhere torch runs other builds)
 
 Every array holds raw bit patterns (fp32 as uint32, bf16 as uint16), so the C
 test (tests/c/test_torch_ops.c) compares bits without torch.  The cases
