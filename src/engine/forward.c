@@ -4,6 +4,7 @@
 #include "engine/matmul.h"
 #include "engine/next_forward.h"
 #include "engine/ops.h"
+#include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -86,21 +87,58 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
     return v;
 }
 
-/* A Linear, its rows packed as column tiles for fd_mm_run. */
-typedef fd_lin lin; /* engine/ops.h */
+/* A Linear, its rows packed as column tiles for fd_mm_run (fd_lin, engine/ops.h).
+ *
+ * Summation order (measured against torch 2.11 on CPU, tests/parity/):
+ *   LIN_BF16: oneDNN's AVX512_BF16 matmul is the canonical pair chain of
+ *     fd_dot_canonical over K <= 512; for 512 < K <= 2048 it sums two
+ *     K-blocks [0, kb) and [kb, K), kb = 2^(ceil(log2 K) - 1), each a
+ *     canonical chain from +0, and adds them (block 0 + block 1).  K > 2048
+ *     (several blocks, order not identified) keeps the single chain.
+ *   LIN_F32_SEQ: MKL's sgemm for the router's fp32 Linear on upcast bf16
+ *     weights is one FMA chain in increasing k (the products are exact, so
+ *     it is a sequential sum of them); the canonical kernel computes it when
+ *     both operands have each pair (2i, 2i+1) swapped. */
+typedef fd_lin lin;
 
-static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+static size_t onednn_kblock(size_t K)
+{
+    if (K <= 512 || K > 2048) return 0;
+    size_t kb = 1;
+    while (kb * 2 < K) kb *= 2;
+    return kb;
+}
+
+/* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
+ * increasing k */
+static void swap_pairs(uint16_t *v, size_t K)
+{
+    for (size_t i = 0; i + 1 < K; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
+}
+
+static void lin_pack_mode(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
 {
     L->N = N;
     L->K = K;
     L->bias = NULL;
-    fd_mm_alloc(&L->p, N, K);
+    L->mode = mode;
+    L->kb = mode == LIN_BF16 ? onednn_kblock(K) : 0;
+    memset(&L->p2, 0, sizeof L->p2);
+    fd_mm_alloc(&L->p, N, L->kb ? L->kb : K);
+    if (L->kb) fd_mm_alloc(&L->p2, N, K - L->kb);
     uint16_t *row = fd_xmalloc(K * 2 + 2);
     for (size_t n = 0; n < N; n++) {
         fd_tensor_row_bf16(t, row0 + n, K, row); /* quantized weights: dequantized here, a row at a time */
+        if (mode == LIN_F32_SEQ) swap_pairs(row, K);
         fd_mm_set_row(&L->p, n, row);
+        if (L->kb) fd_mm_set_row(&L->p2, n, row + L->kb);
     }
     free(row);
+}
+
+static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    lin_pack_mode(L, t, row0, N, K, LIN_BF16);
 }
 
 static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
@@ -111,7 +149,7 @@ static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, 
     lin_pack(L, t, 0, N, K);
     if (with_bias) {
         const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
-        if (!b) { fd_packed_head_free(&L->p); return -1; }
+        if (!b) { fd_packed_head_free(&L->p); if (L->kb) fd_packed_head_free(&L->p2); return -1; }
         L->bias = fd_xmalloc(N * sizeof *L->bias);
         for (size_t n = 0; n < N; n++) L->bias[n] = F(t_bf16(b, n));
     }
@@ -121,20 +159,40 @@ static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, 
 static void lin_free(lin *L)
 {
     if (L->p.w) fd_packed_head_free(&L->p);
+    if (L->p2.w) fd_packed_head_free(&L->p2);
     free(L->bias);
     memset(L, 0, sizeof *L);
 }
 
-/* fp32 canonical dots of `rows` rows of x (K each) with every row of L:
- * out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
+/* fp32 dots of `rows` rows of x (K each) with every row of L, in L's
+ * order: out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
 static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
 {
-    size_t kp = L->p.kp, os = L->p.tiles * FD_TILE;
+    size_t K1 = L->kb ? L->kb : L->K, kp = L->p.kp, os = L->p.tiles * FD_TILE;
+    const uint16_t *src = x;
+    uint16_t *sw = NULL;
+    if (L->mode == LIN_F32_SEQ) {
+        sw = fd_xmalloc(rows * L->K * 2 + 2);
+        memcpy(sw, x, rows * L->K * 2);
+        for (size_t r = 0; r < rows; r++) swap_pairs(sw + r * L->K, L->K);
+        src = sw;
+    }
     uint32_t *xp = fd_xmalloc((rows * kp + 1) * 4);
-    fd_mm_pack_rows(x, rows, L->K, L->K, xp);
+    fd_mm_pack_rows(src, rows, K1, L->K, xp);
     float *out = fd_xmalloc((rows * os + 1) * 4);
     fd_mm_run(m, xp, rows, &L->p, out, os);
     free(xp);
+    if (L->kb) {
+        size_t kp2 = L->p2.kp;
+        uint32_t *xp2 = fd_xmalloc((rows * kp2 + 1) * 4);
+        fd_mm_pack_rows(src + L->kb, rows, L->K - L->kb, L->K, xp2);
+        float *out2 = fd_xmalloc((rows * os + 1) * 4);
+        fd_mm_run(m, xp2, rows, &L->p2, out2, os);
+        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
+        free(xp2);
+        free(out2);
+    }
+    free(sw);
     return out;
 }
 
@@ -190,18 +248,10 @@ static void rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w,
     }
 }
 
-/* LayerNorm (indexer k_norm): fp32 inside, one bf16 rounding. */
-static void layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
+/* LayerNorm (indexer k_norm), torch's CPU kernel (torch_ops.h). */
+static void layernorm(uint16_t *x, size_t rows, size_t n, const uint16_t *w, const uint16_t *b, float eps)
 {
-    for (size_t r = 0; r < rows; r++) {
-        uint16_t *xr = x + r * n;
-        float s = 0.0f;
-        for (size_t j = 0; j < n; j++) s += F(xr[j]);
-        float mean = s / (float)n, v = 0.0f;
-        for (size_t j = 0; j < n; j++) { float d = F(xr[j]) - mean; v += d * d; }
-        float rstd = 1.0f / sqrtf(v / (float)n + eps);
-        for (size_t j = 0; j < n; j++) xr[j] = BF((F(xr[j]) - mean) * rstd * w[j] + b[j]);
-    }
+    for (size_t r = 0; r < rows; r++) fd_torch_layernorm_bf16(x + r * n, n, w, b, eps, x + r * n);
 }
 
 typedef struct rope {
@@ -240,8 +290,6 @@ static void rot(uint16_t *z, const rope *R, size_t p)
     memcpy(z, o, 2 * h * 2);
     if (o != tmp) free(o);
 }
-
-static float silu(float a) { return a / (1.0f + expf(-a)); }
 
 /* ------------------------------------------------------------ selection */
 
@@ -340,6 +388,23 @@ static void torch_topk_select(keyscore *ks, size_t n, size_t k)
     else k_nth_element(ks, ks + k - 1, ks + n);
 }
 
+/* torch.topk(sorted=False) with its output ORDER (1 <= k <= n): the
+ * nth_element path leaves the partition order, the partial_sort path ends
+ * with std::sort_heap (descending). */
+static void torch_topk_ordered(keyscore *ks, size_t n, size_t k)
+{
+    if (k * 64 <= n) {
+        k_heap_select(ks, ks + k, ks + n);
+        for (keyscore *l = ks + k; l - ks > 1;) {
+            --l;
+            keyscore v = *l;
+            *l = *ks;
+            k_adjust_heap(ks, 0, l - ks, v);
+        }
+    } else
+        k_nth_element(ks, ks + k - 1, ks + n);
+}
+
 /* sel[t*S + j] = 1 iff key j is attended by query t. */
 static void select_all_causal(unsigned char *sel, size_t S)
 {
@@ -365,8 +430,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     const fd_tensor *kw = tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
     const fd_tensor *kb = kw ? tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
     if (!kb) { lin_free(&wq); lin_free(&wk); lin_free(&wp); return -1; }
-    float *lw = fd_xmalloc(Di * 4), *lb = fd_xmalloc(Di * 4);
-    for (size_t j = 0; j < Di; j++) { lw[j] = F(t_bf16(kw, j)); lb[j] = F(t_bf16(kb, j)); }
+    uint16_t *lw = vec_bf16(kw, 0, Di), *lb = vec_bf16(kb, 0, Di);
     uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
     lin_apply(m, &wq, cq, S, q);
     lin_apply(m, &wk, h, S, k);
@@ -383,7 +447,14 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     (void)dr;
     float hs = (float)pow((double)Hi, -0.5), ds = (float)pow((double)Di, -0.5);
     /* scores of a block of query rows against every key, as one product:
-     * rows (t, head) of q times the packed keys */
+     * rows (t, head) of q times the packed keys.  torch computes them as an
+     * fp32 matmul of the upcast bf16 values (MKL: one FMA chain in
+     * increasing k, exact products): the canonical kernel gives that order
+     * on pair-swapped operands (LIN_F32_SEQ) */
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < Hi; hh++) swap_pairs(q + (t * Hi + hh) * Di, Di);
+        swap_pairs(k + t * Di, Di);
+    }
     enum { TB = 16 };
     fd_packed_head kx;
     fd_mm_alloc(&kx, S, Di);
@@ -402,15 +473,16 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
         fd_mm_run(m, qp, nb * Hi, &kc, dots, os);
         for (size_t t = t0; t < t0 + nb; t++) {
             const float *dt = dots + (t - t0) * Hi * os;
-            /* I_j = sum over heads in head order, one key at a time: heads
-             * outer so each pass reads one contiguous row */
+            /* I_j = sum over heads in head order (torch: an fp32 [1,H]x[H,S]
+             * matmul, one FMA chain over the heads, measured for H = 4), one
+             * key at a time: heads outer so each pass reads one contiguous row */
             for (size_t j = 0; j <= t; j++) isum[j] = 0.0f;
             for (size_t hh = 0; hh < Hi; hh++) {
                 float wv = F(wt[t * Hi + hh]) * hs;
                 const float *row = dt + hh * os;
                 for (size_t j = 0; j <= t; j++) {
                     float d = ds * row[j];
-                    isum[j] += wv * (d > 0.0f ? d : 0.0f);
+                    isum[j] = fmaf(wv, d > 0.0f ? d : 0.0f, isum[j]);
                 }
             }
             for (size_t j = 0; j <= t; j++) { ks[j].s = isum[j]; ks[j].j = j; }
@@ -498,13 +570,17 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     float lam = (float)pow((double)dq, -0.5);
     o = fd_xmalloc(S * nh * dv * 2);
     uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
-    fd_packed_head kh, vh;
+    /* P.V contracts over the S keys: oneDNN's K-blocks (lin_mode) apply */
+    size_t kbv = onednn_kblock(S);
+    fd_packed_head kh, vh, vh2 = {0};
     fd_mm_alloc(&kh, S, dq);
-    fd_mm_alloc(&vh, dv, S);
+    fd_mm_alloc(&vh, dv, kbv ? kbv : S);
+    if (kbv) fd_mm_alloc(&vh2, dv, S - kbv);
     size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
-    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4);
+    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4),
+             *pp2 = fd_xmalloc((TB * (kbv ? vh2.kp : 0) + 1) * 4);
     sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
-    float *ob = fd_xmalloc((TB * ov + 1) * 4);
+    float *ob = fd_xmalloc((TB * ov + 1) * 4), *ob2 = fd_xmalloc((TB * ov + 1) * 4);
     P = fd_xmalloc(TB * S * 2 + 2);
     for (size_t hh = 0; hh < nh; hh++) {
         for (size_t j = 0; j < S; j++) {
@@ -515,6 +591,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
         for (size_t d = 0; d < dv; d++) {
             for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
             fd_mm_set_row(&vh, d, row);
+            if (kbv) fd_mm_set_row(&vh2, d, row + kbv);
         }
         for (size_t t0 = 0; t0 < S; t0 += TB) {
             size_t nb = S - t0 < TB ? S - t0 : TB;
@@ -526,29 +603,29 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
             for (size_t i = 0; i < nb; i++) {
                 const unsigned char *st = sel + (t0 + i) * S;
                 size_t nk = t0 + i + 1; /* selections are causal */
-                float *si = sc + i * os, mx = -INFINITY;
-                for (size_t j = 0; j < nk; j++) {
-                    if (!st[j]) continue;
-                    float v = F(BF(F(BF(si[j])) * lam));
-                    si[j] = v;
-                    if (v > mx) mx = v;
-                }
-                float sum = 0.0f;
+                float *si = sc + i * os;
                 for (size_t j = 0; j < nk; j++)
-                    if (st[j]) { si[j] = expf(si[j] - mx); sum += si[j]; }
+                    if (st[j]) si[j] = F(BF(F(BF(si[j])) * lam));
+                fd_torch_softmax_masked(si, st, nk, S); /* the row is S long in torch */
                 uint16_t *pi = P + i * S;
-                for (size_t j = 0; j < nk; j++) pi[j] = st[j] ? BF(si[j] / sum) : 0;
+                for (size_t j = 0; j < nk; j++) pi[j] = BF(si[j]);
                 memset(pi + nk, 0, (S - nk) * 2);
             }
-            fd_mm_pack_rows(P, nb, S, S, pp);
+            fd_mm_pack_rows(P, nb, kbv ? kbv : S, S, pp);
             fd_mm_run(m, pp, nb, &vh, ob, ov);
+            if (kbv && t0 + nb > kbv) { /* else block 1 is all +0 and adds nothing */
+                fd_mm_pack_rows(P + kbv, nb, S - kbv, S, pp2);
+                fd_mm_run(m, pp2, nb, &vh2, ob2, ov);
+                for (size_t i = 0; i < nb * ov; i++) ob[i] += ob2[i];
+            }
             for (size_t i = 0; i < nb; i++)
                 for (size_t d = 0; d < dv; d++) o[((t0 + i) * nh + hh) * dv + d] = BF(ob[i * ov + d]);
         }
     }
-    free(row); free(qp); free(pp); free(ob);
+    free(row); free(qp); free(pp); free(pp2); free(ob); free(ob2);
     fd_packed_head_free(&kh);
     fd_packed_head_free(&vh);
+    if (kbv) fd_packed_head_free(&vh2);
     ao = fd_xmalloc(S * H * 2);
     dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
     lin_apply(m, &op, o, S, ao);
@@ -565,14 +642,24 @@ out:
 
 /* ------------------------------------------------------------ MLPs */
 
-/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x. */
-static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, uint16_t *y)
+/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x.  torch's silu
+ * takes its vector path in blocks of 64 of each contiguous run and the
+ * scalar (libm) path on the rest: the run is the whole [rows, I] gate
+ * output of a dense MLP (per_row = 0), one row of the strided gate half of
+ * grouped_mm's gate_up output for routed experts (per_row = 1). */
+static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
+                   uint16_t *y)
 {
     size_t I = g->N;
     uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
     lin_apply(m, g, x, rows, a);
     lin_apply(m, u, x, rows, b);
-    for (size_t i = 0; i < rows * I; i++) a[i] = BF(F(BF(silu(F(a[i])))) * F(b[i]));
+    size_t run = per_row ? I : rows * I, vend = fd_torch_vec_end(run, 64);
+    for (size_t i = 0; i < rows * I; i++) {
+        float v = F(a[i]);
+        float sv = i % run < vend ? fd_torch_silu(v) : fd_torch_silu_tail(v);
+        a[i] = BF(F(BF(sv)) * F(b[i]));
+    }
     lin_apply(m, d, a, rows, y);
     free(a);
     free(b);
@@ -590,7 +677,7 @@ static int dense_mlp(const fd_mm *m, const fd_weights *W, size_t H, size_t I, co
     if (lin_load(&u, W, e, I, H, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
     if (lin_load(&d, W, e, H, I, 0, nm)) goto out;
-    swiglu(m, &g, &u, &d, x, rows, y);
+    swiglu(m, &g, &u, &d, x, rows, 0, y);
     rc = 0;
 out:
     lin_free(&g); lin_free(&u); lin_free(&d);
@@ -607,7 +694,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     const fd_tensor *gb = gw ? tget(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
     if (!gb) return -1;
     lin router;
-    lin_pack(&router, gw, 0, E, H);
+    lin_pack_mode(&router, gw, 0, E, H, LIN_F32_SEQ);
     float *bias = fd_xmalloc(E * 4);
     for (size_t i = 0; i < E; i++) bias[i] = t_f32(gb, i);
     /* experts */
@@ -637,7 +724,8 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
     if (dense_mlp(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
     float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
-    unsigned char *chosen = fd_xmalloc(E), *gkeep = fd_xmalloc(G);
+    unsigned char *gkeep = fd_xmalloc(G);
+    keyscore *eks = fd_xmalloc(E * sizeof *eks);
     size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
     float *dlog = fd_xcalloc(S * E + 1, 4);
     uint16_t *drt = fd_xcalloc(S * H + 1, 2);
@@ -646,13 +734,14 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
      * canonical dot, so batching changes no bit); then the combine, per
      * token in slot order */
     float *lgs = lin_dots(m, &router, h2, S);
+    size_t sig_vend = fd_torch_vec_end(S * E, 32); /* sigmoid over the [S, E] logits */
     size_t *slot_x = fd_xmalloc((S * kk + 1) * sizeof *slot_x);
     float *slot_r = fd_xmalloc((S * kk + 1) * 4);
     for (size_t t = 0; t < S; t++) {
         for (size_t x = 0; x < E; x++) {
             float lg = lgs[t * ro + x];
             dlog[t * E + x] = lg;
-            g[x] = 1.0f / (1.0f + expf(-lg));
+            g[x] = t * E + x < sig_vend ? fd_torch_sigmoid(lg) : fd_torch_sigmoid_tail(lg);
             s[x] = g[x] + bias[x];
         }
         /* group limit: group score = sum of its 2 largest s; keep topk_group groups */
@@ -675,23 +764,19 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
             for (size_t x = 0; x < E; x++)
                 if (!gkeep[x / per]) s[x] = -INFINITY;
         }
-        memset(chosen, 0, E);
-        for (size_t r = 0; r < kk; r++) {
-            size_t best = E;
-            for (size_t x = 0; x < E; x++)
-                if (!chosen[x] && (best == E || s[x] > s[best])) best = x;
-            chosen[best] = 1;
-        }
+        /* torch.topk(sorted=False): the k experts AND their slot order are
+         * what libstdc++'s selection leaves in the first k places; the
+         * norm_topk_prob sum and the combine run in that slot order */
+        for (size_t x = 0; x < E; x++) { eks[x].s = s[x]; eks[x].j = x; }
+        torch_topk_ordered(eks, E, kk);
         float rs = 0.0f;
-        for (size_t x = 0; x < E; x++)
-            if (chosen[x]) rs += g[x];
-        size_t sl = 0;
-        for (size_t x = 0; x < E; x++) { /* slots in ascending expert id */
-            if (!chosen[x]) continue;
+        for (size_t sl = 0; sl < kk; sl++) rs += g[eks[sl].j];
+        for (size_t sl = 0; sl < kk; sl++) {
+            size_t x = eks[sl].j;
             float r = g[x];
             if (c->norm_topk_prob) r = r / (rs + 1e-20f);
             slot_x[t * kk + sl] = x;
-            slot_r[t * kk + sl++] = r * (float)c->routed_scaling_factor;
+            slot_r[t * kk + sl] = r * (float)c->routed_scaling_factor;
         }
     }
     free(lgs);
@@ -702,7 +787,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
         for (size_t i = 0; i < S * kk; i++)
             if (slot_x[i] == x) { memcpy(xb + n * H, h2 + (i / kk) * H, H * 2); who[n++] = i; }
         if (!n) continue;
-        swiglu(m, &eg[x], &eu[x], &ed[x], xb, n, yb);
+        swiglu(m, &eg[x], &eu[x], &ed[x], xb, n, 1, yb);
         for (size_t r = 0; r < n; r++) memcpy(ys + who[r] * H, yb + r * H, H * 2);
     }
     for (size_t t = 0; t < S; t++) {
@@ -721,7 +806,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     free(dlog);
     free(drt);
     free(ys); free(xb); free(yb); free(who); free(slot_x); free(slot_r);
-    free(g); free(s); free(acc); free(gs); free(chosen); free(gkeep); free(sh);
+    free(g); free(s); free(acc); free(gs); free(eks); free(gkeep); free(sh);
     rc = 0;
 out:
     for (size_t x = 0; x < E; x++) { lin_free(&eg[x]); lin_free(&eu[x]); lin_free(&ed[x]); }
@@ -857,9 +942,16 @@ void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, 
 }
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
 {
-    layernorm(x, rows, n, w, b, eps);
+    /* the weights arrive widened from bf16, so narrowing them back is exact */
+    uint16_t *wb = fd_xmalloc(n * 2 + 2), *bb = fd_xmalloc(n * 2 + 2);
+    for (size_t i = 0; i < n; i++) { wb[i] = BF(w[i]); bb[i] = BF(b[i]); }
+    layernorm(x, rows, n, wb, bb, eps);
+    free(wb);
+    free(bb);
 }
-float fd_op_silu(float a) { return silu(a); }
+/* torch's vector-path silu (engine/torch_ops.h); per element, so a row's
+ * scalar tail is not told apart here (glm5_next is not yet bit-exact) */
+float fd_op_silu(float a) { return fd_torch_silu(a); }
 void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k) { torch_topk_select(ks, n, k); }
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i) { return t_bf16(t, i); }
 float fd_tensor_f32_at(const fd_tensor *t, uint64_t i) { return t_f32(t, i); }

@@ -2,22 +2,36 @@
  * semantics, bf16 load), batch 1, no cache, no padding, up to the final
  * RMSNorm output (the input of lm_head: the capture cut point).
  *
- * Every rounding point of §3/§4 is reproduced; choices the reference leaves
- * open are fixed here:
- *   - Linear: the canonical dot (fd_dot_canonical semantics; bf16 in, fp32 accumulate in the canonical
- *     pair order of docs/NUMERICS.md), bias added to the fp32 sum, one bf16
- *     rounding of the output.  Every other bf16 x bf16 contraction (Q.K,
- *     P.V, the indexer q.k, the fp32 router GEMM on upcast weights) also
- *     uses fd_dot_canonical; the router and indexer results stay fp32.
+ * Every rounding point of §3/§4 is reproduced, and every operation follows
+ * the order of the CPU kernel torch 2.11 (x86-64 wheel, AVX-512 host,
+ * ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 as the goldens) runs, so the output
+ * is bit-identical to transformers 5.16.1 eager (tests/parity/):
+ *   - Linear (bf16): the canonical dot (fd_dot_canonical: bf16 in, fp32 FMA
+ *     chain over pairs, odd element then even) = oneDNN's AVX512_BF16 order
+ *     for K <= 512; for 512 < K <= 2048 two K-blocks [0, kb), [kb, K),
+ *     kb = 2^(ceil(log2 K) - 1), each a canonical chain, added (block 0 +
+ *     block 1); K > 2048 is not identified (one chain).  Bias added to the
+ *     fp32 sum, one bf16 rounding.  Q.K and P.V are such products (P.V over
+ *     K = S keys, so the K-blocks apply from S > 512).
+ *   - router (fp32 Linear on upcast weights, MKL sgemm): one FMA chain in
+ *     increasing k (measured for E = 8, H <= 256; other shapes use other
+ *     MKL kernels).  sigmoid: torch_ops.h (Sleef exp; the last S*E % 32
+ *     logits take torch's scalar libm path).
  *   - Attention uses the EAGER semantics of §4's table:
  *       s = bf(Q.K); s = bf(s * lambda); + bf16 mask (a masked key gets
- *       probability exactly 0, so it is skipped); softmax in fp32 (max,
- *       expf(x - max), sequential fp32 sum, divide) -> bf16 probabilities;
+ *       probability exactly 0, so it is skipped); softmax in fp32 as
+ *       torch's AVX-512 kernel (fd_torch_softmax_masked: Sleef exp, 16-lane
+ *       sum over the full row of S, times 1/sum) -> bf16 probabilities;
  *       o = bf(P.V) with fp32 accumulation.
  *     (transformers' default is sdpa; its CPU kernel keeps scores fp32.)
  *   - RMSNorm sum of squares: torch 2.11's CPU reduction order (8-lane
  *     vectors, 4 accumulators; sum_sq_aten in forward.c); LayerNorm
- *     statistics: sequential fp32 sums in index order.
+ *     (indexer k_norm): fd_torch_layernorm_bf16 (Welford moments of the
+ *     AVX2 build, contracted affine).
+ *   - SiLU: x / (1 + exp(-x)) with Sleef exp in blocks of 64 elements of
+ *     each contiguous run (the whole [rows, I] gate output of a dense MLP;
+ *     one row of grouped_mm's strided gate half for routed experts), torch's
+ *     scalar libm path on the rest.
  *   - RoPE: cos/sin from libm cosf/sinf, rounded to bf16; the rotated vector
  *     is stored de-interleaved exactly as HF does.
  *   - Indexer top-k: the k' largest fp32 scores (future keys -inf); among
@@ -28,10 +42,10 @@
  *     indexer is not evaluated (exact: its output is irrelevant).  Shared
  *     layers reuse the selection of the last full layer; a first layer that
  *     is not full is refused.
- *   - MoE: group limit and expert top-k ties broken by the lower index; the
- *     k selected experts are processed in ascending expert id ("slot
- *     order"), the norm_topk_prob sum and the grouped_mm combine
- *     routed = bf(sum_slots fp32(y_e) * r_e) are fp32 sums in that order.
+ *   - MoE: the experts and their SLOT ORDER are what torch.topk(sorted=False)
+ *     returns (the same libstdc++ replay, torch_topk_ordered); group-limit
+ *     ties go to the lower index; the norm_topk_prob sum and the combine
+ *     routed = bf(sum_slots fp32(y_e * r_e)) (grouped_mm) run in slot order.
  *
  * Debug: FIDELITY_FORWARD_DUMP=DIR writes the intermediates of the first
  * forward call as raw arrays (see dump() in forward.c and

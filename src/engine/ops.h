@@ -11,10 +11,13 @@
 #include "engine/weights.h"
 #include "util/err.h"
 
+enum lin_mode { LIN_BF16, LIN_F32_SEQ }; /* summation orders: forward.c */
+
 typedef struct fd_lin {
-    fd_packed_head p;
-    float *bias;    /* N or NULL */
-    size_t N, K;
+    fd_packed_head p, p2; /* p2: the second K-block when kb > 0 */
+    float *bias;          /* N or NULL */
+    size_t N, K, kb;      /* kb: first K-block size, 0 = one chain */
+    enum lin_mode mode;
 } fd_lin;
 
 typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;

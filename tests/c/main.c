@@ -17,6 +17,7 @@ int test_report(void);
 int test_qformat(void);
 int test_tokenizer(void);
 int test_hub(void);
+int test_torch_ops(void);
 
 static const struct {
     const char *name;
@@ -33,6 +34,7 @@ static const struct {
     {"qformat", test_qformat},
     {"tokenizer", test_tokenizer},
     {"hub", test_hub},
+    {"torch_ops", test_torch_ops},
 };
 
 int main(void)

@@ -154,8 +154,18 @@ with torch.inference_mode():
             tk = ix(h[None], ours("q_a_norm", L)[None], pe, mask, pos)
             msg += "   local rows equal=%.4f" % (os_ == sel_from_topk(tk)).all(dim=1).float().mean().item()
         print("%-22s %s" % ("sel", msg))
-        # whole attention on our normed input (uses transformers' own selection for the layer)
-        row("attn_core", ours("attn_core", L), caps["attn_core.%d" % L])
+        # attention core: local = transformers' eager attention on our q, k, v and selection
+        nh, dn, dr, dv = cfg.num_attention_heads, cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim
+        q_ = ours("q_rope", L).reshape(S, nh, dn + dr).transpose(0, 1)[None]
+        kvb = ours("kv_b", L).reshape(S, nh, dn + dv)
+        kr = ours("kv_a_rope", L)[:, cfg.kv_lora_rank:]
+        k_ = torch.cat([kvb[:, :, :dn], kr[:, None, :].expand(S, nh, dr)], dim=-1).transpose(0, 1)[None]
+        v_ = kvb[:, :, dn:].transpose(0, 1)[None]
+        amask = torch.zeros(1, 1, S, S, dtype=bf).masked_fill(ours("sel", L, "u8")[None, None] == 0,
+                                                               torch.finfo(bf).min)
+        from transformers.models.glm_moe_dsa.modeling_glm_moe_dsa import eager_attention_forward
+        lo, _ = eager_attention_forward(a, q_, k_, v_, amask, a.scaling)
+        row("attn_core", ours("attn_core", L), caps["attn_core.%d" % L], lo.reshape(S, -1))
         row("o_proj", ours("o_proj", L), caps["o_proj.%d" % L], a.o_proj(ours("attn_core", L)))
         row("attn_resid", ours("attn_resid", L), caps["attn_resid.%d" % L], x_in + ours("o_proj", L))
         row("post_ln", ours("post_ln", L), caps["post_ln.%d" % L],

@@ -1,0 +1,196 @@
+/* torch 2.11 CPU kernels, one lane at a time; see torch_ops.h. */
+#include "engine/torch_ops.h"
+#include "util/bf16.h"
+#include <math.h>
+#include <string.h>
+
+/* 2^e as a float for -126 <= e <= 127 (Sleef vpow2i_vf_vi2). */
+static float pow2i(int e)
+{
+    uint32_t u = (uint32_t)(e + 0x7f) << 23;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+float fd_torch_expf(float d)
+{
+    /* Sleef's final selects, taken first: they override every lane where the
+     * integer conversion below would be out of range. */
+    if (d != d) return d;
+    if (d < -104.0f) return 0.0f;
+    if (d > 100.0f) return INFINITY;
+    const float r_ln2 = 1.442695040888963407359924681001892137426645954152985934135449406931f;
+    const float l2u = 0.693145751953125f, l2l = 1.428606765330187045e-06f;
+    float qf = nearbyintf(d * r_ln2); /* vrint_vi2_vf: round half to even */
+    int q = (int)qf;
+    float s = fmaf(qf, -l2u, d);
+    s = fmaf(qf, -l2l, s);
+    float u = 0.000198527617612853646278381f;
+    u = fmaf(u, s, 0.00139304355252534151077271f);
+    u = fmaf(u, s, 0.00833336077630519866943359f);
+    u = fmaf(u, s, 0.0416664853692054748535156f);
+    u = fmaf(u, s, 0.166666671633720397949219f);
+    u = fmaf(u, s, 0.5f);
+    u = 1.0f + fmaf(s * s, u, s);
+    /* vldexp2_vf_vf_vi2: two exact power-of-two scalings */
+    int h = q >> 1;
+    return u * pow2i(h) * pow2i(q - h);
+}
+
+float fd_torch_silu(float x) { return x / (1.0f + fd_torch_expf(-x)); }
+
+float fd_torch_silu_tail(float x) { return x / (1.0f + expf(-x)); }
+
+float fd_torch_sigmoid_tail(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+float fd_torch_sigmoid(float x) { return 1.0f / (fd_torch_expf(0.0f - x) + 1.0f); }
+
+/* the AVX-512 butterfly of VecReduceAllSIMD<float> */
+static float butterfly16(float v[16])
+{
+    for (int st = 8; st >= 1; st >>= 1) {
+        float w[16];
+        for (int i = 0; i < 16; i++) w[i] = v[i] + v[i ^ st];
+        memcpy(v, w, sizeof w);
+    }
+    return v[0];
+}
+
+float fd_torch_reduce_sum(const float *x, size_t len)
+{
+    if (len < 16) {
+        float s = len ? x[0] : 0.0f;
+        for (size_t j = 1; j < len; j++) s += x[j];
+        return s;
+    }
+    float acc[16];
+    memcpy(acc, x, sizeof acc);
+    for (size_t j = 16; j < len; j++) acc[j % 16] += x[j];
+    return butterfly16(acc);
+}
+
+void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, size_t len)
+{
+    float mx = -INFINITY;
+    for (size_t j = 0; j < nk; j++)
+        if ((!keep || keep[j]) && x[j] > mx) mx = x[j];
+    /* a masked entry adds an exact +0 to its lane, so it is skipped; lanes
+     * start at +0 (the first vector loaded as is equals 0 + it) */
+    float acc[16] = {0};
+    float seq = 0.0f;
+    for (size_t j = 0; j < nk; j++) {
+        if (keep && !keep[j]) { x[j] = 0.0f; continue; }
+        float e = fd_torch_expf(x[j] - mx);
+        x[j] = e;
+        if (len < 16) seq += e;
+        else acc[j % 16] += e;
+    }
+    float sum = len < 16 ? seq : butterfly16(acc);
+    float inv = 1.0f / sum;
+    for (size_t j = 0; j < nk; j++) x[j] *= inv;
+    for (size_t j = nk; j < len; j++) x[j] = 0.0f;
+}
+
+/* ------------------------------------------------------------ moments */
+
+typedef struct mom8 { long long m0; float m1[8], m2[8]; } mom8;
+
+/* AddMomentsVec: merge (m0_add, m1_add, m2_add) into *a */
+static void add_moments_vec(long long m0_add, const float *m1_add, const float *m2_add, mom8 *a)
+{
+    long long n = a->m0 + m0_add;
+    float c = n == 0 ? 0.0f : (float)m0_add / (float)n;
+    for (int l = 0; l < 8; l++) {
+        float delta = m1_add[l] - a->m1[l];
+        float m2_tmp = a->m2[l] + m2_add[l];
+        float cd = c * delta;
+        float m0d = delta * (float)a->m0;
+        a->m1[l] = a->m1[l] + cd;
+        a->m2[l] = fmaf(m0d, cd, m2_tmp);
+    }
+    a->m0 = n;
+}
+
+/* UpdateMomentsVec (reduced-float version): m0 vectors of 16 bf16 from p,
+ * two 8-lane Welford accumulators, each merged into *stk. */
+static void update_moments_vec(long long m0, const uint16_t *p, mom8 *stk)
+{
+    float m1a[8] = {0}, m1b[8] = {0}, m2a[8] = {0}, m2b[8] = {0};
+    for (long long j = 0; j < m0; j++) {
+        float c = 1.0f / (float)(j + 1);
+        for (int l = 0; l < 8; l++) {
+            float xa = fd_bf16_to_f32(p[j * 16 + l]), xb = fd_bf16_to_f32(p[j * 16 + 8 + l]);
+            float da = xa - m1a[l], db = xb - m1b[l];
+            m1a[l] = fmaf(da, c, m1a[l]);
+            m1b[l] = fmaf(db, c, m1b[l]);
+            m2a[l] = fmaf(da, xa - m1a[l], m2a[l]);
+            m2b[l] = fmaf(db, xb - m1b[l], m2b[l]);
+        }
+    }
+    add_moments_vec(m0, m1a, m2a, stk);
+    add_moments_vec(m0, m1b, m2b, stk);
+}
+
+/* utils::CeilLog2: 1 for x <= 2 */
+static int ceil_log2(long long x)
+{
+    if (x <= 2) return 1;
+    int r = 0;
+    long long v = x - 1;
+    while (v) { r++; v >>= 1; }
+    return r;
+}
+
+void fd_torch_moments_bf16(const uint16_t *x, size_t N, float *mean, float *var)
+{
+    enum { VS = 16, CH = 16, MAXD = 64 };
+    long long n = (long long)(N / VS), m = (n + CH - 1) / CH;
+    int depth = ceil_log2(m);
+    mom8 stk[MAXD];
+    memset(stk, 0, sizeof stk);
+    for (long long i = 0; i < m; i++) {
+        long long m0 = n - i * CH < CH ? n - i * CH : CH;
+        update_moments_vec(m0, x + i * CH * VS, &stk[0]);
+        long long mask = i + 1;
+        for (int j = 1; j < depth && (mask & 1) == 0; j++) {
+            add_moments_vec(stk[j - 1].m0, stk[j - 1].m1, stk[j - 1].m2, &stk[j]);
+            memset(&stk[j - 1], 0, sizeof stk[j - 1]);
+            mask >>= 1;
+        }
+    }
+    for (int i = 1; i < depth; i++) add_moments_vec(stk[i].m0, stk[i].m1, stk[i].m2, &stk[0]);
+    long long m0 = 0;
+    float m1 = 0.0f, m2 = 0.0f;
+    for (size_t i = (size_t)n * VS; i < N; i++) {
+        float xv = fd_bf16_to_f32(x[i]);
+        float delta = xv - m1;
+        ++m0;
+        m1 += delta / (float)m0;
+        m2 += delta * (xv - m1); /* measured: not contracted */
+    }
+    long long m0_add = n * VS / 8;
+    for (int l = 0; l < 8; l++) { /* AddMoments, scalar */
+        long long nn = m0 + m0_add;
+        float c = nn == 0 ? 0.0f : (float)m0_add / (float)nn;
+        float delta = stk[0].m1[l] - m1;
+        m1 = fmaf(c, delta, m1);
+        m2 = m2 + fmaf(delta * delta * c, (float)m0, stk[0].m2[l]);
+        m0 = nn;
+    }
+    *mean = m1;
+    *var = m2 / (float)N;
+}
+
+void fd_torch_layernorm_bf16(const uint16_t *x, size_t n, const uint16_t *gamma, const uint16_t *beta, float eps,
+                             uint16_t *y)
+{
+    float mean, var;
+    fd_torch_moments_bf16(x, n, &mean, &var);
+    float rstd = 1.0f / sqrtf(var + eps);
+    float bias = -rstd * mean;
+    for (size_t j = 0; j < n; j++) {
+        float v = fmaf(fmaf(fd_bf16_to_f32(x[j]), rstd, bias), fd_bf16_to_f32(gamma[j]), fd_bf16_to_f32(beta[j]));
+        y[j] = fd_f32_to_bf16(v);
+    }
+}
