@@ -234,6 +234,9 @@ sync:
     /* every rank reaches this point once: a refusal on any rank stops all */
     if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
     if (rc) goto out;
+    /* the default path is the fastest measured at start-up, which ranks may
+     * measure differently: every rank runs rank 0's, the one the receipt names */
+    if (o->dist) fd_dist_bcast(o->dist, &path, sizeof path, 0);
 
     /* replay: candidates grouped by their shared-context list (normally one group) */
     for (size_t i = 0; i < o->ncand && !rc; i++) {
