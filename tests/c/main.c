@@ -16,6 +16,7 @@ int test_stats(void);
 int test_report(void);
 int test_qformat(void);
 int test_tokenizer(void);
+int test_dist(void);
 
 static const struct {
     const char *name;
@@ -31,6 +32,7 @@ static const struct {
     {"report", test_report},
     {"qformat", test_qformat},
     {"tokenizer", test_tokenizer},
+    {"dist", test_dist},
 };
 
 int main(void)
