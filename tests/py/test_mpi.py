@@ -13,7 +13,9 @@ build-mpi/fidelity-testhooks (beside BIN_MPI) kills a rank mid-capture.
   exits 3 on every rank without hanging;
 - capture under `mpirun -np 1/2/3`: one verified shard per rank with
   coverage.shard_of, `fidelity merge` seals a dataset with the single-process
-  capture_content_digest and the same identity blocks;
+  capture_content_digest and the same identity blocks (also with
+  --schedule layer-outer, and for an FP8-block checkpoint with its scope and
+  disclosures);
 - resume: a deleted shard is recaptured while the others are reused
   untouched; a rank killed by SIGKILL after one window leaves a .partial
   directory and no sealed shard, and the rerun completes to the same digest;
@@ -166,6 +168,22 @@ try:
         case("-np %d: every shard verifies (--allow-partial)" % n,
              all(run([ONE, "verify", "--allow-partial", p])[0] == 0 for p in shards("s%d" % n, t)))
         merge_and_check("-np %d" % n, "s%d" % n, t)
+
+    rc, out = mpirun(3, *cap, "--schedule", "layer-outer", "--out", "lo")
+    case("mpirun -np 3 capture --schedule layer-outer: 3 shards", rc == 0, out)
+    if rc == 0:
+        merge_and_check("layer-outer -np 3", "lo", 3)
+    # a quantized checkpoint: its scope, codec, bits and weight-only disclosures travel through the merge
+    rc, out = run([ONE, "quantize", "--src", "tiny", "--dst", "tinyfp8", "--format", "fp8-block"])
+    qcap = [a if a not in ("tiny", "root") else {"tiny": "tinyfp8", "root": "quant"}[a] for a in cap]
+    rc1, o1 = run([ONE] + qcap + ["--out", "qsingle"])
+    rc2, o2 = mpirun(2, *qcap, "--out", "q")
+    rc3, o3 = run([ONE, "merge", *shards("q", 2), "--out", "q-merged"])
+    ok = rc == rc1 == rc2 == rc3 == 0
+    case("fp8-block checkpoint: -np 2 shards merge to the single-process digest, scope and disclosures",
+         ok and manifest(W("q-merged"))["capture"]["capture_content_digest"] ==
+         manifest(W("qsingle"))["capture"]["capture_content_digest"] and
+         stable(manifest(W("q-merged"))) == stable(manifest(W("qsingle"))), out + o1 + o2 + o3)
 
     # ----------------------------------------------------------------- resume
     before = {p: manifest(p)["dataset_sha256"] for p in shards("s3", 3)}
