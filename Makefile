@@ -11,7 +11,7 @@ LIB_SRC := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort) build/g
 CLI_SRC := src/cli/main.c
 TEST_SRC := $(wildcard tests/c/*.c)
 
-.PHONY: all asan test fuzz clean demo bench
+.PHONY: all asan test fuzz clean demo bench mpi
 all: build/fidelity
 
 # The vendored JSON Schemas are compiled into the binary (no files at run time).
@@ -40,6 +40,18 @@ build-asan/unit: $(LIB_SRC) $(TEST_SRC) $(shell find src tests/c -name '*.h')
 
 asan: build-asan/fidelity build-asan/unit
 
+# Optional MPI build (docs/MPI.md): the same sources through mpicc with
+# src/mpi/dist_mpi.c enabled.  The -testhooks binary also honours
+# FIDELITY_TEST_DIE_AFTER_WINDOWS (a rank that kills itself mid-capture);
+# only tests/py/test_mpi.py uses it.
+MPICC ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
+build-mpi/fidelity build-mpi/fidelity-testhooks: $(LIB_SRC) $(CLI_SRC) $(shell find src -name '*.h' -o -name '*.inc')
+	@mkdir -p build-mpi
+	$(MPICC) $(CSTD) -DFD_WITH_MPI $(if $(findstring testhooks,$@),-DFD_TEST_HOOKS) $(WARN) $(OPT) -o $@ $(LIB_SRC) $(CLI_SRC) $(LIBS)
+
+mpi: build-mpi/fidelity build-mpi/fidelity-testhooks
+
 FUZZERS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
 build-fuzz/%: fuzz/%.c $(LIB_SRC)
 	@mkdir -p build-fuzz
@@ -51,11 +63,11 @@ fuzz: $(FUZZERS)
 demo: build/fidelity
 	./build/fidelity demo --preset flash-0.1b --windows 2 --out build/demo
 
-test: all asan fuzz
+test: all asan fuzz $(if $(HAVE_MPICC),mpi)
 	bash tests/run.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-mpi
 
 build/gemm_bench: bench/gemm_bench.c $(LIB_SRC)
 	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ bench/gemm_bench.c $(filter src/kernels/%.c src/util/%.c,$(LIB_SRC)) $(LIBS)

@@ -73,6 +73,18 @@ for bin in build/fidelity build-asan/fidelity; do
         python3 tests/py/test_k3.py "$bin"
 done
 # --- end kimi-k3
+# --- MPI (issue 9 part 2): mpirun -np 1/2/3 compare and capture+merge equal the single process, resume
+# after a killed rank (docs/MPI.md); the merge/single-process side runs under both binaries
+if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+    make -s mpi >/dev/null || echo "make mpi failed"
+    for bin in build/fidelity build-asan/fidelity; do
+        step "MPI: compare/capture under mpirun -np 1/2/3 = single process, merge, resume (vs $bin)" \
+            python3 tests/py/test_mpi.py build-mpi/fidelity "$bin"
+    done
+else
+    echo "mpicc/mpirun not installed (openmpi-bin libopenmpi-dev): MPI tests skipped"
+fi
+# --- end MPI
 if python3 -c 'import numpy' 2>/dev/null; then
     step "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'

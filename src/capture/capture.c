@@ -5,10 +5,12 @@
 #include "engine/forward.h"
 #include "capture/probe.h"
 #include "capture/schedule.h"
+#include "capture/shard.h"
 #include "engine/weights.h"
 #include "format/digest.h"
 #include "format/sha.h"
 #include "format/writer.h"
+#include "mpi/dist.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <dirent.h>
@@ -17,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -206,10 +209,50 @@ static int write_memory_report(const char *path, const fd_weights *W, const jv *
     return rc;
 }
 
-int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
+/* The whole panel's suite token hash (shard_of names the panel it cuts). */
+static void panel_suite_hash(const fd_panel *P, char hex[65])
+{
+    char **per = fd_xcalloc(P->n + 1, sizeof *per);
+    for (size_t i = 0; i < P->n; i++) {
+        per[i] = fd_xmalloc(65);
+        fd_token_ids_sha256(P->w[i].ids, P->w[i].n_ids, 0, per[i]);
+    }
+    fd_suite_token_hash(per, P->n, 0, hex);
+    for (size_t i = 0; i < P->n; i++) free(per[i]);
+    free(per);
+}
+
+/* Test builds only (make mpi's -testhooks binary): a rank that dies by
+ * SIGKILL after writing K windows, leaving its writer's .partial directory. */
+static void test_die_hook(size_t written, const fd_capture_shard *s)
+{
+#ifdef FD_TEST_HOOKS
+    const char *k = getenv("FIDELITY_TEST_DIE_AFTER_WINDOWS"), *r = getenv("FIDELITY_TEST_DIE_RANK");
+    if (s && k && written == (size_t)atol(k) && (!r || atoi(r) == s->rank)) raise(SIGKILL);
+#else
+    (void)written;
+    (void)s;
+#endif
+}
+
+static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **manifest, fd_err *e);
+
+int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e) { return capture_impl(o, NULL, manifest, e); }
+
+int fd_capture_run_shard(const fd_capture_opts *o, fd_capture_shard *s, jv **manifest, fd_err *e)
+{
+    s->path = NULL;
+    s->reused = s->idle = 0;
+    *manifest = NULL;
+    if (s->ranks < 1 || s->rank < 0 || s->rank >= s->ranks)
+        return fd_fail(e, "bad_usage", "", "rank %d of %d is not a shard", s->rank, s->ranks);
+    return capture_impl(o, s, manifest, e);
+}
+
+static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **manifest, fd_err *e)
 {
     struct stat sb;
-    if (!o->force && lstat(o->out, &sb) == 0)
+    if (!sh && !o->force && lstat(o->out, &sb) == 0)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
     fd_mm mm;
     if (fd_mm_init(&mm, o->kernel, o->threads, e)) return -1;
@@ -222,7 +265,10 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     fd_panel P;
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL;
+    jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL, *shard_of = NULL;
+    fd_panel_window *all_w = NULL;  /* a shard narrows P to its windows; restored before the free */
+    size_t all_n = 0, lo_w = 0;
+    const char *dest = o->out;
     uint16_t **pre = NULL;          /* layer-outer: every window's rows, computed before the writer starts */
     double *pre_s = NULL;
     char codec[64] = "";
@@ -277,6 +323,28 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     if (!P.n) { fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final"); goto out; }
     for (size_t i = 0; i < P.n; i++)
         if (mask_all_ones(&P.w[i], e)) goto out;
+    if (sh) {
+        size_t total = (size_t)sh->ranks < P.n ? (size_t)sh->ranks : P.n, hi_w;
+        if ((size_t)sh->rank >= total) { sh->idle = 1; rc = 0; goto out; }
+        fd_dist_range(P.n, sh->rank, (int)total, &lo_w, &hi_w);
+        char suite[65];
+        panel_suite_hash(&P, suite);
+        shard_of = fd_shard_of_block((size_t)sh->rank, total, suite);
+        sh->path = fd_shard_path(o->out, (size_t)sh->rank, total);
+        dest = sh->path;
+        fd_shard_clean_partials(dest);
+        jv *native = scope ? NULL : fd_native_scope();
+        fd_shard_expect x = {shard_of, (int64_t)lo_w, (int64_t)(hi_w - lo_w), (int64_t)P.n, o->dataset_id, o->dataset_name,
+                             o->role, o->lane, ck, jv_get_str(scope ? scope : native, "scope_digest")};
+        int reuse = fd_shard_reusable(dest, &x, manifest, e);
+        jv_free(native);
+        if (reuse == 1) { sh->reused = 1; rc = 0; goto out; }
+        if (reuse < 0 && !o->force) goto out;
+        all_w = P.w;
+        all_n = P.n;
+        P.w += lo_w;
+        P.n = hi_w - lo_w;
+    }
     fd_mem_estimate me;
     if (fd_memory_preflight(&W, &c, &P, lo, o->memory_limit, &me, e)) goto out;
     if (o->progress)
@@ -323,7 +391,10 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.role = o->role;
     id.lane = o->lane;
     id.run_name = o->run_name ? o->run_name : o->cold_run;
-    id.cold_run = o->cold_run;
+    id.cold_run = o->cold_run ? o->cold_run : sh ? sh->run_stamp : NULL;
+    id.shard_of = shard_of;
+    id.index_base = (int64_t)lo_w;
+    id.declared_records = sh ? (int64_t)all_n : 0;
     id.weights_repository = repo;
     id.scope = scope;
     if (o->declared_bits > 0) { /* --declared-bits: for checkpoints that do not say it themselves */
@@ -355,7 +426,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
     id.force = o->force;
     id.emit_k3_compat = o->emit_k3_compat;
     id.generation_sanity_probe = probe;
-    dw = fd_dsw_begin(o->out, &id, e);
+    dw = fd_dsw_begin(dest, &id, e);
     if (!dw) goto out;
     size_t H = (size_t)c.hidden_size;
     for (size_t i = 0; i < P.n; i++) {
@@ -381,6 +452,7 @@ int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e)
         if (fd_dsw_add_window(dw, &win, hid, e)) goto out;
         free(hid);
         hid = NULL;
+        test_die_hook(i + 1, sh);
         if (o->progress)
             fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
                     rows, win.elapsed_seconds);
@@ -403,7 +475,9 @@ out:
     for (size_t i = 0; pre && i < P.n; i++) free(pre[i]);
     free(pre);
     free(pre_s);
+    if (all_w) { P.w = all_w; P.n = all_n; }
     if (popen_) fd_panel_free(&P);
+    jv_free(shard_of);
     if (wopen) fd_weights_close(&W);
     fd_glm_config_free(&c);
     jv_free(scope);

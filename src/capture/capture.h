@@ -46,4 +46,16 @@ int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], j
 jv *fd_capture_scope_load(const char *path, fd_err *e);
 int fd_capture_run(const fd_capture_opts *o, jv **manifest, fd_err *e);
 
+/* One rank's share of a distributed capture (capture/shard.h, docs/MPI.md):
+ * the windows [lo, hi) of T = min(ranks, windows) contiguous shares into
+ * o->out + ".shard-R-of-T".  A shard that already verifies and belongs to
+ * this run is reused; a rank beyond T has nothing to do (idle). */
+typedef struct fd_capture_shard {
+    int rank, ranks;            /* in */
+    const char *run_stamp;      /* in: the cold_run recorded when --cold-run is absent (rank 0's) */
+    char *path;                 /* out (caller frees): the shard written or reused; NULL when idle */
+    int reused, idle;           /* out */
+} fd_capture_shard;
+int fd_capture_run_shard(const fd_capture_opts *o, fd_capture_shard *s, jv **manifest, fd_err *e);
+
 #endif

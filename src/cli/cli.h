@@ -18,6 +18,7 @@ int cmd_panel(int argc, char **argv);
 int cmd_inspect_model(int argc, char **argv);
 int cmd_model_fixture(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_adapt(int argc, char **argv);

@@ -3,6 +3,8 @@
 #include "cli.h"
 #include "capture/capture.h"
 #include "engine/qconfig.h"
+#include "mpi/dist.h"
+#include "util/utc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,36 @@ static int usage(const char *why)
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n");
     return FD_EXIT_USAGE;
+}
+
+/* Under mpirun: this rank's shard (docs/MPI.md); `fidelity merge` seals the
+ * whole dataset from the shards.  Every rank exits 3 when any rank refused. */
+static int capture_shard(const fd_capture_opts *o, const fd_dist *d)
+{
+    char stamp[64] = "";
+    if (!d->rank) { /* one cold_run name for every shard of this launch */
+        char ts[32];
+        fd_utc_now(ts, sizeof ts, "%Y%m%dT%H%M%SZ");
+        snprintf(stamp, sizeof stamp, "%s-%ld", ts, (long)getpid());
+    }
+    fd_dist_bcast(d, stamp, sizeof stamp, 0);
+    stamp[sizeof stamp - 1] = 0;
+    fd_capture_shard s = {.rank = d->rank, .ranks = d->size, .run_stamp = stamp};
+    fd_err e = {0};
+    jv *m = NULL;
+    int rc = fd_capture_run_shard(o, &s, &m, &e);
+    if (rc) printf("REFUSED [%s]: rank %d: %s\n", e.code, d->rank, e.msg);
+    else if (s.idle) printf("SHARD rank %d: idle (fewer windows than ranks)\n", d->rank);
+    else
+        printf("SHARD %s -> %s\n  dataset_sha256          %s\n  capture_content_digest  %s\n", s.reused ? "REUSED" : "SEALED",
+               s.path, jv_get_str(m, "dataset_sha256"), jv_get_str(jv_get(m, "capture"), "capture_content_digest"));
+    fflush(stdout);
+    fd_err all = {0};
+    int bad = fd_dist_agree(d, rc, &all);
+    if (!bad && !d->rank) printf("all shards sealed: `fidelity merge %s.shard-*-of-* --out %s` assembles the dataset\n", o->out, o->out);
+    free(s.path);
+    jv_free(m);
+    return bad ? FD_EXIT_REFUSED : FD_EXIT_OK;
 }
 
 int cmd_capture(int argc, char **argv)
@@ -86,6 +118,16 @@ int cmd_capture(int argc, char **argv)
         return usage("--scope-file is required unless --role root or the checkpoint has a quantization_config");
     fd_err e = {0};
     jv *m = NULL;
+    fd_dist d;
+    if (fd_dist_open(&d, NULL, NULL, &e)) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        return FD_EXIT_REFUSED;
+    }
+    if (d.launched) {
+        int rc = capture_shard(&o, &d);
+        fd_dist_close(&d);
+        return rc;
+    }
     if (fd_capture_run(&o, &m, &e)) {
         printf("REFUSED [%s]: %s\n", e.code, e.msg);
         return FD_EXIT_REFUSED;

@@ -3,6 +3,7 @@
 #include "compare/compare.h"
 #include "kernels/gemm.h"
 #include "format/json.h"
+#include "mpi/dist.h"
 #include "report/report.h"
 #include "util/fsio.h"
 #include "hub_args.h"
@@ -147,11 +148,23 @@ int cmd_compare(int argc, char **argv)
     o.candidate_labels = labels;
     fd_cmp_result res;
     fd_err e = {0};
-    if (fd_compare(&o, &res, &e)) {
-        printf("REFUSED [%s]: %s (gate %s)\n", e.code, e.msg, e.rule[0] ? e.rule : "-");
+    /* under mpirun the records are sharded across the ranks and rank 0
+     * writes everything; every rank exits with rank 0's status */
+    fd_dist dist;
+    if (fd_dist_open(&dist, NULL, NULL, &e)) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
         rc = FD_EXIT_REFUSED;
         goto done;
     }
+    o.dist = &dist;
+    if (dist.rank) o.progress = 0;
+    if (fd_compare(&o, &res, &e)) {
+        if (!dist.rank) printf("REFUSED [%s]: %s (gate %s)\n", e.code, e.msg, e.rule[0] ? e.rule : "-");
+        rc = FD_EXIT_REFUSED;
+        goto finish;
+    }
+    if (dist.rank) { fd_cmp_result_free(&res); goto finish; }
+    if (dist.launched) fprintf(stderr, "compare: %d ranks (records sharded, gathered on rank 0)\n", dist.size);
     int advisory = 0;
     printf("%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
     for (size_t i = 0; i < res.n; i++) {
@@ -176,6 +189,9 @@ int cmd_compare(int argc, char **argv)
         } else printf("REPORT -> %s\n", report);
     }
     fd_cmp_result_free(&res);
+finish:
+    fd_dist_bcast(&dist, &rc, sizeof rc, 0);
+    fd_dist_close(&dist);
 done:
     for (int i = 0; i <= argc; i++) free(local[i]);
     free(local);

@@ -20,6 +20,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"inspect-model", cmd_inspect_model, "inspect-model DIR: config and tensor check of a glm_moe_dsa checkpoint"},
     {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint"},
     {"capture", cmd_capture, "capture --model DIR --panel DIR --out DIR --role root|quant --lane L --dataset-id ID --dataset-name NAME [...]"},
+    {"merge", cmd_merge, "merge SHARD_DIR... --out DIR: the shards of `mpirun -np N fidelity capture` as one sealed dataset"},
     {"tokenize", cmd_tokenize, "tokenize --tokenizer PATH [--add-special] [--decode] FILE...: tokenizer.json encode/decode"},
     {"adapt", cmd_adapt, "adapt --source llamacpp-kld --in FILE.kld --out DIR [--head F]: a llama.cpp .kld as a sealed logit-form dataset"},
     {"export", cmd_export, "export --format llamacpp-kld --dataset DIR --out FILE.kld: a hidden-form dataset as a llama.cpp .kld base file"},

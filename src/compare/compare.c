@@ -7,6 +7,7 @@
 #include "format/sha.h"
 #include "format/version.h"
 #include "kernels/kl.h"
+#include "mpi/dist.h"
 #include "util/fsio.h"
 #include "util/utc.h"
 #include <errno.h>
@@ -103,14 +104,60 @@ static int pick_threads(int t)
 
 #include "receipt.inc"
 
+/* The records of one replay group split across the ranks: contiguous
+ * context ranges in the shared (index) order, each rank computing its own
+ * positions; rank 0 gathers them in rank order, which is the context order,
+ * so it holds exactly the arrays one process computes (no per-position value
+ * depends on which other positions share its block, docs/NUMERICS.md). */
+static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, const uint16_t **heads, const fd_side *ref,
+                          const int64_t *shared, size_t nshared, size_t npos, const fd_replay_opts *ro,
+                          fd_replay_out *outs, fd_err *e)
+{
+    if (!d || d->size < 2)
+        return fd_replay((const fd_side *const *)sides, ns, heads, shared, nshared, ro, outs, e);
+    size_t lo, hi, mine = 0, nc = ns - 1;
+    fd_dist_range(nshared, d->rank, d->size, &lo, &hi);
+    for (size_t c = lo; c < hi; c++) mine += (size_t)fd_side_find(ref, shared[c])->rows;
+    fd_replay_out *part = fd_xcalloc(nc + 1, sizeof *part);
+    int rc = 0;
+    if (hi > lo) rc = fd_replay((const fd_side *const *)sides, ns, heads, shared + lo, hi - lo, ro, part, e);
+    else
+        for (size_t k = 0; k < nc; k++) {   /* more ranks than records: an empty share */
+            part[k].kl = fd_xmalloc(8); part[k].rkl = fd_xmalloc(8); part[k].entropy = fd_xmalloc(8);
+            part[k].top1 = fd_xmalloc(1); part[k].js = ro->js ? fd_xmalloc(8) : NULL;
+        }
+    if (fd_dist_agree(d, rc, e)) {
+        if (!rc) fd_replay_out_free(part, nc);
+        free(part);
+        return -1;
+    }
+    int root = d->rank == 0;
+    for (size_t k = 0; k < nc; k++) {
+        double **f[4] = {&outs[k].kl, &outs[k].rkl, &outs[k].entropy, &outs[k].js};
+        double *p[4] = {part[k].kl, part[k].rkl, part[k].entropy, part[k].js};
+        for (int a = 0; a < 4; a++) {
+            if (a == 3 && !ro->js) break;
+            *f[a] = root ? fd_xmalloc((npos + 1) * 8) : NULL;
+            fd_dist_gather(d, p[a], mine * 8, *f[a]);
+        }
+        outs[k].top1 = root ? fd_xmalloc(npos + 1) : NULL;
+        fd_dist_gather(d, part[k].top1, mine, outs[k].top1);
+    }
+    fd_replay_out_free(part, nc);
+    free(part);
+    return 0;
+}
+
 int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
 {
     memset(res, 0, sizeof *res);
     fd_side ref;
     int rc = 0;
     if (fd_side_open(o->reference, o->reference_label ? o->reference_label : "reference", o->verify_tensors,
-                     o->allow_partial, &ref, e))
+                     o->allow_partial, &ref, e)) {
+        if (o->dist) fd_dist_agree(o->dist, -1, e);
         return -1;
+    }
     cand_run *cr = fd_xcalloc(o->ncand, sizeof *cr);
     size_t opened = 0;
     uint16_t *ref_head = NULL, *sub_head = NULL;
@@ -118,7 +165,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     fd_path path;
     if (fd_path_select(o->kernel, &path)) {
         rc = fd_fail(e, "bad_kernel", "usage", "kernel path '%s' is unknown or not supported by this CPU", o->kernel);
-        goto out;
+        goto sync;
     }
     for (size_t i = 0; i < o->ncand && !rc; i++) {
         char lab[64];
@@ -140,18 +187,18 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         cr[i].compute = strcmp(cr[i].g.kind, "reproduction_confirmation") || o->force_compute;
         cr[i].short_circuited = !strcmp(cr[i].g.kind, "reproduction_confirmation") && !o->force_compute;
     }
-    if (rc) goto out;
+    if (rc) goto sync;
 
     /* heads: read (and re-hash) each distinct head once */
     int need = 0;
     for (size_t i = 0; i < o->ncand; i++) need |= cr[i].compute;
     if (need && !ref.logit) {
-        if (fd_read_head(ref.head_path, ref.head_key, ref.vocab, ref.hidden, &ref_head, e)) { rc = -1; goto out; }
+        if (fd_read_head(ref.head_path, ref.head_key, ref.vocab, ref.hidden, &ref_head, e)) { rc = -1; goto sync; }
         char got[65];
         fd_sha256_hex(ref_head, (size_t)ref.vocab * (size_t)ref.hidden * 2, got);
-        if (strcmp(got, ref.head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", ref.root); goto out; }
+        if (strcmp(got, ref.head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", ref.root); goto sync; }
         if (o->head) {
-            if (fd_read_head(o->head, "lm_head.weight", ref.vocab, ref.hidden, &sub_head, e)) { rc = -1; goto out; }
+            if (fd_read_head(o->head, "lm_head.weight", ref.vocab, ref.hidden, &sub_head, e)) { rc = -1; goto sync; }
         }
     }
     for (size_t i = 0; i < o->ncand; i++) {
@@ -163,10 +210,10 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
             cr[i].head_applied = NULL;
         } else if (ref.logit) {           /* HEAD-3: the candidate's own head, equal to the declared one */
             fd_side *s = &cr[i].side;
-            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto out; }
+            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto sync; }
             char got[65];
             fd_sha256_hex(cand_heads[i], (size_t)s->vocab * (size_t)s->hidden * 2, got);
-            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto out; }
+            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto sync; }
             cr[i].head = cand_heads[i];
             cr[i].head_applied = s->head_content;
         } else if (cr[i].g.head_substituted && sub_head) {
@@ -174,14 +221,22 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
             cr[i].head_applied = NULL;
         } else if (!cr[i].g.heads_equal && !cr[i].g.head_substituted) {
             fd_side *s = &cr[i].side;
-            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto out; }
+            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto sync; }
             char got[65];
             fd_sha256_hex(cand_heads[i], (size_t)s->vocab * (size_t)s->hidden * 2, got);
-            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto out; }
+            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto sync; }
             cr[i].head = cand_heads[i];
             cr[i].head_applied = s->head_content;
         }
     }
+
+sync:
+    /* every rank reaches this point once: a refusal on any rank stops all */
+    if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
+    if (rc) goto out;
+    /* the default path is the fastest measured at start-up, which ranks may
+     * measure differently: every rank runs rank 0's, the one the receipt names */
+    if (o->dist) fd_dist_bcast(o->dist, &path, sizeof path, 0);
 
     /* replay: candidates grouped by their shared-context list (normally one group) */
     for (size_t i = 0; i < o->ncand && !rc; i++) {
@@ -212,7 +267,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         if (nc) {
             fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
                                  o->js};
-            rc = fd_replay((const fd_side *const *)sides, ns, heads, cr[i].g.shared, cr[i].g.nshared, &ro, outs, e);
+            rc = replay_sharded(o->dist, sides, ns, heads, &ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
         }
         for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];
         free(outs);
@@ -220,6 +275,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         free(heads);
     }
     if (rc) goto out;
+    if (o->dist && o->dist->rank) goto out;   /* rank 0 holds every position now and writes alone */
 
     /* SC-1: the hash proof, and --force-compute must agree with it bit for bit */
     for (size_t i = 0; i < o->ncand && !rc; i++) {

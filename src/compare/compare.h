@@ -18,6 +18,9 @@ typedef struct fd_cmp_opts {
     size_t position_block, vocab_chunk;
     const char *kernel;              /* NULL: fastest; else a path name */
     const char *created_utc;         /* NULL: now (tests pin it) */
+    const struct fd_dist *dist;      /* NULL: one process; else the records are
+                                        sharded across its ranks (docs/MPI.md) and
+                                        only rank 0 writes (the others return n = 0) */
 } fd_cmp_opts;
 
 typedef struct fd_cmp_result {

@@ -110,7 +110,7 @@ static jv *int_list(const int64_t *v, size_t n)
 
 static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, fd_err *e)
 {
-    size_t index = w->cap_records->u.a.n;
+    size_t index = (size_t)w->id.index_base + w->cap_records->u.a.n;
     if (win->n_ids < 2 || win->scored_rows == 0)
         return fd_fail(e, "bad_usage", "", "window %zu: a window needs at least two tokens and one scored row", index);
     char rel[128], tok_sha[65], tok_legacy[65], mask_sha[65], wid[64];

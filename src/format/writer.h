@@ -26,6 +26,11 @@ typedef struct fd_ds_identity {
                                           status "skipped" adds its caveat disclosure */
     const char *subset_detail;
     int64_t declared_records;     /* <=0: the number of windows added */
+    /* A shard (docs/MPI.md): its records keep their panel-wide indices from
+     * index_base on, and coverage.shard_of is this object (complete false,
+     * declared_records the whole panel's).  NULL / 0: an ordinary dataset. */
+    const jv *shard_of;
+    int64_t index_base;
     int64_t hidden, vocab, context_length;
     int force;                    /* replace an existing destination */
     /* Logit form (adapters, docs/ADAPTERS.md).  form NULL means "hidden" and

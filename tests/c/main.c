@@ -18,6 +18,7 @@ int test_qformat(void);
 int test_tokenizer(void);
 int test_hub(void);
 int test_torch_ops(void);
+int test_dist(void);
 
 static const struct {
     const char *name;
@@ -35,6 +36,7 @@ static const struct {
     {"tokenizer", test_tokenizer},
     {"hub", test_hub},
     {"torch_ops", test_torch_ops},
+    {"dist", test_dist},
 };
 
 int main(void)
