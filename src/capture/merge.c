@@ -161,8 +161,14 @@ static int add_record(fd_dsw *w, const fd_side *s, const fd_ctx *c, fd_err *e)
         const jv *es = jv_get(c->rec, "elapsed_seconds");
         if (es && es->t == JV_FLOAT) secs = es->u.f;
         else if (es && es->t == JV_INT) secs = (double)es->u.i;
-        fd_ds_window win = {ids, nid, mp ? mask.p : NULL, mask.n, jv_get_str(c->rec, "window_id"), jv_get_str(c->rec, "role"),
-                            jv_get_str(c->rec, "domain"), jv_get_str(c->rec, "document_id"), (size_t)c->rows, secs};
+        fd_ds_window win = {.ids = ids, .n_ids = nid, .mask_npy = mp ? mask.p : NULL, .mask_len = mask.n,
+                            .window_id = jv_get_str(c->rec, "window_id"), .role = jv_get_str(c->rec, "role"),
+                            .domain = jv_get_str(c->rec, "domain"), .document_id = jv_get_str(c->rec, "document_id"),
+                            .scored_rows = (size_t)c->rows,
+                            .allocation_stratum = jv_get_str(c->rec, "allocation_stratum"),
+                            .semantic_class = jv_get_str(c->rec, "semantic_class"),
+                            .source_cluster_id = jv_get_str(c->rec, "source_cluster_id"),
+                            .elapsed_seconds = secs};
         rc = fd_dsw_add_window(w, &win, hid, e);
         free(hid);
     }
