@@ -10,30 +10,11 @@ panel.receipt.json (seal recomputed here), byte-identical rebuilds, a capture
 on the result, and the refusals.  With the `tokenizers` library installed the
 window contents are also checked against its encoding.
 """
-import hashlib, json, os, shutil, subprocess, sys, tempfile
+from fdcheck import Checks
+import hashlib, json, os
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
-WORK = tempfile.mkdtemp(prefix="fd-ptext-")
-passed = failed = 0
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:800]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
+T = Checks("panel text", "fd-ptext-")
+case, run, W, manifest, BIN = T.case, T.run, T.path, T.manifest, T.bin
 
 
 def npy_ids(path):
@@ -138,7 +119,4 @@ try:
                        W("prose.txt"))
     case("missing tokenizer refused", rc == 3, out + err)
 finally:
-    shutil.rmtree(WORK, ignore_errors=True)
-
-print("panel text: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    T.finish()

@@ -10,35 +10,14 @@ refused as degenerate; a head taught to answer " Paris" passes
 --sanity-expect Paris, an untaught one is refused; a missing tokenizer is a
 skip (caveat disclosure) or, when enforced, a refusal.
 """
-import json, math, os, shutil, struct, subprocess, sys, tempfile
+from fdcheck import Checks
+import json, math, os, shutil, struct
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
-WORK = tempfile.mkdtemp(prefix="fd-probe-")
-passed = failed = 0
+T = Checks("probe", "fd-probe-")
+case, run, W, manifest, BIN = T.case, T.run, T.path, T.manifest, T.bin
+
+
 PROMPT = "The capital of France is"
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:800]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
-
-
-def manifest(ds):
-    return json.load(open(os.path.join(ds, "fidelity-dataset.json")))
 
 
 def capture(model, out, extra=(), panel=None):
@@ -185,7 +164,4 @@ try:
     case("missing tokenizer + --sanity-expect refused", rc == 3 and "sanity_probe_unavailable" in out
          and not os.path.exists(W("pn2")), out + err)
 finally:
-    shutil.rmtree(WORK, ignore_errors=True)
-
-print("probe: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    T.finish()

@@ -11,39 +11,15 @@ by name there; the pre-flight refuses a run that cannot fit; nothing is
 written by a refused run.  The RLIMIT_AS part runs on the release binary
 only (ASan reserves terabytes of address space).
 """
-import json, os, resource, shutil, subprocess, sys, tempfile
+from fdcheck import Checks
+import json, os, shutil
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
-WORK = tempfile.mkdtemp(prefix="fd-sched-")
-passed = failed = 0
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:800]))
-
-
-def run(*args, limit=None):
-    pre = (lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))) if limit else None
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True, preexec_fn=pre)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
+T = Checks("schedule", "fd-sched-")
+case, run, W, manifest, BIN = T.case, T.run, T.path, T.manifest, T.bin
 
 
 def digest(ds):
     return json.load(open(os.path.join(ds, "fidelity-dataset.json")))["capture"]["capture_content_digest"]
-
-
-def manifest(ds):
-    return json.load(open(os.path.join(ds, "fidelity-dataset.json")))
 
 
 def capture(model, out, extra=(), limit=None, role="root"):
@@ -100,7 +76,4 @@ try:
         case("small: window-outer under the same limit refused by name, nothing written",
              rc == 3 and "insufficient_memory" in out + err and not os.path.exists(W("s-wo")), out + err)
 finally:
-    shutil.rmtree(WORK, ignore_errors=True)
-
-print("schedule: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    T.finish()
