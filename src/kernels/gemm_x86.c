@@ -1,7 +1,8 @@
 /* SIMD replay GEMM paths.  Each function is compiled for its own target so
- * the binary runs anywhere and dispatches at run time.  Microkernel: 4
- * positions x 4 tiles of 16 columns = 16 independent accumulators, each one
- * a single chain over the hidden pairs in the canonical order. */
+ * the binary runs anywhere and dispatches at run time.  Microkernels: 4
+ * positions x 4 tiles of 16 columns (AVX512_BF16, AVX2) and 8 positions x 3
+ * tiles (AVX-512F), independent accumulators each a single chain over the
+ * hidden pairs in the canonical order, so the blocking never moves a bit. */
 #include "gemm.h"
 #include <immintrin.h>
 #include <string.h>
@@ -126,55 +127,84 @@ static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
     if (np4 < np) gemm_bf16_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
 
-/* A is pre-split into fp32 odd/even planes (ao[k], ae[k] per row), so the
- * broadcasts are plain loads and the FMA ports only see FMAs and the B
- * widening; the order of the two FMAs per pair is the canonical one. */
+/* 8 positions x 3 tiles: 24 accumulators and 6 widened B vectors stay in
+ * the 32 registers; each B widening (and + shift, on the FMA ports) now
+ * feeds 16 FMAs instead of 8.  Same per-element chain as every path. */
+#define ACC24(X) X(0,0) X(0,1) X(0,2) X(1,0) X(1,1) X(1,2) X(2,0) X(2,1) X(2,2) X(3,0) X(3,1) X(3,2) \
+                 X(4,0) X(4,1) X(4,2) X(5,0) X(5,1) X(5,2) X(6,0) X(6,1) X(6,2) X(7,0) X(7,1) X(7,2)
 __attribute__((target("avx512f")))
-static void block_avx512f(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+static void block_avx512f_8x3(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
 {
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
 #define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
-    ACC16(DECL)
+    ACC24(DECL)
 #undef DECL
     const size_t ts = kp * FD_TILE;
     for (size_t k = 0; k < kp; k++) {
         const uint32_t *bk = b + k * FD_TILE;
         __m512i r0 = _mm512_loadu_si512((const void *)bk), r1 = _mm512_loadu_si512((const void *)(bk + ts));
-        __m512i r2 = _mm512_loadu_si512((const void *)(bk + 2 * ts)), r3 = _mm512_loadu_si512((const void *)(bk + 3 * ts));
+        __m512i r2 = _mm512_loadu_si512((const void *)(bk + 2 * ts));
         __m512 o0 = _mm512_castsi512_ps(_mm512_and_si512(r0, hm)), e0 = _mm512_castsi512_ps(_mm512_slli_epi32(r0, 16));
         __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(r1, hm)), e1 = _mm512_castsi512_ps(_mm512_slli_epi32(r1, 16));
         __m512 o2 = _mm512_castsi512_ps(_mm512_and_si512(r2, hm)), e2 = _mm512_castsi512_ps(_mm512_slli_epi32(r2, 16));
-        __m512 o3 = _mm512_castsi512_ps(_mm512_and_si512(r3, hm)), e3 = _mm512_castsi512_ps(_mm512_slli_epi32(r3, 16));
-#define AX(i) __m512 ao##i = _mm512_set1_ps(ao[(size_t)(i) * kp + k]), ae##i = _mm512_set1_ps(ae[(size_t)(i) * kp + k]);
-        AX(0) AX(1) AX(2) AX(3)
-#undef AX
-#define FM(i, j) c##i##j = _mm512_fmadd_ps(ae##i, e##j, _mm512_fmadd_ps(ao##i, o##j, c##i##j));
-        ACC16(FM)
-#undef FM
+#define ROW(i)                                                                                   \
+    {                                                                                            \
+        __m512 ao_ = _mm512_set1_ps(ao[(size_t)(i) * kp + k]);                                   \
+        c##i##0 = _mm512_fmadd_ps(ao_, o0, c##i##0);                                             \
+        c##i##1 = _mm512_fmadd_ps(ao_, o1, c##i##1);                                             \
+        c##i##2 = _mm512_fmadd_ps(ao_, o2, c##i##2);                                             \
+        __m512 ae_ = _mm512_set1_ps(ae[(size_t)(i) * kp + k]);                                   \
+        c##i##0 = _mm512_fmadd_ps(ae_, e0, c##i##0);                                             \
+        c##i##1 = _mm512_fmadd_ps(ae_, e1, c##i##1);                                             \
+        c##i##2 = _mm512_fmadd_ps(ae_, e2, c##i##2);                                             \
+    }
+        ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
+#undef ROW
     }
 #define ST(i, j) _mm512_storeu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE, c##i##j);
-    ACC16(ST)
+    ACC24(ST)
 #undef ST
+}
+
+/* The tiles left over by the 8x3 blocking (a vocab chunk of 128 tiles
+ * leaves 2), one at a time for 8 positions. */
+__attribute__((target("avx512f")))
+static void block_avx512f_8x1(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+{
+    const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
+    __m512 c[8];
+    for (int i = 0; i < 8; i++) c[i] = _mm512_setzero_ps();
+    for (size_t k = 0; k < kp; k++) {
+        __m512i r = _mm512_loadu_si512((const void *)(b + k * FD_TILE));
+        __m512 o = _mm512_castsi512_ps(_mm512_and_si512(r, hm)), e = _mm512_castsi512_ps(_mm512_slli_epi32(r, 16));
+        for (int i = 0; i < 8; i++) {
+            c[i] = _mm512_fmadd_ps(_mm512_set1_ps(ao[(size_t)i * kp + k]), o, c[i]);
+            c[i] = _mm512_fmadd_ps(_mm512_set1_ps(ae[(size_t)i * kp + k]), e, c[i]);
+        }
+    }
+    for (int i = 0; i < 8; i++) _mm512_storeu_ps(out + (size_t)i * ostride, c[i]);
 }
 
 __attribute__((target("avx512f")))
 static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                          float *out, size_t ostride)
 {
-    size_t np4 = np / MR * MR, nt4 = ntiles / NT * NT;
-    float *ao = fd_xmalloc((np4 * kp + 1) * sizeof *ao), *ae = fd_xmalloc((np4 * kp + 1) * sizeof *ae);
-    for (size_t i = 0; i < np4 * kp; i++) {
+    size_t np8 = np / 8 * 8, nt3 = ntiles / 3 * 3;
+    float *ao = fd_xmalloc((np8 * kp + 1) * sizeof *ao), *ae = fd_xmalloc((np8 * kp + 1) * sizeof *ae);
+    for (size_t i = 0; i < np8 * kp; i++) {
         uint32_t o = hid[i] & 0xffff0000u, e = hid[i] << 16;
         memcpy(&ao[i], &o, 4);
         memcpy(&ae[i], &e, 4);
     }
-    for (size_t p = 0; p < np4; p += MR)
-        for (size_t t = 0; t < nt4; t += NT)
-            block_avx512f(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
+    for (size_t p = 0; p < np8; p += 8) {
+        for (size_t t = 0; t < nt3; t += 3)
+            block_avx512f_8x3(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
+        for (size_t t = nt3; t < ntiles; t++)
+            block_avx512f_8x1(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
+    }
     free(ao);
     free(ae);
-    if (nt4 < ntiles) gemm_avx512f_any(hid, np4, kp, packed + nt4 * kp * FD_TILE, ntiles - nt4, out + nt4 * FD_TILE, ostride);
-    if (np4 < np) gemm_avx512f_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
+    if (np8 < np) gemm_avx512f_any(hid + np8 * kp, np - np8, kp, packed, ntiles, out + np8 * ostride, ostride);
 }
 
 /* ------------------------------------------------------ AVX2 (FMA + FTZ/DAZ) */

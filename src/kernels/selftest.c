@@ -24,7 +24,7 @@ static uint16_t rand_bf16(uint64_t *s, int wide)
 
 int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
 {
-    const size_t np = 63, kp = 128, tiles = 62; /* not multiples of the 4x4 block: edges too */
+    const size_t np = 63, kp = 128, tiles = 62; /* not multiples of the 4x4 / 8x3 blocks: edges too */
     uint64_t s = seed;
     uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(np * tiles * FD_TILE * 4), *got = fd_xmalloc(np * tiles * FD_TILE * 4);
