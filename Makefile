@@ -1,6 +1,10 @@
 # fidelity: `make` builds build/fidelity; `make test` runs the whole suite
 # (release + ASan/UBSan builds, Python oracles, bounded fuzzing).
 CC      ?= cc
+# builds use every core unless the caller chose a -j (the test suite itself runs in order)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 CSTD    := -std=c17 -D_GNU_SOURCE -Isrc -ffp-contract=off
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 LIBS    := -lcrypto -lm -lpcre2-8 -lpthread -lcurl -lyaml
@@ -52,10 +56,17 @@ build-mpi/fidelity build-mpi/fidelity-testhooks: $(LIB_SRC) $(CLI_SRC) $(shell f
 
 mpi: build-mpi/fidelity build-mpi/fidelity-testhooks
 
+# The library is compiled once for all fuzzers (instrumented, no libFuzzer
+# main), then each target links against it.
 FUZZERS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
-build-fuzz/%: fuzz/%.c $(LIB_SRC)
+FUZZ_CFLAGS := $(CSTD) -Wall -Wextra -Werror -g -O1 -Isrc
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC))
+build-fuzz/obj/%.o: %.c $(shell find src -name '*.h' -o -name '*.inc')
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+build-fuzz/%: fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p build-fuzz
-	clang $(CSTD) -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -o $@ $< $(LIB_SRC) $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 fuzz: $(FUZZERS)
 
