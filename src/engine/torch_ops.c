@@ -13,29 +13,44 @@ static float pow2i(int e)
     return f;
 }
 
+/* Sleef's expf_u10.  The body is written once (EXP_BODY) and compiled twice:
+ * for an FMA target, where fmaf and nearbyintf become single instructions,
+ * and generically (libm's fmaf, exact either way), so every machine computes
+ * the same bits and x86 with FMA does not pay a call per operation. */
+#define EXP_BODY \
+    /* Sleef's final selects, taken first: they override every lane where the                           \
+     * integer conversion below would be out of range. */                                               \
+    if (d != d) return d;                                                                               \
+    if (d < -104.0f) return 0.0f;                                                                       \
+    if (d > 100.0f) return INFINITY;                                                                    \
+    const float r_ln2 = 1.442695040888963407359924681001892137426645954152985934135449406931f;          \
+    const float l2u = 0.693145751953125f, l2l = 1.428606765330187045e-06f;                              \
+    float qf = nearbyintf(d * r_ln2); /* vrint_vi2_vf: round half to even */                            \
+    int q = (int)qf;                                                                                    \
+    float s = fmaf(qf, -l2u, d);                                                                        \
+    s = fmaf(qf, -l2l, s);                                                                              \
+    float u = 0.000198527617612853646278381f;                                                           \
+    u = fmaf(u, s, 0.00139304355252534151077271f);                                                      \
+    u = fmaf(u, s, 0.00833336077630519866943359f);                                                      \
+    u = fmaf(u, s, 0.0416664853692054748535156f);                                                       \
+    u = fmaf(u, s, 0.166666671633720397949219f);                                                        \
+    u = fmaf(u, s, 0.5f);                                                                               \
+    u = 1.0f + fmaf(s * s, u, s);                                                                       \
+    /* vldexp2_vf_vf_vi2: two exact power-of-two scalings */                                            \
+    int h = q >> 1;                                                                                     \
+    return u * pow2i(h) * pow2i(q - h);
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("fma"))) static float expf_fma(float d) { EXP_BODY }
+#endif
+static float expf_any(float d) { EXP_BODY }
+
 float fd_torch_expf(float d)
 {
-    /* Sleef's final selects, taken first: they override every lane where the
-     * integer conversion below would be out of range. */
-    if (d != d) return d;
-    if (d < -104.0f) return 0.0f;
-    if (d > 100.0f) return INFINITY;
-    const float r_ln2 = 1.442695040888963407359924681001892137426645954152985934135449406931f;
-    const float l2u = 0.693145751953125f, l2l = 1.428606765330187045e-06f;
-    float qf = nearbyintf(d * r_ln2); /* vrint_vi2_vf: round half to even */
-    int q = (int)qf;
-    float s = fmaf(qf, -l2u, d);
-    s = fmaf(qf, -l2l, s);
-    float u = 0.000198527617612853646278381f;
-    u = fmaf(u, s, 0.00139304355252534151077271f);
-    u = fmaf(u, s, 0.00833336077630519866943359f);
-    u = fmaf(u, s, 0.0416664853692054748535156f);
-    u = fmaf(u, s, 0.166666671633720397949219f);
-    u = fmaf(u, s, 0.5f);
-    u = 1.0f + fmaf(s * s, u, s);
-    /* vldexp2_vf_vf_vi2: two exact power-of-two scalings */
-    int h = q >> 1;
-    return u * pow2i(h) * pow2i(q - h);
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("fma")) return expf_fma(d);
+#endif
+    return expf_any(d);
 }
 
 float fd_torch_silu(float x) { return x / (1.0f + fd_torch_expf(-x)); }
