@@ -28,6 +28,19 @@ int fd_qz_class_ok(const char *c)
     return 0;
 }
 
+int64_t fd_qz_touched(jv *touched, const fd_st_tensor *t)
+{
+    jv *q = jv_obj(), *shape = jv_arr();
+    int64_t n = (int64_t)(t->shape[0] * t->shape[1]);
+    jv_push(shape, jv_int((int64_t)t->shape[0]));
+    jv_push(shape, jv_int((int64_t)t->shape[1]));
+    jv_set(q, "tensor", jv_str(t->name));
+    jv_set(q, "shape", shape);
+    jv_set(q, "elements", jv_int(n));
+    jv_push(touched, q);
+    return n;
+}
+
 int fd_qz_matches(const char *name, int ndim, const char *const *patterns, size_t npatterns)
 {
     if (ndim != 2) return 0;
@@ -315,15 +328,8 @@ int fd_quantize(const fd_qz_opts *o, jv **report, fd_err *e)
                 rc = fd_fail(e, "unsupported_dtype", "", "%s: tensor '%s' matches --match but is %s (the toy quantizer handles BF16, F16, F32, F64)",
                              s->path, t->name, t->dtype);
             quant[si][t - s->st.t] = 1;
-            jv *q = jv_obj(), *shape = jv_arr();
-            jv_push(shape, jv_int((int64_t)t->shape[0]));
-            jv_push(shape, jv_int((int64_t)t->shape[1]));
-            jv_set(q, "tensor", jv_str(t->name));
-            jv_set(q, "shape", shape);
-            jv_set(q, "elements", jv_int((int64_t)(t->shape[0] * t->shape[1])));
-            jv_push(touched, q);
             nq++;
-            elems += (int64_t)(t->shape[0] * t->shape[1]);
+            elems += fd_qz_touched(touched, t);
         }
         free(sorted);
     }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "format/json.h"
+#include "format/safetensors.h"
 
 /* P's SCHEME sentence, verbatim: it is what `scheme` and `_scheme` say. */
 #define FD_QZ_SCHEME                                                                                  \
@@ -37,6 +38,9 @@ int fd_qz_bits_ok(int bits);
 /* One of the nine scope classes (the fixed order of the scope document). */
 int fd_qz_class_ok(const char *tensor_class);
 /* Name contains any pattern and the tensor is 2-D. */
+/* Appends {tensor, shape, elements} of a 2-D tensor the quantizer converts
+ * to the report's list; returns its element count. */
+int64_t fd_qz_touched(jv *touched, const fd_st_tensor *t);
 int fd_qz_matches(const char *name, int ndim, const char *const *patterns, size_t npatterns);
 
 /* Quantizes one row of `cols` fp32 values in place. */

@@ -360,15 +360,8 @@ static int select_tensors(const fd_qf_opts *o, const fd_model_dir *md, unsigned 
                 rc = fd_fail(e, "unsupported_shape", "", "%s: tensor %s has %llu inputs, not a multiple of 16 (NVFP4 "
                              "group)", s->path, t->name, (unsigned long long)t->shape[1]);
             sel[si][t - s->st.t] = 1;
-            jv *q = jv_obj(), *shape = jv_arr();
-            jv_push(shape, jv_int((int64_t)t->shape[0]));
-            jv_push(shape, jv_int((int64_t)t->shape[1]));
-            jv_set(q, "tensor", jv_str(t->name));
-            jv_set(q, "shape", shape);
-            jv_set(q, "elements", jv_int((int64_t)(t->shape[0] * t->shape[1])));
-            jv_push(touched, q);
             (*nq)++;
-            *elems += (int64_t)(t->shape[0] * t->shape[1]);
+            *elems += fd_qz_touched(touched, t);
         }
         free(sorted);
         if (rc) return -1;

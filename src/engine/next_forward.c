@@ -13,17 +13,10 @@
 
 const fd_tensor *nx_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...)
 {
-    char name[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
+    const fd_tensor *t = fd_op_vget(w, e, ndim, d0, d1, d2, fmt, ap);
     va_end(ap);
-    const fd_tensor *t = fd_weights_get(w, name);
-    if (!t) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s is missing", name); return NULL; }
-    uint64_t want[3] = {d0, d1, d2};
-    int ok = t->ndim == ndim && (t->qfmt || !strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
-    for (int i = 0; ok && i < ndim; i++) ok = t->lshape[i] == want[i];
-    if (!ok) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s has the wrong shape or dtype", name); return NULL; }
     return t;
 }
 

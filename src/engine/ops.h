@@ -5,6 +5,7 @@
  * forward.c defines them (thin wrappers at its end). */
 #ifndef FD_ENGINE_OPS_H
 #define FD_ENGINE_OPS_H
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/matmul.h"
@@ -22,6 +23,10 @@ typedef struct fd_lin {
 
 typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
 
+/* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
+ * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
+const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
+                            const char *fmt, va_list ap);
 /* Rows row0..row0+N-1 (K logical columns) of a weight tensor. */
 void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
 /* NAME.weight [N, K] (and NAME.bias [N]); checkpoint_mismatch when absent or mis-shaped. */
