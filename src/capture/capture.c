@@ -258,7 +258,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     if (fd_mm_init(&mm, o->kernel, o->threads, e)) return -1;
     fd_glm_config c;
     memset(&c, 0, sizeof c);
-    if (fd_glm_config_load(o->model, &c, e)) return -1;
+    if (fd_glm_config_load(o->model, &c, e)) { fd_mm_free(&mm); return -1; }
     int rc = -1;
     fd_weights W;
     memset(&W, 0, sizeof W);
@@ -470,6 +470,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
         rc = write_memory_report(o->memory_report, &W, files, P.n, mt, e);
     }
 out:
+    fd_mm_free(&mm);
     if (dw) fd_dsw_abort(dw);
     free(hid);
     for (size_t i = 0; pre && i < P.n; i++) free(pre[i]);

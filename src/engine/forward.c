@@ -2,6 +2,7 @@
  * rounding, tie and order choice. */
 #include "engine/forward.h"
 #include "engine/matmul.h"
+#include "kernels/round.h"
 #include "engine/next_forward.h"
 #include "engine/ops.h"
 #include "engine/torch_ops.h"
@@ -123,7 +124,41 @@ static void swap_pairs(uint16_t *v, size_t K)
     for (size_t i = 0; i + 1 < K; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
 }
 
-static void lin_pack_mode(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
+typedef struct pack_job {
+    lin *L;
+    const fd_tensor *t;
+    uint64_t row0;
+} pack_job;
+
+static void pack_rows(void *ctx, size_t lo, size_t hi)
+{
+    const pack_job *j = ctx;
+    lin *L = j->L;
+    size_t K = L->K;
+    /* plain bf16 rows are read in place; others dequantized, cast or swapped first */
+    int direct = !strcmp(j->t->dtype, "BF16") && j->t->qfmt == FD_Q_NONE && L->mode != LIN_F32_SEQ;
+    uint16_t *buf = direct ? NULL : fd_xmalloc(FD_TILE * K * 2 + 2);
+    const unsigned char *rows[FD_TILE], *rows2[FD_TILE];
+    for (size_t n0 = lo; n0 < hi; n0 += FD_TILE) {
+        size_t nr = hi - n0 < FD_TILE ? hi - n0 : FD_TILE;
+        for (size_t r = 0; r < nr; r++) {
+            if (direct) rows[r] = (const unsigned char *)j->t->data + (j->row0 + n0 + r) * K * 2;
+            else {
+                uint16_t *row = buf + r * K;
+                fd_tensor_row_bf16(j->t, j->row0 + n0 + r, K, row); /* quantized weights: dequantized here */
+                if (L->mode == LIN_F32_SEQ) swap_pairs(row, K);
+                rows[r] = (const unsigned char *)row;
+            }
+            rows2[r] = rows[r] + L->kb * 2;
+        }
+        fd_mm_set_tile(&L->p, n0, rows, nr);
+        if (L->kb) fd_mm_set_tile(&L->p2, n0, rows2, nr);
+    }
+    free(buf);
+}
+
+/* m: the threads that pack the rows (NULL: the caller's thread) */
+static void lin_pack_mode(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
 {
     L->N = N;
     L->K = K;
@@ -133,27 +168,21 @@ static void lin_pack_mode(lin *L, const fd_tensor *t, uint64_t row0, size_t N, s
     memset(&L->p2, 0, sizeof L->p2);
     fd_mm_alloc(&L->p, N, L->kb ? L->kb : K);
     if (L->kb) fd_mm_alloc(&L->p2, N, K - L->kb);
-    uint16_t *row = fd_xmalloc(K * 2 + 2);
-    for (size_t n = 0; n < N; n++) {
-        fd_tensor_row_bf16(t, row0 + n, K, row); /* quantized weights: dequantized here, a row at a time */
-        if (mode == LIN_F32_SEQ) swap_pairs(row, K);
-        fd_mm_set_row(&L->p, n, row);
-        if (L->kb) fd_mm_set_row(&L->p2, n, row + L->kb);
-    }
-    free(row);
+    pack_job j = {L, t, row0};
+    fd_mm_range(m, N, 64, pack_rows, &j);
 }
 
-static void lin_pack(lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+static void lin_pack(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
 {
-    lin_pack_mode(L, t, row0, N, K, LIN_BF16);
+    lin_pack_mode(m, L, t, row0, N, K, LIN_BF16);
 }
 
-static int lin_load(lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
+static int lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
 {
     memset(L, 0, sizeof *L);
     const fd_tensor *t = tget(w, e, 2, N, K, 0, "%s.weight", name);
     if (!t) return -1;
-    lin_pack(L, t, 0, N, K);
+    lin_pack(m, L, t, 0, N, K);
     if (with_bias) {
         const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
         if (!b) { fd_packed_head_free(&L->p); if (L->kb) fd_packed_head_free(&L->p2); return -1; }
@@ -203,17 +232,29 @@ static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t r
     return out;
 }
 
+typedef struct epi_job {
+    const lin *L;
+    const float *out;
+    size_t os;
+    uint16_t *y;
+} epi_job;
+
+static void epilogue_rows(void *ctx, size_t lo, size_t hi)
+{
+    const epi_job *j = ctx;
+    const lin *L = j->L;
+    for (size_t r = lo; r < hi; r++) {
+        fd_round_bf16(j->out + r * j->os, L->bias, L->N, j->y + r * L->N);
+    }
+}
+
 /* y[r] = Linear(x[r]) for r < rows; x rows of K, y rows of N (bf16). */
 static void lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows, uint16_t *y)
 {
     size_t os = L->p.tiles * FD_TILE;
     float *out = lin_dots(m, L, x, rows);
-    for (size_t r = 0; r < rows; r++)
-        for (size_t n = 0; n < L->N; n++) {
-            float acc = out[r * os + n];
-            if (L->bias) acc += L->bias[n];
-            y[r * L->N + n] = BF(acc);
-        }
+    epi_job j = {L, out, os, y};
+    fd_mm_range(rows * L->N >= 1u << 14 ? m : NULL, rows, 32, epilogue_rows, &j);
     free(out);
 }
 
@@ -241,18 +282,34 @@ static float sum_sq_aten(const uint16_t *x, size_t n)
     return f;
 }
 
-/* RMSNorm (§3.1) of rows x rows of n, in place allowed (x may equal y). */
-static void rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
+typedef struct norm_job {
+    const uint16_t *x, *w;
+    size_t n;
+    float eps;
+    uint16_t *y;
+} norm_job;
+
+static void rmsnorm_rows(void *ctx, size_t lo, size_t hi)
 {
-    for (size_t r = 0; r < rows; r++) {
-        const uint16_t *xr = x + r * n;
+    const norm_job *j = ctx;
+    size_t n = j->n;
+    for (size_t r = lo; r < hi; r++) {
+        const uint16_t *xr = j->x + r * n;
         float ss = sum_sq_aten(xr, n);
-        float rs = 1.0f / sqrtf(ss / (float)n + eps);
-        for (size_t j = 0; j < n; j++) {
-            uint16_t nb = BF(F(xr[j]) * rs);
-            y[r * n + j] = BF(F(w[j]) * F(nb));
+        float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
+        for (size_t k = 0; k < n; k++) {
+            uint16_t nb = BF(F(xr[k]) * rs);
+            j->y[r * n + k] = BF(F(j->w[k]) * F(nb));
         }
     }
+}
+
+/* RMSNorm (§3.1) of rows x rows of n, in place allowed (x may equal y);
+ * rows spread over m's threads (m NULL: the caller's thread). */
+static void rmsnorm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
+{
+    norm_job j = {x, w, n, eps, y};
+    fd_mm_range(m, rows, 16, rmsnorm_rows, &j);
 }
 
 /* LayerNorm (indexer k_norm), torch's CPU kernel (torch_ops.h). */
@@ -419,59 +476,36 @@ static void select_all_causal(unsigned char *sel, size_t S)
     for (size_t t = 0; t < S; t++) memset(sel + t * S, 1, t + 1);
 }
 
-static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h, const uint16_t *cq,
-                   size_t S, const rope *R, unsigned char *sel, fd_err *e)
+enum { IDX_TB = 16 };
+
+typedef struct iblock_job {
+    const fd_mm *m;
+    const uint16_t *q, *wt;
+    const fd_packed_head *kx;
+    unsigned char *sel;
+    size_t S, Hi, Di, topk;
+    float hs, ds;
+} iblock_job;
+
+/* indexer scores and top-k selection of query rows topk + IDX_TB*bi .. (rows
+ * t + 1 > topk are truly sparse) */
+static void iblock_task(void *ctx, size_t bi, int worker)
 {
-    size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
-           Di = (size_t)c->index_head_dim, dr = (size_t)c->qk_rope_head_dim, topk = (size_t)c->index_topk;
-    select_all_causal(sel, S);
-    if (S <= topk) return 0; /* every row keeps all causal keys: exact dense causal */
-    char nm[256];
-    lin wq, wk, wp;
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wq_b", L);
-    if (lin_load(&wq, W, e, Hi * Di, rq, 0, nm)) return -1;
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wk", L);
-    if (lin_load(&wk, W, e, Di, H, 0, nm)) { lin_free(&wq); return -1; }
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.weights_proj", L);
-    if (lin_load(&wp, W, e, Hi, H, 0, nm)) { lin_free(&wq); lin_free(&wk); return -1; }
-    const fd_tensor *kw = tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
-    const fd_tensor *kb = kw ? tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
-    if (!kb) { lin_free(&wq); lin_free(&wk); lin_free(&wp); return -1; }
-    uint16_t *lw = vec_bf16(kw, 0, Di), *lb = vec_bf16(kb, 0, Di);
-    uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
-    lin_apply(m, &wq, cq, S, q);
-    lin_apply(m, &wk, h, S, k);
-    lin_apply(m, &wp, h, S, wt);
-    dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
-    dump(L, "idx_k", "bf16", k, S * Di * 2);
-    dump(L, "idx_w", "bf16", wt, S * Hi * 2);
-    layernorm(k, S, Di, lw, lb, 1e-6f);
-    dump(L, "idx_k_norm", "bf16", k, S * Di * 2);
-    for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < Hi; hh++) rot(q + (t * Hi + hh) * Di, R, t); /* rope FIRST dr dims */
-        rot(k + t * Di, R, t);
-    }
-    (void)dr;
-    float hs = (float)pow((double)Hi, -0.5), ds = (float)pow((double)Di, -0.5);
-    /* scores of a block of query rows against every key, as one product:
-     * rows (t, head) of q times the packed keys.  torch computes them as an
-     * fp32 matmul of the upcast bf16 values (MKL: one FMA chain in
-     * increasing k, exact products): the canonical kernel gives that order
-     * on pair-swapped operands (LIN_F32_SEQ) */
-    for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < Hi; hh++) swap_pairs(q + (t * Hi + hh) * Di, Di);
-        swap_pairs(k + t * Di, Di);
-    }
-    enum { TB = 16 };
-    fd_packed_head kx;
-    fd_mm_alloc(&kx, S, Di);
-    for (size_t j = 0; j < S; j++) fd_mm_set_row(&kx, j, k + j * Di);
+    (void)worker;
+    const iblock_job *J = ctx;
+    const fd_mm *m = J->m;
+    const uint16_t *q = J->q, *wt = J->wt;
+    unsigned char *sel = J->sel;
+    size_t S = J->S, Hi = J->Hi, Di = J->Di, topk = J->topk, t0 = topk + bi * IDX_TB;
+    float hs = J->hs, ds = J->ds;
+    fd_packed_head kx = *J->kx;
+    enum { TB = IDX_TB };
     size_t os = kx.tiles * FD_TILE, kp = kx.kp;
     uint32_t *qp = fd_xmalloc((TB * Hi * kp + 1) * 4);
     float *dots = fd_xmalloc((TB * Hi * os + 1) * 4);
     keyscore *ks = fd_xmalloc(S * sizeof *ks);
     float *isum = fd_xmalloc(S * sizeof *isum);
-    for (size_t t0 = topk; t0 < S; t0 += TB) { /* rows t+1 > topk are truly sparse */
+    {
         size_t nb = S - t0 < TB ? S - t0 : TB;
         fd_mm_pack_rows(q + t0 * Hi * Di, nb * Hi, Di, Di, qp);
         fd_packed_head kc = kx; /* causal: keys past the block's last query are never scored */
@@ -499,83 +533,86 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
             for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
         }
     }
-    free(ks); free(isum); free(qp); free(dots); fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
+    free(ks); free(isum); free(qp); free(dots);
+}
+
+static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h, const uint16_t *cq,
+                   size_t S, const rope *R, unsigned char *sel, fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
+           Di = (size_t)c->index_head_dim, dr = (size_t)c->qk_rope_head_dim, topk = (size_t)c->index_topk;
+    select_all_causal(sel, S);
+    if (S <= topk) return 0; /* every row keeps all causal keys: exact dense causal */
+    char nm[256];
+    lin wq, wk, wp;
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wq_b", L);
+    if (lin_load(m, &wq, W, e, Hi * Di, rq, 0, nm)) return -1;
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wk", L);
+    if (lin_load(m, &wk, W, e, Di, H, 0, nm)) { lin_free(&wq); return -1; }
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.weights_proj", L);
+    if (lin_load(m, &wp, W, e, Hi, H, 0, nm)) { lin_free(&wq); lin_free(&wk); return -1; }
+    const fd_tensor *kw = tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
+    const fd_tensor *kb = kw ? tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
+    if (!kb) { lin_free(&wq); lin_free(&wk); lin_free(&wp); return -1; }
+    uint16_t *lw = vec_bf16(kw, 0, Di), *lb = vec_bf16(kb, 0, Di);
+    uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
+    lin_apply(m, &wq, cq, S, q);
+    lin_apply(m, &wk, h, S, k);
+    lin_apply(m, &wp, h, S, wt);
+    dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
+    dump(L, "idx_k", "bf16", k, S * Di * 2);
+    dump(L, "idx_w", "bf16", wt, S * Hi * 2);
+    layernorm(k, S, Di, lw, lb, 1e-6f);
+    dump(L, "idx_k_norm", "bf16", k, S * Di * 2);
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < Hi; hh++) rot(q + (t * Hi + hh) * Di, R, t); /* rope FIRST dr dims */
+        rot(k + t * Di, R, t);
+    }
+    (void)dr;
+    /* scores of a block of query rows against every key, as one product:
+     * rows (t, head) of q times the packed keys.  torch computes them as an
+     * fp32 matmul of the upcast bf16 values (MKL: one FMA chain in
+     * increasing k, exact products): the canonical kernel gives that order
+     * on pair-swapped operands (LIN_F32_SEQ) */
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < Hi; hh++) swap_pairs(q + (t * Hi + hh) * Di, Di);
+        swap_pairs(k + t * Di, Di);
+    }
+    fd_packed_head kx;
+    fd_mm_alloc(&kx, S, Di);
+    for (size_t j = 0; j < S; j++) fd_mm_set_row(&kx, j, k + j * Di);
+    /* blocks of query rows in parallel (each scores and selects its own rows) */
+    fd_mm m1 = fd_mm_serial(m);
+    iblock_job ij = {&m1, q, wt, &kx, sel, S, Hi, Di, topk, (float)pow((double)Hi, -0.5), (float)pow((double)Di, -0.5)};
+    fd_mm_for(m, (S - topk + IDX_TB - 1) / IDX_TB, iblock_task, &ij);
+    fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
     lin_free(&wq); lin_free(&wk); lin_free(&wp);
     return 0;
 }
 
 /* ------------------------------------------------------------ attention */
 
-static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
-                     const uint16_t *ln_w, const rope *R, unsigned char *sel, int *have_sel, fd_err *e)
-{
-    size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, rkv = (size_t)c->kv_lora_rank,
-           nh = (size_t)c->num_attention_heads, dn = (size_t)c->qk_nope_head_dim, dr = (size_t)c->qk_rope_head_dim,
-           dv = (size_t)c->v_head_dim, dq = dn + dr;
-    int rc = -1;
-    char nm[256];
-    lin qa = {0}, qb = {0}, kva = {0}, kvb = {0}, op = {0};
-    uint16_t *h = NULL, *cq = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *qaw = NULL,
-             *kvaw = NULL, *P = NULL;
-    float *sc = NULL;
-    int bias = c->attention_bias;
-#define LL(var, n, k, b, suffix)                                               \
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
-    if (lin_load(&var, W, e, n, k, b, nm)) goto out;
-    LL(qa, rq, H, bias, "q_a_proj")
-    LL(qb, nh * dq, rq, 0, "q_b_proj")
-    LL(kva, rkv + dr, H, bias, "kv_a_proj_with_mqa")
-    LL(kvb, nh * (dn + dv), rkv, 0, "kv_b_proj")
-    LL(op, H, nh * dv, bias, "o_proj")
-#undef LL
-    const fd_tensor *t1 = tget(W, e, 1, rq, 0, 0, "model.layers.%lld.self_attn.q_a_layernorm.weight", L);
-    if (!t1) goto out;
-    qaw = vec_bf16(t1, 0, rq);
-    const fd_tensor *t2 = tget(W, e, 1, rkv, 0, 0, "model.layers.%lld.self_attn.kv_a_layernorm.weight", L);
-    if (!t2) goto out;
-    kvaw = vec_bf16(t2, 0, rkv);
+typedef struct head_job {
+    const fd_mm *m;
+    const uint16_t *q, *kv, *a;
+    const unsigned char *sel;
+    uint16_t *o;
+    size_t S, nh, dn, dr, dv, rkv;
+    float lam;
+} head_job;
 
-    h = fd_xmalloc(S * H * 2);
-    rmsnorm(x, S, H, ln_w, (float)c->rms_norm_eps, h);
-    cq = fd_xmalloc(S * rq * 2);
-    dump(L, "attn_in", "bf16", h, S * H * 2);
-    lin_apply(m, &qa, h, S, cq);
-    dump(L, "q_a", "bf16", cq, S * rq * 2);
-    rmsnorm(cq, S, rq, qaw, 1e-6f, cq);
-    dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
-    q = fd_xmalloc(S * nh * dq * 2);
-    lin_apply(m, &qb, cq, S, q);
-    a = fd_xmalloc(S * (rkv + dr) * 2);
-    dump(L, "q_b", "bf16", q, S * nh * dq * 2);
-    lin_apply(m, &kva, h, S, a);
-    dump(L, "kv_a", "bf16", a, S * (rkv + dr) * 2);
-    ct = fd_xmalloc(S * rkv * 2);
-    for (size_t t = 0; t < S; t++) memcpy(ct + t * rkv, a + t * (rkv + dr), rkv * 2);
-    rmsnorm(ct, S, rkv, kvaw, 1e-6f, ct);
-    kv = fd_xmalloc(S * nh * (dn + dv) * 2);
-    dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
-    lin_apply(m, &kvb, ct, S, kv);
-    dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
-    for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
-        rot(a + t * (rkv + dr) + rkv, R, t);
-    }
-    /* selection */
-    if (c->indexer_full[L]) {
-        if (indexer(m, W, c, L, h, cq, S, R, sel, e)) goto out;
-        *have_sel = 1;
-    } else if (!*have_sel) {
-        fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
-        goto out;
-    }
-    dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
-    dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
-    dump(L, "sel", "u8", sel, S * S);
-    /* per head: scores = Q_h K_h^T and o_h = P V_h as products over blocks of
-     * query rows; K_h = [k_nope_h | k_rope] */
+/* one attention head: o[:, hh, :] = softmax(bf(bf(Q_h K_h^T) * lam)) V_h */
+static void attn_head(void *ctx, size_t hh, int worker)
+{
+    (void)worker;
+    const head_job *J = ctx;
+    const fd_mm *m = J->m;
+    const uint16_t *q = J->q, *kv = J->kv, *a = J->a;
+    const unsigned char *sel = J->sel;
+    uint16_t *o = J->o;
+    size_t S = J->S, nh = J->nh, dn = J->dn, dr = J->dr, dv = J->dv, rkv = J->rkv, dq = dn + dr;
+    float lam = J->lam;
     enum { TB = 32 };
-    float lam = (float)pow((double)dq, -0.5);
-    o = fd_xmalloc(S * nh * dv * 2);
     uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
     /* P.V contracts over the S keys: oneDNN's K-blocks (lin_mode) apply */
     size_t kbv = onednn_kblock(S);
@@ -586,10 +623,10 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
     uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4),
              *pp2 = fd_xmalloc((TB * (kbv ? vh2.kp : 0) + 1) * 4);
-    sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
+    float *sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
     float *ob = fd_xmalloc((TB * ov + 1) * 4), *ob2 = fd_xmalloc((TB * ov + 1) * 4);
-    P = fd_xmalloc(TB * S * 2 + 2);
-    for (size_t hh = 0; hh < nh; hh++) {
+    uint16_t *P = fd_xmalloc(TB * S * 2 + 2);
+    {
         for (size_t j = 0; j < S; j++) {
             memcpy(row, kv + (j * nh + hh) * (dn + dv), dn * 2);
             memcpy(row + dn, a + j * (rkv + dr) + rkv, dr * 2);
@@ -629,10 +666,86 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
                 for (size_t d = 0; d < dv; d++) o[((t0 + i) * nh + hh) * dv + d] = BF(ob[i * ov + d]);
         }
     }
-    free(row); free(qp); free(pp); free(pp2); free(ob); free(ob2);
+    free(row); free(qp); free(pp); free(pp2); free(ob); free(ob2); free(sc); free(P);
     fd_packed_head_free(&kh);
     fd_packed_head_free(&vh);
     if (kbv) fd_packed_head_free(&vh2);
+}
+
+static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
+                     const uint16_t *ln_w, const rope *R, unsigned char *sel, int *have_sel, fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, rkv = (size_t)c->kv_lora_rank,
+           nh = (size_t)c->num_attention_heads, dn = (size_t)c->qk_nope_head_dim, dr = (size_t)c->qk_rope_head_dim,
+           dv = (size_t)c->v_head_dim, dq = dn + dr;
+    int rc = -1;
+    char nm[256];
+    lin qa = {0}, qb = {0}, kva = {0}, kvb = {0}, op = {0};
+    uint16_t *h = NULL, *cq = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *qaw = NULL,
+             *kvaw = NULL;
+    int bias = c->attention_bias;
+#define LL(var, n, k, b, suffix)                                               \
+    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
+    if (lin_load(m, &var, W, e, n, k, b, nm)) goto out;
+    LL(qa, rq, H, bias, "q_a_proj")
+    LL(qb, nh * dq, rq, 0, "q_b_proj")
+    LL(kva, rkv + dr, H, bias, "kv_a_proj_with_mqa")
+    LL(kvb, nh * (dn + dv), rkv, 0, "kv_b_proj")
+    LL(op, H, nh * dv, bias, "o_proj")
+#undef LL
+    const fd_tensor *t1 = tget(W, e, 1, rq, 0, 0, "model.layers.%lld.self_attn.q_a_layernorm.weight", L);
+    if (!t1) goto out;
+    qaw = vec_bf16(t1, 0, rq);
+    const fd_tensor *t2 = tget(W, e, 1, rkv, 0, 0, "model.layers.%lld.self_attn.kv_a_layernorm.weight", L);
+    if (!t2) goto out;
+    kvaw = vec_bf16(t2, 0, rkv);
+
+    h = fd_xmalloc(S * H * 2);
+    rmsnorm(m, x, S, H, ln_w, (float)c->rms_norm_eps, h);
+    cq = fd_xmalloc(S * rq * 2);
+    dump(L, "attn_in", "bf16", h, S * H * 2);
+    lin_apply(m, &qa, h, S, cq);
+    dump(L, "q_a", "bf16", cq, S * rq * 2);
+    rmsnorm(m, cq, S, rq, qaw, 1e-6f, cq);
+    dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
+    q = fd_xmalloc(S * nh * dq * 2);
+    lin_apply(m, &qb, cq, S, q);
+    a = fd_xmalloc(S * (rkv + dr) * 2);
+    dump(L, "q_b", "bf16", q, S * nh * dq * 2);
+    lin_apply(m, &kva, h, S, a);
+    dump(L, "kv_a", "bf16", a, S * (rkv + dr) * 2);
+    ct = fd_xmalloc(S * rkv * 2);
+    for (size_t t = 0; t < S; t++) memcpy(ct + t * rkv, a + t * (rkv + dr), rkv * 2);
+    rmsnorm(m, ct, S, rkv, kvaw, 1e-6f, ct);
+    kv = fd_xmalloc(S * nh * (dn + dv) * 2);
+    dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
+    lin_apply(m, &kvb, ct, S, kv);
+    dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
+    for (size_t t = 0; t < S; t++) {
+        for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
+        rot(a + t * (rkv + dr) + rkv, R, t);
+    }
+    /* selection */
+    if (c->indexer_full[L]) {
+        if (indexer(m, W, c, L, h, cq, S, R, sel, e)) goto out;
+        *have_sel = 1;
+    } else if (!*have_sel) {
+        fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
+        goto out;
+    }
+    dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
+    dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
+    dump(L, "sel", "u8", sel, S * S);
+    /* per head: scores = Q_h K_h^T and o_h = P V_h as products over blocks
+     * of query rows (attn_head); heads in parallel when there are enough of
+     * them for the threads, else one at a time with parallel products */
+    o = fd_xmalloc(S * nh * dv * 2);
+    fd_mm m1 = fd_mm_serial(m);
+    int by_head = nh >= 2 * (size_t)m->threads || nh % (size_t)m->threads == 0;
+    head_job hj = {by_head ? &m1 : m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)dq, -0.5)};
+    if (by_head) fd_mm_for(m, nh, attn_head, &hj);
+    else
+        for (size_t hh = 0; hh < nh; hh++) attn_head(&hj, hh, 0);
     ao = fd_xmalloc(S * H * 2);
     dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
     lin_apply(m, &op, o, S, ao);
@@ -643,7 +756,6 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
 out:
     lin_free(&qa); lin_free(&qb); lin_free(&kva); lin_free(&kvb); lin_free(&op);
     free(h); free(cq); free(q); free(a); free(ct); free(kv); free(o); free(ao); free(qaw); free(kvaw);
-    free(P); free(sc);
     return rc;
 }
 
@@ -654,6 +766,22 @@ out:
  * scalar (libm) path on the rest: the run is the whole [rows, I] gate
  * output of a dense MLP (per_row = 0), one row of the strided gate half of
  * grouped_mm's gate_up output for routed experts (per_row = 1). */
+typedef struct silu_job {
+    uint16_t *a;
+    const uint16_t *b;
+    size_t I, run, vend;
+} silu_job;
+
+static void silu_rows(void *ctx, size_t lo, size_t hi)
+{
+    const silu_job *j = ctx;
+    for (size_t i = lo * j->I; i < hi * j->I; i++) {
+        float v = F(j->a[i]);
+        float sv = i % j->run < j->vend ? fd_torch_silu(v) : fd_torch_silu_tail(v);
+        j->a[i] = BF(F(BF(sv)) * F(j->b[i]));
+    }
+}
+
 static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
                    uint16_t *y)
 {
@@ -661,12 +789,9 @@ static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, con
     uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
     lin_apply(m, g, x, rows, a);
     lin_apply(m, u, x, rows, b);
-    size_t run = per_row ? I : rows * I, vend = fd_torch_vec_end(run, 64);
-    for (size_t i = 0; i < rows * I; i++) {
-        float v = F(a[i]);
-        float sv = i % run < vend ? fd_torch_silu(v) : fd_torch_silu_tail(v);
-        a[i] = BF(F(BF(sv)) * F(b[i]));
-    }
+    size_t run = per_row ? I : rows * I;
+    silu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
+    fd_mm_range(m, rows, 16, silu_rows, &j);
     lin_apply(m, d, a, rows, y);
     free(a);
     free(b);
@@ -679,16 +804,78 @@ static int dense_mlp(const fd_mm *m, const fd_weights *W, size_t H, size_t I, co
     char nm[300];
     int rc = -1;
     snprintf(nm, sizeof nm, "%s.gate_proj", prefix);
-    if (lin_load(&g, W, e, I, H, 0, nm)) goto out;
+    if (lin_load(m, &g, W, e, I, H, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.up_proj", prefix);
-    if (lin_load(&u, W, e, I, H, 0, nm)) goto out;
+    if (lin_load(m, &u, W, e, I, H, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
-    if (lin_load(&d, W, e, H, I, 0, nm)) goto out;
+    if (lin_load(m, &d, W, e, H, I, 0, nm)) goto out;
     swiglu(m, &g, &u, &d, x, rows, 0, y);
     rc = 0;
 out:
     lin_free(&g); lin_free(&u); lin_free(&d);
     return rc;
+}
+
+typedef struct expert_job {
+    const fd_mm *m;
+    const fd_tensor *const *tx; /* gate, up, down of expert x at 3x .. 3x+2 */
+    const uint64_t *rx;         /* their first rows */
+    size_t H, Im, slots, kk;
+    const size_t *slot_x;       /* the expert of each (token, slot) */
+    const uint16_t *h2;
+    uint16_t *ys;               /* out: the expert output of each (token, slot) */
+} expert_job;
+
+/* expert x over the tokens routed to it (each output element is still one
+ * independent canonical dot, so batching changes no bit) */
+static void expert_task(void *ctx, size_t x, int worker)
+{
+    (void)worker;
+    const expert_job *J = ctx;
+    size_t H = J->H, n = 0;
+    for (size_t i = 0; i < J->slots; i++) n += J->slot_x[i] == x;
+    if (!n) return;
+    uint16_t *xb = fd_xmalloc(n * H * 2), *yb = fd_xmalloc(n * H * 2);
+    size_t *who = fd_xmalloc(n * sizeof *who);
+    n = 0;
+    for (size_t i = 0; i < J->slots; i++)
+        if (J->slot_x[i] == x) { memcpy(xb + n * H, J->h2 + (i / J->kk) * H, H * 2); who[n++] = i; }
+    lin g, u, d;
+    const fd_mm *pm = J->m->pool ? J->m : NULL; /* serial bodies pack serially */
+    lin_pack(pm, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H);
+    lin_pack(pm, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H);
+    lin_pack(pm, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im);
+    swiglu(J->m, &g, &u, &d, xb, n, 1, yb);
+    for (size_t r = 0; r < n; r++) memcpy(J->ys + who[r] * H, yb + r * H, H * 2);
+    lin_free(&g); lin_free(&u); lin_free(&d);
+    free(xb); free(yb); free(who);
+}
+
+typedef struct combine_job {
+    const uint16_t *ys;
+    const float *slot_r;
+    const uint16_t *sh;
+    uint16_t *drt, *y;
+    size_t H, kk;
+} combine_job;
+
+/* per token: the routed sum in slot order (fp32), rounded, plus the shared expert */
+static void combine_rows(void *ctx, size_t lo, size_t hi)
+{
+    const combine_job *j = ctx;
+    size_t H = j->H, kk = j->kk;
+    float *acc = fd_xmalloc(H * 4);
+    for (size_t t = lo; t < hi; t++) {
+        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
+        for (size_t sl = 0; sl < kk; sl++) {
+            const uint16_t *ye = j->ys + (t * kk + sl) * H;
+            float r = j->slot_r[t * kk + sl];
+            for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
+        }
+        for (size_t i = 0; i < H; i++) j->drt[t * H + i] = BF(acc[i]);
+        for (size_t i = 0; i < H; i++) j->y[t * H + i] = BF(F(BF(acc[i])) + F(j->sh[t * H + i]));
+    }
+    free(acc);
 }
 
 static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
@@ -701,11 +888,13 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     const fd_tensor *gb = gw ? tget(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
     if (!gb) return -1;
     lin router;
-    lin_pack_mode(&router, gw, 0, E, H, LIN_F32_SEQ);
+    lin_pack_mode(m, &router, gw, 0, E, H, LIN_F32_SEQ);
     float *bias = fd_xmalloc(E * 4);
     for (size_t i = 0; i < E; i++) bias[i] = t_f32(gb, i);
-    /* experts */
-    lin *eg = fd_xcalloc(E, sizeof *eg), *eu = fd_xcalloc(E, sizeof *eu), *ed = fd_xcalloc(E, sizeof *ed);
+    /* experts: each one's tensor and first row of gate, up and down, resolved
+     * (and shape-checked) here; packed where it runs (expert_task) */
+    const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
+    uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
     char nm[256];
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.gate_up_proj", L);
     if (fd_weights_get(W, nm)) {
@@ -713,18 +902,18 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
         const fd_tensor *dp = gu ? tget(W, e, 3, E, H, Im, "model.layers.%lld.mlp.experts.down_proj", L) : NULL;
         if (!dp) goto out;
         for (size_t x = 0; x < E; x++) {
-            lin_pack(&eg[x], gu, x * 2 * Im, Im, H);      /* first half: gate */
-            lin_pack(&eu[x], gu, x * 2 * Im + Im, Im, H); /* second half: up */
-            lin_pack(&ed[x], dp, x * H, H, Im);
+            tx[3 * x] = tx[3 * x + 1] = gu;
+            tx[3 * x + 2] = dp;
+            rx[3 * x] = x * 2 * Im;      /* first half: gate */
+            rx[3 * x + 1] = x * 2 * Im + Im; /* second half: up */
+            rx[3 * x + 2] = x * H;
         }
     } else {
-        for (size_t x = 0; x < E; x++) {
-            snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.%zu.gate_proj", L, x);
-            if (lin_load(&eg[x], W, e, Im, H, 0, nm)) goto out;
-            snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.%zu.up_proj", L, x);
-            if (lin_load(&eu[x], W, e, Im, H, 0, nm)) goto out;
-            snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.%zu.down_proj", L, x);
-            if (lin_load(&ed[x], W, e, H, Im, 0, nm)) goto out;
+        static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
+        for (size_t x = 0; x < 3 * E; x++) {
+            size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
+            if (!(tx[x] = tget(W, e, 2, n, kdim, 0, "model.layers.%lld.mlp.experts.%zu.%s.weight", L, x / 3, part[x % 3])))
+                goto out;
         }
     }
     uint16_t *sh = fd_xmalloc(S * H * 2);
@@ -787,37 +976,28 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
         }
     }
     free(lgs);
-    uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2), *xb = fd_xmalloc((S * H + 1) * 2), *yb = fd_xmalloc((S * H + 1) * 2);
-    size_t *who = fd_xmalloc((S + 1) * sizeof *who);
-    for (size_t x = 0; x < E; x++) {
-        size_t n = 0;
-        for (size_t i = 0; i < S * kk; i++)
-            if (slot_x[i] == x) { memcpy(xb + n * H, h2 + (i / kk) * H, H * 2); who[n++] = i; }
-        if (!n) continue;
-        swiglu(m, &eg[x], &eu[x], &ed[x], xb, n, 1, yb);
-        for (size_t r = 0; r < n; r++) memcpy(ys + who[r] * H, yb + r * H, H * 2);
-    }
-    for (size_t t = 0; t < S; t++) {
-        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
-        for (size_t sl = 0; sl < kk; sl++) {
-            const uint16_t *ye = ys + (t * kk + sl) * H;
-            float r = slot_r[t * kk + sl];
-            for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
-        }
-        for (size_t i = 0; i < H; i++) drt[t * H + i] = BF(acc[i]);
-        for (size_t i = 0; i < H; i++) y[t * H + i] = BF(F(BF(acc[i])) + F(sh[t * H + i]));
-    }
+    uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2);
+    fd_mm m1 = fd_mm_serial(m);
+    /* experts in parallel when there are enough of them for the threads,
+     * else one at a time with parallel products */
+    int by_expert = E >= 2 * (size_t)m->threads;
+    expert_job xj = {by_expert ? &m1 : m, tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
+    if (by_expert) fd_mm_for(m, E, expert_task, &xj);
+    else
+        for (size_t x = 0; x < E; x++) expert_task(&xj, x, 0);
+    combine_job cj = {ys, slot_r, sh, drt, y, H, kk};
+    fd_mm_range(m, S, 16, combine_rows, &cj);
     dump(L, "router_logits", "f32", dlog, S * E * 4);
     dump(L, "routed", "bf16", drt, S * H * 2);
     dump(L, "shared", "bf16", sh, S * H * 2);
     free(dlog);
     free(drt);
-    free(ys); free(xb); free(yb); free(who); free(slot_x); free(slot_r);
+    free(ys); free(slot_x); free(slot_r);
     free(g); free(s); free(acc); free(gs); free(eks); free(gkeep); free(sh);
     rc = 0;
 out:
-    for (size_t x = 0; x < E; x++) { lin_free(&eg[x]); lin_free(&eu[x]); lin_free(&ed[x]); }
-    free(eg); free(eu); free(ed);
+    free(tx);
+    free(rx);
     lin_free(&router);
     free(bias);
     return rc;
@@ -893,7 +1073,7 @@ int fd_forward_layer(const fd_mm *m, const fd_weights *W, const fd_model_config 
     uint16_t *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2), *x = f->x;
     int rc = -1;
     if (attention(m, W, c, L, x, S, lw, &f->R, f->sel, &f->have_sel, e)) goto out;
-    rmsnorm(x, S, H, pw, (float)c->rms_norm_eps, h2);
+    rmsnorm(m, x, S, H, pw, (float)c->rms_norm_eps, h2);
     dump(L, "post_ln", "bf16", h2, S * H * 2);
     char nm[128];
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
@@ -914,7 +1094,7 @@ int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uin
     const fd_tensor *nrm = tget(W, e, 1, H, 0, 0, "model.norm.weight");
     if (!nrm) return -1;
     uint16_t *lw = vec_bf16(nrm, 0, H);
-    rmsnorm(f->x, S, H, lw, (float)c->rms_norm_eps, out);
+    rmsnorm(NULL, f->x, S, H, lw, (float)c->rms_norm_eps, out);
     dump(-1, "final", "bf16", out, S * H * 2);
     free(lw);
     return 0;
@@ -935,17 +1115,17 @@ int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config
 
 /* ------------------------------------------------------------ engine/ops.h */
 
-void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { lin_pack(L, t, row0, N, K); }
+void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { lin_pack(NULL, L, t, row0, N, K); }
 int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
 {
-    return lin_load(L, w, e, N, K, with_bias, name);
+    return lin_load(NULL, L, w, e, N, K, with_bias, name);
 }
 void fd_lin_free(fd_lin *L) { lin_free(L); }
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows) { return lin_dots(m, L, x, rows); }
 void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y) { lin_apply(m, L, x, rows, y); }
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
 {
-    rmsnorm(x, rows, n, w, eps, y);
+    rmsnorm(NULL, x, rows, n, w, eps, y);
 }
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
 {

@@ -1,6 +1,5 @@
 #include "engine/matmul.h"
 #include "util/buf.h"
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +16,47 @@ int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_err *e)
         threads = n > 0 ? (int)n : 1;
     }
     m->threads = threads;
+    m->pool = fd_pool_new(threads);
+    if (!m->pool) return fd_fail(e, "resources", "", "could not start %d threads", threads);
     return 0;
+}
+
+void fd_mm_free(fd_mm *m)
+{
+    fd_pool_free(m->pool);
+    m->pool = NULL;
+}
+
+fd_mm fd_mm_serial(const fd_mm *m)
+{
+    fd_mm s = *m;
+    s.threads = 1;
+    s.pool = NULL;
+    return s;
+}
+
+void fd_mm_for(const fd_mm *m, size_t n, fd_pool_fn fn, void *ctx) { fd_pool_for(m ? m->pool : NULL, n, fn, ctx); }
+
+typedef struct range_job {
+    fd_range_fn fn;
+    void *ctx;
+    size_t n, grain;
+} range_job;
+
+static void range_task(void *ctx, size_t i, int worker)
+{
+    (void)worker;
+    const range_job *r = ctx;
+    size_t lo = i * r->grain, hi = lo + r->grain < r->n ? lo + r->grain : r->n;
+    r->fn(r->ctx, lo, hi);
+}
+
+void fd_mm_range(const fd_mm *m, size_t n, size_t grain, fd_range_fn fn, void *ctx)
+{
+    if (!n) return;
+    if (grain < 1) grain = 1;
+    range_job r = {fn, ctx, n, grain};
+    fd_mm_for(m, (n + grain - 1) / grain, range_task, &r);
 }
 
 void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K)
@@ -42,58 +81,76 @@ void fd_mm_set_row(fd_packed_head *b, size_t n, const uint16_t *row)
     }
 }
 
+void fd_mm_set_tile(fd_packed_head *b, size_t n0, const unsigned char *const *rows, size_t nr)
+{
+    uint32_t *dst = b->w + (n0 / FD_TILE) * b->kp * FD_TILE;
+    size_t K = b->hidden, full = K / 2;
+    for (size_t k = 0; k < full; k++, dst += FD_TILE)
+        for (size_t c = 0; c < nr; c++) {
+            uint32_t w;
+            memcpy(&w, rows[c] + 4 * k, 4); /* little-endian: element 2k in the low half */
+            dst[c] = w;
+        }
+    if (K % 2)
+        for (size_t c = 0; c < nr; c++) {
+            uint16_t lo;
+            memcpy(&lo, rows[c] + 4 * full, 2);
+            dst[c] = lo;
+        }
+}
+
 void fd_mm_pack_rows(const uint16_t *x, size_t np, size_t K, size_t stride, uint32_t *out)
 {
     size_t kp = (K + 1) / 2;
     for (size_t p = 0; p < np; p++) fd_pack_hidden(x + p * stride, K, out + p * kp);
 }
 
-typedef struct part {
+/* One product split into tasks of ROW_BLOCK rows x `tc` tiles; each
+ * task writes its own block of out. */
+typedef struct mm_job {
     const fd_mm *m;
     const uint32_t *a;
     size_t np;
     const fd_packed_head *b;
     float *out;
-    size_t ostride, t0, t1;
-} part;
+    size_t ostride, tc, rblocks;
+} mm_job;
 
-static void *run_part(void *arg)
+static void run_block(const mm_job *q, size_t p, size_t n, size_t t, size_t nt)
 {
-    const part *q = arg;
     size_t kp = q->b->kp;
+    q->m->gemm(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE, q->ostride);
+}
+
+static void run_task(void *ctx, size_t i, int worker)
+{
+    (void)worker;
+    const mm_job *q = ctx;
+    /* tile-major: consecutive tasks reuse one chunk of the weights */
+    size_t t = (i / q->rblocks) * q->tc, p = (i % q->rblocks) * ROW_BLOCK;
+    size_t n = q->np - p < ROW_BLOCK ? q->np - p : ROW_BLOCK, nt = q->b->tiles - t < q->tc ? q->b->tiles - t : q->tc;
     int mx = q->m->path == FD_PATH_AVX2 || q->m->path == FD_PATH_AVX512F;
     unsigned csr = mx ? fd_ftz_daz_enter() : 0; /* MXCSR is per thread */
-    for (size_t t = q->t0; t < q->t1; t += TILE_BLOCK) {
-        size_t nt = q->t1 - t < TILE_BLOCK ? q->t1 - t : TILE_BLOCK;
-        for (size_t p = 0; p < q->np; p += ROW_BLOCK) {
-            size_t n = q->np - p < ROW_BLOCK ? q->np - p : ROW_BLOCK;
-            q->m->gemm(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE,
-                       q->ostride);
-        }
-    }
+    run_block(q, p, n, t, nt);
     if (mx) fd_ftz_daz_leave(csr);
-    return NULL;
 }
 
 void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride)
 {
     size_t tiles = b->tiles;
-    size_t work = np * tiles * b->kp;
-    size_t nt = (size_t)(m->threads > 0 ? m->threads : 1);
-    if (nt > tiles) nt = tiles;
-    if (work < (1u << 16) || nt < 2) nt = 1; /* thread start-up would cost more than the work */
-    part parts[64];
-    if (nt > 64) nt = 64;
-    for (size_t i = 0; i < nt; i++)
-        parts[i] = (part){m, a, np, b, out, ostride, tiles * i / nt, tiles * (i + 1) / nt};
-    if (nt == 1) { run_part(&parts[0]); return; }
-    pthread_t th[64];
-    size_t started = 0;
-    for (size_t i = 1; i < nt; i++) {
-        if (pthread_create(&th[i], NULL, run_part, &parts[i])) break;
-        started = i;
+    if (!np || !tiles) return;
+    size_t rblocks = (np + ROW_BLOCK - 1) / ROW_BLOCK, tc = TILE_BLOCK;
+    size_t want = 4 * (size_t)(m->threads > 0 ? m->threads : 1);
+    if (np * tiles * b->kp < (1u << 16) || !m->pool) tc = tiles; /* small: one task per row block */
+    else if (rblocks * ((tiles + tc - 1) / tc) < want) {
+        tc = (tiles * rblocks + want - 1) / want;  /* more, narrower column chunks (multiples of the 3-tile kernel) */
+        tc = tc < 3 ? 3 : (tc + 2) / 3 * 3;
     }
-    run_part(&parts[0]);
-    for (size_t i = started + 1; i < nt; i++) run_part(&parts[i]); /* could not start: run here */
-    for (size_t i = 1; i <= started; i++) pthread_join(th[i], NULL);
+    mm_job q = {m, a, np, b, out, ostride, tc, rblocks};
+    size_t tasks = rblocks * ((tiles + tc - 1) / tc);
+    if (np * tiles * b->kp < (1u << 16)) { /* thread hand-off would cost more than the work */
+        for (size_t i = 0; i < tasks; i++) run_task(&q, i, 0);
+        return;
+    }
+    fd_mm_for(m, tasks, run_task, &q);
 }

@@ -13,22 +13,39 @@
 #include <stdint.h>
 #include "kernels/gemm.h"
 #include "util/err.h"
+#include "util/pool.h"
 
 typedef struct fd_mm {
     fd_path path;
     fd_gemm_fn gemm;
     int threads;        /* >= 1 */
+    fd_pool *pool;      /* NULL: everything runs in the calling thread */
 } fd_mm;
 
 /* kernel: NULL/"" for the fastest path here, else scalar|avx2|avx512f|avx512bf16
- * (refused when unknown or unsupported).  threads <= 0: one per online CPU. */
+ * (refused when unknown or unsupported).  threads <= 0: one per online CPU.
+ * Starts the worker threads; fd_mm_free stops them. */
 int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_err *e);
+void fd_mm_free(fd_mm *m);
+/* The same kernel without threads, for products run inside a parallel
+ * loop (each body then computes its own products serially). */
+fd_mm fd_mm_serial(const fd_mm *m);
+/* fn(ctx, i, worker) for i < n on m's threads (engine loops whose bodies
+ * write disjoint outputs; util/pool.h). */
+void fd_mm_for(const fd_mm *m, size_t n, fd_pool_fn fn, void *ctx);
+/* fn(ctx, lo, hi) over [0, n) cut into runs of `grain` (the last shorter). */
+typedef void (*fd_range_fn)(void *ctx, size_t lo, size_t hi);
+void fd_mm_range(const fd_mm *m, size_t n, size_t grain, fd_range_fn fn, void *ctx);
 
 /* A matrix of N rows of K bf16 values packed as column tiles (the head
  * layout of gemm.h: "vocab" = N output columns, "hidden" = K). */
 void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K);
 /* Row n from K bf16 values (any alignment). */
 void fd_mm_set_row(fd_packed_head *b, size_t n, const uint16_t *row);
+/* Rows n0 .. n0+nr-1 (n0 a multiple of 16, nr <= 16) at once, from
+ * b->hidden little-endian bf16 values at rows[r] (any alignment): the tile's
+ * words are written in order, which is what makes packing fast. */
+void fd_mm_set_tile(fd_packed_head *b, size_t n0, const unsigned char *const *rows, size_t nr);
 
 /* a: np packed rows of b->kp words.  out[p*ostride + n] for p < np and
  * n < b->tiles*16 (columns past N are zero); ostride >= b->tiles*16. */

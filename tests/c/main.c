@@ -19,6 +19,7 @@ int test_tokenizer(void);
 int test_hub(void);
 int test_torch_ops(void);
 int test_dist(void);
+int test_parallel(void);
 
 static const struct {
     const char *name;
@@ -37,6 +38,7 @@ static const struct {
     {"hub", test_hub},
     {"torch_ops", test_torch_ops},
     {"dist", test_dist},
+    {"parallel", test_parallel},
 };
 
 int main(void)

@@ -1,0 +1,139 @@
+/* The engine's parallel machinery: the worker pool runs every index once
+ * (nested loops inline), products and packing give the same bits for any
+ * thread count and either packing routine, and the SIMD bf16 rounding equals
+ * the scalar recipe on every bit pattern class. */
+#include "check.h"
+#include "engine/matmul.h"
+#include "kernels/round.h"
+#include "util/bf16.h"
+#include "util/pool.h"
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hits {
+    atomic_int *n;
+    fd_pool *p;
+    atomic_int nested;
+} hits;
+
+static void nested_body(void *ctx, size_t i, int worker)
+{
+    (void)i;
+    hits *h = ctx;
+    if (worker == 0) atomic_fetch_add(&h->nested, 1);
+}
+
+static void body(void *ctx, size_t i, int worker)
+{
+    hits *h = ctx;
+    atomic_fetch_add(&h->n[i], 1);
+    if (i % 97 == 0) {
+        hits inner = {NULL, NULL, 0};
+        fd_pool_for(h->p, 5, nested_body, &inner); /* runs inline with worker 0 */
+        if (atomic_load(&inner.nested) != 5) atomic_fetch_add(&h->n[i], 100);
+    }
+    (void)worker;
+}
+
+static int check_pool(void)
+{
+    int fails = 0;
+    enum { N = 1000 };
+    for (int t = 1; t <= 4; t++) {
+        fd_pool *p = fd_pool_new(t);
+        CHECKF(p && fd_pool_threads(p) == t, "pool of %d threads", t);
+        if (!p) continue;
+        for (int rep = 0; rep < 50; rep++) {
+            atomic_int n[N];
+            for (int i = 0; i < N; i++) atomic_init(&n[i], 0);
+            hits h = {n, p, 0};
+            fd_pool_for(p, (size_t)(rep % 2 ? N : rep), body, &h);
+            size_t want = (size_t)(rep % 2 ? N : rep);
+            int bad = 0;
+            for (size_t i = 0; i < N; i++) bad += atomic_load(&n[i]) != (i < want);
+            CHECKF(!bad, "threads %d rep %d: %d indices not run exactly once", t, rep, bad);
+        }
+        fd_pool_free(p);
+    }
+    return fails;
+}
+
+static uint32_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(*s >> 32);
+}
+
+static int check_round(void)
+{
+    int fails = 0;
+    uint64_t s = 7;
+    static const uint32_t special[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffffffffu, 0x00000001u,
+                                       0x807fffffu, 0x3f7fffffu, 0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0};
+    for (size_t n = 0; n < 70; n++) {
+        float x[70], b[70];
+        uint16_t got[70], want[70];
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = i % 5 == 0 ? special[rnd(&s) % 12] : rnd(&s);
+            uint32_t v = i % 7 == 0 ? special[rnd(&s) % 12] : (rnd(&s) & 0x807fffffu) | 0x3f000000u;
+            memcpy(&x[i], &u, 4);
+            memcpy(&b[i], &v, 4);
+        }
+        for (int wb = 0; wb < 2; wb++) {
+            fd_round_bf16(x, wb ? b : NULL, n, got);
+            fd_round_bf16_scalar(x, wb ? b : NULL, n, want);
+            CHECKF(!memcmp(got, want, n * 2), "fd_round_bf16 n=%zu bias=%d differs from the scalar recipe", n, wb);
+            int same = 1;
+            for (size_t i = 0; i < n; i++) same &= want[i] == fd_f32_to_bf16(wb ? x[i] + b[i] : x[i]);
+            CHECKF(same, "scalar recipe n=%zu differs from fd_f32_to_bf16", n);
+        }
+    }
+    return fails;
+}
+
+static int check_products(void)
+{
+    int fails = 0;
+    enum { NP = 77, K = 301, N = 173 };
+    uint64_t s = 11;
+    uint16_t *w = malloc(N * K * 2), *x = malloc(NP * K * 2);
+    for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (uint16_t)((rnd(&s) & 0x80ff) | 0x3c00);
+    for (size_t i = 0; i < (size_t)NP * K; i++) x[i] = (uint16_t)((rnd(&s) & 0x80ff) | 0x3e00);
+    fd_packed_head a, b;
+    fd_mm_alloc(&a, N, K);
+    fd_mm_alloc(&b, N, K);
+    for (size_t n = 0; n < N; n++) fd_mm_set_row(&a, n, w + n * K);
+    for (size_t n0 = 0; n0 < N; n0 += FD_TILE) {
+        const unsigned char *rows[FD_TILE];
+        size_t nr = N - n0 < FD_TILE ? N - n0 : FD_TILE;
+        for (size_t r = 0; r < nr; r++) rows[r] = (const unsigned char *)(w + (n0 + r) * K);
+        fd_mm_set_tile(&b, n0, rows, nr);
+    }
+    size_t words = a.tiles * a.kp * FD_TILE;
+    CHECK(!memcmp(a.w, b.w, words * 4), "fd_mm_set_tile packs as fd_mm_set_row");
+    uint32_t *xp = malloc(NP * a.kp * 4);
+    fd_mm_pack_rows(x, NP, K, K, xp);
+    size_t os = a.tiles * FD_TILE;
+    float *ref = malloc(NP * os * 4), *out = malloc(NP * os * 4);
+    fd_err e;
+    fd_mm m1;
+    if (fd_mm_init(&m1, NULL, 1, &e)) { CHECK(0, "fd_mm_init"); return fails; }
+    fd_mm_run(&m1, xp, NP, &a, ref, os);
+    for (int t = 2; t <= 5; t++) {
+        fd_mm m;
+        if (fd_mm_init(&m, NULL, t, &e)) { CHECK(0, "fd_mm_init"); continue; }
+        memset(out, 0xff, NP * os * 4);
+        fd_mm_run(&m, xp, NP, &a, out, os);
+        CHECKF(!memcmp(ref, out, NP * os * 4), "fd_mm_run with %d threads differs from 1 thread", t);
+        fd_mm_free(&m);
+    }
+    fd_mm_free(&m1);
+    fd_packed_head_free(&a);
+    fd_packed_head_free(&b);
+    free(w); free(x); free(xp); free(ref); free(out);
+    return fails;
+}
+
+int test_parallel(void) { return check_pool() + check_round() + check_products(); }
