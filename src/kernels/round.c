@@ -31,6 +31,9 @@ __attribute__((target("avx512f"))) static void round_avx512(const float *x, cons
         if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + i));
         _mm256_storeu_si256((__m256i *)(out + i), round16(v));
     }
+    /* GCC 12 tail-calls the scalar loop below without it; dirty upper
+     * halves then slow every later SSE instruction of the thread */
+    _mm256_zeroupper();
     fd_round_bf16_scalar(x + i, bias ? bias + i : NULL, n - i, out + i);
 }
 #endif
