@@ -268,14 +268,17 @@ static void lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t ro
  * first into the result, then the 8 lanes of acc0 in lane order. */
 static float sum_sq_aten(const uint16_t *x, size_t n)
 {
-    float acc[4][8] = {{0}};
+    typedef float v8f __attribute__((vector_size(32))); /* lane-wise mul and add: the same bits on any ISA */
+    v8f acc[4] = {{0}};
     size_t nv = n / 8, ilp = nv / 4;
     for (size_t v = 0; v < nv; v++) {
-        size_t a = v < ilp * 4 ? v % 4 : 0;
-        for (size_t l = 0; l < 8; l++) { float u = F(x[v * 8 + l]); acc[a][l] += u * u; }
+        v8f u;
+        for (size_t l = 0; l < 8; l++) u[l] = F(x[v * 8 + l]);
+        acc[v < ilp * 4 ? v % 4 : 0] += u * u;
     }
-    for (size_t a = 1; a < 4; a++)
-        for (size_t l = 0; l < 8; l++) acc[0][l] += acc[a][l];
+    acc[0] += acc[1];
+    acc[0] += acc[2];
+    acc[0] += acc[3];
     float f = 0.0f;
     for (size_t k = nv * 8; k < n; k++) { float u = F(x[k]); f += u * u; }
     for (size_t l = 0; l < 8; l++) f += acc[0][l];
@@ -293,15 +296,20 @@ static void rmsnorm_rows(void *ctx, size_t lo, size_t hi)
 {
     const norm_job *j = ctx;
     size_t n = j->n;
+    float *t = fd_xmalloc(n * 4 + 4), *w = fd_xmalloc(n * 4 + 4);
+    for (size_t k = 0; k < n; k++) w[k] = F(j->w[k]);
     for (size_t r = lo; r < hi; r++) {
         const uint16_t *xr = j->x + r * n;
+        uint16_t *yr = j->y + r * n;
         float ss = sum_sq_aten(xr, n);
         float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
-        for (size_t k = 0; k < n; k++) {
-            uint16_t nb = BF(F(xr[k]) * rs);
-            j->y[r * n + k] = BF(F(j->w[k]) * F(nb));
-        }
+        for (size_t k = 0; k < n; k++) t[k] = F(xr[k]) * rs;
+        fd_round_bf16(t, NULL, n, yr);                     /* bf(x * rstd) */
+        for (size_t k = 0; k < n; k++) t[k] = w[k] * F(yr[k]);
+        fd_round_bf16(t, NULL, n, yr);                     /* bf(w * that) */
     }
+    free(t);
+    free(w);
 }
 
 /* RMSNorm (§3.1) of rows x rows of n, in place allowed (x may equal y);

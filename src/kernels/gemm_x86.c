@@ -185,6 +185,40 @@ static void block_avx512f_8x1(const float *ao, const float *ae, size_t kp, const
     for (int i = 0; i < 8; i++) _mm512_storeu_ps(out + (size_t)i * ostride, c[i]);
 }
 
+/* Two leftover tiles at once (16 accumulators, 4 widened B vectors): a
+ * chunk whose tile count is 2 mod 3 (an expert of 128 columns has 8). */
+#define ACC16X2(X) X(0,0) X(0,1) X(1,0) X(1,1) X(2,0) X(2,1) X(3,0) X(3,1) \
+                   X(4,0) X(4,1) X(5,0) X(5,1) X(6,0) X(6,1) X(7,0) X(7,1)
+__attribute__((target("avx512f")))
+static void block_avx512f_8x2(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+{
+    const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
+#define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
+    ACC16X2(DECL)
+#undef DECL
+    const size_t ts = kp * FD_TILE;
+    for (size_t k = 0; k < kp; k++) {
+        const uint32_t *bk = b + k * FD_TILE;
+        __m512i r0 = _mm512_loadu_si512((const void *)bk), r1 = _mm512_loadu_si512((const void *)(bk + ts));
+        __m512 o0 = _mm512_castsi512_ps(_mm512_and_si512(r0, hm)), e0 = _mm512_castsi512_ps(_mm512_slli_epi32(r0, 16));
+        __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(r1, hm)), e1 = _mm512_castsi512_ps(_mm512_slli_epi32(r1, 16));
+#define ROW(i)                                                                                   \
+    {                                                                                            \
+        __m512 ao_ = _mm512_set1_ps(ao[(size_t)(i) * kp + k]);                                   \
+        c##i##0 = _mm512_fmadd_ps(ao_, o0, c##i##0);                                             \
+        c##i##1 = _mm512_fmadd_ps(ao_, o1, c##i##1);                                             \
+        __m512 ae_ = _mm512_set1_ps(ae[(size_t)(i) * kp + k]);                                   \
+        c##i##0 = _mm512_fmadd_ps(ae_, e0, c##i##0);                                             \
+        c##i##1 = _mm512_fmadd_ps(ae_, e1, c##i##1);                                             \
+    }
+        ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
+#undef ROW
+    }
+#define ST(i, j) _mm512_storeu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE, c##i##j);
+    ACC16X2(ST)
+#undef ST
+}
+
 __attribute__((target("avx512f")))
 static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                          float *out, size_t ostride)
@@ -199,8 +233,10 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
     for (size_t p = 0; p < np8; p += 8) {
         for (size_t t = 0; t < nt3; t += 3)
             block_avx512f_8x3(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
-        for (size_t t = nt3; t < ntiles; t++)
-            block_avx512f_8x1(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
+        if (ntiles - nt3 == 2)
+            block_avx512f_8x2(ao + p * kp, ae + p * kp, kp, packed + nt3 * kp * FD_TILE, out + p * ostride + nt3 * FD_TILE, ostride);
+        else if (ntiles - nt3 == 1)
+            block_avx512f_8x1(ao + p * kp, ae + p * kp, kp, packed + nt3 * kp * FD_TILE, out + p * ostride + nt3 * FD_TILE, ostride);
     }
     free(ao);
     free(ae);
