@@ -30,11 +30,11 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     uint64_t s = seed;
     uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(np * tiles * FD_TILE * 4), *got = fd_xmalloc(np * tiles * FD_TILE * 4);
-    uint64_t done = 0, mismatches = 0, round = 0;
+    uint64_t done = 0, mismatches = 0, rounds = 0;
     int failures = 0;
     fd_gemm_fn scalar = fd_gemm_for(FD_PATH_SCALAR);
     while (done < products) {
-        size_t nt = tiles - (size_t)(round++ % 3);
+        size_t nt = tiles - (size_t)(rounds++ % 3);
         for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(&s, 0) | (uint32_t)rand_bf16(&s, 0) << 16;
         for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(&s, 1) | (uint32_t)rand_bf16(&s, 1) << 16;
         scalar(hid, np, kp, head, nt, ref, nt * FD_TILE);
