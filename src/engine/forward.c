@@ -783,11 +783,20 @@ typedef struct silu_job {
 static void silu_rows(void *ctx, size_t lo, size_t hi)
 {
     const silu_job *j = ctx;
-    for (size_t i = lo * j->I; i < hi * j->I; i++) {
-        float v = F(j->a[i]);
-        float sv = i % j->run < j->vend ? fd_torch_silu(v) : fd_torch_silu_tail(v);
-        j->a[i] = BF(F(BF(sv)) * F(j->b[i]));
+    size_t n = (hi - lo) * j->I, i0 = lo * j->I;
+    float *v = fd_xmalloc(n * 4 + 4);
+    for (size_t i = 0; i < n; i++) v[i] = F(j->a[i0 + i]);
+    /* the vector path on whole runs of [0, vend) of each run, the libm tail elsewhere */
+    for (size_t i = 0; i < n;) {
+        size_t r = (i0 + i) % j->run, len = j->run - r < n - i ? j->run - r : n - i;
+        size_t nv = r < j->vend ? (j->vend - r < len ? j->vend - r : len) : 0;
+        fd_torch_silu_n(v + i, v + i, nv);
+        for (size_t k = i + nv; k < i + len; k++) v[k] = fd_torch_silu_tail(v[k]);
+        i += len;
     }
+    for (size_t i = 0; i < n; i++) v[i] = F(BF(v[i])) * F(j->b[i0 + i]);
+    fd_round_bf16(v, NULL, n, j->a + i0);
+    free(v);
 }
 
 static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,

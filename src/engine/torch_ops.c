@@ -3,6 +3,9 @@
 #include "util/bf16.h"
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 /* 2^e as a float for -126 <= e <= 127 (Sleef vpow2i_vf_vi2). */
 static float pow2i(int e)
@@ -90,16 +93,16 @@ void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, siz
     float mx = -INFINITY;
     for (size_t j = 0; j < nk; j++)
         if ((!keep || keep[j]) && x[j] > mx) mx = x[j];
-    /* a masked entry adds an exact +0 to its lane, so it is skipped; lanes
+    for (size_t j = 0; j < nk; j++) x[j] -= mx;
+    fd_torch_expf_n(x, x, nk);
+    /* a masked entry adds an exact +0 to its lane, so it is zeroed; lanes
      * start at +0 (the first vector loaded as is equals 0 + it) */
     float acc[16] = {0};
     float seq = 0.0f;
     for (size_t j = 0; j < nk; j++) {
-        if (keep && !keep[j]) { x[j] = 0.0f; continue; }
-        float e = fd_torch_expf(x[j] - mx);
-        x[j] = e;
-        if (len < 16) seq += e;
-        else acc[j % 16] += e;
+        if (keep && !keep[j]) x[j] = 0.0f;
+        if (len < 16) seq += x[j];
+        else acc[j % 16] += x[j];
     }
     float sum = len < 16 ? seq : butterfly16(acc);
     float inv = 1.0f / sum;
@@ -208,4 +211,66 @@ void fd_torch_layernorm_bf16(const uint16_t *x, size_t n, const uint16_t *gamma,
         float v = fmaf(fmaf(fd_bf16_to_f32(x[j]), rstd, bias), fd_bf16_to_f32(gamma[j]), fd_bf16_to_f32(beta[j]));
         y[j] = fd_f32_to_bf16(v);
     }
+}
+
+/* ------------------------------------------------------------ whole rows */
+
+#if defined(__x86_64__)
+/* EXP_BODY on 16 lanes: the same operations in the same order (separate
+ * multiplies, the same FMAs, round-half-even to integer, two exact
+ * scalings), the range selects applied last as Sleef does. */
+__attribute__((target("avx512f"))) static __m512 expf16(__m512 d)
+{
+    const __m512 qf = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(1.442695040888963407359924681001892137426645954152985934135449406931f)),
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i q = _mm512_cvtps_epi32(qf);
+    __m512 s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0.693145751953125f), d);
+    s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-1.428606765330187045e-06f), s);
+    __m512 u = _mm512_set1_ps(0.000198527617612853646278381f);
+    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.00139304355252534151077271f));
+    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.00833336077630519866943359f));
+    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.0416664853692054748535156f));
+    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.166666671633720397949219f));
+    u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.5f));
+    u = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_mul_ps(s, s), u, s));
+    const __m512i h = _mm512_srai_epi32(q, 1), bias = _mm512_set1_epi32(0x7f);
+    const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, bias), 23));
+    const __m512 p2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(q, h), bias), 23));
+    __m512 r = _mm512_mul_ps(_mm512_mul_ps(u, p1), p2);
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(d, _mm512_set1_ps(-104.0f), _CMP_LT_OQ), _mm512_setzero_ps());
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(d, _mm512_set1_ps(100.0f), _CMP_GT_OQ), _mm512_set1_ps(INFINITY));
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d);
+}
+
+__attribute__((target("avx512f"))) static size_t expf_rows16(const float *x, float *y, size_t n, int silu)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        if (silu) /* x / (1 + exp(-x)); -x is exact */
+            v = _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), expf16(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+        else v = expf16(v);
+        _mm512_storeu_ps(y + i, v);
+    }
+    _mm256_zeroupper(); /* the caller's SSE code follows */
+    return i;
+}
+#endif
+
+void fd_torch_expf_n(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = expf_rows16(x, y, n, 0);
+#endif
+    for (; i < n; i++) y[i] = fd_torch_expf(x[i]);
+}
+
+void fd_torch_silu_n(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = expf_rows16(x, y, n, 1);
+#endif
+    for (; i < n; i++) y[i] = fd_torch_silu(x[i]);
 }

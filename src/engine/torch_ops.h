@@ -23,6 +23,10 @@
 /* Sleef_expf16_u10 (Sleef 3.x xexpf, FMA build) on one lane: the
  * Vectorized<float>::exp() of every ATen kernel below. */
 float fd_torch_expf(float x);
+/* y[i] = fd_torch_expf(x[i]) / fd_torch_silu(x[i]) for i < n, 16 lanes at
+ * a time where AVX-512 is there (same bits: the lane code is the scalar one) */
+void fd_torch_expf_n(const float *x, float *y, size_t n);
+void fd_torch_silu_n(const float *x, float *y, size_t n);
 
 /* silu on fp32 (vector path of silu_kernel): x / (1 + exp(-x)).  The
  * kernel works in blocks of 2 vectors (64 bf16 / 32 fp32 elements) of each

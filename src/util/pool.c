@@ -8,7 +8,13 @@
 /* A worker spins this many polls for the next loop before it sleeps: the
  * engine's loops come microseconds apart, a condition-variable wake-up
  * costs more than that. */
-enum { SPIN_POLLS = 20000 };
+enum { SPIN_POLLS = 2000 };
+
+/* A loop's state word: CLOSED once the caller has run out of indices, plus
+ * the number of workers inside the loop.  A worker joins only while the
+ * loop is open, so the caller never waits for a worker that is still
+ * asleep, only for those that hold an index. */
+#define CLOSED 0x40000000
 
 struct fd_pool {
     int threads, started;
@@ -16,7 +22,7 @@ struct fd_pool {
     pthread_mutex_t mu;
     pthread_cond_t go;
     atomic_ulong gen;      /* bumped once per loop; workers run a loop when it changes */
-    atomic_int quit, sleepers, pending, active;
+    atomic_int quit, sleepers, state, active;
     atomic_size_t next;    /* the next index to hand out */
     fd_pool_fn fn;         /* the current loop, written before gen is bumped */
     void *ctx;
@@ -61,8 +67,11 @@ static void *worker_main(void *arg)
         }
         if (atomic_load(&p->quit)) return NULL;
         seen = g;
+        int st = atomic_load(&p->state);
+        while (!(st & CLOSED) && !atomic_compare_exchange_weak(&p->state, &st, st + 1)) {}
+        if (st & CLOSED) continue; /* the caller finished this loop alone */
         run_indices(p, id);
-        atomic_fetch_sub(&p->pending, 1);
+        atomic_fetch_sub(&p->state, 1);
     }
 }
 
@@ -70,6 +79,7 @@ fd_pool *fd_pool_new(int threads)
 {
     fd_pool *p = fd_xcalloc(1, sizeof *p);
     p->threads = threads < 1 ? 1 : threads;
+    atomic_init(&p->state, CLOSED);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     if (p->threads == 1) return p;
@@ -114,14 +124,16 @@ void fd_pool_for(fd_pool *p, size_t n, fd_pool_fn fn, void *ctx)
     p->ctx = ctx;
     p->n = n;
     atomic_store(&p->next, 0);
-    atomic_store(&p->pending, p->threads - 1);
+    atomic_store(&p->state, 0); /* open: the fields above are visible to whoever joins */
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add(&p->gen, 1);
     if (atomic_load(&p->sleepers)) pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     run_indices(p, 0);
-    /* every worker must have left this loop before its fields change */
-    for (unsigned polls = 0; atomic_load(&p->pending); polls++)
-        if (polls % 1024 == 1023) sched_yield(); else relax();
+    /* close it, then wait for the workers that joined: they must leave
+     * before the fields change */
+    atomic_fetch_or(&p->state, CLOSED);
+    for (unsigned polls = 0; atomic_load(&p->state) != CLOSED; polls++)
+        if (polls % 256 == 255) sched_yield(); else relax();
     atomic_store(&p->active, 0);
 }
