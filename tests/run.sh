@@ -71,6 +71,8 @@ done
 for bin in build/fidelity build-asan/fidelity; do
     step "kimi-k3: compat/ view, adapt k3v1/k3v0-window, round trip, refusals ($bin)" \
         python3 tests/py/test_k3.py "$bin"
+    step "kimi-k3: compare --emit-k3-compat summary = plain-Python oracle, views verify and round-trip, refusals ($bin)" \
+        python3 tests/py/test_k3_compare.py "$bin"
 done
 # --- end kimi-k3
 # --- MPI (issue 9 part 2): mpirun -np 1/2/3 compare and capture+merge equal the single process, resume
