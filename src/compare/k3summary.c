@@ -74,6 +74,7 @@ static void bucket_add(bucket **bs, size_t *nb, const char *key, const double *x
         (*nb)++;
     }
     bucket *b = &(*bs)[i];
+    if (!n) return;   /* an empty slice (R below the range's start) adds nothing */
     if (b->n + n > b->cap) {
         b->cap = (b->n + n) * 2 + 16;
         b->v = fd_xrealloc(b->v, b->cap * sizeof *b->v);
