@@ -71,8 +71,16 @@ done
 for bin in build/fidelity build-asan/fidelity; do
     step "kimi-k3: compat/ view, adapt k3v1/k3v0-window, round trip, refusals ($bin)" \
         python3 tests/py/test_k3.py "$bin"
+    step "kimi-k3: compare --emit-k3-compat summary = plain-Python oracle, views verify and round-trip, refusals ($bin)" \
+        python3 tests/py/test_k3_compare.py "$bin"
 done
 # --- end kimi-k3
+# --- capture --score-from (issue 7 parts 2/3): a capture on the llama.cpp .kld panel, compared directly
+for bin in build/fidelity build-asan/fidelity; do
+    step "capture --score-from: rows = full capture's [N:], same panel as a .kld, mixed compare, refusals ($bin)" \
+        python3 tests/py/test_score_from.py "$bin"
+done
+# --- end capture --score-from
 # --- MPI (issue 9 part 2): mpirun -np 1/2/3 compare and capture+merge equal the single process, resume
 # after a killed rank (docs/MPI.md); the merge/single-process side runs under both binaries
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then

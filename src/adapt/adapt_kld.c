@@ -6,6 +6,7 @@
  * score_from = 0 capture, PANEL-D3), and every field the file cannot answer
  * is listed in interop.adapted_from.inferred_fields. */
 #include "adapt.h"
+#include "format/scoring_window.h"
 #include "kld.h"
 #include "compare/side.h"
 #include "format/safetensors.h"
@@ -67,14 +68,12 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
     }
     if (rc) { free(head); fd_kld_close(&r); return -1; }
 
-    char clamp[32], desc[512], policy[256], base_note[512];
+    char clamp[32], desc[512], base_note[512];
     snprintf(clamp, sizeof clamp, "max_logit - %d", window);
     snprintf(desc, sizeof desc, "llama.cpp --kl-divergence-base rows: per position a float scale and min_log_prob and one "
              "uint16 code per vocabulary entry; log p = scale*code + min_log_prob (step <= %d/65535 nats), every entry at or "
              "below max_logit - %d collapses to min_log_prob, rows are not renormalized. The stored F32 values are those "
              "decodes, NOT the model's values (D-8).", window, window);
-    snprintf(policy, sizeof policy, "llama.cpp scores positions n_ctx/2 .. n_ctx-2 of every chunk (the second half); the "
-             "first %lld predictions of each chunk are dropped", (long long)r.k.first);
     snprintf(base_note, sizeof base_note, "translated from a llama.cpp --kl-divergence-base file (sha256 %s, %llu bytes), "
              "which records no dataset identity, model, tokenizer or runtime", file_sha, (unsigned long long)r.k.size);
 
@@ -85,12 +84,7 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
     jv_set(codec, "description", jv_str(desc));
     jv_set(codec, "window_nats", jv_int(window));
     jv_set(codec, "source_sha256", jv_str(file_sha));
-    jv *sw = jv_obj();
-    jv_set(sw, "score_from", jv_int(r.k.first));
-    jv_set(sw, "windowed", jv_bool(1));
-    jv_set(sw, "min_left_context_tokens", jv_int(r.k.first));
-    jv_set(sw, "dropped_positions_total", jv_int(r.k.first * r.k.n_chunk));
-    jv_set(sw, "policy", jv_str(policy));
+    jv *sw = fd_scoring_window_block(r.k.first, r.k.n_ctx, r.k.n_chunk);   /* first = n_ctx/2: llama.cpp's text */
     jv *base = jv_obj();
     jv_set(base, "dataset_sha256", jv_null());
     jv_set(base, "capture_content_digest", jv_null());

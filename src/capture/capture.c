@@ -1,4 +1,5 @@
 #include "capture/capture.h"
+#include "format/scoring_window.h"
 #include "capture/panel.h"
 #include "capture/qscope.h"
 #include "engine/config.h"
@@ -265,7 +266,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     fd_panel P;
     memset(&P, 0, sizeof P);
     int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL, *shard_of = NULL;
+    jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL, *shard_of = NULL, *swin = NULL;
     fd_panel_window *all_w = NULL;  /* a shard narrows P to its windows; restored before the free */
     size_t all_n = 0, lo_w = 0;
     const char *dest = o->out;
@@ -426,6 +427,21 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     id.force = o->force;
     id.emit_k3_compat = o->emit_k3_compat;
     id.generation_sanity_probe = probe;
+    if (o->score_from && o->emit_k3_compat) {
+        fd_fail(e, "k3_incompatible_panel", "", "--emit-k3-compat with --score-from %zu: kimi-k3 scores every row 0..L-2 "
+                "of a context, so a windowed capture has no kimi-k3 view", o->score_from);
+        goto out;
+    }
+    if (o->score_from) { /* --score-from N: rows N .. L-2 of each window (a windowed panel, PANEL-D3) */
+        for (size_t i = 0; i < P.n; i++)
+            if (P.w[i].n_ids < o->score_from + 2) {
+                fd_fail(e, "bad_score_from", "", "--score-from %zu leaves window %s (%zu tokens) no scored row",
+                        o->score_from, P.w[i].window_id, P.w[i].n_ids);
+                goto out;
+            }
+        swin = fd_scoring_window_block((int64_t)o->score_from, (int64_t)P.context_length, (int64_t)(all_w ? all_n : P.n));
+        id.scoring_window = swin;
+    }
     dw = fd_dsw_begin(dest, &id, e);
     if (!dw) goto out;
     size_t H = (size_t)c.hidden_size;
@@ -447,9 +463,9 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
                     rows, pw->prediction_positions);
             goto out;
         }
-        win.scored_rows = rows;
+        win.scored_rows = rows - o->score_from;
         win.elapsed_seconds = pre ? pre_s[i] : now_s() - t0;
-        if (fd_dsw_add_window(dw, &win, hid, e)) goto out;
+        if (fd_dsw_add_window(dw, &win, hid + o->score_from * H, e)) goto out;
         free(hid);
         hid = NULL;
         test_die_hook(i + 1, sh);
@@ -486,5 +502,6 @@ out:
     jv_free(probe);
     jv_free(disc);
     jv_free(dbits);
+    jv_free(swin);
     return rc;
 }

@@ -18,7 +18,8 @@ static int usage(const char *why)
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
                     "  [--kernel scalar|avx2|avx512f|avx512bf16] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
-                    "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n");
+                    "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
+                    "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n");
     return FD_EXIT_USAGE;
 }
 
@@ -76,6 +77,13 @@ int cmd_capture(int argc, char **argv)
             if (!v) return usage("--windows needs a value");
             o.windows = strtol(v, &end, 10);
             if (!*v || *end || o.windows < 1) return usage("--windows must be a positive integer");
+            i++;
+        } else if (!strcmp(s, "--score-from")) {
+            char *end;
+            if (!v) return usage("--score-from needs a value");
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 0) return usage("--score-from must be a non-negative integer");
+            o.score_from = (size_t)n;
             i++;
         } else if (!strcmp(s, "--threads")) {
             char *end;

@@ -21,6 +21,7 @@ static int usage(void)
             "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
             "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
             "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--js] [--no-bootstrap] [--json] [--progress]\n"
+            "  [--emit-k3-compat]   (kimi-k3 views of both datasets in DIR/k3-compat/ and k3-summary.json per receipt)\n"
             "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n"
             "  [--emit-submission --submission-provenance FILE [--measurer HANDLE]]   (registry submission per candidate)\n"
             "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n");
@@ -68,17 +69,6 @@ static int emit_submissions(const fd_cmp_result *res, const char *provenance, co
 
 int cmd_compare(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--emit-k3-compat")) {
-            /* no reference writes one: dscompare has no such flag (COMPARE.md §4), and his report
-             * (compare-kimi-k3-hidden-replay.py --output) needs numpy PCG64 bootstraps and fp32
-             * log-prob statistics this comparator does not reproduce */
-            fprintf(stderr, "REFUSED [not_implemented]: compare --emit-k3-compat is not implemented: the Python tool writes no "
-                            "compat/ tree for a comparison, and a kimi-k3 report needs his numpy PCG64 bootstraps and fp32 "
-                            "log-prob statistics. Emit the view on the datasets (capture/adapt --emit-k3-compat) and run his "
-                            "comparator on them (docs/ADAPTERS.md)\n");
-            return FD_EXIT_REFUSED;
-        }
     fd_cmp_opts o = {0};
     o.verify_tensors = 1;
     const char **cands = fd_xcalloc((size_t)argc, sizeof *cands), **labels = fd_xcalloc((size_t)argc, sizeof *labels);
@@ -120,6 +110,7 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--no-verify-tensors")) o.verify_tensors = 0;
         else if (!strcmp(s, "--no-bootstrap")) o.no_bootstrap = 1;
         else if (!strcmp(s, "--js")) o.js = 1;
+        else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;
         else if (!strcmp(s, "--json")) json = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;
         else { fprintf(stderr, "fidelity compare: bad or unknown option %s\n", s); rc = usage(); goto done; }

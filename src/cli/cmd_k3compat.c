@@ -9,16 +9,18 @@
 
 int cmd_verify_k3_compat(int argc, char **argv)
 {
-    const char *root = NULL;
+    const char *root = NULL, *view = NULL;
     int verify_tensors = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--no-verify-tensors")) verify_tensors = 0;
+        if (!strcmp(argv[i], "--view") && i + 1 < argc) view = argv[++i];
+        else if (!strcmp(argv[i], "--no-verify-tensors")) verify_tensors = 0;
         else if (!strcmp(argv[i], "--verify-tensors")) verify_tensors = 1;
         else if (argv[i][0] != '-' && !root) root = argv[i];
         else root = NULL, i = argc;
     }
     if (!root) {
-        fprintf(stderr, "usage: fidelity verify-k3-compat DATASET [--no-verify-tensors]\n");
+        fprintf(stderr, "usage: fidelity verify-k3-compat DATASET [--view DIR] [--no-verify-tensors]\n"
+                        "  --view DIR: check a view outside the dataset (compare --emit-k3-compat's DIR/k3-compat/NAME)\n");
         return FD_EXIT_USAGE;
     }
     fd_validate_opts vo = {.verify_tensors = verify_tensors};
@@ -32,16 +34,16 @@ int cmd_verify_k3_compat(int argc, char **argv)
     fd_report_free(&r);
     jv *problems = jv_arr();
     fd_err e = {0};
-    if (fd_k3compat_verify(root, problems, &e)) {
+    if (view ? fd_k3compat_verify_view(root, view, problems, &e) : fd_k3compat_verify(root, problems, &e)) {
         fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
         jv_free(problems);
         return FD_EXIT_REFUSED;
     }
     size_t n = problems->u.a.n;
     for (size_t i = 0; i < n; i++) printf("  problem: %s\n", problems->u.a.v[i]->u.s.p);
-    if (n) fprintf(stderr, "REFUSED [k3_compat_mismatch]: %s: %zu problem(s) in compat/, first: %s\n", root, n,
-                   problems->u.a.v[0]->u.s.p);
-    else printf("K3-COMPAT OK %s\n", root);
+    if (n) fprintf(stderr, "REFUSED [k3_compat_mismatch]: %s: %zu problem(s) in %s, first: %s\n", root, n,
+                   view ? view : "compat/", problems->u.a.v[0]->u.s.p);
+    else printf("K3-COMPAT OK %s%s%s\n", root, view ? " view " : "", view ? view : "");
     jv_free(problems);
     return n ? FD_EXIT_REFUSED : FD_EXIT_OK;
 }

@@ -1,5 +1,6 @@
 #include "compare.h"
 #include "gates.h"
+#include "k3summary.h"
 #include "replay.h"
 #include "side.h"
 #include "stats.h"
@@ -102,6 +103,7 @@ static int pick_threads(int t)
     return n > 0 ? (int)n : 1;
 }
 
+#include "k3emit.inc"
 #include "receipt.inc"
 
 /* The records of one replay group split across the ranks: contiguous
@@ -186,6 +188,8 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         }
         cr[i].compute = strcmp(cr[i].g.kind, "reproduction_confirmation") || o->force_compute;
         cr[i].short_circuited = !strcmp(cr[i].g.kind, "reproduction_confirmation") && !o->force_compute;
+        if (o->emit_k3_compat && (fd_k3_check_panel(&ref, cr[i].g.shared, cr[i].g.nshared, e) ||
+                                  fd_k3_check_panel(&cr[i].side, cr[i].g.shared, cr[i].g.nshared, e))) rc = -1;
     }
     if (rc) goto sync;
 

@@ -93,21 +93,21 @@ static int write_json(const char *root, const char *rel, const jv *doc, fd_err *
     return rc;
 }
 
-static jv *suite_doc(const jv *panel, const jv **recs, size_t n)
+static jv *suite_doc(const jv *panel, const jv **recs, size_t n, const char *tok_prefix, const char *note)
 {
     jv *s = jv_obj(), *ctx = jv_arr();
     for (size_t i = 0; i < n; i++) {
         jv *row = jv_copy(recs[i]);
         jv_set(row, "context_index", jv_int(rec_index(recs[i])));
         jv_set(row, "window_index", jv_int(rec_index(recs[i])));
-        jv_set(row, "token_file", prefixed("../", jv_get_str(recs[i], "token_file")));
+        jv_set(row, "token_file", prefixed(tok_prefix, jv_get_str(recs[i], "token_file")));
         jv_push(ctx, row);
     }
     jv_set(s, "kind", jv_str("malaiwah fidelity panel, kimi-k3 compatibility view"));
     jv_set(s, "format_version", jv_int(1));
-    jv_set(s, "x_malaiwah_note", jv_str(SUITE_NOTE));
+    jv_set(s, "x_malaiwah_note", jv_str(note));
     jv_set(s, "x_malaiwah_panel_id", copy_or_null(jv_get(panel, "panel_id")));
-    jv_set(s, "x_malaiwah_normative_panel", jv_str("../panel/panel.json"));
+    jv_set(s, "x_malaiwah_normative_panel", prefixed(tok_prefix, "panel/panel.json"));
     jv_set(s, "context_count", jv_int((int64_t)n));
     jv_set(s, "context_length", copy_or_null(jv_get(panel, "context_length")));
     jv_set(s, "scored_positions_per_context", copy_or_null(jv_get(panel, "positions_per_context")));
@@ -118,14 +118,13 @@ static jv *suite_doc(const jv *panel, const jv **recs, size_t n)
     return s;
 }
 
-static jv *source_doc(const jv *panel, const jv *cap, const char *capture_rel, const char *dataset_name,
+static jv *source_doc(const jv *panel, const jv *cap, const char *prefix, const char *dataset_name,
                       const jv **recs, size_t n)
 {
     jv *s = jv_obj(), *ctx = jv_arr();
-    char note[512], prefix[256];
-    snprintf(note, sizeof note, "A DERIVED VIEW of ../../%s/manifest.json, which is the normative capture manifest and the "
-             "one the seal covers. `file` entries are relative aliases: there is exactly one copy of each tensor.", capture_rel);
-    snprintf(prefix, sizeof prefix, "../../%s/", capture_rel);
+    fd_buf note = {0};
+    fd_buf_printf(&note, "A DERIVED VIEW of %smanifest.json, which is the normative capture manifest and the one the seal "
+                  "covers. `file` entries are relative aliases: there is exactly one copy of each tensor.", prefix);
     for (size_t i = 0; i < n; i++) {
         jv *row = jv_copy(recs[i]);
         jv_set(row, "context_index", jv_int(rec_index(recs[i])));
@@ -137,7 +136,8 @@ static jv *source_doc(const jv *panel, const jv *cap, const char *capture_rel, c
     const jv *all = jv_get(cap, "records");
     jv_set(s, "kind", jv_str("malaiwah fidelity capture, kimi-k3 compatibility view"));
     jv_set(s, "format_version", jv_int(1));
-    jv_set(s, "x_malaiwah_note", jv_str(note));
+    jv_set(s, "x_malaiwah_note", jv_strn(note.p, note.n));
+    fd_buf_free(&note);
     jv_set(s, "run_name", jv_str(run && *run ? run : dataset_name));
     jv_set(s, "semantic_point", copy_or_null(jv_get(cap, "semantic_point")));
     jv_set(s, "tensor_key", copy_or_null(jv_get(cap, "tensor_key")));
@@ -150,39 +150,55 @@ static jv *source_doc(const jv *panel, const jv *cap, const char *capture_rel, c
     return s;
 }
 
-int fd_k3compat_emit(const char *root, const jv *panel_doc, const jv *capture_doc, const char *capture_rel,
-                     const char *head_rel, const char *dataset_name, jv **interop, fd_err *e)
+/* The two JSON documents of a view under dir; tok_prefix leads from dir to
+ * the dataset root, cap_prefix from dir/<subdir> to the capture folder. */
+static int write_docs(const char *dir, const jv *panel_doc, const jv *capture_doc, const char *tok_prefix,
+                      const char *cap_prefix, const char *suite_note, const char *dataset_name, char rel[128], fd_err *e)
 {
     const char *form = jv_get_str(capture_doc, "form");
     int hidden = !form || !strcmp(form, "hidden");
-    const char *subdir = hidden ? "reference-hidden" : "reference-logits";
     size_t np = 0, nc = 0;
     const jv **precs = sorted_records(jv_get(panel_doc, "records"), &np, e);
     if (!precs) return -1;
     const jv **crecs = sorted_records(jv_get(capture_doc, "records"), &nc, e);
     if (!crecs) { free(precs); return -1; }
-    jv *suite = suite_doc(panel_doc, precs, np);
-    jv *source = source_doc(panel_doc, capture_doc, capture_rel, dataset_name, crecs, nc);
-    char rel[128];
-    snprintf(rel, sizeof rel, "compat/%s/manifest.json", subdir);
-    int rc = write_json(root, "compat/suite-manifest.json", suite, e);
-    if (!rc) rc = write_json(root, rel, source, e);
+    jv *suite = suite_doc(panel_doc, precs, np, tok_prefix, suite_note);
+    jv *source = source_doc(panel_doc, capture_doc, cap_prefix, dataset_name, crecs, nc);
+    snprintf(rel, 128, "%s/manifest.json", hidden ? "reference-hidden" : "reference-logits");
+    int rc = write_json(dir, "suite-manifest.json", suite, e);
+    if (!rc) rc = write_json(dir, rel, source, e);
+    jv_free(suite);
+    jv_free(source);
+    free(precs);
+    free(crecs);
+    return rc;
+}
+
+int fd_k3compat_emit(const char *root, const jv *panel_doc, const jv *capture_doc, const char *capture_rel,
+                     const char *head_rel, const char *dataset_name, jv **interop, fd_err *e)
+{
+    char rel[128], cap_prefix[256];
+    snprintf(cap_prefix, sizeof cap_prefix, "../../%s/", capture_rel);
+    char *compat = fd_path_join(root, "compat");
+    int rc = write_docs(compat, panel_doc, capture_doc, "../", cap_prefix, SUITE_NOTE, dataset_name, rel, e);
+    free(compat);
     if (!rc) {
+        const jv *precs = jv_get(panel_doc, "records");
         fd_buf b = {0};
-        fd_buf_printf(&b, README, dataset_name, subdir, subdir, head_rel ? head_rel : "head/weight.safetensors", np);
+        const char *subdir = strncmp(rel, "reference-hidden", 16) ? "reference-logits" : "reference-hidden";
+        fd_buf_printf(&b, README, dataset_name, subdir, subdir, head_rel ? head_rel : "head/weight.safetensors",
+                      precs && precs->t == JV_ARR ? precs->u.a.n : (size_t)0);
         char *full = fd_path_join(root, "compat/README.md");
         rc = fd_write_atomic(full, b.p, b.n, e);
         free(full);
         fd_buf_free(&b);
     }
-    jv_free(suite);
-    jv_free(source);
-    free(precs);
-    free(crecs);
     if (rc) return -1;
     jv *u = jv_obj(), *files = jv_arr();
+    char full_rel[160];
+    snprintf(full_rel, sizeof full_rel, "compat/%s", rel);
     jv_push(files, jv_str("compat/suite-manifest.json"));
-    jv_push(files, jv_str(rel));
+    jv_push(files, jv_str(full_rel));
     jv_push(files, jv_str("compat/README.md"));
     jv_set(u, "k3_compat_emitted", jv_bool(1));
     jv_set(u, "k3_compat_files", files);
@@ -190,4 +206,20 @@ int fd_k3compat_emit(const char *root, const jv *panel_doc, const jv *capture_do
     jv_set(u, "k3_compat_note", jv_str(COMPAT_NOTE));
     *interop = u;
     return 0;
+}
+
+int fd_k3compat_emit_view(const char *dir, const char *dataset_rel, const jv *panel_doc, const jv *capture_doc,
+                          const char *capture_rel, const char *dataset_name, char manifest_rel[128], fd_err *e)
+{
+    fd_buf tok = {0}, cap = {0}, note = {0};
+    fd_buf_printf(&tok, "%s/", dataset_rel);
+    fd_buf_printf(&cap, "../%s/%s/", dataset_rel, capture_rel);
+    fd_buf_printf(&note, "A DERIVED VIEW written by `fidelity compare --emit-k3-compat` outside the dataset. The normative "
+                  "panel is %spanel/panel.json; token_file entries are relative to THIS directory and point at the one "
+                  "real copy of each token file inside the sealed dataset.", tok.p);
+    int rc = write_docs(dir, panel_doc, capture_doc, tok.p, cap.p, note.p, dataset_name, manifest_rel, e);
+    fd_buf_free(&tok);
+    fd_buf_free(&cap);
+    fd_buf_free(&note);
+    return rc;
 }

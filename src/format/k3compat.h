@@ -16,11 +16,22 @@
 int fd_k3compat_emit(const char *root, const jv *panel_doc, const jv *capture_doc, const char *capture_rel,
                      const char *head_rel, const char *dataset_name, jv **interop, fd_err *e);
 
+/* The same two JSON documents (no README) as a view OUTSIDE the dataset, in
+ * dir (created): dataset_rel leads from dir to the dataset root (no trailing
+ * slash), so token_file = dataset_rel/<token_file> and file =
+ * ../dataset_rel/<capture_rel>/<file>.  Used by compare --emit-k3-compat.
+ * manifest_rel receives "reference-hidden/manifest.json" or
+ * "reference-logits/manifest.json". */
+int fd_k3compat_emit_view(const char *dir, const char *dataset_rel, const jv *panel_doc, const jv *capture_doc,
+                          const char *capture_rel, const char *dataset_name, char manifest_rel[128], fd_err *e);
+
 /* k3compat.verify: re-checks a dataset's compat/ tree against panel/panel.json
  * and the capture manifest (suite token hash, per-record token and file
  * digests, every relative alias resolves).  Problems are appended to
  * *problems (a JSON array of strings the caller owns); -1 only when the
  * dataset itself cannot be read. */
 int fd_k3compat_verify(const char *root, jv *problems, fd_err *e);
+/* The same checks on a view at `view` (aliases resolved from there). */
+int fd_k3compat_verify_view(const char *root, const char *view, jv *problems, fd_err *e);
 
 #endif

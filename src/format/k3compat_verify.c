@@ -88,7 +88,15 @@ static int names_cmp(const void *a, const void *b) { return strcmp(*(char *const
 
 int fd_k3compat_verify(const char *root, jv *out, fd_err *e)
 {
-    char *compat = fd_path_join(root, "compat"), *suite_path = fd_path_join(compat, "suite-manifest.json");
+    char *compat = fd_path_join(root, "compat");
+    int rc = fd_k3compat_verify_view(root, compat, out, e);
+    free(compat);
+    return rc;
+}
+
+int fd_k3compat_verify_view(const char *root, const char *view, jv *out, fd_err *e)
+{
+    char *compat = fd_xstrdup(view), *suite_path = fd_path_join(compat, "suite-manifest.json");
     jv *manifest = NULL, *panel = NULL, *suite = NULL, *capture = NULL;
     int rc = -1;
     if (!fd_is_file(suite_path)) {

@@ -281,9 +281,13 @@ refused("no head for a hidden-form artifact", "k3_head_missing", ["--source", "k
 refused("no tensor manifest", "k3_no_tensors", ["--source", "k3v1"],
         mutant("notens", lambda d: shutil.rmtree(os.path.join(d, "reference-hidden"))))
 refused("malaiwah-serving-v2", "not_implemented", ["--source", "malaiwah-serving-v2"], art)
-rc, out = run(BIN, "compare", "--reference", cap, "--candidate", back, "--out", W("k3cmp"), "--emit-k3-compat")
-check("compare --emit-k3-compat is refused (not_implemented), nothing written",
-      rc == 3 and refusal_code(out) == "not_implemented" and not os.path.exists(W("k3cmp")), out)
+# compare --emit-k3-compat (no longer refused): the full checks are tests/py/test_k3_compare.py
+rc, out = run(BIN, "compare", "--reference", cap, "--candidate", back, "--out", W("k3cmp"), "--emit-k3-compat",
+              "--force-compute")
+rec = load(os.path.join(W("k3cmp"), "comparison-receipt.json")) if rc in (0, 2) else {}
+check("compare --emit-k3-compat of the round trip: advisory, k3-summary.json sealed through the receipt",
+      rc == 2 and rec.get("interop", {}).get("k3_summary", {}).get("sha256")
+      == sha_file(os.path.join(W("k3cmp"), "k3-summary.json")), out)
 
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
