@@ -4,6 +4,7 @@
  * the scalar recipe on every bit pattern class. */
 #include "check.h"
 #include "engine/matmul.h"
+#include "engine/torch_ops.h"
 #include "kernels/round.h"
 #include "util/bf16.h"
 #include "util/pool.h"
@@ -136,4 +137,40 @@ static int check_products(void)
     return fails;
 }
 
-int test_parallel(void) { return check_pool() + check_round() + check_products(); }
+/* the 16-lane exp / silu against the one-lane definitions, over every
+ * range the selects and the scalings treat differently */
+static int check_vexp(void)
+{
+    int fails = 0;
+    enum { N = 4099 };
+    float *x = malloc(N * 4), *y = malloc(N * 4), *z = malloc(N * 4);
+    uint64_t s = 3;
+    static const float edge[] = {-104.0f, -103.99f, -87.3f, -88.8f, 88.7f, 100.0f, 100.01f, 0.0f, -0.0f, 1e-30f, -1e-30f};
+    for (int rep = 0; rep < 40; rep++) {
+        for (size_t i = 0; i < N; i++) {
+            uint32_t r = rnd(&s);
+            if (i % 11 == 0) x[i] = edge[r % 11];
+            else if (i % 13 == 0) { uint32_t u = r; memcpy(&x[i], &u, 4); } /* any bits: NaN, inf, subnormal */
+            else x[i] = ((float)(r % 2000001) / 1e4f - 100.0f) * (rep % 4 == 0 ? 1.2f : 1.0f);
+        }
+        size_t n = N - (size_t)rep;
+        fd_torch_expf_n(x, y, n);
+        int bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float w = fd_torch_expf(x[i]);
+            bad += memcmp(&w, &y[i], 4) != 0;
+        }
+        CHECKF(!bad, "fd_torch_expf_n: %d of %zu lanes differ from fd_torch_expf", bad, n);
+        fd_torch_silu_n(x, z, n);
+        bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float w = fd_torch_silu(x[i]);
+            bad += memcmp(&w, &z[i], 4) != 0;
+        }
+        CHECKF(!bad, "fd_torch_silu_n: %d of %zu lanes differ from fd_torch_silu", bad, n);
+    }
+    free(x); free(y); free(z);
+    return fails;
+}
+
+int test_parallel(void) { return check_pool() + check_round() + check_products() + check_vexp(); }
