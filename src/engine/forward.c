@@ -2,7 +2,7 @@
  * rounding, tie and order choice. */
 #include "engine/forward.h"
 #include "engine/matmul.h"
-#include "kernels/round.h"
+#include "kernels/rowops.h"
 #include "engine/next_forward.h"
 #include "engine/ops.h"
 #include "engine/torch_ops.h"
@@ -529,10 +529,7 @@ static void iblock_task(void *ctx, size_t bi, int worker)
             for (size_t hh = 0; hh < Hi; hh++) {
                 float wv = F(wt[t * Hi + hh]) * hs;
                 const float *row = dt + hh * os;
-                for (size_t j = 0; j <= t; j++) {
-                    float d = ds * row[j];
-                    isum[j] = fmaf(wv, d > 0.0f ? d : 0.0f, isum[j]);
-                }
+                fd_relu_fma_acc(isum, row, ds, wv, t + 1);
             }
             for (size_t j = 0; j <= t; j++) { ks[j].s = isum[j]; ks[j].j = j; }
             for (size_t j = t + 1; j < S; j++) { ks[j].s = -INFINITY; ks[j].j = j; } /* masked future keys */
@@ -656,11 +653,10 @@ static void attn_head(void *ctx, size_t hh, int worker)
                 const unsigned char *st = sel + (t0 + i) * S;
                 size_t nk = t0 + i + 1; /* selections are causal */
                 float *si = sc + i * os;
-                for (size_t j = 0; j < nk; j++)
-                    if (st[j]) si[j] = F(BF(F(BF(si[j])) * lam));
+                fd_bf16_rescale(si, nk, lam); /* unselected keys too: the softmax zeroes them */
                 fd_torch_softmax_masked(si, st, nk, S); /* the row is S long in torch */
                 uint16_t *pi = P + i * S;
-                for (size_t j = 0; j < nk; j++) pi[j] = BF(si[j]);
+                fd_round_bf16(si, NULL, nk, pi);
                 memset(pi + nk, 0, (S - nk) * 2);
             }
             fd_mm_pack_rows(P, nb, kbv ? kbv : S, S, pp);

@@ -88,6 +88,19 @@ float fd_torch_reduce_sum(const float *x, size_t len)
     return butterfly16(acc);
 }
 
+#if defined(__x86_64__)
+/* the lane sums of rows of >= 16: lane l of the vector is j = l (mod 16) */
+__attribute__((target("avx512f"))) static void lane_sums16(const float *x, size_t n, float acc[16])
+{
+    __m512 a = _mm512_setzero_ps();
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) a = _mm512_add_ps(a, _mm512_loadu_ps(x + j));
+    _mm512_storeu_ps(acc, a);
+    _mm256_zeroupper();
+    for (; j < n; j++) acc[j % 16] += x[j];
+}
+#endif
+
 void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, size_t len)
 {
     float mx = -INFINITY;
@@ -97,14 +110,21 @@ void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, siz
     fd_torch_expf_n(x, x, nk);
     /* a masked entry adds an exact +0 to its lane, so it is zeroed; lanes
      * start at +0 (the first vector loaded as is equals 0 + it) */
-    float acc[16] = {0};
-    float seq = 0.0f;
-    for (size_t j = 0; j < nk; j++) {
-        if (keep && !keep[j]) x[j] = 0.0f;
-        if (len < 16) seq += x[j];
-        else acc[j % 16] += x[j];
+    if (keep)
+        for (size_t j = 0; j < nk; j++)
+            if (!keep[j]) x[j] = 0.0f;
+    float sum = 0.0f;
+    if (len < 16)
+        for (size_t j = 0; j < nk; j++) sum += x[j];
+    else {
+        float acc[16] = {0};
+#if defined(__x86_64__)
+        if (__builtin_cpu_supports("avx512f")) lane_sums16(x, nk, acc);
+        else
+#endif
+            for (size_t j = 0; j < nk; j++) acc[j % 16] += x[j];
+        sum = butterfly16(acc);
     }
-    float sum = len < 16 ? seq : butterfly16(acc);
     float inv = 1.0f / sum;
     for (size_t j = 0; j < nk; j++) x[j] *= inv;
     for (size_t j = nk; j < len; j++) x[j] = 0.0f;

@@ -5,7 +5,7 @@
 #include "check.h"
 #include "engine/matmul.h"
 #include "engine/torch_ops.h"
-#include "kernels/round.h"
+#include "kernels/rowops.h"
 #include "util/bf16.h"
 #include "util/pool.h"
 #include <stdatomic.h>
@@ -72,13 +72,13 @@ static int check_round(void)
     int fails = 0;
     uint64_t s = 7;
     static const uint32_t special[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffffffffu, 0x00000001u,
-                                       0x807fffffu, 0x3f7fffffu, 0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0};
+                                       0x807fffffu, 0x3f7fffffu, 0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0, 0x80000000u};
     for (size_t n = 0; n < 70; n++) {
         float x[70], b[70];
         uint16_t got[70], want[70];
         for (size_t i = 0; i < n; i++) {
-            uint32_t u = i % 5 == 0 ? special[rnd(&s) % 12] : rnd(&s);
-            uint32_t v = i % 7 == 0 ? special[rnd(&s) % 12] : (rnd(&s) & 0x807fffffu) | 0x3f000000u;
+            uint32_t u = i % 5 == 0 ? special[rnd(&s) % 13] : rnd(&s);
+            uint32_t v = i % 7 == 0 ? special[rnd(&s) % 13] : (rnd(&s) & 0x807fffffu) | 0x3f000000u;
             memcpy(&x[i], &u, 4);
             memcpy(&b[i], &v, 4);
         }
@@ -90,6 +90,16 @@ static int check_round(void)
             for (size_t i = 0; i < n; i++) same &= want[i] == fd_f32_to_bf16(wb ? x[i] + b[i] : x[i]);
             CHECKF(same, "scalar recipe n=%zu differs from fd_f32_to_bf16", n);
         }
+        float r1[70], r2[70], a1[70], a2[70];
+        memcpy(r1, x, n * 4);
+        memcpy(r2, x, n * 4);
+        fd_bf16_rescale(r1, n, 0.1020620726f);
+        fd_bf16_rescale_scalar(r2, n, 0.1020620726f);
+        CHECKF(!memcmp(r1, r2, n * 4), "fd_bf16_rescale n=%zu differs from the scalar loop", n);
+        for (size_t i = 0; i < n; i++) a1[i] = a2[i] = b[i];
+        fd_relu_fma_acc(a1, x, 0.125f, -1.7f, n);
+        fd_relu_fma_acc_scalar(a2, x, 0.125f, -1.7f, n);
+        CHECKF(!memcmp(a1, a2, n * 4), "fd_relu_fma_acc n=%zu differs from the scalar loop", n);
     }
     return fails;
 }

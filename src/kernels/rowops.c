@@ -1,0 +1,110 @@
+#include "rowops.h"
+#include "../util/bf16.h"
+#include <immintrin.h>
+#include <math.h>
+
+void fd_round_bf16_scalar(const float *x, const float *bias, size_t n, uint16_t *out)
+{
+    if (bias)
+        for (size_t i = 0; i < n; i++) out[i] = fd_f32_to_bf16(x[i] + bias[i]);
+    else
+        for (size_t i = 0; i < n; i++) out[i] = fd_f32_to_bf16(x[i]);
+}
+
+#if defined(__x86_64__)
+/* the scalar recipe on 16 lanes: NaN -> (u >> 16) | 0x40, else (u + 0x7fff + lsb) >> 16 */
+__attribute__((target("avx512f"))) static inline __m256i round16(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i hi = _mm512_srli_epi32(u, 16);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(hi, _mm512_set1_epi32(1))));
+    r = _mm512_mask_mov_epi32(_mm512_srli_epi32(r, 16), nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+__attribute__((target("avx512f"))) static void round_avx512(const float *x, const float *bias, size_t n, uint16_t *out)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + i));
+        _mm256_storeu_si256((__m256i *)(out + i), round16(v));
+    }
+    /* GCC 12 tail-calls the scalar loop below without it; dirty upper
+     * halves then slow every later SSE instruction of the thread */
+    _mm256_zeroupper();
+    fd_round_bf16_scalar(x + i, bias ? bias + i : NULL, n - i, out + i);
+}
+#endif
+
+void fd_bf16_rescale_scalar(float *x, size_t n, float s)
+{
+    for (size_t i = 0; i < n; i++) x[i] = fd_bf16_to_f32(fd_f32_to_bf16(fd_bf16_to_f32(fd_f32_to_bf16(x[i])) * s));
+}
+
+void fd_relu_fma_acc_scalar(float *acc, const float *row, float d, float w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = d * row[i];
+        acc[i] = fmaf(w, v > 0.0f ? v : 0.0f, acc[i]);
+    }
+}
+
+#if defined(__x86_64__)
+/* round16's result widened back to fp32 */
+__attribute__((target("avx512f"))) static inline __m512 round16_f32(__m512 v)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(round16(v)), 16));
+}
+
+__attribute__((target("avx512f"))) static size_t rescale_avx512(float *x, size_t n, float s)
+{
+    size_t i = 0;
+    const __m512 sv = _mm512_set1_ps(s);
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, round16_f32(_mm512_mul_ps(round16_f32(_mm512_loadu_ps(x + i)), sv)));
+    _mm256_zeroupper();
+    return i;
+}
+
+/* max(v, +0) returns its second operand for NaN and for -0: v > 0 ? v : +0 */
+__attribute__((target("avx512f"))) static size_t relu_fma_avx512(float *acc, const float *row, float d, float w, size_t n)
+{
+    size_t i = 0;
+    const __m512 dv = _mm512_set1_ps(d), wv = _mm512_set1_ps(w), z = _mm512_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_max_ps(_mm512_mul_ps(dv, _mm512_loadu_ps(row + i)), z);
+        _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(wv, v, _mm512_loadu_ps(acc + i)));
+    }
+    _mm256_zeroupper();
+    return i;
+}
+#endif
+
+void fd_bf16_rescale(float *x, size_t n, float s)
+{
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = rescale_avx512(x, n, s);
+#endif
+    fd_bf16_rescale_scalar(x + i, n - i, s);
+}
+
+void fd_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n)
+{
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = relu_fma_avx512(acc, row, d, w, n);
+#endif
+    fd_relu_fma_acc_scalar(acc + i, row + i, d, w, n - i);
+}
+
+void fd_round_bf16(const float *x, const float *bias, size_t n, uint16_t *out)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) { round_avx512(x, bias, n, out); return; }
+#endif
+    fd_round_bf16_scalar(x, bias, n, out);
+}

@@ -1,0 +1,25 @@
+/* Element-wise row operations of the engine (the Linear epilogue, the
+ * attention score scaling, the indexer's head sum), 16 lanes at a time where
+ * AVX-512 is there, each lane the exact operation sequence of the portable
+ * loop.  bf16 rounding is util/bf16.h's fd_f32_to_bf16: round to nearest
+ * even on the bit pattern, NaN kept quiet; subnormals are rounded like any
+ * other value (no flush), as torch's c10 conversion. */
+#ifndef FD_KERNELS_ROWOPS_H
+#define FD_KERNELS_ROWOPS_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* out[i] = bf16(x[i] + bias[i]) (one fp32 add), or bf16(x[i]) when bias is NULL. */
+void fd_round_bf16(const float *x, const float *bias, size_t n, uint16_t *out);
+/* The portable loop, for tests. */
+void fd_round_bf16_scalar(const float *x, const float *bias, size_t n, uint16_t *out);
+
+/* x[i] = bf16(bf16(x[i]) * s), kept as fp32 (a bf16 tensor times a scalar). */
+void fd_bf16_rescale(float *x, size_t n, float s);
+void fd_bf16_rescale_scalar(float *x, size_t n, float s);
+
+/* acc[i] = fmaf(w, relu(d * row[i]), acc[i]) with relu(v) = v > 0 ? v : +0. */
+void fd_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n);
+void fd_relu_fma_acc_scalar(float *acc, const float *row, float d, float w, size_t n);
+
+#endif
