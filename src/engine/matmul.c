@@ -1,4 +1,5 @@
 #include "engine/matmul.h"
+#include "kernels/rowops.h"
 #include "util/buf.h"
 #include <stdlib.h>
 #include <string.h>
@@ -85,17 +86,15 @@ void fd_mm_set_tile(fd_packed_head *b, size_t n0, const unsigned char *const *ro
 {
     uint32_t *dst = b->w + (n0 / FD_TILE) * b->kp * FD_TILE;
     size_t K = b->hidden, full = K / 2;
-    for (size_t k = 0; k < full; k++, dst += FD_TILE)
-        for (size_t c = 0; c < nr; c++) {
-            uint32_t w;
-            memcpy(&w, rows[c] + 4 * k, 4); /* little-endian: element 2k in the low half */
-            dst[c] = w;
-        }
+    if (nr == FD_TILE) fd_transpose16_words(rows, full, dst); /* little-endian: element 2k in the low half */
+    else
+        for (size_t k = 0; k < full; k++)
+            for (size_t c = 0; c < nr; c++) memcpy(&dst[k * FD_TILE + c], rows[c] + 4 * k, 4);
     if (K % 2)
         for (size_t c = 0; c < nr; c++) {
             uint16_t lo;
             memcpy(&lo, rows[c] + 4 * full, 2);
-            dst[c] = lo;
+            dst[full * FD_TILE + c] = lo;
         }
 }
 

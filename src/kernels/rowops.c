@@ -2,6 +2,7 @@
 #include "../util/bf16.h"
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 void fd_round_bf16_scalar(const float *x, const float *bias, size_t n, uint16_t *out)
 {
@@ -82,6 +83,50 @@ __attribute__((target("avx512f"))) static size_t relu_fma_avx512(float *acc, con
     return i;
 }
 #endif
+
+#if defined(__x86_64__)
+/* 16 x 16 words per step: 32-bit then 64-bit unpacks leave, in 128-bit
+ * lane L of s[4g + c], column 4L + c of rows 4g..4g+3; two rounds of
+ * 128-bit lane shuffles gather each column's four lanes. */
+__attribute__((target("avx512f"))) static size_t transpose_avx512(const unsigned char *const *rows, size_t words, uint32_t *dst)
+{
+    size_t k0 = 0;
+    for (; k0 + 16 <= words; k0 += 16) {
+        __m512i r[16], t[16], u[16];
+        for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_si512((const void *)(rows[i] + 4 * k0));
+        for (int i = 0; i < 8; i++) {
+            t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+        }
+        for (int g = 0; g < 4; g++) {
+            u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g + 0], t[4 * g + 2]);
+            u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g + 0], t[4 * g + 2]);
+            u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+            u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+        }
+        for (int c = 0; c < 4; c++) {
+            __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xee);
+            __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44), w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xee);
+            _mm512_storeu_si512((void *)(dst + (k0 + c) * 16), _mm512_shuffle_i32x4(v0, w0, 0x88));
+            _mm512_storeu_si512((void *)(dst + (k0 + 4 + c) * 16), _mm512_shuffle_i32x4(v0, w0, 0xdd));
+            _mm512_storeu_si512((void *)(dst + (k0 + 8 + c) * 16), _mm512_shuffle_i32x4(v1, w1, 0x88));
+            _mm512_storeu_si512((void *)(dst + (k0 + 12 + c) * 16), _mm512_shuffle_i32x4(v1, w1, 0xdd));
+        }
+    }
+    _mm256_zeroupper();
+    return k0;
+}
+#endif
+
+void fd_transpose16_words(const unsigned char *const *rows, size_t words, uint32_t *dst)
+{
+    size_t k = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) k = transpose_avx512(rows, words, dst);
+#endif
+    for (; k < words; k++)
+        for (size_t c = 0; c < 16; c++) memcpy(&dst[k * 16 + c], rows[c] + 4 * k, 4);
+}
 
 void fd_bf16_rescale(float *x, size_t n, float s)
 {

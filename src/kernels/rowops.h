@@ -22,4 +22,8 @@ void fd_bf16_rescale_scalar(float *x, size_t n, float s);
 void fd_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n);
 void fd_relu_fma_acc_scalar(float *acc, const float *row, float d, float w, size_t n);
 
+/* The weight packing transpose: dst[k*16 + c] = 32-bit little-endian word
+ * k of rows[c] (any alignment), for k < words and c < 16. */
+void fd_transpose16_words(const unsigned char *const *rows, size_t words, uint32_t *dst);
+
 #endif
