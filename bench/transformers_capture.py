@@ -24,15 +24,17 @@ p = json.load(open(os.path.join(panel_dir, "panel.json")))
 wins = sorted(p["windows"], key=lambda w: w["window_id"])[:nwin]
 tokens = 0
 fwd = 0.0
+per = []
 for w in wins:
     ids = torch.from_numpy(np.load(os.path.join(panel_dir, "arrays", w["window_id"] + ".tokens.npy")).astype(np.int64))
     ids = ids.reshape(1, -1)
     t = time.monotonic()
     with torch.inference_mode():
         model.model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
-    fwd += time.monotonic() - t
+    per.append(round(time.monotonic() - t, 3))
+    fwd += per[-1]
     tokens += ids.shape[1]
 print(json.dumps({"tokens": tokens, "forward_seconds": round(fwd, 3), "load_seconds": round(load, 3),
-                  "tokens_per_second": round(tokens / fwd, 1), "attn": attn, "threads": threads,
+                  "tokens_per_second": round(tokens / fwd, 1), "window_seconds": per, "attn": attn, "threads": threads,
                   "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "torch": torch.__version__}))
