@@ -55,7 +55,7 @@ int cmd_adapt(int argc, char **argv)
     int k3 = !strcmp(source, "k3v1") || !strcmp(source, "k3v0-window");
     if (strcmp(source, "llamacpp-kld") && !k3) {
         if (!strcmp(source, "malaiwah-serving-v2")) {
-            fprintf(stderr, "REFUSED [not_implemented]: adapt --source malaiwah-serving-v2 is not implemented in this build "
+            printf("REFUSED [not_implemented]: adapt --source malaiwah-serving-v2 is not implemented in this build "
                             "(glm53flash-fidelity-capture/2 needs its suite and head directories); llamacpp-kld, k3v1 and "
                             "k3v0-window are (docs/ADAPTERS.md)\n");
             return FD_EXIT_REFUSED;
@@ -66,7 +66,7 @@ int cmd_adapt(int argc, char **argv)
     fd_err e = {0};
     char summary[512];
     if (k3 ? fd_adapt_k3(&o, source, summary, &e) : fd_adapt_llamacpp_kld(&o, summary, &e)) {
-        fprintf(stderr, "REFUSED [%s]: %s%s%s%s\n", e.code, e.msg, *e.rule ? " (" : "", e.rule, *e.rule ? ")" : "");
+        printf("REFUSED [%s]: %s%s%s%s\n", e.code, e.msg, *e.rule ? " (" : "", e.rule, *e.rule ? ")" : "");
         return !strcmp(e.code, "bad_usage") ? FD_EXIT_USAGE : FD_EXIT_REFUSED;
     }
     if (k3) {

@@ -175,7 +175,7 @@ int cmd_compare(int argc, char **argv)
         fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
                           .datasets = cands, .ndatasets = o.ncand};
         if (fd_rpt_write(&ro, report, &e)) {
-            fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
+            printf("REFUSED [%s]: %s\n", e.code, e.msg);
             rc = FD_EXIT_REFUSED;
         } else printf("REPORT -> %s\n", report);
     }

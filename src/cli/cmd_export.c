@@ -41,7 +41,7 @@ int cmd_export(int argc, char **argv)
     fd_err e = {0};
     char summary[512];
     if (fd_export_llamacpp_kld(&o, summary, &e)) {
-        fprintf(stderr, "REFUSED [%s]: %s%s%s%s\n", e.code, e.msg, *e.rule ? " (" : "", e.rule, *e.rule ? ")" : "");
+        printf("REFUSED [%s]: %s%s%s%s\n", e.code, e.msg, *e.rule ? " (" : "", e.rule, *e.rule ? ")" : "");
         return !strcmp(e.code, "bad_usage") ? FD_EXIT_USAGE : FD_EXIT_REFUSED;
     }
     printf("EXPORTED -> %s\n  llama.cpp --kl-divergence-base layout: %s\n  score a llama.cpp candidate with: llama-perplexity "

@@ -154,7 +154,7 @@ int cmd_inspect_model(int argc, char **argv)
         if (!jv_dump(o, &JV_PRETTY, &b, &je)) printf("%s\n", fd_buf_cstr(&b));
         fd_buf_free(&b);
         jv_free(o);
-        if (rc) fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
+        if (rc) fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg); /* stdout is the JSON document */
     } else if (rc)
         printf("REFUSED [%s]: %s\n", e.code, e.msg);
     else {

@@ -27,7 +27,7 @@ int cmd_verify_k3_compat(int argc, char **argv)
     fd_report r = {0};
     fd_validate_dataset(root, &vo, &r);
     if (r.n_errors) {
-        fprintf(stderr, "REFUSED [%s]: %s (%s)\n", r.errors[0].code, r.errors[0].message, r.errors[0].rule);
+        printf("REFUSED [%s]: %s (%s)\n", r.errors[0].code, r.errors[0].message, r.errors[0].rule);
         fd_report_free(&r);
         return FD_EXIT_REFUSED;
     }
@@ -35,13 +35,13 @@ int cmd_verify_k3_compat(int argc, char **argv)
     jv *problems = jv_arr();
     fd_err e = {0};
     if (view ? fd_k3compat_verify_view(root, view, problems, &e) : fd_k3compat_verify(root, problems, &e)) {
-        fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
         jv_free(problems);
         return FD_EXIT_REFUSED;
     }
     size_t n = problems->u.a.n;
     for (size_t i = 0; i < n; i++) printf("  problem: %s\n", problems->u.a.v[i]->u.s.p);
-    if (n) fprintf(stderr, "REFUSED [k3_compat_mismatch]: %s: %zu problem(s) in %s, first: %s\n", root, n,
+    if (n) printf("REFUSED [k3_compat_mismatch]: %s: %zu problem(s) in %s, first: %s\n", root, n,
                    view ? view : "compat/", problems->u.a.v[0]->u.s.p);
     else printf("K3-COMPAT OK %s%s%s\n", root, view ? " view " : "", view ? view : "");
     jv_free(problems);

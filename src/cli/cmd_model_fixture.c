@@ -45,7 +45,7 @@ int cmd_model_fixture(int argc, char **argv)
     fd_err_clear(&e);
     fd_fixture_result r;
     if (fd_fixture_write(p, (uint64_t)seed, out, force, &r, &e)) {
-        fprintf(stderr, "REFUSED %s: %s\n", e.code, e.msg);
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
         return FD_EXIT_REFUSED;
     }
     printf("fixture: preset %s seed %llu -> %s\n", p->name, seed, out);

@@ -38,7 +38,7 @@ int cmd_report(int argc, char **argv)
     if (!out || !o.nreceipts) { rc = usage("--out and at least one receipt are required"); goto done; }
     fd_err e = {0};
     if (fd_rpt_write(&o, out, &e)) {
-        fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
         rc = FD_EXIT_REFUSED;
         goto done;
     }

@@ -37,7 +37,7 @@ static int usage(void)
 
 static int refused(const fd_err *e)
 {
-    fprintf(stderr, "REFUSED [%s]: %s\n", e->code, e->msg);
+    printf("REFUSED [%s]: %s\n", e->code, e->msg);
     return FD_EXIT_REFUSED;
 }
 

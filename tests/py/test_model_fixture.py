@@ -292,8 +292,8 @@ def main():
     d = os.path.join(WORK, "tiny-s7")
     before = file_hashes(d)
     p = run("fixture", "--preset", "tiny", "--seed", 9, "--out", d)
-    case("existing --out refused (exit 3, destination_exists)", p.returncode == 3 and "destination_exists" in p.stderr,
-         p.stderr)
+    case("existing --out refused (exit 3, destination_exists)", p.returncode == 3 and "REFUSED [destination_exists]" in p.stdout,
+         p.stdout + p.stderr)
     case("existing --out untouched", file_hashes(d) == before)
     p = run("fixture", "--preset", "tiny", "--seed", 9, "--out", d, "--force")
     after = file_hashes(d)

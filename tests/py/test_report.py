@@ -232,7 +232,7 @@ def refused(name, d, code, *extra):
     out_html = os.path.join(WORK, name + ".html")
     rc, out, err = fid("report", d, "--out", out_html, *extra)
     case("%s: exit 3 REFUSED [%s], nothing written" % (name, code),
-         rc == 3 and ("REFUSED [%s]" % code) in err and not os.path.exists(out_html), (rc, out, err))
+         rc == 3 and ("REFUSED [%s]" % code) in out and not os.path.exists(out_html), (rc, out, err))
 
 
 def flip(path):

@@ -28,6 +28,11 @@ def run(*args):
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 
+def run_text(*args):  # refusals are on stdout, as the Python tool prints them
+    rc, out, err = run(*args)
+    return rc, out.decode("utf-8", "replace") + err
+
+
 def write(name, data):
     path = os.path.join(WORK, name)
     with open(path, "wb") as f:
@@ -123,10 +128,10 @@ def parity(name, tok, ent):
 
 def refusals(tok):
     f = write("bad.txt", b"abc\xffdef")
-    rc, _, err = run("--tokenizer", tok, f)
+    rc, err = run_text("--tokenizer", tok, f)
     check("invalid UTF-8 is refused: exit 3, invalid_utf8, byte offset 3", rc == 3 and "[invalid_utf8]" in err and "offset 3" in err, err)
     f = write("bad2.txt", b"ok \xed\xa0\x80")
-    rc, _, err = run("--tokenizer", tok, f)
+    rc, err = run_text("--tokenizer", tok, f)
     check("a UTF-8-encoded surrogate is refused at its offset", rc == 3 and "offset 3" in err, err)
     base = json.load(open(tok, encoding="utf-8"))
     for where_, value, word in [("model", {"type": "WordPiece", "vocab": {}}, "WordPiece"),
@@ -143,14 +148,14 @@ def refusals(tok):
             d[where_] = value
         p = os.path.join(WORK, "unsup.json")
         json.dump(d, open(p, "w", encoding="utf-8"), ensure_ascii=False)
-        rc, _, err = run("--tokenizer", p, "--info")
+        rc, err = run_text("--tokenizer", p, "--info")
         check("unsupported %s %s refused by name (exit 3)" % (where_, word), rc == 3 and "[tokenizer_unsupported]" in err and word in err, err)
     d = dict(base)
     d["model"] = dict(base["model"], byte_fallback=True)
     json.dump(d, open(os.path.join(WORK, "unsup.json"), "w", encoding="utf-8"), ensure_ascii=False)
-    rc, _, err = run("--tokenizer", os.path.join(WORK, "unsup.json"), "--info")
+    rc, err = run_text("--tokenizer", os.path.join(WORK, "unsup.json"), "--info")
     check("BPE byte_fallback=true refused by name", rc == 3 and "byte_fallback" in err, err)
-    rc, _, err = run("--tokenizer", os.path.join(WORK, "nope.json"), "--info")
+    rc, err = run_text("--tokenizer", os.path.join(WORK, "nope.json"), "--info")
     check("a missing tokenizer file is refused (exit 3)", rc == 3, err)
 
 
