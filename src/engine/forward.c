@@ -936,6 +936,10 @@ int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config
 /* ------------------------------------------------------------ engine/ops.h */
 
 void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { lin_pack(L, t, row0, N, K); }
+void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    lin_pack_mode(L, t, row0, N, K, LIN_F32_SEQ);
+}
 int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
 {
     return lin_load(L, w, e, N, K, with_bias, name);

@@ -1,6 +1,7 @@
 /* glm5_next forward driver: residual streams, mHC, MLP / MoE (next_forward.h;
  * rounding points in docs/MODEL-GLM5-NEXT.md §3). */
 #include "engine/next_internal.h"
+#include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
@@ -44,20 +45,74 @@ uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n)
     return v;
 }
 
+/* utils::CeilLog2 of ATen: 1 for x <= 2 */
+static size_t ceil_log2(size_t x)
+{
+    if (x <= 2) return 1;
+    size_t r = 0;
+    for (size_t v = x - 1; v; v >>= 1) r++;
+    return r;
+}
+
+float nx_multi_row_sum(const float *x, size_t stride, size_t size)
+{
+    enum { LV = 4 };
+    size_t lp = ceil_log2(size) / LV > 4 ? ceil_log2(size) / LV : 4, step = (size_t)1 << lp, mask = step - 1;
+    float acc[LV] = {0};
+    size_t i = 0;
+    while (i + step <= size) {
+        for (size_t j = 0; j < step; j++, i++) acc[0] += x[i * stride];
+        for (size_t j = 1; j < LV; j++) {
+            acc[j] += acc[j - 1];
+            acc[j - 1] = 0.0f;
+            if (i & (mask << (j * lp))) break;
+        }
+    }
+    for (; i < size; i++) acc[0] += x[i * stride];
+    for (size_t j = 1; j < LV; j++) acc[0] += acc[j];
+    return acc[0];
+}
+
+float nx_row_sum(const float *x, size_t stride, size_t size)
+{
+    size_t ilp = size / 4;
+    float p[4];
+    for (size_t k = 0; k < 4; k++) p[k] = nx_multi_row_sum(x + k * stride, 4 * stride, ilp);
+    for (size_t i = ilp * 4; i < size; i++) p[0] += x[i * stride];
+    return ((p[0] + p[1]) + p[2]) + p[3];
+}
+
 float nx_sum_aten(const float *x, size_t n)
 {
-    float acc[4][8] = {{0}};
-    size_t nv = n / 8, ilp = nv / 4;
-    for (size_t v = 0; v < nv; v++) {
-        size_t a = v < ilp * 4 ? v % 4 : 0;
-        for (size_t l = 0; l < 8; l++) acc[a][l] += x[v * 8 + l];
-    }
-    for (size_t a = 1; a < 4; a++)
-        for (size_t l = 0; l < 8; l++) acc[0][l] += acc[a][l];
+    if (n < 8) return nx_row_sum(x, 1, n); /* scalar_inner_sum */
+    size_t nv = n / 8;
     float f = 0.0f;
     for (size_t k = nv * 8; k < n; k++) f += x[k];
-    for (size_t l = 0; l < 8; l++) f += acc[0][l];
+    for (size_t l = 0; l < 8; l++) f += nx_row_sum(x + l, 8, nv); /* lane l of vectorized_inner_sum */
     return f;
+}
+
+float nx_sum_outer(const float *x, size_t stride, size_t size, size_t col, size_t ncols)
+{
+    size_t full = ncols >= 8 ? ncols / 32 * 32 : ncols / 4 * 4;
+    return col < full ? nx_multi_row_sum(x, stride, size) : nx_row_sum(x, stride, size);
+}
+
+int nx_torch_vec(size_t i, size_t n, size_t block)
+{
+    enum { GRAIN = 32768, THREADS = 2 };
+    size_t b0 = 0, len = n;
+    if (n >= GRAIN) {
+        size_t nt = (n + GRAIN - 1) / GRAIN < THREADS ? (n + GRAIN - 1) / GRAIN : THREADS, chunk = (n + nt - 1) / nt;
+        b0 = i / chunk * chunk;
+        len = n - b0 < chunk ? n - b0 : chunk;
+    }
+    return i - b0 < len - len % block;
+}
+
+float nx_sigmoid_at(float x, size_t i, size_t n)
+{
+    return nx_torch_vec(i, n, 32) ? fd_torch_sigmoid(x) : fd_torch_sigmoid_tail(x);
 }
 
 float nx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -67,6 +122,13 @@ float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n)
     double s = 0.0;
     for (size_t k = 0; k < n; k++) s += (double)a[k * as] * (double)b[k * bs];
     return (float)s;
+}
+
+float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
+{
+    float s = 0.0f;
+    for (size_t k = 0; k < n; k++) s = fmaf(a[k * as], b[k * bs], s);
+    return s;
 }
 
 void nx_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
@@ -107,7 +169,7 @@ static int hc_load(hc *h, const fd_weights *W, const fd_glm_config *c, long long
 /* Glm5NextTextHyperConnection.forward for every token: post [S][m],
  * comb [S][m][m] (fp32), collapsed [S][H] (bf16). */
 static void hc_apply(const hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post, float *comb,
-                     uint16_t *collapsed)
+                     uint16_t *collapsed, float *mixdump)
 {
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
     float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
@@ -118,19 +180,17 @@ static void hc_apply(const hc *h, const fd_glm_config *c, const uint16_t *X, siz
         float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
         for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
         for (size_t j = 0; j < mix; j++) mx[j] = nx_dot32(flat, 1, h->fn + j * mH, 1, mH);
+        if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
         for (size_t i = 0; i < m; i++) {
-            pre[i] = nx_sigmoid(mx[i] * h->scale[0] + h->base[i]) + heps;
-            post[s * m + i] = 2.0f * nx_sigmoid(mx[m + i] * h->scale[1] + h->base[m + i]);
+            pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
+            post[s * m + i] = 2.0f * nx_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
         }
         float *cb = comb + s * m * m;
-        for (size_t i = 0; i < m; i++) { /* softmax over the last axis, + eps */
-            float *row = cb + i * m, rmax = -INFINITY, sum = 0.0f;
-            for (size_t j = 0; j < m; j++) {
-                row[j] = mx[2 * m + i * m + j] * h->scale[2] + h->base[2 * m + i * m + j];
-                if (row[j] > rmax) rmax = row[j];
-            }
-            for (size_t j = 0; j < m; j++) { row[j] = expf(row[j] - rmax); sum += row[j]; }
-            for (size_t j = 0; j < m; j++) row[j] = row[j] / sum + heps;
+        for (size_t i = 0; i < m; i++) { /* softmax over the last axis (torch's lastdim kernel), + eps */
+            float *row = cb + i * m;
+            for (size_t j = 0; j < m; j++) row[j] = mx[2 * m + i * m + j] * h->scale[2] + h->base[2 * m + i * m + j];
+            fd_torch_softmax_masked(row, NULL, m, m);
+            for (size_t j = 0; j < m; j++) row[j] += heps;
         }
         for (int64_t it = 0; it < c->nx->hc_iters; it++) {
             if (it) /* rows (dim -1), from the second iteration on */
@@ -235,7 +295,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     if (!gb) return -1;
     int rc = -1;
     fd_lin router, *eg = fd_xcalloc(E, sizeof *eg), *eu = fd_xcalloc(E, sizeof *eu), *ed = fd_xcalloc(E, sizeof *ed);
-    fd_lin_pack(&router, gw, 0, E, H);
+    fd_lin_pack_f32seq(&router, gw, 0, E, H);
     float *bias = nx_vec_f32(gb, E);
     uint16_t *sh = fd_xmalloc(S * H * 2 + 2);
     char nm[256];
@@ -263,7 +323,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_keyscore *ks = fd_xmalloc(E * sizeof *ks);
     for (size_t t = 0; t < S; t++) {
         for (size_t xx = 0; xx < E; xx++) {
-            g[xx] = nx_sigmoid(lg[t * ro + xx]);
+            g[xx] = nx_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
             ks[xx].s = g[xx] + bias[xx];
             ks[xx].j = xx;
         }
@@ -359,18 +419,32 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
         for (size_t i = 0; i < M; i++)
             for (size_t d = 0; d < H; d++) X[(t * M + i) * H + d] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + d);
     int rc = -1;
+    nx_dump(-1, "ids", "i64", ids, S * 8);
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         static const char *const site[2] = {"attn", "ffn"};
         for (int s = 0; s < 2; s++) {
             hc hh;
             if (hc_load(&hh, W, c, L, site[s], e)) goto out;
-            hc_apply(&hh, c, X, S, post, comb, h);
+            size_t nmix = (2 + M) * M;
+            float *mixd = getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * nmix * 4) : NULL;
+            hc_apply(&hh, c, X, S, post, comb, h, mixd);
             free(hh.fn);
+            char dn[32];
+            snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
+            if (mixd) nx_dump(L, dn, "f32", mixd, S * nmix * 4);
+            free(mixd);
+            snprintf(dn, sizeof dn, "hcpost_%s", site[s]);
+            nx_dump(L, dn, "f32", post, S * M * 4);
+            snprintf(dn, sizeof dn, "hccomb_%s", site[s]);
+            nx_dump(L, dn, "f32", comb, S * M * M * 4);
+            snprintf(dn, sizeof dn, "hccol_%s", site[s]);
+            nx_dump(L, dn, "bf16", h, S * H * 2);
             const fd_tensor *nw = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "layers.%lld.%s.weight", L,
                                          s ? "post_attention_layernorm" : "input_layernorm");
             if (!nw) goto out;
             lw = nx_vec_bf16(nw, H);
             fd_op_rmsnorm(h, S, H, lw, (float)c->rms_norm_eps, h);
+            nx_dump(L, s ? "post_ln" : "attn_in", "bf16", h, S * H * 2);
             free(lw);
             lw = NULL;
             int r;
@@ -384,6 +458,7 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
             if (r) goto out;
             nx_dump(L, s ? "mlp" : "attn", "bf16", y, S * H * 2);
             hc_combine(c, post, comb, y, X, S);
+            if (!s) nx_dump(L, "attn_mid", "bf16", X, S * M * H * 2);
         }
         nx_dump(L, "layer_out", "bf16", X, S * M * H * 2);
     }

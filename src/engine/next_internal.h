@@ -19,10 +19,26 @@ int nx_lin(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const 
 /* A 1-D tensor as fp32 values / as bf16 values (caller frees). */
 float *nx_vec_f32(const fd_tensor *t, size_t n);
 uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n);
-/* torch 2.11's CPU order for the sum of n fp32 values (x[i] already squared
- * by the caller when it is a sum of squares): 8-lane vectors, 4 accumulators. */
+/* torch 2.11's CPU sum of fp32 values (cascade_sum in ATen's SumKernel.cpp,
+ * AVX2 build: 8 lanes).  multi_row_sum: one lane's cascade over `size` rows
+ * (levels of 16 rows); row_sum: 4 interleaved multi_row_sums + the rest.
+ * nx_sum_aten: a contiguous row of n (vectorized_inner_sum); nx_sum_outer:
+ * output column col of ncols contiguous columns, reduced over `size` rows
+ * `stride` apart (vectorized_outer_sum / scalar_outer_sum). */
+float nx_multi_row_sum(const float *x, size_t stride, size_t size);
+float nx_row_sum(const float *x, size_t stride, size_t size);
 float nx_sum_aten(const float *x, size_t n);
+float nx_sum_outer(const float *x, size_t stride, size_t size, size_t col, size_t ncols);
+/* Does element i of a contiguous elementwise op over n elements take the
+ * vector path of torch's cpu_kernel_vec (blocks of `block`, split in 2
+ * thread chunks from 32768 elements on: the goldens' torch.set_num_threads(2))? */
+int nx_torch_vec(size_t i, size_t n, size_t block);
+/* torch.sigmoid of element i of a contiguous fp32 tensor of n elements */
+float nx_sigmoid_at(float x, size_t i, size_t n);
 float nx_sigmoid(float x);
+/* one fp32 FMA chain in increasing k: MKL's sgemm order for the small
+ * shapes measured (K <= 64; tests/parity, docs/MODEL-GLM5-NEXT.md §6) */
+float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n);
 /* sum_k a[k*as] * b[k*bs] in fp64, rounded once to fp32 (the fixed order used
  * for torch's fp32 GEMMs, whose MKL order is not reproducible). */
 float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n);
