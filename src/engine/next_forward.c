@@ -146,6 +146,45 @@ void nx_dump(long long L, const char *stage, const char *ext, const void *p, siz
 
 /* ------------------------------------------------------------ mHC */
 
+/* K-block starts of MKL's sgemm for the mHC mix (M = tokens, N = (2+m)m = 24,
+ * K = mH, fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at
+ * position p of a row of ones loses exactly the ones chained after it in
+ * its block): each block is one FMA chain from 0 and the block sums are added
+ * in order.  M >= 353: blocks of 384, the last two sharing 384 + K mod 384
+ * (the first of them rounded up): K 1024 -> 384, 320, 320 (999 -> 384, 308,
+ * 307; 16384 -> 42 x 384, 320, 320).  Smaller M: round(K / 256) equal blocks
+ * (1024 -> 4 x 256, 1000 -> 4 x 250, 600 -> 2 x 300).  Returns the count. */
+static size_t mkl_kblocks(size_t M, size_t K, size_t *st, size_t cap)
+{
+    size_t n = 0;
+    if (M >= 353) {
+        size_t full = K / 384, r = K % 384;
+        if (r && full) full--;
+        for (size_t b = 0; b < full && n + 3 < cap; b++) st[n++] = b * 384;
+        size_t rest = K - full * 384;
+        st[n++] = full * 384;
+        if (rest > 384) st[n++] = full * 384 + (rest + 1) / 2;
+    } else {
+        size_t nb = (K + 128) / 256;
+        if (nb < 1) nb = 1;
+        if (nb > cap - 1) nb = cap - 1;
+        for (size_t b = 0; b < nb; b++) st[n++] = b * K / nb;
+    }
+    st[n] = K;
+    return n;
+}
+
+static float mkl_dot(const float *a, const float *b, const size_t *st, size_t nb)
+{
+    float c = 0.0f;
+    for (size_t i = 0; i < nb; i++) {
+        float acc = 0.0f;
+        for (size_t k = st[i]; k < st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);
+        c = i ? c + acc : acc;
+    }
+    return c;
+}
+
 typedef struct hc {
     float *fn;        /* (2+m)m x mH, fp32 (bf16 values) */
     float base[64 * 66], scale[3];
@@ -174,12 +213,13 @@ static void hc_apply(const hc *h, const fd_glm_config *c, const uint16_t *X, siz
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
     float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
     float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
+    size_t kst[1024], nkb = mkl_kblocks(S, mH, kst, 1023);
     for (size_t s = 0; s < S; s++) {
         const uint16_t *xs = X + s * mH;
         for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
         float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
         for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
-        for (size_t j = 0; j < mix; j++) mx[j] = nx_dot32(flat, 1, h->fn + j * mH, 1, mH);
+        for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, kst, nkb);
         if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
         for (size_t i = 0; i < m; i++) {
             pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
