@@ -945,6 +945,7 @@ int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, i
     return lin_load(L, w, e, N, K, with_bias, name);
 }
 void fd_lin_free(fd_lin *L) { lin_free(L); }
+size_t fd_op_onednn_kblock(size_t K) { return onednn_kblock(K); }
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows) { return lin_dots(m, L, x, rows); }
 void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y) { lin_apply(m, L, x, rows, y); }
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)

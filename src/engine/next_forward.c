@@ -124,6 +124,11 @@ float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n)
     return (float)s;
 }
 
+void nx_swap_pairs(uint16_t *v, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
+}
+
 float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
 {
     float s = 0.0f;

@@ -39,6 +39,9 @@ float nx_sigmoid(float x);
 /* one fp32 FMA chain in increasing k: MKL's sgemm order for the small
  * shapes measured (K <= 64; tests/parity, docs/MODEL-GLM5-NEXT.md §6) */
 float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n);
+/* swap the pairs (2i, 2i+1) of a bf16 array (n even): fd_dot_canonical's
+ * odd-then-even chain then runs in increasing k */
+void nx_swap_pairs(uint16_t *v, size_t n);
 /* sum_k a[k*as] * b[k*bs] in fp64, rounded once to fp32 (the fixed order used
  * for torch's fp32 GEMMs, whose MKL order is not reproducible). */
 float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n);

@@ -55,7 +55,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
                     *vbc = vb + c * CH * d;
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++)
-                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = fd_torch_expf(Gc[i * d + x] - Gc[j * d + x]);
+                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = expf(Gc[i * d + x] - Gc[j * d + x]);
         /* attn = -(k_beta_i * k_j * decay).sum(-1), zero on and above the diagonal */
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
@@ -71,7 +71,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * fd_torch_expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
             for (size_t x = 0; x < d; x++) {
                 val[i * d + x] = nx_chain32(A + i * CH, 1, vbc + x, d, CH);
@@ -79,7 +79,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             }
         /* inter/intra chunk with the running state st [d_k][d_v] */
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * fd_torch_expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
                 if (j > i) { ai[i * CH + j] = 0.0f; continue; }
@@ -98,9 +98,9 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
         }
         const float *gl = Gc + (CH - 1) * d;
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * fd_torch_expf(gl[x] - Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * expf(gl[x] - Gc[t * d + x]);
         for (size_t a = 0; a < d; a++)
-            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * fd_torch_expf(gl[a]) + nx_chain32(kk + a, d, vn + b, d, CH);
+            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * expf(gl[a]) + nx_chain32(kk + a, d, vn + b, d, CH);
         memcpy(st, ns, d * d * 4);
     }
     free(q); free(k); free(kb); free(vb); free(G); free(dm); free(A); free(tmp); free(row); free(val); free(kcd);
@@ -139,7 +139,8 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     dt = nx_vec_f32(tdt, Q);
     Alog = nx_vec_f32(tal, nh);
     ow = nx_vec_bf16(tow, d);
-    /* q/k/v projections, causal depthwise conv (fp32, taps in order), silu, bf16 */
+    /* q/k/v projections, causal depthwise conv (fp32: one FMA chain over the taps in
+     * order, oneDNN's order, measured), silu, bf16 */
     mix = fd_xmalloc(S * 3 * Q * 2);
     t16 = fd_xmalloc(S * Q * 2 + 2);
     const fd_lin *pr[3] = {&lq, &lk, &lv};
@@ -154,9 +155,11 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             float acc = 0.0f;
             for (size_t j = 0; j < K; j++) {
                 long long src = (long long)t + (long long)j - (long long)(K - 1);
-                if (src >= 0) acc += w[j] * F(mix[(size_t)src * 3 * Q + ch]);
+                if (src >= 0) acc = fmaf(w[j], F(mix[(size_t)src * 3 * Q + ch]), acc);
             }
-            qkv[t * 3 * Q + ch] = F(BF(fd_op_silu(acc)));
+            /* silu on the [3Q, S] (channel-major) fp32 conv output */
+            float a = nx_torch_vec(ch * S + t, 3 * Q * S, 32) ? fd_torch_silu(acc) : fd_torch_silu_tail(acc);
+            qkv[t * 3 * Q + ch] = F(BF(a));
         }
     }
     nx_dump(L, "kda_qkv", "f32", qkv, S * 3 * Q * 4);

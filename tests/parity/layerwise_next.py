@@ -134,9 +134,30 @@ with torch.inference_mode():
             kda_check(layer.self_attn, h, L)
             row("attn(module)", ours("attn", L), layer.self_attn(h)[0])
         else:
+            a = layer.self_attn
             mask = torch.ones(1, S, dtype=torch.bool)
-            o, _, _ = layer.self_attn(hidden_states=h, attention_mask=mask)
-            row("attn(module)", ours("attn", L), o[0])
+            osel = ours("sel", L, "u8")
+            if a.indexer is not None:
+                qr = a.q_a_layernorm(a.q_a_proj(h))
+                tk = a.indexer(hidden_states=h, q_resid=qr, attention_mask=mask, past_key_values=None)[0].long()
+                tsel = torch.zeros(S, S, dtype=torch.uint8)
+                for t in range(S):
+                    for j in tk[t].tolist():
+                        if 0 <= j <= t:
+                            tsel[t, j] = 1
+                eqr = (tsel == osel).all(dim=1)
+                print("%-24s rows equal=%.6f (%d differ, first %s)" % ("sel(local)", eqr.double().mean().item(),
+                      (~eqr).sum().item(), (~eqr).nonzero()[:5, 0].tolist()))
+            width = int(osel.sum(1).max())
+            idx = torch.full((1, S, width), -1, dtype=torch.int32)
+            for t in range(S):
+                js = osel[t].nonzero()[:, 0]
+                idx[0, t, :len(js)] = js.to(torch.int32)
+            saved = a.indexer
+            a.indexer = None
+            o, _, _ = a(hidden_states=h, attention_mask=mask, prev_topk_indices=idx)
+            a.indexer = saved
+            row("attn(our sel)", ours("attn", L), o[0])
         row("attn_mid", ours("attn_mid", L), combine(L, "attn", ours("attn", L), X)[0])
         X2 = streams(ours("attn_mid", L))
         hc_check(layer.ffn_hc, X2, L, "ffn")
