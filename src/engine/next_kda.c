@@ -3,6 +3,7 @@
  * what runs on CPU without the fla / kernels packages).  Rounding points in
  * docs/MODEL-GLM5-NEXT.md §3.3. */
 #include "engine/next_internal.h"
+#include "engine/mkl_exp.h"
 #include "engine/torch_ops.h"
 #include "util/buf.h"
 #include <math.h>
@@ -55,7 +56,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
                     *vbc = vb + c * CH * d;
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++)
-                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = expf(Gc[i * d + x] - Gc[j * d + x]);
+                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = fd_mkl_expf(Gc[i * d + x] - Gc[j * d + x]);
         /* attn = -(k_beta_i * k_j * decay).sum(-1), zero on and above the diagonal */
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
@@ -71,7 +72,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
             for (size_t x = 0; x < d; x++) {
                 val[i * d + x] = nx_chain32(A + i * CH, 1, vbc + x, d, CH);
@@ -79,7 +80,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             }
         /* inter/intra chunk with the running state st [d_k][d_v] */
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
                 if (j > i) { ai[i * CH + j] = 0.0f; continue; }
@@ -98,9 +99,9 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
         }
         const float *gl = Gc + (CH - 1) * d;
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * expf(gl[x] - Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * fd_mkl_expf(gl[x] - Gc[t * d + x]);
         for (size_t a = 0; a < d; a++)
-            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * expf(gl[a]) + nx_chain32(kk + a, d, vn + b, d, CH);
+            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * fd_mkl_expf(gl[a]) + nx_chain32(kk + a, d, vn + b, d, CH);
         memcpy(st, ns, d * d * 4);
     }
     free(q); free(k); free(kb); free(vb); free(G); free(dm); free(A); free(tmp); free(row); free(val); free(kcd);
@@ -171,7 +172,7 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     g = fd_xmalloc(S * Q * 4);
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
-            float A = expf(Alog[ch / d]);
+            float A = fd_mkl_expf(Alog[ch / d]); /* torch.exp: MKL vsExp */
             g[t * Q + ch] = (float)nx->lower * nx_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
         }
     nx_dump(L, "kda_g", "f32", g, S * Q * 4);
