@@ -151,43 +151,59 @@ void nx_dump(long long L, const char *stage, const char *ext, const void *p, siz
 
 /* ------------------------------------------------------------ mHC */
 
-/* K-block starts of MKL's sgemm for the mHC mix (M = tokens, N = (2+m)m = 24,
- * K = mH, fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at
- * position p of a row of ones loses exactly the ones chained after it in
- * its block): each block is one FMA chain from 0 and the block sums are added
- * in order.  M >= 353: blocks of 384, the last two sharing 384 + K mod 384
- * (the first of them rounded up): K 1024 -> 384, 320, 320 (999 -> 384, 308,
- * 307; 16384 -> 42 x 384, 320, 320).  Smaller M: round(K / 256) equal blocks
- * (1024 -> 4 x 256, 1000 -> 4 x 250, 600 -> 2 x 300).  Returns the count. */
-static size_t mkl_kblocks(size_t M, size_t K, size_t *st, size_t cap)
+/* MKL's sgemm order for the mHC mix (M = tokens, N = (2+m)m = 24, K = mH,
+ * fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at position p
+ * of a row of ones loses exactly the ones chained after it in its block) and
+ * checked on random data: K is cut into blocks, each one FMA chain from 0.
+ *   M >= 353: blocks of 384, the last two sharing 384 + K mod 384 (the first
+ *     rounded up): K 1024 -> 384, 320, 320; 999 -> 384, 308, 307; 16384 ->
+ *     42 x 384, 320, 320; the block sums added in order.
+ *   M < 353: K split in two halves (the two threads), each cut into
+ *     ceil(half / 256) equal blocks added in order, then half 0 + half 1:
+ *     K 1024 -> (256 + 256) + (256 + 256); 1000 -> 4 x 250; 600 -> 300 + 300. */
+typedef struct kplan {
+    size_t st[1026], nb, half; /* block b = [st[b], st[b+1]); half: first block of the second sum (0: one sum) */
+} kplan;
+
+static void kplan_cut(kplan *p, size_t k0, size_t len)
 {
-    size_t n = 0;
+    size_t nb = (len + 255) / 256;
+    if (nb < 1) nb = 1;
+    if (nb > 512) nb = 512;
+    for (size_t b = 0; b < nb; b++) p->st[p->nb++] = k0 + (b * len + nb - 1) / nb;
+}
+
+static void mkl_kplan(size_t M, size_t K, kplan *p)
+{
+    p->nb = p->half = 0;
     if (M >= 353) {
         size_t full = K / 384, r = K % 384;
         if (r && full) full--;
-        for (size_t b = 0; b < full && n + 3 < cap; b++) st[n++] = b * 384;
+        if (full > 1021) full = 1021;
+        for (size_t b = 0; b < full; b++) p->st[p->nb++] = b * 384;
         size_t rest = K - full * 384;
-        st[n++] = full * 384;
-        if (rest > 384) st[n++] = full * 384 + (rest + 1) / 2;
+        p->st[p->nb++] = full * 384;
+        if (rest > 384) p->st[p->nb++] = full * 384 + (rest + 1) / 2;
     } else {
-        size_t nb = (K + 128) / 256;
-        if (nb < 1) nb = 1;
-        if (nb > cap - 1) nb = cap - 1;
-        for (size_t b = 0; b < nb; b++) st[n++] = b * K / nb;
+        size_t h = (K + 1) / 2;
+        kplan_cut(p, 0, h);
+        p->half = p->nb;
+        if (K > h) kplan_cut(p, h, K - h);
+        else p->half = 0;
     }
-    st[n] = K;
-    return n;
+    p->st[p->nb] = K;
 }
 
-static float mkl_dot(const float *a, const float *b, const size_t *st, size_t nb)
+static float mkl_dot(const float *a, const float *b, const kplan *p)
 {
-    float c = 0.0f;
-    for (size_t i = 0; i < nb; i++) {
+    float c[2] = {0.0f, 0.0f};
+    for (size_t i = 0; i < p->nb; i++) {
         float acc = 0.0f;
-        for (size_t k = st[i]; k < st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);
-        c = i ? c + acc : acc;
+        for (size_t k = p->st[i]; k < p->st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);
+        size_t hf = p->half && i >= p->half;
+        c[hf] = i == (hf ? p->half : 0) ? acc : c[hf] + acc;
     }
-    return c;
+    return p->half ? c[0] + c[1] : c[0];
 }
 
 typedef struct hc {
@@ -218,13 +234,14 @@ static void hc_apply(const hc *h, const fd_glm_config *c, const uint16_t *X, siz
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
     float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
     float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
-    size_t kst[1024], nkb = mkl_kblocks(S, mH, kst, 1023);
+    kplan kp;
+    mkl_kplan(S, mH, &kp);
     for (size_t s = 0; s < S; s++) {
         const uint16_t *xs = X + s * mH;
         for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
         float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
         for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
-        for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, kst, nkb);
+        for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, &kp);
         if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
         for (size_t i = 0; i < m; i++) {
             pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;

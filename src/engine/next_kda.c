@@ -25,7 +25,7 @@ static void l2norm(float *x, size_t n)
 /* One head of chunk_kimi_delta_attention: q, k, v, g [S][d] fp32 (q, k
  * already l2-normalised), beta [S]; out [S][d] fp32. */
 static void chunk_kda_head(const float *q0, const float *k0, const float *v0, const float *g0, const float *beta0, size_t S,
-                           size_t d, float *out, float *dbg)
+                           size_t d, float *out)
 {
     size_t nc = (S + CH - 1) / CH, T = nc * CH;
     float scale = (float)(1.0 / sqrt((double)d));
@@ -71,7 +71,6 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t mm = 0; mm < i; mm++) A[i * CH + mm] = row[mm] + nx_sum_outer(prod + mm, CH, i, mm, i);
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
-        if (dbg) memcpy(dbg + c * CH * CH, A, CH * CH * 4);
         for (size_t t = 0; t < CH; t++)
             for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
@@ -90,7 +89,6 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             }
         for (size_t t = 0; t < CH; t++)
             for (size_t x = 0; x < d; x++) vn[t * d + x] = val[t * d + x] - nx_chain32(kcd + t * d, 1, st + x, d, d);
-        if (dbg && c == 0) { memcpy(dbg + nc * CH * CH + 2 * CH * CH, qc, CH * d * 4); memcpy(dbg + nc * CH * CH, ai, CH * CH * 4); memcpy(dbg + nc * CH * CH + CH * CH, vn, CH * d * 4); }
         for (size_t t = 0; t < CH; t++) {
             size_t gt = c * CH + t;
             for (size_t x = 0; x < d; x++) {
@@ -199,10 +197,7 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             l2norm(hq + t * d, d);
             l2norm(hk + t * d, d);
         }
-        float *dbg = !h && getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * CH * 4 + 3 * CH * CH * 4) : NULL;
-        chunk_kda_head(hq, hk, hv, hg, hb, S, d, ho, dbg);
-        if (dbg) nx_dump(L, "kda_A_h0", "f32", dbg, ((S + CH - 1) / CH + 3) * CH * CH * 4);
-        free(dbg);
+        chunk_kda_head(hq, hk, hv, hg, hb, S, d, ho);
         for (size_t t = 0; t < S; t++) memcpy(core + t * Q + h * d, ho + t * d, d * 4);
     }
     free(hq); free(hk); free(hv); free(hg); free(hb); free(ho);
