@@ -115,7 +115,7 @@ float fd_mkl_sqrtf(float x)
     float y0 = fd_rsqrt14(x), h = y0 * 0.5f, s = y0 * x;
     if (y0 > 549755813888.0f) { /* y0 > 2^39 (x < 2^-78): the kernel's scaled lanes */
         float xs = x * 302231454903657293676544.0f, ss = s * 549755813888.0f; /* x 2^78, s 2^39 */
-        float hs = h * f_of(0x18000000u);                                      /* h 2^-79 */
+        float hs = h * f_of(0x18800000u);                                      /* h 2^-78 */
         float e = fmaf(-ss, ss, xs);
         return fmaf(e, hs, s);
     }

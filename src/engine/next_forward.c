@@ -45,97 +45,6 @@ uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n)
     return v;
 }
 
-/* utils::CeilLog2 of ATen: 1 for x <= 2 */
-static size_t ceil_log2(size_t x)
-{
-    if (x <= 2) return 1;
-    size_t r = 0;
-    for (size_t v = x - 1; v; v >>= 1) r++;
-    return r;
-}
-
-float nx_multi_row_sum(const float *x, size_t stride, size_t size)
-{
-    enum { LV = 4 };
-    size_t lp = ceil_log2(size) / LV > 4 ? ceil_log2(size) / LV : 4, step = (size_t)1 << lp, mask = step - 1;
-    float acc[LV] = {0};
-    size_t i = 0;
-    while (i + step <= size) {
-        for (size_t j = 0; j < step; j++, i++) acc[0] += x[i * stride];
-        for (size_t j = 1; j < LV; j++) {
-            acc[j] += acc[j - 1];
-            acc[j - 1] = 0.0f;
-            if (i & (mask << (j * lp))) break;
-        }
-    }
-    for (; i < size; i++) acc[0] += x[i * stride];
-    for (size_t j = 1; j < LV; j++) acc[0] += acc[j];
-    return acc[0];
-}
-
-float nx_row_sum(const float *x, size_t stride, size_t size)
-{
-    size_t ilp = size / 4;
-    float p[4];
-    for (size_t k = 0; k < 4; k++) p[k] = nx_multi_row_sum(x + k * stride, 4 * stride, ilp);
-    for (size_t i = ilp * 4; i < size; i++) p[0] += x[i * stride];
-    return ((p[0] + p[1]) + p[2]) + p[3];
-}
-
-float nx_sum_aten(const float *x, size_t n)
-{
-    if (n < 8) return nx_row_sum(x, 1, n); /* scalar_inner_sum */
-    size_t nv = n / 8;
-    float f = 0.0f;
-    for (size_t k = nv * 8; k < n; k++) f += x[k];
-    for (size_t l = 0; l < 8; l++) f += nx_row_sum(x + l, 8, nv); /* lane l of vectorized_inner_sum */
-    return f;
-}
-
-float nx_sum_outer(const float *x, size_t stride, size_t size, size_t col, size_t ncols)
-{
-    size_t full = ncols >= 8 ? ncols / 32 * 32 : ncols / 4 * 4;
-    return col < full ? nx_multi_row_sum(x, stride, size) : nx_row_sum(x, stride, size);
-}
-
-int nx_torch_vec(size_t i, size_t n, size_t block)
-{
-    enum { GRAIN = 32768, THREADS = 2 };
-    size_t b0 = 0, len = n;
-    if (n >= GRAIN) {
-        size_t nt = (n + GRAIN - 1) / GRAIN < THREADS ? (n + GRAIN - 1) / GRAIN : THREADS, chunk = (n + nt - 1) / nt;
-        b0 = i / chunk * chunk;
-        len = n - b0 < chunk ? n - b0 : chunk;
-    }
-    return i - b0 < len - len % block;
-}
-
-float nx_sigmoid_at(float x, size_t i, size_t n)
-{
-    return nx_torch_vec(i, n, 32) ? fd_torch_sigmoid(x) : fd_torch_sigmoid_tail(x);
-}
-
-float nx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n)
-{
-    double s = 0.0;
-    for (size_t k = 0; k < n; k++) s += (double)a[k * as] * (double)b[k * bs];
-    return (float)s;
-}
-
-void nx_swap_pairs(uint16_t *v, size_t n)
-{
-    for (size_t i = 0; i + 1 < n; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
-}
-
-float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
-{
-    float s = 0.0f;
-    for (size_t k = 0; k < n; k++) s = fmaf(a[k * as], b[k * bs], s);
-    return s;
-}
-
 void nx_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
 {
     const char *dir = getenv("FIDELITY_FORWARD_DUMP");
@@ -147,163 +56,6 @@ void nx_dump(long long L, const char *stage, const char *ext, const void *p, siz
     if (!f) return;
     fwrite(p, 1, bytes, f);
     fclose(f);
-}
-
-/* ------------------------------------------------------------ mHC */
-
-/* MKL's sgemm order for the mHC mix (M = tokens, N = (2+m)m = 24, K = mH,
- * fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at position p
- * of a row of ones loses exactly the ones chained after it in its block) and
- * checked on random data: K is cut into blocks, each one FMA chain from 0.
- *   M >= 353: blocks of 384, the last two sharing 384 + K mod 384 (the first
- *     rounded up): K 1024 -> 384, 320, 320; 999 -> 384, 308, 307; 16384 ->
- *     42 x 384, 320, 320; the block sums added in order.
- *   M < 353: K split in two halves (the two threads), each cut into
- *     ceil(half / 256) equal blocks added in order, then half 0 + half 1:
- *     K 1024 -> (256 + 256) + (256 + 256); 1000 -> 4 x 250; 600 -> 300 + 300. */
-typedef struct kplan {
-    size_t st[1026], nb, half; /* block b = [st[b], st[b+1]); half: first block of the second sum (0: one sum) */
-} kplan;
-
-static void kplan_cut(kplan *p, size_t k0, size_t len)
-{
-    size_t nb = (len + 255) / 256;
-    if (nb < 1) nb = 1;
-    if (nb > 512) nb = 512;
-    for (size_t b = 0; b < nb; b++) p->st[p->nb++] = k0 + (b * len + nb - 1) / nb;
-}
-
-static void mkl_kplan(size_t M, size_t K, kplan *p)
-{
-    p->nb = p->half = 0;
-    if (M >= 353) {
-        size_t full = K / 384, r = K % 384;
-        if (r && full) full--;
-        if (full > 1021) full = 1021;
-        for (size_t b = 0; b < full; b++) p->st[p->nb++] = b * 384;
-        size_t rest = K - full * 384;
-        p->st[p->nb++] = full * 384;
-        if (rest > 384) p->st[p->nb++] = full * 384 + (rest + 1) / 2;
-    } else {
-        size_t h = (K + 1) / 2;
-        kplan_cut(p, 0, h);
-        p->half = p->nb;
-        if (K > h) kplan_cut(p, h, K - h);
-        else p->half = 0;
-    }
-    p->st[p->nb] = K;
-}
-
-static float mkl_dot(const float *a, const float *b, const kplan *p)
-{
-    float c[2] = {0.0f, 0.0f};
-    for (size_t i = 0; i < p->nb; i++) {
-        float acc = 0.0f;
-        for (size_t k = p->st[i]; k < p->st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);
-        size_t hf = p->half && i >= p->half;
-        c[hf] = i == (hf ? p->half : 0) ? acc : c[hf] + acc;
-    }
-    return p->half ? c[0] + c[1] : c[0];
-}
-
-typedef struct hc {
-    float *fn;        /* (2+m)m x mH, fp32 (bf16 values) */
-    float base[64 * 66], scale[3];
-} hc;
-
-static int hc_load(hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e)
-{
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mix = (2 + m) * m;
-    const fd_tensor *fn = nx_get(W, e, 2, mix, m * H, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_fn", L, site);
-    const fd_tensor *ba = fn ? nx_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
-    const fd_tensor *sc = ba ? nx_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
-    if (!sc) return -1;
-    /* bf16 parameters: F32 on disk is cast to the bf16 load dtype first */
-    h->fn = fd_xmalloc(mix * m * H * 4);
-    for (size_t i = 0; i < mix * m * H; i++) h->fn[i] = F(fd_tensor_bf16_at(fn, i));
-    for (size_t i = 0; i < mix; i++) h->base[i] = F(fd_tensor_bf16_at(ba, i));
-    for (size_t i = 0; i < 3; i++) h->scale[i] = F(fd_tensor_bf16_at(sc, i));
-    return 0;
-}
-
-/* Glm5NextTextHyperConnection.forward for every token: post [S][m],
- * comb [S][m][m] (fp32), collapsed [S][H] (bf16). */
-static void hc_apply(const hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post, float *comb,
-                     uint16_t *collapsed, float *mixdump)
-{
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
-    float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
-    float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
-    kplan kp;
-    mkl_kplan(S, mH, &kp);
-    for (size_t s = 0; s < S; s++) {
-        const uint16_t *xs = X + s * mH;
-        for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
-        float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
-        for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
-        for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, &kp);
-        if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
-        for (size_t i = 0; i < m; i++) {
-            pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
-            post[s * m + i] = 2.0f * nx_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
-        }
-        float *cb = comb + s * m * m;
-        for (size_t i = 0; i < m; i++) { /* softmax over the last axis (torch's lastdim kernel), + eps */
-            float *row = cb + i * m;
-            for (size_t j = 0; j < m; j++) row[j] = mx[2 * m + i * m + j] * h->scale[2] + h->base[2 * m + i * m + j];
-            fd_torch_softmax_masked(row, NULL, m, m);
-            for (size_t j = 0; j < m; j++) row[j] += heps;
-        }
-        for (int64_t it = 0; it < c->nx->hc_iters; it++) {
-            if (it) /* rows (dim -1), from the second iteration on */
-                for (size_t i = 0; i < m; i++) {
-                    float sum = 0.0f;
-                    for (size_t j = 0; j < m; j++) sum += cb[i * m + j];
-                    for (size_t j = 0; j < m; j++) cb[i * m + j] = cb[i * m + j] / (sum + heps);
-                }
-            for (size_t j = 0; j < m; j++) { /* columns (dim -2) */
-                float sum = 0.0f;
-                for (size_t i = 0; i < m; i++) sum += cb[i * m + j];
-                for (size_t i = 0; i < m; i++) cb[i * m + j] = cb[i * m + j] / (sum + heps);
-            }
-        }
-        for (size_t d = 0; d < H; d++) {
-            float acc = pre[0] * F(xs[d]);
-            for (size_t i = 1; i < m; i++) acc += pre[i] * F(xs[i * H + d]);
-            collapsed[s * H + d] = BF(acc);
-        }
-    }
-    free(flat);
-    free(sq);
-}
-
-/* X <- bf(bf(post) * out) + bf(comb^T @ X) per token (bf16 matmul, canonical dot). */
-static void hc_combine(const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out, uint16_t *X,
-                       size_t S)
-{
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, kp = (m + 1) / 2;
-    uint32_t a[33], b[33];
-    uint16_t *nx = fd_xmalloc(m * H * 2), cbt[64];
-    for (size_t s = 0; s < S; s++) {
-        uint16_t *xs = X + s * m * H;
-        for (size_t i = 0; i < m; i++) {
-            for (size_t j = 0; j < m; j++) cbt[j] = BF(comb[s * m * m + j * m + i]); /* (comb^T)[i][j] */
-            memset(a, 0, sizeof a);
-            fd_pack_hidden(cbt, m, a);
-            uint16_t pb = BF(post[s * m + i]);
-            for (size_t d = 0; d < H; d++) {
-                for (size_t k = 0; k < kp; k++) {
-                    uint32_t lo = xs[(2 * k) * H + d], hi = 2 * k + 1 < m ? xs[(2 * k + 1) * H + d] : 0;
-                    b[k] = lo | hi << 16;
-                }
-                float mm = F(BF(fd_dot_canonical(a, b, kp, 1)));
-                float t1 = F(BF(F(pb) * F(out[s * H + d])));
-                nx[i * H + d] = BF(t1 + mm);
-            }
-        }
-        memcpy(xs, nx, m * H * 2);
-    }
-    free(nx);
 }
 
 /* ------------------------------------------------------------ MLP / MoE */
@@ -485,11 +237,11 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         static const char *const site[2] = {"attn", "ffn"};
         for (int s = 0; s < 2; s++) {
-            hc hh;
-            if (hc_load(&hh, W, c, L, site[s], e)) goto out;
+            nx_hc hh;
+            if (nx_hc_load(&hh, W, c, L, site[s], e)) goto out;
             size_t nmix = (2 + M) * M;
             float *mixd = getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * nmix * 4) : NULL;
-            hc_apply(&hh, c, X, S, post, comb, h, mixd);
+            nx_hc_apply(&hh, c, X, S, post, comb, h, mixd);
             free(hh.fn);
             char dn[32];
             snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
@@ -519,7 +271,7 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
             }
             if (r) goto out;
             nx_dump(L, s ? "mlp" : "attn", "bf16", y, S * H * 2);
-            hc_combine(c, post, comb, y, X, S);
+            nx_hc_combine(c, post, comb, y, X, S);
             if (!s) nx_dump(L, "attn_mid", "bf16", X, S * M * H * 2);
         }
         nx_dump(L, "layer_out", "bf16", X, S * M * H * 2);
