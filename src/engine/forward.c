@@ -962,7 +962,7 @@ void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const f
     free(bb);
 }
 /* torch's vector-path silu (engine/torch_ops.h); per element, so a row's
- * scalar tail is not told apart here (glm5_next is not yet bit-exact) */
+ * scalar tail is not told apart here (glm5_next's shapes have none) */
 float fd_op_silu(float a) { return fd_torch_silu(a); }
 void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k) { torch_topk_select(ks, n, k); }
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i) { return t_bf16(t, i); }
