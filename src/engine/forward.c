@@ -1129,11 +1129,16 @@ int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config
 /* ------------------------------------------------------------ engine/ops.h */
 
 void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { lin_pack(NULL, L, t, row0, N, K); }
+void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    lin_pack_mode(NULL, L, t, row0, N, K, LIN_F32_SEQ);
+}
 int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
 {
     return lin_load(NULL, L, w, e, N, K, with_bias, name);
 }
 void fd_lin_free(fd_lin *L) { lin_free(L); }
+size_t fd_op_onednn_kblock(size_t K) { return onednn_kblock(K); }
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows) { return lin_dots(m, L, x, rows); }
 void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y) { lin_apply(m, L, x, rows, y); }
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
@@ -1150,7 +1155,7 @@ void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const f
     free(bb);
 }
 /* torch's vector-path silu (engine/torch_ops.h); per element, so a row's
- * scalar tail is not told apart here (glm5_next is not yet bit-exact) */
+ * scalar tail is not told apart here (glm5_next's shapes have none) */
 float fd_op_silu(float a) { return fd_torch_silu(a); }
 void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k) { torch_topk_select(ks, n, k); }
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i) { return t_bf16(t, i); }

@@ -2,6 +2,7 @@
  * Glm5NextTextIndexer, eager attention).  Rounding points in
  * docs/MODEL-GLM5-NEXT.md §3.4. */
 #include "engine/next_internal.h"
+#include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <float.h>
@@ -62,13 +63,20 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
                 lg[i] = F(gs[(p * kp + i) * Di + dd]) + ape[i * Di + dd];
                 if (lg[i] > mx) mx = lg[i];
             }
-            for (size_t i = 0; i < kp; i++) { lg[i] = expf(lg[i] - mx); sum += lg[i]; }
+            /* _vec_softmax (dim 2 of [pools, kp, Di]): Sleef exp on the full
+             * 16-lane column vectors, libm on the Di % 16 rest; e / sum */
+            int vec = dd < Di - Di % 16;
+            for (size_t i = 0; i < kp; i++) { lg[i] = vec ? fd_torch_expf(lg[i] - mx) : expf(lg[i] - mx); sum += lg[i]; }
             for (size_t i = 0; i < kp; i++) acc += F(BF(F(BF(lg[i] / sum)) * F(k[(p * kp + i) * Di + dd])));
             pk[p * Di + dd] = BF(acc);
         }
     /* scores[t][h][p] = relu(q.pk * Di^-0.5); index[t][p] = sum_h w[t][h] * Hi^-0.5 * scores */
     fd_packed_head pkh;
     fd_mm_alloc(&pkh, np, Di);
+    /* q.pk: MKL sgemm on bf16 values (exact products), one chain in increasing
+     * k: the canonical odd-then-even pair chain on pair-swapped operands */
+    nx_swap_pairs(pk, np * Di);
+    nx_swap_pairs(q, S * Hi * Di);
     for (size_t p = 0; p < np; p++) fd_mm_set_row(&pkh, p, pk + p * Di);
     size_t os = pkh.tiles * FD_TILE;
     enum { TB = 16 };
@@ -77,6 +85,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     is = fd_xmalloc(np * 4);
     ks = fd_xmalloc(np * sizeof *ks);
     float ss = (float)pow((double)Di, -0.5), hs = (float)pow((double)Hi, -0.5);
+    int naive = Hi * np < 400;
     for (size_t t0 = 0; t0 < S; t0 += TB) {
         size_t nb = S - t0 < TB ? S - t0 : TB;
         fd_mm_pack_rows(q + t0 * Hi * Di, nb * Hi, Di, Di, qp);
@@ -93,7 +102,9 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
                 for (size_t h = 0; h < Hi; h++) {
                     float s = sc[(i * Hi + h) * os + p] * ss;
                     if (!(s > 0.0f)) s = 0.0f;
-                    acc = fmaf(F(w16[t * Hi + h]) * hs, s, acc);
+                    /* [1, Hi] @ [Hi, P] per token: ATen's naive bmm below 400
+                     * multiply-adds (mul, add), MKL (an FMA chain) from there */
+                    acc = naive ? acc + F(w16[t * Hi + h]) * hs * s : fmaf(F(w16[t * Hi + h]) * hs, s, acc);
                 }
                 ks[p].s = p < nvalid ? acc : -FLT_MAX;
                 ks[p].j = p;
@@ -151,26 +162,33 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     fd_lin_apply(m, &kvb, ck, S, kv);
     if (c->indexer_full[L] && indexer(m, W, c, P, x, qr, S, sel, e)) goto out;
     nx_dump(L, "sel", "u8", sel, S * S);
-    /* eager attention per head over blocks of query rows: s = bf(bf(q.k) * dn^-0.5);
-     * unselected keys get finfo(bf16).min, i.e. probability exactly 0 */
+    /* eager attention per head over blocks of query rows, as forward.c's:
+     * s = bf(bf(q.k) * dn^-0.5); unselected keys get finfo(bf16).min, i.e.
+     * probability exactly 0; torch's lastdim softmax over the S-long row;
+     * P.V over oneDNN's K-blocks of the S keys */
     enum { TB = 32 };
     float lam = (float)pow((double)dn, -0.5);
     o = fd_xmalloc(S * nh * dv * 2);
     row = fd_xmalloc((dn > S ? dn : S) * 2 + 2);
-    fd_packed_head kh, vh;
+    size_t kbv = fd_op_onednn_kblock(S);
+    fd_packed_head kh, vh, vh2 = {0};
     fd_mm_alloc(&kh, S, dn);
-    fd_mm_alloc(&vh, dv, S);
+    fd_mm_alloc(&vh, dv, kbv ? kbv : S);
+    if (kbv) fd_mm_alloc(&vh2, dv, S - kbv);
     size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
     qp = fd_xmalloc((TB * kh.kp + 1) * 4);
     pp = fd_xmalloc((TB * vh.kp + 1) * 4);
+    uint32_t *pp2 = fd_xmalloc((TB * (kbv ? vh2.kp : 0) + 1) * 4);
     sc = fd_xmalloc((TB * os + 1) * 4);
     ob = fd_xmalloc((TB * ov + 1) * 4);
+    float *ob2 = fd_xmalloc((TB * ov + 1) * 4);
     Pm = fd_xmalloc(TB * S * 2 + 2);
     for (size_t hh = 0; hh < nh; hh++) {
         for (size_t j = 0; j < S; j++) fd_mm_set_row(&kh, j, kv + (j * nh + hh) * (dn + dv));
         for (size_t dd = 0; dd < dv; dd++) {
             for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + dd];
             fd_mm_set_row(&vh, dd, row);
+            if (kbv) fd_mm_set_row(&vh2, dd, row + kbv);
         }
         for (size_t t0 = 0; t0 < S; t0 += TB) {
             size_t nb = S - t0 < TB ? S - t0 : TB;
@@ -182,23 +200,30 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             for (size_t i = 0; i < nb; i++) {
                 const unsigned char *st = sel + (t0 + i) * S;
                 size_t nk = t0 + i + 1;
-                float *si = sc + i * os, mx = -INFINITY, sum = 0.0f;
+                float *si = sc + i * os;
                 for (size_t j = 0; j < nk; j++)
-                    if (st[j]) { si[j] = F(BF(F(BF(si[j])) * lam)); if (si[j] > mx) mx = si[j]; }
-                for (size_t j = 0; j < nk; j++)
-                    if (st[j]) { si[j] = expf(si[j] - mx); sum += si[j]; }
+                    if (st[j]) si[j] = F(BF(F(BF(si[j])) * lam));
+                fd_torch_softmax_masked(si, st, nk, S);
                 uint16_t *pi = Pm + i * S;
-                for (size_t j = 0; j < nk; j++) pi[j] = st[j] ? BF(si[j] / sum) : 0;
+                for (size_t j = 0; j < nk; j++) pi[j] = BF(si[j]);
                 memset(pi + nk, 0, (S - nk) * 2);
             }
-            fd_mm_pack_rows(Pm, nb, S, S, pp);
+            fd_mm_pack_rows(Pm, nb, kbv ? kbv : S, S, pp);
             fd_mm_run(m, pp, nb, &vh, ob, ov);
+            if (kbv && t0 + nb > kbv) {
+                fd_mm_pack_rows(Pm + kbv, nb, S - kbv, S, pp2);
+                fd_mm_run(m, pp2, nb, &vh2, ob2, ov);
+                for (size_t i = 0; i < nb * ov; i++) ob[i] += ob2[i];
+            }
             for (size_t i = 0; i < nb; i++)
                 for (size_t dd = 0; dd < dv; dd++) o[((t0 + i) * nh + hh) * dv + dd] = BF(ob[i * ov + dd]);
         }
     }
+    free(pp2);
+    free(ob2);
     fd_packed_head_free(&kh);
     fd_packed_head_free(&vh);
+    if (kbv) fd_packed_head_free(&vh2);
     fd_lin_apply(m, &op, o, S, y);
     rc = 0;
 out:

@@ -1,6 +1,7 @@
 /* glm5_next forward driver: residual streams, mHC, MLP / MoE (next_forward.h;
  * rounding points in docs/MODEL-GLM5-NEXT.md §3). */
 #include "engine/next_internal.h"
+#include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
@@ -44,31 +45,6 @@ uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n)
     return v;
 }
 
-float nx_sum_aten(const float *x, size_t n)
-{
-    float acc[4][8] = {{0}};
-    size_t nv = n / 8, ilp = nv / 4;
-    for (size_t v = 0; v < nv; v++) {
-        size_t a = v < ilp * 4 ? v % 4 : 0;
-        for (size_t l = 0; l < 8; l++) acc[a][l] += x[v * 8 + l];
-    }
-    for (size_t a = 1; a < 4; a++)
-        for (size_t l = 0; l < 8; l++) acc[0][l] += acc[a][l];
-    float f = 0.0f;
-    for (size_t k = nv * 8; k < n; k++) f += x[k];
-    for (size_t l = 0; l < 8; l++) f += acc[0][l];
-    return f;
-}
-
-float nx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-float nx_dot32(const float *a, size_t as, const float *b, size_t bs, size_t n)
-{
-    double s = 0.0;
-    for (size_t k = 0; k < n; k++) s += (double)a[k * as] * (double)b[k * bs];
-    return (float)s;
-}
-
 void nx_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
 {
     const char *dir = getenv("FIDELITY_FORWARD_DUMP");
@@ -80,108 +56,6 @@ void nx_dump(long long L, const char *stage, const char *ext, const void *p, siz
     if (!f) return;
     fwrite(p, 1, bytes, f);
     fclose(f);
-}
-
-/* ------------------------------------------------------------ mHC */
-
-typedef struct hc {
-    float *fn;        /* (2+m)m x mH, fp32 (bf16 values) */
-    float base[64 * 66], scale[3];
-} hc;
-
-static int hc_load(hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e)
-{
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mix = (2 + m) * m;
-    const fd_tensor *fn = nx_get(W, e, 2, mix, m * H, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_fn", L, site);
-    const fd_tensor *ba = fn ? nx_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
-    const fd_tensor *sc = ba ? nx_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
-    if (!sc) return -1;
-    /* bf16 parameters: F32 on disk is cast to the bf16 load dtype first */
-    h->fn = fd_xmalloc(mix * m * H * 4);
-    for (size_t i = 0; i < mix * m * H; i++) h->fn[i] = F(fd_tensor_bf16_at(fn, i));
-    for (size_t i = 0; i < mix; i++) h->base[i] = F(fd_tensor_bf16_at(ba, i));
-    for (size_t i = 0; i < 3; i++) h->scale[i] = F(fd_tensor_bf16_at(sc, i));
-    return 0;
-}
-
-/* Glm5NextTextHyperConnection.forward for every token: post [S][m],
- * comb [S][m][m] (fp32), collapsed [S][H] (bf16). */
-static void hc_apply(const hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post, float *comb,
-                     uint16_t *collapsed)
-{
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
-    float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
-    float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
-    for (size_t s = 0; s < S; s++) {
-        const uint16_t *xs = X + s * mH;
-        for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
-        float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
-        for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
-        for (size_t j = 0; j < mix; j++) mx[j] = nx_dot32(flat, 1, h->fn + j * mH, 1, mH);
-        for (size_t i = 0; i < m; i++) {
-            pre[i] = nx_sigmoid(mx[i] * h->scale[0] + h->base[i]) + heps;
-            post[s * m + i] = 2.0f * nx_sigmoid(mx[m + i] * h->scale[1] + h->base[m + i]);
-        }
-        float *cb = comb + s * m * m;
-        for (size_t i = 0; i < m; i++) { /* softmax over the last axis, + eps */
-            float *row = cb + i * m, rmax = -INFINITY, sum = 0.0f;
-            for (size_t j = 0; j < m; j++) {
-                row[j] = mx[2 * m + i * m + j] * h->scale[2] + h->base[2 * m + i * m + j];
-                if (row[j] > rmax) rmax = row[j];
-            }
-            for (size_t j = 0; j < m; j++) { row[j] = expf(row[j] - rmax); sum += row[j]; }
-            for (size_t j = 0; j < m; j++) row[j] = row[j] / sum + heps;
-        }
-        for (int64_t it = 0; it < c->nx->hc_iters; it++) {
-            if (it) /* rows (dim -1), from the second iteration on */
-                for (size_t i = 0; i < m; i++) {
-                    float sum = 0.0f;
-                    for (size_t j = 0; j < m; j++) sum += cb[i * m + j];
-                    for (size_t j = 0; j < m; j++) cb[i * m + j] = cb[i * m + j] / (sum + heps);
-                }
-            for (size_t j = 0; j < m; j++) { /* columns (dim -2) */
-                float sum = 0.0f;
-                for (size_t i = 0; i < m; i++) sum += cb[i * m + j];
-                for (size_t i = 0; i < m; i++) cb[i * m + j] = cb[i * m + j] / (sum + heps);
-            }
-        }
-        for (size_t d = 0; d < H; d++) {
-            float acc = pre[0] * F(xs[d]);
-            for (size_t i = 1; i < m; i++) acc += pre[i] * F(xs[i * H + d]);
-            collapsed[s * H + d] = BF(acc);
-        }
-    }
-    free(flat);
-    free(sq);
-}
-
-/* X <- bf(bf(post) * out) + bf(comb^T @ X) per token (bf16 matmul, canonical dot). */
-static void hc_combine(const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out, uint16_t *X,
-                       size_t S)
-{
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, kp = (m + 1) / 2;
-    uint32_t a[33], b[33];
-    uint16_t *nx = fd_xmalloc(m * H * 2), cbt[64];
-    for (size_t s = 0; s < S; s++) {
-        uint16_t *xs = X + s * m * H;
-        for (size_t i = 0; i < m; i++) {
-            for (size_t j = 0; j < m; j++) cbt[j] = BF(comb[s * m * m + j * m + i]); /* (comb^T)[i][j] */
-            memset(a, 0, sizeof a);
-            fd_pack_hidden(cbt, m, a);
-            uint16_t pb = BF(post[s * m + i]);
-            for (size_t d = 0; d < H; d++) {
-                for (size_t k = 0; k < kp; k++) {
-                    uint32_t lo = xs[(2 * k) * H + d], hi = 2 * k + 1 < m ? xs[(2 * k + 1) * H + d] : 0;
-                    b[k] = lo | hi << 16;
-                }
-                float mm = F(BF(fd_dot_canonical(a, b, kp, 1)));
-                float t1 = F(BF(F(pb) * F(out[s * H + d])));
-                nx[i * H + d] = BF(t1 + mm);
-            }
-        }
-        memcpy(xs, nx, m * H * 2);
-    }
-    free(nx);
 }
 
 /* ------------------------------------------------------------ MLP / MoE */
@@ -235,7 +109,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     if (!gb) return -1;
     int rc = -1;
     fd_lin router, *eg = fd_xcalloc(E, sizeof *eg), *eu = fd_xcalloc(E, sizeof *eu), *ed = fd_xcalloc(E, sizeof *ed);
-    fd_lin_pack(&router, gw, 0, E, H);
+    fd_lin_pack_f32seq(&router, gw, 0, E, H);
     float *bias = nx_vec_f32(gb, E);
     uint16_t *sh = fd_xmalloc(S * H * 2 + 2);
     char nm[256];
@@ -263,7 +137,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_keyscore *ks = fd_xmalloc(E * sizeof *ks);
     for (size_t t = 0; t < S; t++) {
         for (size_t xx = 0; xx < E; xx++) {
-            g[xx] = nx_sigmoid(lg[t * ro + xx]);
+            g[xx] = nx_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
             ks[xx].s = g[xx] + bias[xx];
             ks[xx].j = xx;
         }
@@ -359,18 +233,32 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
         for (size_t i = 0; i < M; i++)
             for (size_t d = 0; d < H; d++) X[(t * M + i) * H + d] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + d);
     int rc = -1;
+    nx_dump(-1, "ids", "i64", ids, S * 8);
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         static const char *const site[2] = {"attn", "ffn"};
         for (int s = 0; s < 2; s++) {
-            hc hh;
-            if (hc_load(&hh, W, c, L, site[s], e)) goto out;
-            hc_apply(&hh, c, X, S, post, comb, h);
+            nx_hc hh;
+            if (nx_hc_load(&hh, W, c, L, site[s], e)) goto out;
+            size_t nmix = (2 + M) * M;
+            float *mixd = getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * nmix * 4) : NULL;
+            nx_hc_apply(&hh, c, X, S, post, comb, h, mixd);
             free(hh.fn);
+            char dn[32];
+            snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
+            if (mixd) nx_dump(L, dn, "f32", mixd, S * nmix * 4);
+            free(mixd);
+            snprintf(dn, sizeof dn, "hcpost_%s", site[s]);
+            nx_dump(L, dn, "f32", post, S * M * 4);
+            snprintf(dn, sizeof dn, "hccomb_%s", site[s]);
+            nx_dump(L, dn, "f32", comb, S * M * M * 4);
+            snprintf(dn, sizeof dn, "hccol_%s", site[s]);
+            nx_dump(L, dn, "bf16", h, S * H * 2);
             const fd_tensor *nw = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "layers.%lld.%s.weight", L,
                                          s ? "post_attention_layernorm" : "input_layernorm");
             if (!nw) goto out;
             lw = nx_vec_bf16(nw, H);
             fd_op_rmsnorm(h, S, H, lw, (float)c->rms_norm_eps, h);
+            nx_dump(L, s ? "post_ln" : "attn_in", "bf16", h, S * H * 2);
             free(lw);
             lw = NULL;
             int r;
@@ -383,7 +271,8 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
             }
             if (r) goto out;
             nx_dump(L, s ? "mlp" : "attn", "bf16", y, S * H * 2);
-            hc_combine(c, post, comb, y, X, S);
+            nx_hc_combine(c, post, comb, y, X, S);
+            if (!s) nx_dump(L, "attn_mid", "bf16", X, S * M * H * 2);
         }
         nx_dump(L, "layer_out", "bf16", X, S * M * H * 2);
     }

@@ -3,6 +3,8 @@
  * what runs on CPU without the fla / kernels packages).  Rounding points in
  * docs/MODEL-GLM5-NEXT.md §3.3. */
 #include "engine/next_internal.h"
+#include "engine/mkl_vml.h"
+#include "engine/torch_ops.h"
 #include "util/buf.h"
 #include <math.h>
 #include <stdio.h>
@@ -14,9 +16,9 @@ enum { CH = 64 }; /* chunk_size of chunk_kimi_delta_attention */
 /* x / sqrt(sum(x*x) + 1e-6) in place (FLA's l2norm: + eps, not max). */
 static void l2norm(float *x, size_t n)
 {
-    float sq[1024];
+    float sq[1024] = {0};
     for (size_t i = 0; i < n; i++) sq[i] = x[i] * x[i];
-    float r = sqrtf(nx_sum_aten(sq, n) + 1e-6f);
+    float r = fd_mkl_sqrtf(nx_sum_aten(sq, n) + 1e-6f); /* torch.sqrt: MKL vsSqrt */
     for (size_t i = 0; i < n; i++) x[i] = x[i] / r;
 }
 
@@ -37,19 +39,24 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             kb[t * d + j] = k0[t * d + j] * beta0[t];
             G[t * d + j] = g0[t * d + j];
         }
-    for (size_t c = 0; c < nc; c++) /* cumsum within the chunk */
-        for (size_t i = 1; i < CH; i++)
-            for (size_t j = 0; j < d; j++) G[(c * CH + i) * d + j] += G[(c * CH + i - 1) * d + j];
+    for (size_t c = 0; c < nc; c++) /* cumsum within the chunk: ATen accumulates fp32 in double */
+        for (size_t j = 0; j < d; j++) {
+            double acc = 0.0;
+            for (size_t i = 0; i < CH; i++) {
+                acc += G[(c * CH + i) * d + j];
+                G[(c * CH + i) * d + j] = (float)acc;
+            }
+        }
     float *dm = fd_xmalloc(CH * CH * d * 4), *A = fd_xmalloc(CH * CH * 4), *tmp = fd_xmalloc(d * 4 + 4),
           *row = fd_xmalloc(CH * 4), *val = fd_xmalloc(CH * d * 4), *kcd = fd_xmalloc(CH * d * 4),
           *kbg = fd_xmalloc(CH * d * 4), *st = fd_xcalloc(d * d, 4), *vn = fd_xmalloc(CH * d * 4),
-          *qg = fd_xmalloc(CH * d * 4), *ai = fd_xmalloc(CH * CH * 4), *kk = fd_xmalloc(CH * d * 4), *ns = fd_xmalloc(d * d * 4);
+          *qg = fd_xmalloc(CH * d * 4), *ai = fd_xmalloc(CH * CH * 4), *kk = fd_xmalloc(CH * d * 4), *ns = fd_xmalloc(d * d * 4), *prod = fd_xmalloc(CH * CH * 4);
     for (size_t c = 0; c < nc; c++) {
         const float *Gc = G + c * CH * d, *kc = k + c * CH * d, *kbc = kb + c * CH * d, *qc = q + c * CH * d,
                     *vbc = vb + c * CH * d;
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++)
-                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = expf(Gc[i * d + x] - Gc[j * d + x]);
+                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = fd_mkl_expf(Gc[i * d + x] - Gc[j * d + x]);
         /* attn = -(k_beta_i * k_j * decay).sum(-1), zero on and above the diagonal */
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
@@ -57,25 +64,23 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
                 for (size_t x = 0; x < d; x++) tmp[x] = kbc[i * d + x] * kc[j * d + x] * dm[(i * CH + j) * d + x];
                 A[i * CH + j] = -nx_sum_aten(tmp, d);
             }
-        for (size_t i = 1; i < CH; i++) {
+        for (size_t i = 1; i < CH; i++) { /* row + (row[j] * A[j][:i]).sum over j (an outer reduction) */
             memcpy(row, A + i * CH, i * 4);
-            for (size_t mm = 0; mm < i; mm++) {
-                float s = 0.0f;
-                for (size_t j = 0; j < i; j++) s += row[j] * A[j * CH + mm];
-                A[i * CH + mm] = row[mm] + s;
-            }
+            for (size_t j = 0; j < i; j++)
+                for (size_t mm = 0; mm < i; mm++) prod[j * CH + mm] = row[j] * A[j * CH + mm];
+            for (size_t mm = 0; mm < i; mm++) A[i * CH + mm] = row[mm] + nx_sum_outer(prod + mm, CH, i, mm, i);
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
             for (size_t x = 0; x < d; x++) {
-                val[i * d + x] = nx_dot32(A + i * CH, 1, vbc + x, d, CH);
-                kcd[i * d + x] = nx_dot32(A + i * CH, 1, kbg + x, d, CH);
+                val[i * d + x] = nx_chain32(A + i * CH, 1, vbc + x, d, CH);
+                kcd[i * d + x] = nx_chain32(A + i * CH, 1, kbg + x, d, CH);
             }
         /* inter/intra chunk with the running state st [d_k][d_v] */
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
                 if (j > i) { ai[i * CH + j] = 0.0f; continue; }
@@ -83,24 +88,24 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
                 ai[i * CH + j] = nx_sum_aten(tmp, d);
             }
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) vn[t * d + x] = val[t * d + x] - nx_dot32(kcd + t * d, 1, st + x, d, d);
+            for (size_t x = 0; x < d; x++) vn[t * d + x] = val[t * d + x] - nx_chain32(kcd + t * d, 1, st + x, d, d);
         for (size_t t = 0; t < CH; t++) {
             size_t gt = c * CH + t;
             for (size_t x = 0; x < d; x++) {
-                float inter = nx_dot32(qg + t * d, 1, st + x, d, d);
-                float intra = nx_dot32(ai + t * CH, 1, vn + x, d, CH);
+                float inter = nx_chain32(qg + t * d, 1, st + x, d, d);
+                float intra = nx_chain32(ai + t * CH, 1, vn + x, d, CH);
                 if (gt < S) out[gt * d + x] = inter + intra;
             }
         }
         const float *gl = Gc + (CH - 1) * d;
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * expf(gl[x] - Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * fd_mkl_expf(gl[x] - Gc[t * d + x]);
         for (size_t a = 0; a < d; a++)
-            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * expf(gl[a]) + nx_dot32(kk + a, d, vn + b, d, CH);
+            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * fd_mkl_expf(gl[a]) + nx_chain32(kk + a, d, vn + b, d, CH);
         memcpy(st, ns, d * d * 4);
     }
     free(q); free(k); free(kb); free(vb); free(G); free(dm); free(A); free(tmp); free(row); free(val); free(kcd);
-    free(kbg); free(st); free(vn); free(qg); free(ai); free(kk); free(ns);
+    free(kbg); free(st); free(vn); free(qg); free(ai); free(kk); free(ns); free(prod);
 }
 
 int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *x, size_t S, uint16_t *y,
@@ -135,7 +140,8 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     dt = nx_vec_f32(tdt, Q);
     Alog = nx_vec_f32(tal, nh);
     ow = nx_vec_bf16(tow, d);
-    /* q/k/v projections, causal depthwise conv (fp32, taps in order), silu, bf16 */
+    /* q/k/v projections, causal depthwise conv (fp32: one FMA chain over the taps in
+     * order, oneDNN's order, measured), silu, bf16 */
     mix = fd_xmalloc(S * 3 * Q * 2);
     t16 = fd_xmalloc(S * Q * 2 + 2);
     const fd_lin *pr[3] = {&lq, &lk, &lv};
@@ -150,11 +156,14 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             float acc = 0.0f;
             for (size_t j = 0; j < K; j++) {
                 long long src = (long long)t + (long long)j - (long long)(K - 1);
-                if (src >= 0) acc += w[j] * F(mix[(size_t)src * 3 * Q + ch]);
+                if (src >= 0) acc = fmaf(w[j], F(mix[(size_t)src * 3 * Q + ch]), acc);
             }
-            qkv[t * 3 * Q + ch] = F(BF(fd_op_silu(acc)));
+            /* silu on the [3Q, S] (channel-major) fp32 conv output */
+            float a = nx_torch_vec(ch * S + t, 3 * Q * S, 32) ? fd_torch_silu(acc) : fd_torch_silu_tail(acc);
+            qkv[t * 3 * Q + ch] = F(BF(a));
         }
     }
+    nx_dump(L, "kda_qkv", "f32", qkv, S * 3 * Q * 4);
     /* forget gate (safe lower bound): lower * sigmoid(exp(A_log) * (f_b(f_a(x)) + dt_bias)), fp32 */
     uint16_t *fa16 = fd_xmalloc(S * d * 2 + 2);
     fd_lin_apply(m, &fa, x, S, fa16);
@@ -163,14 +172,17 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     g = fd_xmalloc(S * Q * 4);
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
-            float A = expf(Alog[ch / d]);
-            g[t * Q + ch] = (float)nx->lower * nx_sigmoid(A * (F(t16[t * Q + ch]) + dt[ch]));
+            float A = fd_mkl_expf(Alog[ch / d]); /* torch.exp: MKL vsExp */
+            g[t * Q + ch] = (float)nx->lower * nx_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
         }
+    nx_dump(L, "kda_g", "f32", g, S * Q * 4);
     uint16_t *b16 = fd_xmalloc(S * nh * 2 + 2);
     fd_lin_apply(m, &bp, x, S, b16);
     beta = fd_xmalloc(S * nh * 4);
-    for (size_t i = 0; i < S * nh; i++) beta[i] = F(BF(nx_sigmoid(F(b16[i]))));
+    for (size_t i = 0; i < S * nh; i++) /* bf16 sigmoid kernel: vector blocks of 64 */
+        beta[i] = F(BF(nx_torch_vec(i, S * nh, 64) ? fd_torch_sigmoid(F(b16[i])) : fd_torch_sigmoid_tail(F(b16[i]))));
     free(b16);
+    nx_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     /* per head: l2norm(q), l2norm(k), chunked delta rule */
     core = fd_xmalloc(S * Q * 4);
     float *hq = fd_xmalloc(S * d * 4), *hk = fd_xmalloc(S * d * 4), *hv = fd_xmalloc(S * d * 4), *hg = fd_xmalloc(S * d * 4),
@@ -204,10 +216,12 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             float r = 1.0f / sqrtf(nx_sum_aten(sq, d) / (float)d + (float)c->rms_norm_eps);
             for (size_t j = 0; j < d; j++) {
                 float v = F(ow[j]) * (xs[j] * r);
-                o[t * Q + h * d + j] = BF(v * nx_sigmoid(F(gate[t * Q + h * d + j])));
+                o[t * Q + h * d + j] = BF(v * nx_sigmoid_at(F(gate[t * Q + h * d + j]), t * Q + h * d + j, S * Q));
             }
         }
     nx_dump(L, "kda_core", "f32", core, S * Q * 4);
+    nx_dump(L, "kda_gate", "bf16", gate, S * Q * 2);
+    nx_dump(L, "kda_o", "bf16", o, S * Q * 2);
     fd_lin_apply(m, &op, o, S, y);
     rc = 0;
 out:

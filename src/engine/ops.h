@@ -29,9 +29,13 @@ const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d
                             const char *fmt, va_list ap);
 /* Rows row0..row0+N-1 (K logical columns) of a weight tensor. */
 void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
+/* The same in LIN_F32_SEQ order (an fp32 Linear on upcast weights: MKL sgemm). */
+void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
 /* NAME.weight [N, K] (and NAME.bias [N]); checkpoint_mismatch when absent or mis-shaped. */
 int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name);
 void fd_lin_free(fd_lin *L);
+/* oneDNN's first K-block of a bf16 matmul over K (0: one chain); forward.c */
+size_t fd_op_onednn_kblock(size_t K);
 /* fp32 dots, out[r * L->p.tiles*16 + n]; the caller frees. */
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows);
 /* y = bf16(dot + bias), rows x N. */

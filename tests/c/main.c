@@ -18,6 +18,7 @@ int test_qformat(void);
 int test_tokenizer(void);
 int test_hub(void);
 int test_torch_ops(void);
+int test_mkl_vml(void);
 int test_dist(void);
 int test_parallel(void);
 
@@ -37,6 +38,7 @@ static const struct {
     {"tokenizer", test_tokenizer},
     {"hub", test_hub},
     {"torch_ops", test_torch_ops},
+    {"mkl_vml", test_mkl_vml},
     {"dist", test_dist},
     {"parallel", test_parallel},
 };

@@ -8,7 +8,7 @@ usage: test_next.py BINARY
   unexpected / mis-shaped); a tensor removed or mis-shaped is refused
 - transformers (when installed) loads it with an empty loading report;
   without torch/transformers that one case is skipped with a line saying so
-- demo flow on window 0: root capture twice with 1 and 2 threads (equal
+- demo flow on window 0: root capture with 1, 2 and 3 threads (equal
   capture_content_digest), RTN int8 and int4 on the 48 routed-expert
   matrices only, captures, compare: KL(int8) < KL(int4), both > 0
 """
@@ -79,6 +79,9 @@ rc, out, err = capture(FX, R1, "root", 1)
 case("root capture", rc == 0, err)
 rc, out, err = capture(FX, R2, "root", 2)
 case("same digest with 1 and 2 threads", rc == 0 and digest(R1) == digest(R2), err)
+R3 = os.path.join(WORK, "r3")
+rc, out, err = capture(FX, R3, "root", 3)
+case("same digest with 3 threads", rc == 0 and digest(R1) == digest(R3), err)
 kl = {}
 for bits in (8, 4):
     q, s, c = (os.path.join(WORK, x % bits) for x in ("int%d", "s%d.json", "c%d"))

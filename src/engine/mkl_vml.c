@@ -1,0 +1,124 @@
+/* MKL VML vsExp (HA, AVX-512 kernel mkl_vml_kernel_sExp_Z0HAynn), the
+ * kernel behind torch.exp on float CPU tensors in the x86-64 wheel
+ * (ATen's vml.h maps exp to MKL's vsExp); read from the torch 2.11 wheel's
+ * disassembly and its constant table vsexp_data_avx512.  mkl_vml.h. */
+#include "engine/mkl_vml.h"
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static float f_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint32_t u_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* 2^(j/32) - T_HI[j] (the low part), and 2^(j/32) rounded, j = 0..31 */
+static const uint32_t T_LO[32] = {
+    0x00000000, 0xb34a3a0a, 0x3346cb6a, 0xb36ed17e, 0xb24e0611, 0xb3517dd9, 0x334b2482, 0xb31586de,
+    0x33092801, 0xb2e6f467, 0x331b85f2, 0x3099b6f1, 0xb3051aa8, 0xb2e2a0da, 0xb2006c56, 0xb3365942,
+    0x329302ae, 0x32c595dc, 0xb302e5a2, 0xb28e10a1, 0x31b3d0e5, 0xb31a472b, 0x31d1daf2, 0xb305bf64,
+    0xb27ce182, 0xb2f26443, 0xb1b4b0da, 0xb1da8a8f, 0xb1d290be, 0xb2d5b899, 0x31b0a147, 0xb2156afc};
+static const uint32_t T_HI[32] = {
+    0x3f800000, 0x3f82cd87, 0x3f85aac3, 0x3f88980f, 0x3f8b95c2, 0x3f8ea43a, 0x3f91c3d3, 0x3f94f4f0,
+    0x3f9837f0, 0x3f9b8d3a, 0x3f9ef532, 0x3fa27043, 0x3fa5fed7, 0x3fa9a15b, 0x3fad583f, 0x3fb123f6,
+    0x3fb504f3, 0x3fb8fbaf, 0x3fbd08a4, 0x3fc12c4d, 0x3fc5672a, 0x3fc9b9be, 0x3fce248c, 0x3fd2a81e,
+    0x3fd744fd, 0x3fdbfbb8, 0x3fe0ccdf, 0x3fe5b907, 0x3feac0c7, 0x3fefe4ba, 0x3ff5257d, 0x3ffa83b3};
+
+/* fmaf(a, b, c) rounded toward zero ({rz-sae}): the exact a*b + c as a
+ * double-double (the product of two floats is exact in a double), rounded
+ * to nearest float, then stepped toward zero when that overshot. */
+static float fma_rz(float a, float b, float c)
+{
+    double p = (double)a * (double)b, hi = p + (double)c;
+    double bb = hi - p, lo = (p - (hi - bb)) + ((double)c - bb); /* TwoSum: hi + lo == p + c */
+    float f = (float)hi;
+    double d = (double)f - hi;
+    double over = d != 0.0 ? d : -lo; /* sign of f - (hi + lo) */
+    if ((f > 0.0f && over > 0.0) || (f < 0.0f && over < 0.0)) f = nextafterf(f, 0.0f);
+    return f;
+}
+
+float fd_mkl_expf(float x)
+{
+    if (x != x) return x;
+    if (fabsf(x) >= f_of(0x42aeac4f)) /* MKL's scalar callout (overflow / subnormal results): libm */
+        return expf(x);
+    float z = fma_rz(x, f_of(0x3fb8aa3b), 393216.0f); /* 1.5 * 2^18: z's low 5 bits = j */
+    float n = z - 393216.0f;                           /* floor(32 x log2 e) / 32 */
+    float r = fmaf(n, f_of(0xbf317218), x);
+    r = fmaf(n, f_of(0x3102e308), r);
+    r = f_of(u_of(r) & 0xbfffffffu);
+    uint32_t j = u_of(z) & 31u;
+    float r2 = r * r, tl = f_of(T_LO[j]) + r;
+    float q = fmaf(r, f_of(0x3e2aabf3), f_of(0x3f0000f6));
+    float p = fmaf(q, r2, tl);
+    float sc = ldexpf(f_of(T_HI[j]), (int)floorf(n)); /* vscalefps: T_HI[j] * 2^floor(n) */
+    return fmaf(p, sc, sc);
+}
+
+/* {d, c} per piece: rsqrt14 = trunc17((c - 2^8 d (x' - y)) / 2^19) on [1, 2)
+ * (y = 1 + 1/64 + i/32), (c - 2^7 d (x' - y)) / 2^19 on [2, 4) (y = 2 +
+ * 1/32 + i/16), x' = x with its 8 low significand bits cleared.  The integers
+ * are the smallest that reproduce VRSQRT14SS on all 2^24 inputs of [1, 4)
+ * (fitted and checked on this host, tests/parity). */
+static const uint32_t RSQ_LO[32][2] = {
+    {1001, 520261}, {955, 512437}, {915, 504953}, {877, 497790}, {841, 490922}, {807, 484331}, {775, 478001},
+    {747, 471909},  {719, 466046}, {693, 460397}, {669, 454947}, {647, 449688}, {625, 444606}, {603, 439694},
+    {585, 434939},  {567, 430335}, {549, 425875}, {533, 421551}, {517, 417355}, {501, 413284}, {487, 409329},
+    {473, 405487},  {461, 401748}, {449, 398111}, {437, 394571}, {425, 391127}, {415, 387770}, {403, 384498},
+    {393, 381307},  {385, 378194}, {375, 375155}, {367, 372190}};
+static const uint32_t RSQ_HI[32][2] = {
+    {707, 367881}, {675, 362349}, {647, 357056}, {619, 351992}, {595, 347136}, {571, 342475}, {549, 337997},
+    {527, 333693}, {509, 329545}, {491, 325551}, {473, 321697}, {457, 317977}, {441, 314385}, {427, 310910},
+    {413, 307549}, {401, 304295}, {389, 301139}, {377, 298079}, {365, 295115}, {355, 292237}, {345, 289439},
+    {335, 286722}, {325, 284080}, {317, 281508}, {309, 279006}, {301, 276569}, {293, 274195}, {285, 271882},
+    {279, 269625}, {271, 267425}, {265, 265276}, {259, 263178}};
+
+float fd_rsqrt14(float x)
+{
+    uint32_t u = u_of(x);
+    int e;
+    if (u >= 0x00800000u) e = (int)(u >> 23) - 127;
+    else { /* subnormal: normalise */
+        e = -126;
+        while (!(u & 0x00800000u)) { u <<= 1; e--; }
+    }
+    uint32_t sig = u & 0x007fffffu;
+    int odd = e & 1, n = (e - odd) / 2; /* x = m 2^(2n), m in [1, 4) */
+    float m = f_of((odd ? 0x40000000u : 0x3f800000u) | sig);
+    if (!odd && sig == 0) return f_of((uint32_t)(0x3f800000 - n * (1 << 23))); /* exact power of 4 */
+    float mt = f_of(u_of(m) & 0xffffff00u);
+    uint32_t i = odd ? (uint32_t)((m - 2.0f) * 16.0f) : (uint32_t)((m - 1.0f) * 32.0f);
+    double y = odd ? 2.0 + 1.0 / 32 + i / 16.0 : 1.0 + 1.0 / 64 + i / 32.0;
+    const uint32_t *cd = odd ? RSQ_HI[i] : RSQ_LO[i];
+    double v = (double)cd[1] - (odd ? 128.0 : 256.0) * (double)cd[0] * ((double)mt - y); /* exact */
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    b &= 0xfffffff000000000ull; /* 17 significant bits, truncated */
+    memcpy(&v, &b, 8);
+    float r = (float)ldexp(v, -19);
+    return f_of(u_of(r) - (uint32_t)(n * (1 << 23)));
+}
+
+float fd_mkl_sqrtf(float x)
+{
+    if (!(x > 0.0f) || x == INFINITY) return sqrtf(x);
+    float y0 = fd_rsqrt14(x), h = y0 * 0.5f, s = y0 * x;
+    if (y0 > 549755813888.0f) { /* y0 > 2^39 (x < 2^-78): the kernel's scaled lanes */
+        float xs = x * 302231454903657293676544.0f, ss = s * 549755813888.0f; /* x 2^78, s 2^39 */
+        float hs = h * f_of(0x18800000u);                                      /* h 2^-78 */
+        float e = fmaf(-ss, ss, xs);
+        return fmaf(e, hs, s);
+    }
+    float e = fmaf(-s, s, x);
+    return fmaf(e, h, s);
+}

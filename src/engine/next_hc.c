@@ -1,0 +1,159 @@
+/* Manifold-constrained hyper-connections of glm5_next
+ * (Glm5NextTextHyperConnection; docs/MODEL-GLM5-NEXT.md §3.1, §6). */
+#include "engine/next_internal.h"
+#include "engine/torch_ops.h"
+#include "kernels/gemm.h"
+#include "util/buf.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MKL's sgemm order for the mHC mix (M = tokens, N = (2+m)m = 24, K = mH,
+ * fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at position p
+ * of a row of ones loses exactly the ones chained after it in its block) and
+ * checked on random data: K is cut into blocks, each one FMA chain from 0.
+ *   M >= 353: blocks of 384, the last two sharing 384 + K mod 384 (the first
+ *     rounded up): K 1024 -> 384, 320, 320; 999 -> 384, 308, 307; 16384 ->
+ *     42 x 384, 320, 320; the block sums added in order.
+ *   M < 353: K split in two halves (the two threads), each cut into
+ *     ceil(half / 256) equal blocks added in order, then half 0 + half 1:
+ *     K 1024 -> (256 + 256) + (256 + 256); 1000 -> 4 x 250; 600 -> 300 + 300. */
+typedef struct kplan {
+    size_t st[1026], nb, half; /* block b = [st[b], st[b+1]); half: first block of the second sum (0: one sum) */
+} kplan;
+
+static void kplan_cut(kplan *p, size_t k0, size_t len)
+{
+    size_t nb = (len + 255) / 256;
+    if (nb < 1) nb = 1;
+    if (nb > 512) nb = 512;
+    for (size_t b = 0; b < nb; b++) p->st[p->nb++] = k0 + (b * len + nb - 1) / nb;
+}
+
+static void mkl_kplan(size_t M, size_t K, kplan *p)
+{
+    p->nb = p->half = 0;
+    if (M >= 353) {
+        size_t full = K / 384, r = K % 384;
+        if (r && full) full--;
+        if (full > 1021) full = 1021;
+        for (size_t b = 0; b < full; b++) p->st[p->nb++] = b * 384;
+        size_t rest = K - full * 384;
+        p->st[p->nb++] = full * 384;
+        if (rest > 384) p->st[p->nb++] = full * 384 + (rest + 1) / 2;
+    } else {
+        size_t h = (K + 1) / 2;
+        kplan_cut(p, 0, h);
+        p->half = p->nb;
+        if (K > h) kplan_cut(p, h, K - h);
+        else p->half = 0;
+    }
+    p->st[p->nb] = K;
+}
+
+static float mkl_dot(const float *a, const float *b, const kplan *p)
+{
+    float c[2] = {0.0f, 0.0f};
+    for (size_t i = 0; i < p->nb; i++) {
+        float acc = 0.0f;
+        for (size_t k = p->st[i]; k < p->st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);
+        size_t hf = p->half && i >= p->half;
+        c[hf] = i == (hf ? p->half : 0) ? acc : c[hf] + acc;
+    }
+    return p->half ? c[0] + c[1] : c[0];
+}
+
+int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e)
+{
+    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mix = (2 + m) * m;
+    const fd_tensor *fn = nx_get(W, e, 2, mix, m * H, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_fn", L, site);
+    const fd_tensor *ba = fn ? nx_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
+    const fd_tensor *sc = ba ? nx_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
+    if (!sc) return -1;
+    /* bf16 parameters: F32 on disk is cast to the bf16 load dtype first */
+    h->fn = fd_xmalloc(mix * m * H * 4);
+    for (size_t i = 0; i < mix * m * H; i++) h->fn[i] = F(fd_tensor_bf16_at(fn, i));
+    for (size_t i = 0; i < mix; i++) h->base[i] = F(fd_tensor_bf16_at(ba, i));
+    for (size_t i = 0; i < 3; i++) h->scale[i] = F(fd_tensor_bf16_at(sc, i));
+    return 0;
+}
+
+/* Glm5NextTextHyperConnection.forward for every token: post [S][m],
+ * comb [S][m][m] (fp32), collapsed [S][H] (bf16). */
+void nx_hc_apply(const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post, float *comb,
+                     uint16_t *collapsed, float *mixdump)
+{
+    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
+    float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
+    float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
+    kplan kp;
+    mkl_kplan(S, mH, &kp);
+    for (size_t s = 0; s < S; s++) {
+        const uint16_t *xs = X + s * mH;
+        for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
+        float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
+        for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
+        for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, &kp);
+        if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
+        for (size_t i = 0; i < m; i++) {
+            pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
+            post[s * m + i] = 2.0f * nx_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
+        }
+        float *cb = comb + s * m * m;
+        for (size_t i = 0; i < m; i++) { /* softmax over the last axis (torch's lastdim kernel), + eps */
+            float *row = cb + i * m;
+            for (size_t j = 0; j < m; j++) row[j] = mx[2 * m + i * m + j] * h->scale[2] + h->base[2 * m + i * m + j];
+            fd_torch_softmax_masked(row, NULL, m, m);
+            for (size_t j = 0; j < m; j++) row[j] += heps;
+        }
+        for (int64_t it = 0; it < c->nx->hc_iters; it++) {
+            if (it) /* rows (dim -1), from the second iteration on */
+                for (size_t i = 0; i < m; i++) {
+                    float sum = 0.0f;
+                    for (size_t j = 0; j < m; j++) sum += cb[i * m + j];
+                    for (size_t j = 0; j < m; j++) cb[i * m + j] = cb[i * m + j] / (sum + heps);
+                }
+            for (size_t j = 0; j < m; j++) { /* columns (dim -2) */
+                float sum = 0.0f;
+                for (size_t i = 0; i < m; i++) sum += cb[i * m + j];
+                for (size_t i = 0; i < m; i++) cb[i * m + j] = cb[i * m + j] / (sum + heps);
+            }
+        }
+        for (size_t d = 0; d < H; d++) {
+            float acc = pre[0] * F(xs[d]);
+            for (size_t i = 1; i < m; i++) acc += pre[i] * F(xs[i * H + d]);
+            collapsed[s * H + d] = BF(acc);
+        }
+    }
+    free(flat);
+    free(sq);
+}
+
+/* X <- bf(bf(post) * out) + bf(comb^T @ X) per token (bf16 matmul, canonical dot). */
+void nx_hc_combine(const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out, uint16_t *X,
+                       size_t S)
+{
+    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, kp = (m + 1) / 2;
+    uint32_t a[33], b[33];
+    uint16_t *nx = fd_xmalloc(m * H * 2), cbt[64];
+    for (size_t s = 0; s < S; s++) {
+        uint16_t *xs = X + s * m * H;
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < m; j++) cbt[j] = BF(comb[s * m * m + j * m + i]); /* (comb^T)[i][j] */
+            memset(a, 0, sizeof a);
+            fd_pack_hidden(cbt, m, a);
+            uint16_t pb = BF(post[s * m + i]);
+            for (size_t d = 0; d < H; d++) {
+                for (size_t k = 0; k < kp; k++) {
+                    uint32_t lo = xs[(2 * k) * H + d], hi = 2 * k + 1 < m ? xs[(2 * k + 1) * H + d] : 0;
+                    b[k] = lo | hi << 16;
+                }
+                float mm = F(BF(fd_dot_canonical(a, b, kp, 1)));
+                float t1 = F(BF(F(pb) * F(out[s * H + d])));
+                nx[i * H + d] = BF(t1 + mm);
+            }
+        }
+        memcpy(xs, nx, m * H * 2);
+    }
+    free(nx);
+}

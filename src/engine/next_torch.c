@@ -1,0 +1,87 @@
+/* torch 2.11 CPU reductions and elementwise kernel paths as the glm5_next
+ * forward needs them (next_internal.h; docs/MODEL-GLM5-NEXT.md §6). */
+#include "engine/next_internal.h"
+#include "engine/torch_ops.h"
+#include <math.h>
+
+/* utils::CeilLog2 of ATen: 1 for x <= 2 */
+static size_t ceil_log2(size_t x)
+{
+    if (x <= 2) return 1;
+    size_t r = 0;
+    for (size_t v = x - 1; v; v >>= 1) r++;
+    return r;
+}
+
+float nx_multi_row_sum(const float *x, size_t stride, size_t size)
+{
+    enum { LV = 4 };
+    size_t lp = ceil_log2(size) / LV > 4 ? ceil_log2(size) / LV : 4, step = (size_t)1 << lp, mask = step - 1;
+    float acc[LV] = {0};
+    size_t i = 0;
+    while (i + step <= size) {
+        for (size_t j = 0; j < step; j++, i++) acc[0] += x[i * stride];
+        for (size_t j = 1; j < LV; j++) {
+            acc[j] += acc[j - 1];
+            acc[j - 1] = 0.0f;
+            if (i & (mask << (j * lp))) break;
+        }
+    }
+    for (; i < size; i++) acc[0] += x[i * stride];
+    for (size_t j = 1; j < LV; j++) acc[0] += acc[j];
+    return acc[0];
+}
+
+float nx_row_sum(const float *x, size_t stride, size_t size)
+{
+    size_t ilp = size / 4;
+    float p[4];
+    for (size_t k = 0; k < 4; k++) p[k] = nx_multi_row_sum(x + k * stride, 4 * stride, ilp);
+    for (size_t i = ilp * 4; i < size; i++) p[0] += x[i * stride];
+    return ((p[0] + p[1]) + p[2]) + p[3];
+}
+
+float nx_sum_aten(const float *x, size_t n)
+{
+    if (n < 8) return nx_row_sum(x, 1, n); /* scalar_inner_sum */
+    size_t nv = n / 8;
+    float f = 0.0f;
+    for (size_t k = nv * 8; k < n; k++) f += x[k];
+    for (size_t l = 0; l < 8; l++) f += nx_row_sum(x + l, 8, nv); /* lane l of vectorized_inner_sum */
+    return f;
+}
+
+float nx_sum_outer(const float *x, size_t stride, size_t size, size_t col, size_t ncols)
+{
+    size_t full = ncols >= 8 ? ncols / 32 * 32 : ncols / 4 * 4;
+    return col < full ? nx_multi_row_sum(x, stride, size) : nx_row_sum(x, stride, size);
+}
+
+int nx_torch_vec(size_t i, size_t n, size_t block)
+{
+    enum { GRAIN = 32768, THREADS = 2 };
+    size_t b0 = 0, len = n;
+    if (n >= GRAIN) {
+        size_t nt = (n + GRAIN - 1) / GRAIN < THREADS ? (n + GRAIN - 1) / GRAIN : THREADS, chunk = (n + nt - 1) / nt;
+        b0 = i / chunk * chunk;
+        len = n - b0 < chunk ? n - b0 : chunk;
+    }
+    return i - b0 < len - len % block;
+}
+
+float nx_sigmoid_at(float x, size_t i, size_t n)
+{
+    return nx_torch_vec(i, n, 32) ? fd_torch_sigmoid(x) : fd_torch_sigmoid_tail(x);
+}
+
+void nx_swap_pairs(uint16_t *v, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
+}
+
+float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
+{
+    float s = 0.0f;
+    for (size_t k = 0; k < n; k++) s = fmaf(a[k * as], b[k * bs], s);
+    return s;
+}

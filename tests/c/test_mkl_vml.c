@@ -1,0 +1,62 @@
+/* src/engine/mkl_vml.c against bit patterns torch 2.11 produced
+ * (tests/c/mkl_vml_vectors.inc, written by tests/parity/mkl_vml_vectors.py):
+ * torch.exp = MKL vsExp, torch.sqrt = MKL vsSqrt; and, on an AVX-512 host,
+ * fd_rsqrt14 against the VRSQRT14SS instruction on every input of [1, 4)
+ * (2^24 values; both exponent parities of the reduction) and a sweep of all
+ * binades. */
+#include "check.h"
+#include "engine/mkl_vml.h"
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "mkl_vml_vectors.inc"
+
+static uint32_t bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float flt(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static float hw_rsqrt14(float x)
+{
+    __m128 v = _mm_set_ss(x);
+    return _mm_cvtss_f32(_mm_rsqrt14_ss(v, v));
+}
+#endif
+
+static int check_rsqrt14_hw(void)
+{
+    int fails = 0;
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("avx512f")) return 0; /* no instruction to compare with */
+    size_t bad = 0;
+    for (uint32_t u = 0x3f800000u; u < 0x40800000u; u++) bad += bits(hw_rsqrt14(flt(u))) != bits(fd_rsqrt14(flt(u)));
+    for (uint32_t u = 1; u < 0x7f800000u; u += 4099) bad += bits(hw_rsqrt14(flt(u))) != bits(fd_rsqrt14(flt(u)));
+    CHECKF(bad == 0, "fd_rsqrt14: %zu inputs differ from VRSQRT14SS", bad);
+#endif
+    return fails;
+}
+
+int test_mkl_vml(void)
+{
+    int fails = 0;
+    size_t be = 0, bs = 0;
+    for (size_t i = 0; i < MKV_EXP_N; i++) be += bits(fd_mkl_expf(flt(mkv_exp_x[i]))) != mkv_exp_y[i];
+    CHECKF(be == 0, "fd_mkl_expf: %zu of %d differ from torch.exp", be, MKV_EXP_N);
+    for (size_t i = 0; i < MKV_SQRT_N; i++) bs += bits(fd_mkl_sqrtf(flt(mkv_sqrt_x[i]))) != mkv_sqrt_y[i];
+    CHECKF(bs == 0, "fd_mkl_sqrtf: %zu of %d differ from torch.sqrt", bs, MKV_SQRT_N);
+    fails += check_rsqrt14_hw();
+    return fails;
+}
