@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 static float f_of(uint32_t u)
 {
@@ -35,34 +38,100 @@ static const uint32_t T_HI[32] = {
 
 /* fmaf(a, b, c) rounded toward zero ({rz-sae}): the exact a*b + c as a
  * double-double (the product of two floats is exact in a double), rounded
- * to nearest float, then stepped toward zero when that overshot. */
-static float fma_rz(float a, float b, float c)
-{
-    double p = (double)a * (double)b, hi = p + (double)c;
-    double bb = hi - p, lo = (p - (hi - bb)) + ((double)c - bb); /* TwoSum: hi + lo == p + c */
-    float f = (float)hi;
-    double d = (double)f - hi;
-    double over = d != 0.0 ? d : -lo; /* sign of f - (hi + lo) */
-    if ((f > 0.0f && over > 0.0) || (f < 0.0f && over < 0.0)) f = nextafterf(f, 0.0f);
+ * to nearest float, then stepped toward zero when that overshot (one ulp
+ * down in magnitude: f is finite and nonzero there). */
+#define FMA_RZ_BODY                                                                                      \
+    double p = (double)a * (double)b, hi = p + (double)c;                                                \
+    double bb = hi - p, lo = (p - (hi - bb)) + ((double)c - bb); /* TwoSum: hi + lo == p + c */         \
+    float f = (float)hi;                                                                                \
+    double d = (double)f - hi;                                                                          \
+    double over = d != 0.0 ? d : -lo; /* sign of f - (hi + lo) */                                       \
+    if ((f > 0.0f && over > 0.0) || (f < 0.0f && over < 0.0)) f = f_of(u_of(f) - 1u);                   \
     return f;
+
+/* T_HI[j] * 2^k (vscalefps): an exponent add while the result is normal */
+static float scale2(float t, int k)
+{
+    if (k < -126 || k > 127) return ldexpf(t, k);
+    return f_of(u_of(t) + ((uint32_t)(k + 127) << 23) - (127u << 23));
+}
+
+/* compiled twice, as torch_ops.c's exp: for an FMA target (fmaf one
+ * instruction) and generically (libm fmaf); the same bits */
+#define EXP_BODY(FMA_RZ)                                                                                 \
+    if (x != x) return x;                                                                               \
+    if (fabsf(x) >= f_of(0x42aeac4f)) /* MKL's scalar callout (overflow / subnormal results): libm */   \
+        return expf(x);                                                                                 \
+    float z = FMA_RZ(x, f_of(0x3fb8aa3b), 393216.0f); /* 1.5 * 2^18: z's low 5 bits = j */             \
+    float n = z - 393216.0f;                           /* floor(32 x log2 e) / 32 */                    \
+    float r = fmaf(n, f_of(0xbf317218), x);                                                             \
+    r = fmaf(n, f_of(0x3102e308), r);                                                                   \
+    r = f_of(u_of(r) & 0xbfffffffu);                                                                    \
+    uint32_t j = u_of(z) & 31u;                                                                         \
+    float r2 = r * r, tl = f_of(T_LO[j]) + r;                                                           \
+    float q = fmaf(r, f_of(0x3e2aabf3), f_of(0x3f0000f6));                                              \
+    float p = fmaf(q, r2, tl);                                                                          \
+    float sc = scale2(f_of(T_HI[j]), (int)floorf(n)); /* vscalefps: T_HI[j] * 2^floor(n) */             \
+    return fmaf(p, sc, sc);
+
+static float fma_rz(float a, float b, float c) { FMA_RZ_BODY }
+static float expf_any(float x) { EXP_BODY(fma_rz) }
+#if defined(__x86_64__)
+__attribute__((target("fma"))) static float fma_rz_fma(float a, float b, float c) { FMA_RZ_BODY }
+__attribute__((target("fma"))) static float expf_fma(float x) { EXP_BODY(fma_rz_fma) }
+#endif
+
+#if defined(__x86_64__)
+/* The kernel itself on 16 lanes: the truncating FMA as {rz-sae}, the two
+ * 32-entry tables by permutes, vscalefps.  Lanes outside its fast range
+ * (|x| >= 87.33654, NaN) are redone by the one-lane function. */
+__attribute__((target("avx512f"))) static size_t expf16_rows(const float *x, float *y, size_t n)
+{
+    const __m512 thr = _mm512_set1_ps(f_of(0x42aeac4f)), big = _mm512_set1_ps(393216.0f);
+    const __m512 lo0 = _mm512_loadu_ps((const float *)T_LO), lo1 = _mm512_loadu_ps((const float *)T_LO + 16);
+    const __m512 hi0 = _mm512_loadu_ps((const float *)T_HI), hi1 = _mm512_loadu_ps((const float *)T_HI + 16);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m512 z = _mm512_fmadd_round_ps(v, _mm512_set1_ps(f_of(0x3fb8aa3b)), big, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        __m512 nn = _mm512_sub_ps(z, big);
+        __m512 r = _mm512_fmadd_ps(nn, _mm512_set1_ps(f_of(0xbf317218)), v);
+        r = _mm512_fmadd_ps(nn, _mm512_set1_ps(f_of(0x3102e308)), r);
+        r = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(r), _mm512_set1_epi32((int)0xbfffffffu)));
+        __m512i j = _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32(31));
+        __m512 tlo = _mm512_permutex2var_ps(lo0, j, lo1), thi = _mm512_permutex2var_ps(hi0, j, hi1);
+        __m512 r2 = _mm512_mul_ps(r, r), tl = _mm512_add_ps(tlo, r);
+        __m512 q = _mm512_fmadd_ps(r, _mm512_set1_ps(f_of(0x3e2aabf3)), _mm512_set1_ps(f_of(0x3f0000f6)));
+        __m512 p = _mm512_fmadd_ps(q, r2, tl);
+        __m512 sc = _mm512_scalef_ps(thi, nn); /* thi * 2^floor(nn) */
+        __mmask16 slow = _mm512_cmp_ps_mask(_mm512_abs_ps(v), thr, _CMP_NLT_UQ); /* >= or NaN */
+        float xs[16];
+        if (slow) _mm512_storeu_ps(xs, v); /* x may be y */
+        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(p, sc, sc));
+        if (slow)
+            for (int l = 0; l < 16; l++)
+                if (slow >> l & 1) y[i + (size_t)l] = fd_mkl_expf(xs[l]);
+    }
+    _mm256_zeroupper();
+    return i;
+}
+#endif
+
+void fd_mkl_expf_n(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = expf16_rows(x, y, n);
+#endif
+    for (; i < n; i++) y[i] = fd_mkl_expf(x[i]);
 }
 
 float fd_mkl_expf(float x)
 {
-    if (x != x) return x;
-    if (fabsf(x) >= f_of(0x42aeac4f)) /* MKL's scalar callout (overflow / subnormal results): libm */
-        return expf(x);
-    float z = fma_rz(x, f_of(0x3fb8aa3b), 393216.0f); /* 1.5 * 2^18: z's low 5 bits = j */
-    float n = z - 393216.0f;                           /* floor(32 x log2 e) / 32 */
-    float r = fmaf(n, f_of(0xbf317218), x);
-    r = fmaf(n, f_of(0x3102e308), r);
-    r = f_of(u_of(r) & 0xbfffffffu);
-    uint32_t j = u_of(z) & 31u;
-    float r2 = r * r, tl = f_of(T_LO[j]) + r;
-    float q = fmaf(r, f_of(0x3e2aabf3), f_of(0x3f0000f6));
-    float p = fmaf(q, r2, tl);
-    float sc = ldexpf(f_of(T_HI[j]), (int)floorf(n)); /* vscalefps: T_HI[j] * 2^floor(n) */
-    return fmaf(p, sc, sc);
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("fma")) return expf_fma(x);
+#endif
+    return expf_any(x);
 }
 
 /* {d, c} per piece: rsqrt14 = trunc17((c - 2^8 d (x' - y)) / 2^19) on [1, 2)

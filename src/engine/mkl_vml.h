@@ -10,6 +10,9 @@
  * MKL's scalar callout, for which libm expf stands in (subnormal / overflow
  * results only: the callout is not replicated). */
 float fd_mkl_expf(float x);
+/* y[i] = fd_mkl_expf(x[i]), 16 lanes at a time on AVX-512 (x == y allowed). */
+#include <stddef.h>
+void fd_mkl_expf_n(const float *x, float *y, size_t n);
 
 /* torch.sqrt: y0 = VRSQRT14(x) (fd_rsqrt14), s = y0 x, one Newton step
  * s + (x - s^2)(y0 / 2) in FMAs (x < 2^-78 scaled as the kernel does);

@@ -241,7 +241,7 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
             if (nx_hc_load(&hh, W, c, L, site[s], e)) goto out;
             size_t nmix = (2 + M) * M;
             float *mixd = getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * nmix * 4) : NULL;
-            nx_hc_apply(&hh, c, X, S, post, comb, h, mixd);
+            nx_hc_apply(m, &hh, c, X, S, post, comb, h, mixd);
             free(hh.fn);
             char dn[32];
             snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
@@ -271,7 +271,7 @@ int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_con
             }
             if (r) goto out;
             nx_dump(L, s ? "mlp" : "attn", "bf16", y, S * H * 2);
-            nx_hc_combine(c, post, comb, y, X, S);
+            nx_hc_combine(m, c, post, comb, y, X, S);
             if (!s) nx_dump(L, "attn_mid", "bf16", X, S * M * H * 2);
         }
         nx_dump(L, "layer_out", "bf16", X, S * M * H * 2);

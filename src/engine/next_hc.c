@@ -51,16 +51,27 @@ static void mkl_kplan(size_t M, size_t K, kplan *p)
     p->st[p->nb] = K;
 }
 
+/* compiled generically and for an FMA target (fmaf one instruction): the same bits */
+#define MKL_DOT_BODY                                                                    \
+    float c[2] = {0.0f, 0.0f};                                                          \
+    for (size_t i = 0; i < p->nb; i++) {                                                \
+        float acc = 0.0f;                                                               \
+        for (size_t k = p->st[i]; k < p->st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);   \
+        size_t hf = p->half && i >= p->half;                                            \
+        c[hf] = i == (hf ? p->half : 0) ? acc : c[hf] + acc;                            \
+    }                                                                                   \
+    return p->half ? c[0] + c[1] : c[0];
+static float mkl_dot_any(const float *a, const float *b, const kplan *p) { MKL_DOT_BODY }
+#if defined(__x86_64__)
+__attribute__((target("fma"))) static float mkl_dot_fma(const float *a, const float *b, const kplan *p) { MKL_DOT_BODY }
+#endif
+
 static float mkl_dot(const float *a, const float *b, const kplan *p)
 {
-    float c[2] = {0.0f, 0.0f};
-    for (size_t i = 0; i < p->nb; i++) {
-        float acc = 0.0f;
-        for (size_t k = p->st[i]; k < p->st[i + 1]; k++) acc = fmaf(a[k], b[k], acc);
-        size_t hf = p->half && i >= p->half;
-        c[hf] = i == (hf ? p->half : 0) ? acc : c[hf] + acc;
-    }
-    return p->half ? c[0] + c[1] : c[0];
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("fma")) return mkl_dot_fma(a, b, p);
+#endif
+    return mkl_dot_any(a, b, p);
 }
 
 int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e)
@@ -80,15 +91,30 @@ int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long 
 
 /* Glm5NextTextHyperConnection.forward for every token: post [S][m],
  * comb [S][m][m] (fp32), collapsed [S][H] (bf16). */
-void nx_hc_apply(const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post, float *comb,
-                     uint16_t *collapsed, float *mixdump)
+typedef struct apply_job {
+    const nx_hc *h;
+    const fd_glm_config *c;
+    const uint16_t *X;
+    size_t S;
+    float *post, *comb, *mixdump;
+    uint16_t *collapsed;
+    const kplan *kp;
+} apply_job;
+
+static void apply_rows(void *ctx, size_t lo, size_t hi)
 {
+    const apply_job *J = ctx;
+    const nx_hc *h = J->h;
+    const fd_glm_config *c = J->c;
+    const uint16_t *X = J->X;
+    size_t S = J->S;
+    float *post = J->post, *comb = J->comb, *mixdump = J->mixdump;
+    uint16_t *collapsed = J->collapsed;
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
     float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
     float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
-    kplan kp;
-    mkl_kplan(S, mH, &kp);
-    for (size_t s = 0; s < S; s++) {
+    const kplan kp = *J->kp;
+    for (size_t s = lo; s < hi; s++) {
         const uint16_t *xs = X + s * mH;
         for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
         float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
@@ -129,31 +155,56 @@ void nx_hc_apply(const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size
     free(sq);
 }
 
-/* X <- bf(bf(post) * out) + bf(comb^T @ X) per token (bf16 matmul, canonical dot). */
-void nx_hc_combine(const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out, uint16_t *X,
-                       size_t S)
+void nx_hc_apply(const fd_mm *mm, const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post,
+                 float *comb, uint16_t *collapsed, float *mixdump)
 {
+    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size;
+    kplan kp;
+    mkl_kplan(S, m * H, &kp); /* the blocking depends on the whole call's S */
+    apply_job j = {h, c, X, S, post, comb, mixdump, collapsed, &kp};
+    fd_mm_range(mm, S, 16, apply_rows, &j); /* tokens are independent */
+}
+
+/* X <- bf(bf(post) * out) + bf(comb^T @ X) per token (bf16 matmul, canonical dot). */
+typedef struct combine_job {
+    const fd_glm_config *c;
+    const float *post, *comb;
+    const uint16_t *out;
+    uint16_t *X;
+} combine_job;
+
+static void combine_rows(void *ctx, size_t lo, size_t hi)
+{
+    const combine_job *J = ctx;
+    const fd_glm_config *c = J->c;
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, kp = (m + 1) / 2;
     uint32_t a[33], b[33];
     uint16_t *nx = fd_xmalloc(m * H * 2), cbt[64];
-    for (size_t s = 0; s < S; s++) {
-        uint16_t *xs = X + s * m * H;
+    for (size_t s = lo; s < hi; s++) {
+        uint16_t *xs = J->X + s * m * H;
         for (size_t i = 0; i < m; i++) {
-            for (size_t j = 0; j < m; j++) cbt[j] = BF(comb[s * m * m + j * m + i]); /* (comb^T)[i][j] */
+            for (size_t j = 0; j < m; j++) cbt[j] = BF(J->comb[s * m * m + j * m + i]); /* (comb^T)[i][j] */
             memset(a, 0, sizeof a);
             fd_pack_hidden(cbt, m, a);
-            uint16_t pb = BF(post[s * m + i]);
+            uint16_t pb = BF(J->post[s * m + i]);
             for (size_t d = 0; d < H; d++) {
                 for (size_t k = 0; k < kp; k++) {
-                    uint32_t lo = xs[(2 * k) * H + d], hi = 2 * k + 1 < m ? xs[(2 * k + 1) * H + d] : 0;
-                    b[k] = lo | hi << 16;
+                    uint32_t lo16 = xs[(2 * k) * H + d], hi16 = 2 * k + 1 < m ? xs[(2 * k + 1) * H + d] : 0;
+                    b[k] = lo16 | hi16 << 16;
                 }
                 float mm = F(BF(fd_dot_canonical(a, b, kp, 1)));
-                float t1 = F(BF(F(pb) * F(out[s * H + d])));
+                float t1 = F(BF(F(pb) * F(J->out[s * H + d])));
                 nx[i * H + d] = BF(t1 + mm);
             }
         }
         memcpy(xs, nx, m * H * 2);
     }
     free(nx);
+}
+
+void nx_hc_combine(const fd_mm *mm, const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out,
+                   uint16_t *X, size_t S)
+{
+    combine_job j = {c, post, comb, out, X};
+    fd_mm_range(mm, S, 16, combine_rows, &j); /* tokens are independent */
 }

@@ -53,10 +53,11 @@ typedef struct nx_hc {
 int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e);
 /* For every token of X [S][m][H]: post [S][m], comb [S][m][m] (fp32),
  * collapsed [S][H] (bf16); mixdump (or NULL): the raw mix logits [S][(2+m)m]. */
-void nx_hc_apply(const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post, float *comb,
-                 uint16_t *collapsed, float *mixdump);
+void nx_hc_apply(const fd_mm *mm, const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post,
+                 float *comb, uint16_t *collapsed, float *mixdump);
 /* X <- bf(bf(post) * out) + bf(comb^T @ X) per token. */
-void nx_hc_combine(const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out, uint16_t *X, size_t S);
+void nx_hc_combine(const fd_mm *mm, const fd_glm_config *c, const float *post, const float *comb, const uint16_t *out,
+                   uint16_t *X, size_t S);
 
 /* Layer sublayers: x rows of H (bf16, after input_layernorm) -> y rows of H. */
 int nx_kda(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, const uint16_t *x, size_t S,

@@ -50,13 +50,17 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
     float *dm = fd_xmalloc(CH * CH * d * 4), *A = fd_xmalloc(CH * CH * 4), *tmp = fd_xmalloc(d * 4 + 4),
           *row = fd_xmalloc(CH * 4), *val = fd_xmalloc(CH * d * 4), *kcd = fd_xmalloc(CH * d * 4),
           *kbg = fd_xmalloc(CH * d * 4), *st = fd_xcalloc(d * d, 4), *vn = fd_xmalloc(CH * d * 4),
-          *qg = fd_xmalloc(CH * d * 4), *ai = fd_xmalloc(CH * CH * 4), *kk = fd_xmalloc(CH * d * 4), *ns = fd_xmalloc(d * d * 4), *prod = fd_xmalloc(CH * CH * 4);
+          *qg = fd_xmalloc(CH * d * 4), *ai = fd_xmalloc(CH * CH * 4), *kk = fd_xmalloc(CH * d * 4), *ns = fd_xmalloc(d * d * 4), *prod = fd_xmalloc(CH * CH * 4),
+          *eG = fd_xmalloc(CH * d * 4);
     for (size_t c = 0; c < nc; c++) {
         const float *Gc = G + c * CH * d, *kc = k + c * CH * d, *kbc = kb + c * CH * d, *qc = q + c * CH * d,
                     *vbc = vb + c * CH * d;
         for (size_t i = 0; i < CH; i++)
-            for (size_t j = 0; j < CH; j++)
-                for (size_t x = 0; x < d; x++) dm[(i * CH + j) * d + x] = fd_mkl_expf(Gc[i * d + x] - Gc[j * d + x]);
+            for (size_t j = 0; j < CH; j++) {
+                float *dij = dm + (i * CH + j) * d;
+                for (size_t x = 0; x < d; x++) dij[x] = Gc[i * d + x] - Gc[j * d + x];
+                fd_mkl_expf_n(dij, dij, d);
+            }
         /* attn = -(k_beta_i * k_j * decay).sum(-1), zero on and above the diagonal */
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
@@ -71,8 +75,9 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t mm = 0; mm < i; mm++) A[i * CH + mm] = row[mm] + nx_sum_outer(prod + mm, CH, i, mm, i);
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
+        fd_mkl_expf_n(Gc, eG, CH * d); /* exp(G), used twice below */
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * eG[t * d + x];
         for (size_t i = 0; i < CH; i++)
             for (size_t x = 0; x < d; x++) {
                 val[i * d + x] = nx_chain32(A + i * CH, 1, vbc + x, d, CH);
@@ -80,7 +85,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             }
         /* inter/intra chunk with the running state st [d_k][d_v] */
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * fd_mkl_expf(Gc[t * d + x]);
+            for (size_t x = 0; x < d; x++) qg[t * d + x] = qc[t * d + x] * eG[t * d + x];
         for (size_t i = 0; i < CH; i++)
             for (size_t j = 0; j < CH; j++) {
                 if (j > i) { ai[i * CH + j] = 0.0f; continue; }
@@ -98,14 +103,47 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             }
         }
         const float *gl = Gc + (CH - 1) * d;
-        for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * fd_mkl_expf(gl[x] - Gc[t * d + x]);
+        for (size_t t = 0; t < CH; t++) {
+            for (size_t x = 0; x < d; x++) eG[t * d + x] = gl[x] - Gc[t * d + x];
+            fd_mkl_expf_n(eG + t * d, eG + t * d, d);
+            for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * eG[t * d + x];
+        }
+        fd_mkl_expf_n(gl, eG, d);
         for (size_t a = 0; a < d; a++)
-            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * fd_mkl_expf(gl[a]) + nx_chain32(kk + a, d, vn + b, d, CH);
+            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * eG[a] + nx_chain32(kk + a, d, vn + b, d, CH);
         memcpy(st, ns, d * d * 4);
     }
     free(q); free(k); free(kb); free(vb); free(G); free(dm); free(A); free(tmp); free(row); free(val); free(kcd);
-    free(kbg); free(st); free(vn); free(qg); free(ai); free(kk); free(ns); free(prod);
+    free(kbg); free(st); free(vn); free(qg); free(ai); free(kk); free(ns); free(prod); free(eG);
+}
+
+typedef struct kda_job {
+    const float *qkv, *g, *beta;
+    float *core;
+    size_t S, d, nh, Q;
+} kda_job;
+
+/* head h: its q, k, v, g columns gathered, l2norm(q), l2norm(k), the
+ * chunked delta rule; writes core's columns of head h only */
+static void kda_head_task(void *ctx, size_t h, int worker)
+{
+    (void)worker;
+    const kda_job *J = ctx;
+    size_t S = J->S, d = J->d, nh = J->nh, Q = J->Q;
+    float *hq = fd_xmalloc(S * d * 4), *hk = fd_xmalloc(S * d * 4), *hv = fd_xmalloc(S * d * 4), *hg = fd_xmalloc(S * d * 4),
+          *hb = fd_xmalloc(S * 4), *ho = fd_xmalloc(S * d * 4);
+    for (size_t t = 0; t < S; t++) {
+        memcpy(hq + t * d, J->qkv + t * 3 * Q + h * d, d * 4);
+        memcpy(hk + t * d, J->qkv + t * 3 * Q + Q + h * d, d * 4);
+        memcpy(hv + t * d, J->qkv + t * 3 * Q + 2 * Q + h * d, d * 4);
+        memcpy(hg + t * d, J->g + t * Q + h * d, d * 4);
+        hb[t] = J->beta[t * nh + h];
+        l2norm(hq + t * d, d);
+        l2norm(hk + t * d, d);
+    }
+    chunk_kda_head(hq, hk, hv, hg, hb, S, d, ho);
+    for (size_t t = 0; t < S; t++) memcpy(J->core + t * Q + h * d, ho + t * d, d * 4);
+    free(hq); free(hk); free(hv); free(hg); free(hb); free(ho);
 }
 
 int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *x, size_t S, uint16_t *y,
@@ -185,22 +223,8 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     nx_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     /* per head: l2norm(q), l2norm(k), chunked delta rule */
     core = fd_xmalloc(S * Q * 4);
-    float *hq = fd_xmalloc(S * d * 4), *hk = fd_xmalloc(S * d * 4), *hv = fd_xmalloc(S * d * 4), *hg = fd_xmalloc(S * d * 4),
-          *hb = fd_xmalloc(S * 4), *ho = fd_xmalloc(S * d * 4);
-    for (size_t h = 0; h < nh; h++) {
-        for (size_t t = 0; t < S; t++) {
-            memcpy(hq + t * d, qkv + t * 3 * Q + h * d, d * 4);
-            memcpy(hk + t * d, qkv + t * 3 * Q + Q + h * d, d * 4);
-            memcpy(hv + t * d, qkv + t * 3 * Q + 2 * Q + h * d, d * 4);
-            memcpy(hg + t * d, g + t * Q + h * d, d * 4);
-            hb[t] = beta[t * nh + h];
-            l2norm(hq + t * d, d);
-            l2norm(hk + t * d, d);
-        }
-        chunk_kda_head(hq, hk, hv, hg, hb, S, d, ho);
-        for (size_t t = 0; t < S; t++) memcpy(core + t * Q + h * d, ho + t * d, d * 4);
-    }
-    free(hq); free(hk); free(hv); free(hg); free(hb); free(ho);
+    kda_job kj = {qkv, g, beta, core, S, d, nh, Q};
+    fd_mm_for(m, nh, kda_head_task, &kj); /* heads are independent: one task each */
     /* gated RMSNorm per head (fp32, weight not downcast), o_proj */
     uint16_t *ga16 = fd_xmalloc(S * d * 2 + 2);
     gate = fd_xmalloc(S * Q * 2);

@@ -12,17 +12,33 @@ static inline float flush(float f)
     return (u & 0x7f800000u) == 0 ? bits_f(u & 0x80000000u) : f;
 }
 
+/* compiled generically and for an FMA target (fmaf one instruction instead
+ * of a libm call): the same bits */
+#define DOT_BODY                                                                    \
+    float acc = 0.0f;                                                               \
+    for (size_t k = 0; k < kp; k++) {                                               \
+        uint32_t bk = b[k * bstride];                                               \
+        float a0 = flush(bits_f(a[k] << 16)), a1 = flush(bits_f(a[k] & 0xffff0000u)); \
+        float b0 = flush(bits_f(bk << 16)), b1 = flush(bits_f(bk & 0xffff0000u));   \
+        acc = flush(fmaf(a1, b1, flush(acc)));                                      \
+        acc = flush(fmaf(a0, b0, acc));                                             \
+    }                                                                               \
+    return acc;
+
+static float dot_any(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstride) { DOT_BODY }
+#if defined(__x86_64__)
+__attribute__((target("fma"))) static float dot_fma(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstride)
+{
+    DOT_BODY
+}
+#endif
+
 float fd_dot_canonical(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstride)
 {
-    float acc = 0.0f;
-    for (size_t k = 0; k < kp; k++) {
-        uint32_t bk = b[k * bstride];
-        float a0 = flush(bits_f(a[k] << 16)), a1 = flush(bits_f(a[k] & 0xffff0000u));
-        float b0 = flush(bits_f(bk << 16)), b1 = flush(bits_f(bk & 0xffff0000u));
-        acc = flush(fmaf(a1, b1, flush(acc)));
-        acc = flush(fmaf(a0, b0, acc));
-    }
-    return acc;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("fma")) return dot_fma(a, b, kp, bstride);
+#endif
+    return dot_any(a, b, kp, bstride);
 }
 
 static void gemm_scalar(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
