@@ -5,6 +5,7 @@
 #include "check.h"
 #include "engine/matmul.h"
 #include "engine/torch_ops.h"
+#include "engine/mkl_vml.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
 #include "util/pool.h"
@@ -178,6 +179,14 @@ static int check_vexp(void)
             bad += memcmp(&w, &z[i], 4) != 0;
         }
         CHECKF(!bad, "fd_torch_silu_n: %d of %zu lanes differ from fd_torch_silu", bad, n);
+        memcpy(z, x, n * 4);
+        fd_mkl_expf_n(z, z, n); /* in place, as next_kda.c calls it */
+        bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float w = fd_mkl_expf(x[i]);
+            bad += memcmp(&w, &z[i], 4) != 0;
+        }
+        CHECKF(!bad, "fd_mkl_expf_n: %d of %zu lanes differ from fd_mkl_expf", bad, n);
     }
     free(x); free(y); free(z);
     return fails;
