@@ -5,6 +5,7 @@
 #include "kernels/rowops.h"
 #include "engine/next_forward.h"
 #include "engine/ops.h"
+#include "engine/kblocks.h"
 #include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
@@ -99,22 +100,22 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
  *
  * Summation order (measured against torch 2.11 on CPU, tests/parity/):
  *   LIN_BF16: oneDNN's AVX512_BF16 matmul is the canonical pair chain of
- *     fd_dot_canonical over K <= 512; for 512 < K <= 2048 it sums two
- *     K-blocks [0, kb) and [kb, K), kb = 2^(ceil(log2 K) - 1), each a
- *     canonical chain from +0, and adds them (block 0 + block 1).  K > 2048
- *     (several blocks, order not identified) keeps the single chain.
+ *     fd_dot_canonical within each K-block of fd_kplan_onednn (one block to
+ *     K = 512; two for 512 < K <= 2048; blocks of 1024 beyond), each from
+ *     +0, the block sums added in order.
  *   LIN_F32_SEQ: MKL's sgemm for the router's fp32 Linear on upcast bf16
- *     weights is one FMA chain in increasing k (the products are exact, so
- *     it is a sequential sum of them); the canonical kernel computes it when
- *     both operands have each pair (2i, 2i+1) swapped. */
+ *     weights is one FMA chain per K-block in increasing k (the products are
+ *     exact, so it is a sequential sum of them) — fd_kplan_mkl's blocks
+ *     where they were measured (router_plan), else one chain; the canonical
+ *     kernel computes it when both operands have each pair (2i, 2i+1)
+ *     swapped. */
 typedef fd_lin lin;
 
-static size_t onednn_kblock(size_t K)
+static size_t onednn_kblock(size_t K) /* attention P.V: the first block of two, or 0 */
 {
-    if (K <= 512 || K > 2048) return 0;
-    size_t kb = 1;
-    while (kb * 2 < K) kb *= 2;
-    return kb;
+    fd_kplan p;
+    fd_kplan_onednn(K, &p);
+    return p.nb == 2 ? p.st[1] : 0;
 }
 
 /* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
@@ -138,7 +139,7 @@ static void pack_rows(void *ctx, size_t lo, size_t hi)
     /* plain bf16 rows are read in place; others dequantized, cast or swapped first */
     int direct = !strcmp(j->t->dtype, "BF16") && j->t->qfmt == FD_Q_NONE && L->mode != LIN_F32_SEQ;
     uint16_t *buf = direct ? NULL : fd_xmalloc(FD_TILE * K * 2 + 2);
-    const unsigned char *rows[FD_TILE], *rows2[FD_TILE];
+    const unsigned char *rows[FD_TILE], *rb[FD_TILE];
     for (size_t n0 = lo; n0 < hi; n0 += FD_TILE) {
         size_t nr = hi - n0 < FD_TILE ? hi - n0 : FD_TILE;
         for (size_t r = 0; r < nr; r++) {
@@ -149,33 +150,66 @@ static void pack_rows(void *ctx, size_t lo, size_t hi)
                 if (L->mode == LIN_F32_SEQ) swap_pairs(row, K);
                 rows[r] = (const unsigned char *)row;
             }
-            rows2[r] = rows[r] + L->kb * 2;
         }
-        fd_mm_set_tile(&L->p, n0, rows, nr);
-        if (L->kb) fd_mm_set_tile(&L->p2, n0, rows2, nr);
+        for (size_t b = 0; b < L->nb; b++) {
+            for (size_t r = 0; r < nr; r++) rb[r] = rows[r] + L->kst[b] * 2;
+            fd_mm_set_tile(b ? &L->more[b - 1] : &L->p, n0, rb, nr);
+        }
     }
     free(buf);
 }
 
-/* m: the threads that pack the rows (NULL: the caller's thread) */
-static void lin_pack_mode(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
+/* m: the threads that pack the rows (NULL: the caller's thread).  plan:
+ * the K-blocks (NULL: oneDNN's for LIN_BF16, one chain for LIN_F32_SEQ);
+ * blocks never start inside a pair (K-block starts are even). */
+static void lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
+                          const fd_kplan *plan)
 {
+    fd_kplan one;
+    if (!plan) {
+        if (mode == LIN_BF16) fd_kplan_onednn(K, &one);
+        else { one.nb = 1; one.half = 0; one.st[0] = 0; one.st[1] = K; }
+        plan = &one;
+    }
+    memset(L, 0, sizeof *L);
     L->N = N;
     L->K = K;
-    L->bias = NULL;
     L->mode = mode;
-    L->kb = mode == LIN_BF16 ? onednn_kblock(K) : 0;
-    memset(&L->p2, 0, sizeof L->p2);
-    fd_mm_alloc(&L->p, N, L->kb ? L->kb : K);
-    if (L->kb) fd_mm_alloc(&L->p2, N, K - L->kb);
+    L->nb = plan->nb;
+    L->half = plan->half;
+    L->kst = fd_xmalloc((plan->nb + 1) * sizeof *L->kst);
+    memcpy(L->kst, plan->st, (plan->nb + 1) * sizeof *L->kst);
+    L->more = plan->nb > 1 ? fd_xcalloc(plan->nb - 1, sizeof *L->more) : NULL;
+    for (size_t b = 0; b < L->nb; b++) fd_mm_alloc(b ? &L->more[b - 1] : &L->p, N, L->kst[b + 1] - L->kst[b]);
     pack_job j = {L, t, row0};
     fd_mm_range(m, N, 64, pack_rows, &j);
+}
+
+/* MKL's blocks for the router's [S, H] x [H, E] fp32 product where they
+ * were measured against torch (M >= 353, E <= 32, 384 < K <= 2048; docs/
+ * CAPTURE.md), else NULL: one chain (measured for K <= 256).  Blocks must
+ * start on a pair boundary (the operands are pair-swapped). */
+static const fd_kplan *router_plan(size_t S, size_t E, size_t K, fd_kplan *p)
+{
+    if (S < 353 || E > 32 || K <= 384 || K > 2048) return NULL;
+    fd_kplan_mkl(S, K, p);
+    if (p->half) return NULL;
+    for (size_t b = 0; b < p->nb; b++)
+        if (p->st[b] % 2) return NULL;
+    return p;
+}
+
+static void lin_pack_mode(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
+{
+    lin_pack_plan(m, L, t, row0, N, K, mode, NULL);
 }
 
 static void lin_pack(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
 {
     lin_pack_mode(m, L, t, row0, N, K, LIN_BF16);
 }
+
+static void lin_free(lin *L);
 
 static int lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
 {
@@ -185,7 +219,7 @@ static int lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size
     lin_pack(m, L, t, 0, N, K);
     if (with_bias) {
         const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
-        if (!b) { fd_packed_head_free(&L->p); if (L->kb) fd_packed_head_free(&L->p2); return -1; }
+        if (!b) { lin_free(L); return -1; }
         L->bias = fd_xmalloc(N * sizeof *L->bias);
         for (size_t n = 0; n < N; n++) L->bias[n] = F(t_bf16(b, n));
     }
@@ -195,7 +229,9 @@ static int lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size
 static void lin_free(lin *L)
 {
     if (L->p.w) fd_packed_head_free(&L->p);
-    if (L->p2.w) fd_packed_head_free(&L->p2);
+    for (size_t b = 1; b < L->nb; b++) fd_packed_head_free(&L->more[b - 1]);
+    free(L->more);
+    free(L->kst);
     free(L->bias);
     memset(L, 0, sizeof *L);
 }
@@ -204,7 +240,7 @@ static void lin_free(lin *L)
  * order: out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
 static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
 {
-    size_t K1 = L->kb ? L->kb : L->K, kp = L->p.kp, os = L->p.tiles * FD_TILE;
+    size_t os = L->p.tiles * FD_TILE;
     const uint16_t *src = x;
     uint16_t *sw = NULL;
     if (L->mode == LIN_F32_SEQ) {
@@ -213,21 +249,28 @@ static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t r
         for (size_t r = 0; r < rows; r++) swap_pairs(sw + r * L->K, L->K);
         src = sw;
     }
-    uint32_t *xp = fd_xmalloc((rows * kp + 1) * 4);
-    fd_mm_pack_rows(src, rows, K1, L->K, xp);
-    float *out = fd_xmalloc((rows * os + 1) * 4);
-    fd_mm_run(m, xp, rows, &L->p, out, os);
-    free(xp);
-    if (L->kb) {
-        size_t kp2 = L->p2.kp;
-        uint32_t *xp2 = fd_xmalloc((rows * kp2 + 1) * 4);
-        fd_mm_pack_rows(src + L->kb, rows, L->K - L->kb, L->K, xp2);
-        float *out2 = fd_xmalloc((rows * os + 1) * 4);
-        fd_mm_run(m, xp2, rows, &L->p2, out2, os);
-        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
-        free(xp2);
-        free(out2);
+    float *out = NULL, *out2 = NULL, *tmp = NULL;
+    uint32_t *xp = NULL;
+    for (size_t b = 0; b < L->nb; b++) {
+        const fd_packed_head *pb = b ? &L->more[b - 1] : &L->p;
+        xp = fd_xrealloc(xp, (rows * pb->kp + 1) * 4);
+        fd_mm_pack_rows(src + L->kst[b], rows, L->kst[b + 1] - L->kst[b], L->K, xp);
+        int second = L->half && b >= L->half;
+        float **sum = second ? &out2 : &out;
+        if (!*sum) { /* the first block of a sum is that sum */
+            *sum = fd_xmalloc((rows * os + 1) * 4);
+            fd_mm_run(m, xp, rows, pb, *sum, os);
+            continue;
+        }
+        if (!tmp) tmp = fd_xmalloc((rows * os + 1) * 4);
+        fd_mm_run(m, xp, rows, pb, tmp, os);
+        for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
     }
+    if (out2)
+        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
+    free(out2);
+    free(tmp);
+    free(xp);
     free(sw);
     return out;
 }
@@ -260,31 +303,6 @@ static void lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t ro
 
 /* ------------------------------------------------------------ norms, rope */
 
-/* sum of squares of n bf16 values in the order of torch 2.11's CPU
- * inner-contiguous sum (SumKernel.cpp vectorized_inner_sum, 8-lane fp32
- * vectors, ilp 4): vector v = x[8v..8v+8) goes to accumulator v%4 for the
- * complete groups of 4 vectors, leftover vectors to accumulator 0; then
- * acc0 += acc1, += acc2, += acc3 lane-wise; the scalar tail (n%8) is summed
- * first into the result, then the 8 lanes of acc0 in lane order. */
-static float sum_sq_aten(const uint16_t *x, size_t n)
-{
-    typedef float v8f __attribute__((vector_size(32))); /* lane-wise mul and add: the same bits on any ISA */
-    v8f acc[4] = {{0}};
-    size_t nv = n / 8, ilp = nv / 4;
-    for (size_t v = 0; v < nv; v++) {
-        v8f u;
-        for (size_t l = 0; l < 8; l++) u[l] = F(x[v * 8 + l]);
-        acc[v < ilp * 4 ? v % 4 : 0] += u * u;
-    }
-    acc[0] += acc[1];
-    acc[0] += acc[2];
-    acc[0] += acc[3];
-    float f = 0.0f;
-    for (size_t k = nv * 8; k < n; k++) { float u = F(x[k]); f += u * u; }
-    for (size_t l = 0; l < 8; l++) f += acc[0][l];
-    return f;
-}
-
 typedef struct norm_job {
     const uint16_t *x, *w;
     size_t n;
@@ -301,7 +319,8 @@ static void rmsnorm_rows(void *ctx, size_t lo, size_t hi)
     for (size_t r = lo; r < hi; r++) {
         const uint16_t *xr = j->x + r * n;
         uint16_t *yr = j->y + r * n;
-        float ss = sum_sq_aten(xr, n);
+        for (size_t k = 0; k < n; k++) { float u = F(xr[k]); t[k] = u * u; }
+        float ss = fd_torch_sum(t, n); /* x.pow(2).mean(-1): torch's cascade order */
         float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
         for (size_t k = 0; k < n; k++) t[k] = F(xr[k]) * rs;
         fd_round_bf16(t, NULL, n, yr);                     /* bf(x * rstd) */
@@ -901,7 +920,8 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     const fd_tensor *gb = gw ? tget(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
     if (!gb) return -1;
     lin router;
-    lin_pack_mode(m, &router, gw, 0, E, H, LIN_F32_SEQ);
+    fd_kplan rp;
+    lin_pack_plan(m, &router, gw, 0, E, H, LIN_F32_SEQ, router_plan(S, E, H, &rp));
     float *bias = fd_xmalloc(E * 4);
     for (size_t i = 0; i < E; i++) bias[i] = t_f32(gb, i);
     /* experts: each one's tensor and first row of gate, up and down, resolved

@@ -1,55 +1,13 @@
 /* Manifold-constrained hyper-connections of glm5_next
  * (Glm5NextTextHyperConnection; docs/MODEL-GLM5-NEXT.md §3.1, §6). */
 #include "engine/next_internal.h"
+#include "engine/kblocks.h"
 #include "engine/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* MKL's sgemm order for the mHC mix (M = tokens, N = (2+m)m = 24, K = mH,
- * fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at position p
- * of a row of ones loses exactly the ones chained after it in its block) and
- * checked on random data: K is cut into blocks, each one FMA chain from 0.
- *   M >= 353: blocks of 384, the last two sharing 384 + K mod 384 (the first
- *     rounded up): K 1024 -> 384, 320, 320; 999 -> 384, 308, 307; 16384 ->
- *     42 x 384, 320, 320; the block sums added in order.
- *   M < 353: K split in two halves (the two threads), each cut into
- *     ceil(half / 256) equal blocks added in order, then half 0 + half 1:
- *     K 1024 -> (256 + 256) + (256 + 256); 1000 -> 4 x 250; 600 -> 300 + 300. */
-typedef struct kplan {
-    size_t st[1026], nb, half; /* block b = [st[b], st[b+1]); half: first block of the second sum (0: one sum) */
-} kplan;
-
-static void kplan_cut(kplan *p, size_t k0, size_t len)
-{
-    size_t nb = (len + 255) / 256;
-    if (nb < 1) nb = 1;
-    if (nb > 512) nb = 512;
-    for (size_t b = 0; b < nb; b++) p->st[p->nb++] = k0 + (b * len + nb - 1) / nb;
-}
-
-static void mkl_kplan(size_t M, size_t K, kplan *p)
-{
-    p->nb = p->half = 0;
-    if (M >= 353) {
-        size_t full = K / 384, r = K % 384;
-        if (r && full) full--;
-        if (full > 1021) full = 1021;
-        for (size_t b = 0; b < full; b++) p->st[p->nb++] = b * 384;
-        size_t rest = K - full * 384;
-        p->st[p->nb++] = full * 384;
-        if (rest > 384) p->st[p->nb++] = full * 384 + (rest + 1) / 2;
-    } else {
-        size_t h = (K + 1) / 2;
-        kplan_cut(p, 0, h);
-        p->half = p->nb;
-        if (K > h) kplan_cut(p, h, K - h);
-        else p->half = 0;
-    }
-    p->st[p->nb] = K;
-}
 
 /* compiled generically and for an FMA target (fmaf one instruction): the same bits */
 #define MKL_DOT_BODY                                                                    \
@@ -61,12 +19,12 @@ static void mkl_kplan(size_t M, size_t K, kplan *p)
         c[hf] = i == (hf ? p->half : 0) ? acc : c[hf] + acc;                            \
     }                                                                                   \
     return p->half ? c[0] + c[1] : c[0];
-static float mkl_dot_any(const float *a, const float *b, const kplan *p) { MKL_DOT_BODY }
+static float mkl_dot_any(const float *a, const float *b, const fd_kplan *p) { MKL_DOT_BODY }
 #if defined(__x86_64__)
-__attribute__((target("fma"))) static float mkl_dot_fma(const float *a, const float *b, const kplan *p) { MKL_DOT_BODY }
+__attribute__((target("fma"))) static float mkl_dot_fma(const float *a, const float *b, const fd_kplan *p) { MKL_DOT_BODY }
 #endif
 
-static float mkl_dot(const float *a, const float *b, const kplan *p)
+static float mkl_dot(const float *a, const float *b, const fd_kplan *p)
 {
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("fma")) return mkl_dot_fma(a, b, p);
@@ -98,7 +56,7 @@ typedef struct apply_job {
     size_t S;
     float *post, *comb, *mixdump;
     uint16_t *collapsed;
-    const kplan *kp;
+    const fd_kplan *kp;
 } apply_job;
 
 static void apply_rows(void *ctx, size_t lo, size_t hi)
@@ -113,7 +71,7 @@ static void apply_rows(void *ctx, size_t lo, size_t hi)
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
     float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
     float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
-    const kplan kp = *J->kp;
+    const fd_kplan kp = *J->kp;
     for (size_t s = lo; s < hi; s++) {
         const uint16_t *xs = X + s * mH;
         for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
@@ -159,8 +117,8 @@ void nx_hc_apply(const fd_mm *mm, const nx_hc *h, const fd_glm_config *c, const 
                  float *comb, uint16_t *collapsed, float *mixdump)
 {
     size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size;
-    kplan kp;
-    mkl_kplan(S, m * H, &kp); /* the blocking depends on the whole call's S */
+    fd_kplan kp;
+    fd_kplan_mkl(S, m * H, &kp); /* the blocking depends on the whole call's S */
     apply_job j = {h, c, X, S, post, comb, mixdump, collapsed, &kp};
     fd_mm_range(mm, S, 16, apply_rows, &j); /* tokens are independent */
 }

@@ -15,9 +15,12 @@
 enum lin_mode { LIN_BF16, LIN_F32_SEQ }; /* summation orders: forward.c */
 
 typedef struct fd_lin {
-    fd_packed_head p, p2; /* p2: the second K-block when kb > 0 */
-    float *bias;          /* N or NULL */
-    size_t N, K, kb;      /* kb: first K-block size, 0 = one chain */
+    fd_packed_head p;      /* K-block 0 (all of K when there is one block) */
+    fd_packed_head *more;  /* K-blocks 1 .. nb-1 */
+    size_t *kst;           /* nb + 1 block starts (engine/kblocks.h) */
+    size_t nb, half;       /* half > 0: blocks [half, nb) are summed apart and added last */
+    float *bias;           /* N or NULL */
+    size_t N, K;
     enum lin_mode mode;
 } fd_lin;
 

@@ -64,6 +64,55 @@ float fd_torch_sigmoid_tail(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 float fd_torch_sigmoid(float x) { return 1.0f / (fd_torch_expf(0.0f - x) + 1.0f); }
 
+/* ------------------------------------------------------------ sums */
+
+/* utils::CeilLog2 of ATen: 1 for x <= 2 */
+static size_t ceil_log2_sz(size_t x)
+{
+    if (x <= 2) return 1;
+    size_t r = 0;
+    for (size_t v = x - 1; v; v >>= 1) r++;
+    return r;
+}
+
+float fd_torch_multi_row_sum(const float *x, size_t stride, size_t size)
+{
+    enum { LV = 4 };
+    size_t lp = ceil_log2_sz(size) / LV > 4 ? ceil_log2_sz(size) / LV : 4, step = (size_t)1 << lp, mask = step - 1;
+    float acc[LV] = {0};
+    size_t i = 0;
+    while (i + step <= size) {
+        for (size_t j = 0; j < step; j++, i++) acc[0] += x[i * stride];
+        for (size_t j = 1; j < LV; j++) {
+            acc[j] += acc[j - 1];
+            acc[j - 1] = 0.0f;
+            if (i & (mask << (j * lp))) break;
+        }
+    }
+    for (; i < size; i++) acc[0] += x[i * stride];
+    for (size_t j = 1; j < LV; j++) acc[0] += acc[j];
+    return acc[0];
+}
+
+float fd_torch_row_sum(const float *x, size_t stride, size_t size)
+{
+    size_t ilp = size / 4;
+    float p[4];
+    for (size_t k = 0; k < 4; k++) p[k] = fd_torch_multi_row_sum(x + k * stride, 4 * stride, ilp);
+    for (size_t i = ilp * 4; i < size; i++) p[0] += x[i * stride];
+    return ((p[0] + p[1]) + p[2]) + p[3];
+}
+
+float fd_torch_sum(const float *x, size_t n)
+{
+    if (n < 8) return fd_torch_row_sum(x, 1, n); /* scalar_inner_sum */
+    size_t nv = n / 8;
+    float f = 0.0f;
+    for (size_t k = nv * 8; k < n; k++) f += x[k];
+    for (size_t l = 0; l < 8; l++) f += fd_torch_row_sum(x + l, 8, nv); /* lane l of vectorized_inner_sum */
+    return f;
+}
+
 /* the AVX-512 butterfly of VecReduceAllSIMD<float> */
 static float butterfly16(float v[16])
 {

@@ -43,6 +43,16 @@ float fd_torch_sigmoid_tail(float x);
  * the vector path of a cpu_kernel_vec loop working in blocks of `block`. */
 static inline size_t fd_torch_vec_end(size_t n, size_t block) { return n - n % block; }
 
+/* torch 2.11's CPU sum of fp32 values (cascade_sum in ATen's
+ * SumKernel.cpp, AVX2 build: 8 lanes), measured for the glm5_next forward:
+ * multi_row_sum: one lane's cascade over `size` rows `stride` apart (levels
+ * of 16 rows once a lane passes 16 x 4 values); row_sum: 4 interleaved
+ * multi_row_sums + the rest; fd_torch_sum: a contiguous row of n
+ * (vectorized_inner_sum: the scalar tail first, then the 8 lanes). */
+float fd_torch_multi_row_sum(const float *x, size_t stride, size_t size);
+float fd_torch_row_sum(const float *x, size_t stride, size_t size);
+float fd_torch_sum(const float *x, size_t n);
+
 /* The 16-lane sum of vec::reduce_all (functional_base.h) over a row of
  * `len` fp32 values: lane l adds the elements j = l (mod 16) in index order
  * (the tail lanes included), then the AVX-512 butterfly (lanes i+8, i+4,
