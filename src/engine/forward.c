@@ -638,15 +638,16 @@ static void attn_head(void *ctx, size_t hh, int worker)
     float lam = J->lam;
     enum { TB = 32 };
     uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
-    /* P.V contracts over the S keys: oneDNN's K-blocks (lin_mode) apply */
-    size_t kbv = onednn_kblock(S);
-    fd_packed_head kh, vh, vh2 = {0};
+    /* P.V contracts over the S keys: oneDNN's K-blocks apply (measured for
+     * bmm as for Linear: two blocks to 2,048 keys, 1024-blocks past it) */
+    fd_kplan kpl;
+    fd_kplan_onednn(S, &kpl);
+    size_t nvb = kpl.nb;
+    fd_packed_head kh, *vb = fd_xcalloc(nvb, sizeof *vb);
     fd_mm_alloc(&kh, S, dq);
-    fd_mm_alloc(&vh, dv, kbv ? kbv : S);
-    if (kbv) fd_mm_alloc(&vh2, dv, S - kbv);
-    size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
-    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vh.kp + 1) * 4),
-             *pp2 = fd_xmalloc((TB * (kbv ? vh2.kp : 0) + 1) * 4);
+    for (size_t b = 0; b < nvb; b++) fd_mm_alloc(&vb[b], dv, kpl.st[b + 1] - kpl.st[b]);
+    size_t os = kh.tiles * FD_TILE, ov = vb[0].tiles * FD_TILE;
+    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vb[0].kp + 1) * 4);
     float *sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
     float *ob = fd_xmalloc((TB * ov + 1) * 4), *ob2 = fd_xmalloc((TB * ov + 1) * 4);
     uint16_t *P = fd_xmalloc(TB * S * 2 + 2);
@@ -658,8 +659,7 @@ static void attn_head(void *ctx, size_t hh, int worker)
         }
         for (size_t d = 0; d < dv; d++) {
             for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
-            fd_mm_set_row(&vh, d, row);
-            if (kbv) fd_mm_set_row(&vh2, d, row + kbv);
+            for (size_t b = 0; b < nvb; b++) fd_mm_set_row(&vb[b], d, row + kpl.st[b]);
         }
         for (size_t t0 = 0; t0 < S; t0 += TB) {
             size_t nb = S - t0 < TB ? S - t0 : TB;
@@ -678,21 +678,21 @@ static void attn_head(void *ctx, size_t hh, int worker)
                 fd_round_bf16(si, NULL, nk, pi);
                 memset(pi + nk, 0, (S - nk) * 2);
             }
-            fd_mm_pack_rows(P, nb, kbv ? kbv : S, S, pp);
-            fd_mm_run(m, pp, nb, &vh, ob, ov);
-            if (kbv && t0 + nb > kbv) { /* else block 1 is all +0 and adds nothing */
-                fd_mm_pack_rows(P + kbv, nb, S - kbv, S, pp2);
-                fd_mm_run(m, pp2, nb, &vh2, ob2, ov);
+            fd_mm_pack_rows(P, nb, kpl.st[1], S, pp);
+            fd_mm_run(m, pp, nb, &vb[0], ob, ov);
+            for (size_t b = 1; b < nvb && t0 + nb > kpl.st[b]; b++) { /* later blocks are all +0: they add nothing */
+                fd_mm_pack_rows(P + kpl.st[b], nb, kpl.st[b + 1] - kpl.st[b], S, pp);
+                fd_mm_run(m, pp, nb, &vb[b], ob2, ov);
                 for (size_t i = 0; i < nb * ov; i++) ob[i] += ob2[i];
             }
             for (size_t i = 0; i < nb; i++)
                 for (size_t d = 0; d < dv; d++) o[((t0 + i) * nh + hh) * dv + d] = BF(ob[i * ov + d]);
         }
     }
-    free(row); free(qp); free(pp); free(pp2); free(ob); free(ob2); free(sc); free(P);
+    free(row); free(qp); free(pp); free(ob); free(ob2); free(sc); free(P);
     fd_packed_head_free(&kh);
-    fd_packed_head_free(&vh);
-    if (kbv) fd_packed_head_free(&vh2);
+    for (size_t b = 0; b < nvb; b++) fd_packed_head_free(&vb[b]);
+    free(vb);
 }
 
 static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
