@@ -111,13 +111,6 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
  *     swapped. */
 typedef fd_lin lin;
 
-static size_t onednn_kblock(size_t K) /* attention P.V: the first block of two, or 0 */
-{
-    fd_kplan p;
-    fd_kplan_onednn(K, &p);
-    return p.nb == 2 ? p.st[1] : 0;
-}
-
 /* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
  * increasing k */
 static void swap_pairs(uint16_t *v, size_t K)
@@ -654,7 +647,7 @@ static void attn_head(void *ctx, size_t hh, int worker)
     {
         for (size_t j = 0; j < S; j++) {
             memcpy(row, kv + (j * nh + hh) * (dn + dv), dn * 2);
-            memcpy(row + dn, a + j * (rkv + dr) + rkv, dr * 2);
+            if (dr) memcpy(row + dn, a + j * (rkv + dr) + rkv, dr * 2);
             fd_mm_set_row(&kh, j, row);
         }
         for (size_t d = 0; d < dv; d++) {
@@ -693,6 +686,17 @@ static void attn_head(void *ctx, size_t hh, int worker)
     fd_packed_head_free(&kh);
     for (size_t b = 0; b < nvb; b++) fd_packed_head_free(&vb[b]);
     free(vb);
+}
+
+void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
+                     uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv)
+{
+    fd_mm m1 = fd_mm_serial(m);
+    int by_head = nh >= 2 * (size_t)m->threads || nh % (size_t)m->threads == 0;
+    head_job hj = {by_head ? &m1 : m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5)};
+    if (by_head) fd_mm_for(m, nh, attn_head, &hj);
+    else
+        for (size_t hh = 0; hh < nh; hh++) attn_head(&hj, hh, 0);
 }
 
 static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
@@ -763,12 +767,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
      * of query rows (attn_head); heads in parallel when there are enough of
      * them for the threads, else one at a time with parallel products */
     o = fd_xmalloc(S * nh * dv * 2);
-    fd_mm m1 = fd_mm_serial(m);
-    int by_head = nh >= 2 * (size_t)m->threads || nh % (size_t)m->threads == 0;
-    head_job hj = {by_head ? &m1 : m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)dq, -0.5)};
-    if (by_head) fd_mm_for(m, nh, attn_head, &hj);
-    else
-        for (size_t hh = 0; hh < nh; hh++) attn_head(&hj, hh, 0);
+    fd_op_attention(m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv);
     ao = fd_xmalloc(S * H * 2);
     dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
     lin_apply(m, &op, o, S, ao);
@@ -1158,7 +1157,6 @@ int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, i
     return lin_load(NULL, L, w, e, N, K, with_bias, name);
 }
 void fd_lin_free(fd_lin *L) { lin_free(L); }
-size_t fd_op_onednn_kblock(size_t K) { return onednn_kblock(K); }
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows) { return lin_dots(m, L, x, rows); }
 void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y) { lin_apply(m, L, x, rows, y); }
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)

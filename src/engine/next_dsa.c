@@ -131,9 +131,7 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     char P[160];
     snprintf(P, sizeof P, FD_NEXT_PREFIX "layers.%lld.self_attn", L);
     fd_lin qa = {0}, qb = {0}, kva = {0}, kvb = {0}, op = {0};
-    uint16_t *qaw = NULL, *kvaw = NULL, *qr = NULL, *q = NULL, *ck = NULL, *kv = NULL, *o = NULL, *Pm = NULL, *row = NULL;
-    float *sc = NULL, *ob = NULL;
-    uint32_t *qp = NULL, *pp = NULL;
+    uint16_t *qaw = NULL, *kvaw = NULL, *qr = NULL, *q = NULL, *ck = NULL, *kv = NULL, *o = NULL;
     int rc = -1;
     char nm[200];
     snprintf(nm, sizeof nm, "%s.q_a_proj", P);
@@ -162,73 +160,16 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     fd_lin_apply(m, &kvb, ck, S, kv);
     if (c->indexer_full[L] && indexer(m, W, c, P, x, qr, S, sel, e)) goto out;
     nx_dump(L, "sel", "u8", sel, S * S);
-    /* eager attention per head over blocks of query rows, as forward.c's:
+    /* eager attention per head, as forward.c's (no rope part: dr = 0):
      * s = bf(bf(q.k) * dn^-0.5); unselected keys get finfo(bf16).min, i.e.
      * probability exactly 0; torch's lastdim softmax over the S-long row;
      * P.V over oneDNN's K-blocks of the S keys */
-    enum { TB = 32 };
-    float lam = (float)pow((double)dn, -0.5);
     o = fd_xmalloc(S * nh * dv * 2);
-    row = fd_xmalloc((dn > S ? dn : S) * 2 + 2);
-    size_t kbv = fd_op_onednn_kblock(S);
-    fd_packed_head kh, vh, vh2 = {0};
-    fd_mm_alloc(&kh, S, dn);
-    fd_mm_alloc(&vh, dv, kbv ? kbv : S);
-    if (kbv) fd_mm_alloc(&vh2, dv, S - kbv);
-    size_t os = kh.tiles * FD_TILE, ov = vh.tiles * FD_TILE;
-    qp = fd_xmalloc((TB * kh.kp + 1) * 4);
-    pp = fd_xmalloc((TB * vh.kp + 1) * 4);
-    uint32_t *pp2 = fd_xmalloc((TB * (kbv ? vh2.kp : 0) + 1) * 4);
-    sc = fd_xmalloc((TB * os + 1) * 4);
-    ob = fd_xmalloc((TB * ov + 1) * 4);
-    float *ob2 = fd_xmalloc((TB * ov + 1) * 4);
-    Pm = fd_xmalloc(TB * S * 2 + 2);
-    for (size_t hh = 0; hh < nh; hh++) {
-        for (size_t j = 0; j < S; j++) fd_mm_set_row(&kh, j, kv + (j * nh + hh) * (dn + dv));
-        for (size_t dd = 0; dd < dv; dd++) {
-            for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + dd];
-            fd_mm_set_row(&vh, dd, row);
-            if (kbv) fd_mm_set_row(&vh2, dd, row + kbv);
-        }
-        for (size_t t0 = 0; t0 < S; t0 += TB) {
-            size_t nb = S - t0 < TB ? S - t0 : TB;
-            fd_mm_pack_rows(q + (t0 * nh + hh) * dn, nb, dn, nh * dn, qp);
-            fd_packed_head kc = kh;
-            kc.tiles = (t0 + nb + FD_TILE - 1) / FD_TILE;
-            if (kc.tiles > kh.tiles) kc.tiles = kh.tiles;
-            fd_mm_run(m, qp, nb, &kc, sc, os);
-            for (size_t i = 0; i < nb; i++) {
-                const unsigned char *st = sel + (t0 + i) * S;
-                size_t nk = t0 + i + 1;
-                float *si = sc + i * os;
-                for (size_t j = 0; j < nk; j++)
-                    if (st[j]) si[j] = F(BF(F(BF(si[j])) * lam));
-                fd_torch_softmax_masked(si, st, nk, S);
-                uint16_t *pi = Pm + i * S;
-                for (size_t j = 0; j < nk; j++) pi[j] = BF(si[j]);
-                memset(pi + nk, 0, (S - nk) * 2);
-            }
-            fd_mm_pack_rows(Pm, nb, kbv ? kbv : S, S, pp);
-            fd_mm_run(m, pp, nb, &vh, ob, ov);
-            if (kbv && t0 + nb > kbv) {
-                fd_mm_pack_rows(Pm + kbv, nb, S - kbv, S, pp2);
-                fd_mm_run(m, pp2, nb, &vh2, ob2, ov);
-                for (size_t i = 0; i < nb * ov; i++) ob[i] += ob2[i];
-            }
-            for (size_t i = 0; i < nb; i++)
-                for (size_t dd = 0; dd < dv; dd++) o[((t0 + i) * nh + hh) * dv + dd] = BF(ob[i * ov + dd]);
-        }
-    }
-    free(pp2);
-    free(ob2);
-    fd_packed_head_free(&kh);
-    fd_packed_head_free(&vh);
-    if (kbv) fd_packed_head_free(&vh2);
+    fd_op_attention(m, q, kv, NULL, sel, o, S, nh, dn, 0, dv, 0);
     fd_lin_apply(m, &op, o, S, y);
     rc = 0;
 out:
     fd_lin_free(&qa); fd_lin_free(&qb); fd_lin_free(&kva); fd_lin_free(&kvb); fd_lin_free(&op);
-    free(qaw); free(kvaw); free(qr); free(q); free(ck); free(kv); free(o); free(Pm); free(row); free(sc); free(ob);
-    free(qp); free(pp);
+    free(qaw); free(kvaw); free(qr); free(q); free(ck); free(kv); free(o);
     return rc;
 }

@@ -26,6 +26,15 @@ typedef struct fd_lin {
 
 typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
 
+/* Eager MLA attention of S queries, nh heads, as transformers computes it
+ * (forward.c attn_head): per head, scores q.k over [k_nope | k_rope] (q rows
+ * of dn + dr, kv rows of nh x (dn + dv), the shared rope key at a + rkv of
+ * rows rkv + dr; dr may be 0 and a NULL), bf(bf(s) * (dn+dr)^-0.5), the
+ * selection sel[t*S + j] (causal), torch's softmax over the S-long row, P.V
+ * in oneDNN's K-blocks; o [S][nh][dv] bf16.  Heads run on m's threads. */
+void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
+                     uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv);
+
 /* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
 const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
@@ -37,8 +46,6 @@ void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, 
 /* NAME.weight [N, K] (and NAME.bias [N]); checkpoint_mismatch when absent or mis-shaped. */
 int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name);
 void fd_lin_free(fd_lin *L);
-/* oneDNN's first K-block of a bf16 matmul over K (0: one chain); forward.c */
-size_t fd_op_onednn_kblock(size_t K);
 /* fp32 dots, out[r * L->p.tiles*16 + n]; the caller frees. */
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows);
 /* y = bf16(dot + bias), rows x N. */
