@@ -3,6 +3,7 @@
  * (ATen's vml.h maps exp to MKL's vsExp); read from the torch 2.11 wheel's
  * disassembly and its constant table vsexp_data_avx512.  mkl_vml.h. */
 #include "engine/mkl_vml.h"
+#include "util/bf16.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -10,19 +11,8 @@
 #include <immintrin.h>
 #endif
 
-static float f_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint32_t u_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
+#define f_of fd_bits_f32
+#define u_of fd_f32_bits
 
 /* 2^(j/32) - T_HI[j] (the low part), and 2^(j/32) rounded, j = 0..31 */
 static const uint32_t T_LO[32] = {

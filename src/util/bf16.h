@@ -21,4 +21,19 @@ static inline float fd_bf16_to_f32(uint16_t h)
     return f;
 }
 
+/* The bits of an fp32 value and back (memcpy: no aliasing UB). */
+static inline uint32_t fd_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float fd_bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 #endif

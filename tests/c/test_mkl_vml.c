@@ -5,6 +5,7 @@
  * (2^24 values; both exponent parities of the reduction) and a sweep of all
  * binades. */
 #include "check.h"
+#include "util/bf16.h"
 #include "engine/mkl_vml.h"
 #include <stdint.h>
 #include <string.h>
@@ -14,19 +15,8 @@
 
 #include "mkl_vml_vectors.inc"
 
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float flt(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+#define bits fd_f32_bits
+#define flt fd_bits_f32
 
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) static float hw_rsqrt14(float x)

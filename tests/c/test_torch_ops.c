@@ -11,19 +11,8 @@
 
 #include "torch_ops_vectors.inc"
 
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float flt(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+#define bits fd_f32_bits
+#define flt fd_bits_f32
 
 static int check_activations(void)
 {
