@@ -2,6 +2,7 @@
  * rounding, tie and order choice. */
 #include "engine/forward.h"
 #include "engine/matmul.h"
+#include "engine/mlp.h"
 #include "kernels/rowops.h"
 #include "engine/next_forward.h"
 #include "engine/ops.h"
@@ -28,7 +29,7 @@
  * is kept (fopen "wx"), so with several windows DIR holds the FIRST forward
  * call of the process.  Debug aid for tests/parity/layerwise.py; off when
  * the variable is unset or empty. */
-static void dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
+void fd_op_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
 {
     const char *dir = getenv("FIDELITY_FORWARD_DUMP");
     if (!dir || !*dir) return;
@@ -43,8 +44,6 @@ static void dump(long long L, const char *stage, const char *ext, const void *p,
 
 /* ------------------------------------------------------------ weights */
 
-static const fd_tensor *tget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
-                             const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
                             const char *fmt, va_list ap)
 {
@@ -59,8 +58,8 @@ const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d
     return t;
 }
 
-static const fd_tensor *tget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
-                             const char *fmt, ...)
+const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
+                           const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -96,203 +95,7 @@ static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
     return v;
 }
 
-/* A Linear, its rows packed as column tiles for fd_mm_run (fd_lin, engine/ops.h).
- *
- * Summation order (measured against torch 2.11 on CPU, tests/parity/):
- *   LIN_BF16: oneDNN's AVX512_BF16 matmul is the canonical pair chain of
- *     fd_dot_canonical within each K-block of fd_kplan_onednn (one block to
- *     K = 512; two for 512 < K <= 2048; blocks of 1024 beyond), each from
- *     +0, the block sums added in order.
- *   LIN_F32_SEQ: MKL's sgemm for the router's fp32 Linear on upcast bf16
- *     weights is one FMA chain per K-block in increasing k (the products are
- *     exact, so it is a sequential sum of them) — fd_kplan_mkl's blocks
- *     where they were measured (router_plan), else one chain; the canonical
- *     kernel computes it when both operands have each pair (2i, 2i+1)
- *     swapped. */
 typedef fd_lin lin;
-
-/* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
- * increasing k */
-static void swap_pairs(uint16_t *v, size_t K)
-{
-    for (size_t i = 0; i + 1 < K; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
-}
-
-typedef struct pack_job {
-    lin *L;
-    const fd_tensor *t;
-    uint64_t row0;
-} pack_job;
-
-static void pack_rows(void *ctx, size_t lo, size_t hi)
-{
-    const pack_job *j = ctx;
-    lin *L = j->L;
-    size_t K = L->K;
-    /* plain bf16 rows are read in place; others dequantized, cast or swapped first */
-    int direct = !strcmp(j->t->dtype, "BF16") && j->t->qfmt == FD_Q_NONE && L->mode != LIN_F32_SEQ;
-    uint16_t *buf = direct ? NULL : fd_xmalloc(FD_TILE * K * 2 + 2);
-    const unsigned char *rows[FD_TILE], *rb[FD_TILE];
-    for (size_t n0 = lo; n0 < hi; n0 += FD_TILE) {
-        size_t nr = hi - n0 < FD_TILE ? hi - n0 : FD_TILE;
-        for (size_t r = 0; r < nr; r++) {
-            if (direct) rows[r] = (const unsigned char *)j->t->data + (j->row0 + n0 + r) * K * 2;
-            else {
-                uint16_t *row = buf + r * K;
-                fd_tensor_row_bf16(j->t, j->row0 + n0 + r, K, row); /* quantized weights: dequantized here */
-                if (L->mode == LIN_F32_SEQ) swap_pairs(row, K);
-                rows[r] = (const unsigned char *)row;
-            }
-        }
-        for (size_t b = 0; b < L->nb; b++) {
-            for (size_t r = 0; r < nr; r++) rb[r] = rows[r] + L->kst[b] * 2;
-            fd_mm_set_tile(b ? &L->more[b - 1] : &L->p, n0, rb, nr);
-        }
-    }
-    free(buf);
-}
-
-/* m: the threads that pack the rows (NULL: the caller's thread).  plan:
- * the K-blocks (NULL: oneDNN's for LIN_BF16, one chain for LIN_F32_SEQ);
- * blocks never start inside a pair (K-block starts are even). */
-static void lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
-                          const fd_kplan *plan)
-{
-    fd_kplan one;
-    if (!plan) {
-        if (mode == LIN_BF16) fd_kplan_onednn(K, &one);
-        else { one.nb = 1; one.half = 0; one.st[0] = 0; one.st[1] = K; }
-        plan = &one;
-    }
-    memset(L, 0, sizeof *L);
-    L->N = N;
-    L->K = K;
-    L->mode = mode;
-    L->nb = plan->nb;
-    L->half = plan->half;
-    L->kst = fd_xmalloc((plan->nb + 1) * sizeof *L->kst);
-    memcpy(L->kst, plan->st, (plan->nb + 1) * sizeof *L->kst);
-    L->more = plan->nb > 1 ? fd_xcalloc(plan->nb - 1, sizeof *L->more) : NULL;
-    for (size_t b = 0; b < L->nb; b++) fd_mm_alloc(b ? &L->more[b - 1] : &L->p, N, L->kst[b + 1] - L->kst[b]);
-    pack_job j = {L, t, row0};
-    fd_mm_range(m, N, 64, pack_rows, &j);
-}
-
-/* MKL's blocks for the router's [S, H] x [H, E] fp32 product where they
- * were measured against torch (M >= 353, E <= 32, 384 < K <= 2048; docs/
- * CAPTURE.md), else NULL: one chain (measured for K <= 256).  Blocks must
- * start on a pair boundary (the operands are pair-swapped). */
-static const fd_kplan *router_plan(size_t S, size_t E, size_t K, fd_kplan *p)
-{
-    if (S < 353 || E > 32 || K <= 384 || K > 2048) return NULL;
-    fd_kplan_mkl(S, K, p);
-    if (p->half) return NULL;
-    for (size_t b = 0; b < p->nb; b++)
-        if (p->st[b] % 2) return NULL;
-    return p;
-}
-
-static void lin_pack_mode(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode)
-{
-    lin_pack_plan(m, L, t, row0, N, K, mode, NULL);
-}
-
-static void lin_pack(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
-{
-    lin_pack_mode(m, L, t, row0, N, K, LIN_BF16);
-}
-
-static void lin_free(lin *L);
-
-static int lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
-{
-    memset(L, 0, sizeof *L);
-    const fd_tensor *t = tget(w, e, 2, N, K, 0, "%s.weight", name);
-    if (!t) return -1;
-    lin_pack(m, L, t, 0, N, K);
-    if (with_bias) {
-        const fd_tensor *b = tget(w, e, 1, N, 0, 0, "%s.bias", name);
-        if (!b) { lin_free(L); return -1; }
-        L->bias = fd_xmalloc(N * sizeof *L->bias);
-        for (size_t n = 0; n < N; n++) L->bias[n] = F(t_bf16(b, n));
-    }
-    return 0;
-}
-
-static void lin_free(lin *L)
-{
-    if (L->p.w) fd_packed_head_free(&L->p);
-    for (size_t b = 1; b < L->nb; b++) fd_packed_head_free(&L->more[b - 1]);
-    free(L->more);
-    free(L->kst);
-    free(L->bias);
-    memset(L, 0, sizeof *L);
-}
-
-/* fp32 dots of `rows` rows of x (K each) with every row of L, in L's
- * order: out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
-static float *lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
-{
-    size_t os = L->p.tiles * FD_TILE;
-    const uint16_t *src = x;
-    uint16_t *sw = NULL;
-    if (L->mode == LIN_F32_SEQ) {
-        sw = fd_xmalloc(rows * L->K * 2 + 2);
-        memcpy(sw, x, rows * L->K * 2);
-        for (size_t r = 0; r < rows; r++) swap_pairs(sw + r * L->K, L->K);
-        src = sw;
-    }
-    float *out = NULL, *out2 = NULL, *tmp = NULL;
-    uint32_t *xp = NULL;
-    for (size_t b = 0; b < L->nb; b++) {
-        const fd_packed_head *pb = b ? &L->more[b - 1] : &L->p;
-        xp = fd_xrealloc(xp, (rows * pb->kp + 1) * 4);
-        fd_mm_pack_rows(src + L->kst[b], rows, L->kst[b + 1] - L->kst[b], L->K, xp);
-        int second = L->half && b >= L->half;
-        float **sum = second ? &out2 : &out;
-        if (!*sum) { /* the first block of a sum is that sum */
-            *sum = fd_xmalloc((rows * os + 1) * 4);
-            fd_mm_run(m, xp, rows, pb, *sum, os);
-            continue;
-        }
-        if (!tmp) tmp = fd_xmalloc((rows * os + 1) * 4);
-        fd_mm_run(m, xp, rows, pb, tmp, os);
-        for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
-    }
-    if (out2)
-        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
-    free(out2);
-    free(tmp);
-    free(xp);
-    free(sw);
-    return out;
-}
-
-typedef struct epi_job {
-    const lin *L;
-    const float *out;
-    size_t os;
-    uint16_t *y;
-} epi_job;
-
-static void epilogue_rows(void *ctx, size_t lo, size_t hi)
-{
-    const epi_job *j = ctx;
-    const lin *L = j->L;
-    for (size_t r = lo; r < hi; r++) {
-        fd_round_bf16(j->out + r * j->os, L->bias, L->N, j->y + r * L->N);
-    }
-}
-
-/* y[r] = Linear(x[r]) for r < rows; x rows of K, y rows of N (bf16). */
-static void lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows, uint16_t *y)
-{
-    size_t os = L->p.tiles * FD_TILE;
-    float *out = lin_dots(m, L, x, rows);
-    epi_job j = {L, out, os, y};
-    fd_mm_range(rows * L->N >= 1u << 14 ? m : NULL, rows, 32, epilogue_rows, &j);
-    free(out);
-}
 
 /* ------------------------------------------------------------ norms, rope */
 
@@ -381,114 +184,6 @@ typedef fd_keyscore keyscore; /* engine/ops.h */
 
 
 
-/* torch 2.11 CPU topk (largest=True) selects with libstdc++'s
- * std::nth_element(q, q+k-1, end) when k*64 > n, else std::partial_sort
- * (heap select), over (score, index) pairs in index order, comparing scores
- * only (comp(x, y) = x.s > y.s).  Which of several EQUAL scores is kept is a
- * property of that algorithm, so it is replayed exactly here. */
-static int kcomp(const keyscore *x, const keyscore *y) { return x->s > y->s; }
-static void kswap(keyscore *a, keyscore *b) { keyscore t = *a; *a = *b; *b = t; }
-
-static void k_push_heap(keyscore *f, ptrdiff_t hole, ptrdiff_t top, keyscore v)
-{
-    ptrdiff_t parent = (hole - 1) / 2;
-    while (hole > top && kcomp(f + parent, &v)) { f[hole] = f[parent]; hole = parent; parent = (hole - 1) / 2; }
-    f[hole] = v;
-}
-
-static void k_adjust_heap(keyscore *f, ptrdiff_t hole, ptrdiff_t len, keyscore v)
-{
-    ptrdiff_t top = hole, child = hole;
-    while (child < (len - 1) / 2) {
-        child = 2 * (child + 1);
-        if (kcomp(f + child, f + child - 1)) child--;
-        f[hole] = f[child];
-        hole = child;
-    }
-    if ((len & 1) == 0 && child == (len - 2) / 2) {
-        child = 2 * (child + 1);
-        f[hole] = f[child - 1];
-        hole = child - 1;
-    }
-    k_push_heap(f, hole, top, v);
-}
-
-static void k_heap_select(keyscore *f, keyscore *mid, keyscore *l)
-{
-    ptrdiff_t len = mid - f;
-    if (len >= 2)
-        for (ptrdiff_t parent = (len - 2) / 2;; parent--) {
-            k_adjust_heap(f, parent, len, f[parent]);
-            if (parent == 0) break;
-        }
-    for (keyscore *i = mid; i < l; i++)
-        if (kcomp(i, f)) { keyscore v = *i; *i = *f; k_adjust_heap(f, 0, len, v); }
-}
-
-static void k_nth_element(keyscore *f, keyscore *nth, keyscore *l)
-{
-    int depth = 0;
-    for (ptrdiff_t n = l - f; n > 1; n >>= 1) depth++;
-    depth *= 2;
-    while (l - f > 3) {
-        if (depth == 0) { k_heap_select(f, nth + 1, l); kswap(f, nth); return; }
-        --depth;
-        keyscore *a = f + 1, *b = f + (l - f) / 2, *c = l - 1;
-        if (kcomp(a, b)) {
-            if (kcomp(b, c)) kswap(f, b);
-            else if (kcomp(a, c)) kswap(f, c);
-            else kswap(f, a);
-        } else if (kcomp(a, c)) kswap(f, a);
-        else if (kcomp(b, c)) kswap(f, c);
-        else kswap(f, b);
-        keyscore *lo = f + 1, *hi = l;
-        for (;;) {
-            while (kcomp(lo, f)) ++lo;
-            --hi;
-            while (kcomp(f, hi)) --hi;
-            if (!(lo < hi)) break;
-            kswap(lo, hi);
-            ++lo;
-        }
-        if (lo <= nth) f = lo; else l = lo;
-    }
-    if (f == l) return;
-    for (keyscore *i = f + 1; i < l; i++) {
-        keyscore v = *i;
-        if (kcomp(&v, f)) { memmove(f + 1, f, (size_t)(i - f) * sizeof *f); *f = v; }
-        else {
-            keyscore *j = i;
-            while (kcomp(&v, j - 1)) { *j = *(j - 1); --j; }
-            *j = v;
-        }
-    }
-}
-
-/* After the call ks[0..k) is the set torch's topk returns. */
-static void torch_topk_select(keyscore *ks, size_t n, size_t k)
-{
-    if (k >= n) return;
-    if (k * 64 <= n) k_heap_select(ks, ks + k, ks + n);
-    else k_nth_element(ks, ks + k - 1, ks + n);
-}
-
-/* torch.topk(sorted=False) with its output ORDER (1 <= k <= n): the
- * nth_element path leaves the partition order, the partial_sort path ends
- * with std::sort_heap (descending). */
-static void torch_topk_ordered(keyscore *ks, size_t n, size_t k)
-{
-    if (k * 64 <= n) {
-        k_heap_select(ks, ks + k, ks + n);
-        for (keyscore *l = ks + k; l - ks > 1;) {
-            --l;
-            keyscore v = *l;
-            *l = *ks;
-            k_adjust_heap(ks, 0, l - ks, v);
-        }
-    } else
-        k_nth_element(ks, ks + k - 1, ks + n);
-}
-
 /* sel[t*S + j] = 1 iff key j is attended by query t. */
 static void select_all_causal(unsigned char *sel, size_t S)
 {
@@ -545,7 +240,7 @@ static void iblock_task(void *ctx, size_t bi, int worker)
             }
             for (size_t j = 0; j <= t; j++) { ks[j].s = isum[j]; ks[j].j = j; }
             for (size_t j = t + 1; j < S; j++) { ks[j].s = -INFINITY; ks[j].j = j; } /* masked future keys */
-            torch_topk_select(ks, S, topk);
+            fd_op_topk_select(ks, S, topk);
             memset(sel + t * S, 0, S);
             for (size_t i = 0; i < topk; i++) sel[t * S + ks[i].j] = 1;
         }
@@ -563,24 +258,24 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     char nm[256];
     lin wq, wk, wp;
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wq_b", L);
-    if (lin_load(m, &wq, W, e, Hi * Di, rq, 0, nm)) return -1;
+    if (fd_lin_load_m(m, &wq, W, e, Hi * Di, rq, 0, nm)) return -1;
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wk", L);
-    if (lin_load(m, &wk, W, e, Di, H, 0, nm)) { lin_free(&wq); return -1; }
+    if (fd_lin_load_m(m, &wk, W, e, Di, H, 0, nm)) { fd_lin_free(&wq); return -1; }
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.weights_proj", L);
-    if (lin_load(m, &wp, W, e, Hi, H, 0, nm)) { lin_free(&wq); lin_free(&wk); return -1; }
-    const fd_tensor *kw = tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
-    const fd_tensor *kb = kw ? tget(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
-    if (!kb) { lin_free(&wq); lin_free(&wk); lin_free(&wp); return -1; }
+    if (fd_lin_load_m(m, &wp, W, e, Hi, H, 0, nm)) { fd_lin_free(&wq); fd_lin_free(&wk); return -1; }
+    const fd_tensor *kw = fd_op_get(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
+    const fd_tensor *kb = kw ? fd_op_get(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
+    if (!kb) { fd_lin_free(&wq); fd_lin_free(&wk); fd_lin_free(&wp); return -1; }
     uint16_t *lw = vec_bf16(kw, 0, Di), *lb = vec_bf16(kb, 0, Di);
     uint16_t *q = fd_xmalloc(S * Hi * Di * 2), *k = fd_xmalloc(S * Di * 2), *wt = fd_xmalloc(S * Hi * 2);
-    lin_apply(m, &wq, cq, S, q);
-    lin_apply(m, &wk, h, S, k);
-    lin_apply(m, &wp, h, S, wt);
-    dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
-    dump(L, "idx_k", "bf16", k, S * Di * 2);
-    dump(L, "idx_w", "bf16", wt, S * Hi * 2);
+    fd_lin_apply(m, &wq, cq, S, q);
+    fd_lin_apply(m, &wk, h, S, k);
+    fd_lin_apply(m, &wp, h, S, wt);
+    fd_op_dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
+    fd_op_dump(L, "idx_k", "bf16", k, S * Di * 2);
+    fd_op_dump(L, "idx_w", "bf16", wt, S * Hi * 2);
     layernorm(k, S, Di, lw, lb, 1e-6f);
-    dump(L, "idx_k_norm", "bf16", k, S * Di * 2);
+    fd_op_dump(L, "idx_k_norm", "bf16", k, S * Di * 2);
     for (size_t t = 0; t < S; t++) {
         for (size_t hh = 0; hh < Hi; hh++) rot(q + (t * Hi + hh) * Di, R, t); /* rope FIRST dr dims */
         rot(k + t * Di, R, t);
@@ -592,8 +287,8 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
      * increasing k, exact products): the canonical kernel gives that order
      * on pair-swapped operands (LIN_F32_SEQ) */
     for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < Hi; hh++) swap_pairs(q + (t * Hi + hh) * Di, Di);
-        swap_pairs(k + t * Di, Di);
+        for (size_t hh = 0; hh < Hi; hh++) fd_swap_pairs(q + (t * Hi + hh) * Di, Di);
+        fd_swap_pairs(k + t * Di, Di);
     }
     fd_packed_head kx;
     fd_mm_alloc(&kx, S, Di);
@@ -603,7 +298,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     iblock_job ij = {&m1, q, wt, &kx, sel, S, Hi, Di, topk, (float)pow((double)Hi, -0.5), (float)pow((double)Di, -0.5)};
     fd_mm_for(m, (S - topk + IDX_TB - 1) / IDX_TB, iblock_task, &ij);
     fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
-    lin_free(&wq); lin_free(&wk); lin_free(&wp);
+    fd_lin_free(&wq); fd_lin_free(&wk); fd_lin_free(&wp);
     return 0;
 }
 
@@ -713,41 +408,41 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     int bias = c->attention_bias;
 #define LL(var, n, k, b, suffix)                                               \
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
-    if (lin_load(m, &var, W, e, n, k, b, nm)) goto out;
+    if (fd_lin_load_m(m, &var, W, e, n, k, b, nm)) goto out;
     LL(qa, rq, H, bias, "q_a_proj")
     LL(qb, nh * dq, rq, 0, "q_b_proj")
     LL(kva, rkv + dr, H, bias, "kv_a_proj_with_mqa")
     LL(kvb, nh * (dn + dv), rkv, 0, "kv_b_proj")
     LL(op, H, nh * dv, bias, "o_proj")
 #undef LL
-    const fd_tensor *t1 = tget(W, e, 1, rq, 0, 0, "model.layers.%lld.self_attn.q_a_layernorm.weight", L);
+    const fd_tensor *t1 = fd_op_get(W, e, 1, rq, 0, 0, "model.layers.%lld.self_attn.q_a_layernorm.weight", L);
     if (!t1) goto out;
     qaw = vec_bf16(t1, 0, rq);
-    const fd_tensor *t2 = tget(W, e, 1, rkv, 0, 0, "model.layers.%lld.self_attn.kv_a_layernorm.weight", L);
+    const fd_tensor *t2 = fd_op_get(W, e, 1, rkv, 0, 0, "model.layers.%lld.self_attn.kv_a_layernorm.weight", L);
     if (!t2) goto out;
     kvaw = vec_bf16(t2, 0, rkv);
 
     h = fd_xmalloc(S * H * 2);
     rmsnorm(m, x, S, H, ln_w, (float)c->rms_norm_eps, h);
     cq = fd_xmalloc(S * rq * 2);
-    dump(L, "attn_in", "bf16", h, S * H * 2);
-    lin_apply(m, &qa, h, S, cq);
-    dump(L, "q_a", "bf16", cq, S * rq * 2);
+    fd_op_dump(L, "attn_in", "bf16", h, S * H * 2);
+    fd_lin_apply(m, &qa, h, S, cq);
+    fd_op_dump(L, "q_a", "bf16", cq, S * rq * 2);
     rmsnorm(m, cq, S, rq, qaw, 1e-6f, cq);
-    dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
+    fd_op_dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
     q = fd_xmalloc(S * nh * dq * 2);
-    lin_apply(m, &qb, cq, S, q);
+    fd_lin_apply(m, &qb, cq, S, q);
     a = fd_xmalloc(S * (rkv + dr) * 2);
-    dump(L, "q_b", "bf16", q, S * nh * dq * 2);
-    lin_apply(m, &kva, h, S, a);
-    dump(L, "kv_a", "bf16", a, S * (rkv + dr) * 2);
+    fd_op_dump(L, "q_b", "bf16", q, S * nh * dq * 2);
+    fd_lin_apply(m, &kva, h, S, a);
+    fd_op_dump(L, "kv_a", "bf16", a, S * (rkv + dr) * 2);
     ct = fd_xmalloc(S * rkv * 2);
     for (size_t t = 0; t < S; t++) memcpy(ct + t * rkv, a + t * (rkv + dr), rkv * 2);
     rmsnorm(m, ct, S, rkv, kvaw, 1e-6f, ct);
     kv = fd_xmalloc(S * nh * (dn + dv) * 2);
-    dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
-    lin_apply(m, &kvb, ct, S, kv);
-    dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
+    fd_op_dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
+    fd_lin_apply(m, &kvb, ct, S, kv);
+    fd_op_dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
     for (size_t t = 0; t < S; t++) {
         for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
         rot(a + t * (rkv + dr) + rkv, R, t);
@@ -760,278 +455,24 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
         fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
         goto out;
     }
-    dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
-    dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
-    dump(L, "sel", "u8", sel, S * S);
+    fd_op_dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
+    fd_op_dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
+    fd_op_dump(L, "sel", "u8", sel, S * S);
     /* per head: scores = Q_h K_h^T and o_h = P V_h as products over blocks
      * of query rows (attn_head); heads in parallel when there are enough of
      * them for the threads, else one at a time with parallel products */
     o = fd_xmalloc(S * nh * dv * 2);
     fd_op_attention(m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv);
     ao = fd_xmalloc(S * H * 2);
-    dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
-    lin_apply(m, &op, o, S, ao);
-    dump(L, "o_proj", "bf16", ao, S * H * 2);
+    fd_op_dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
+    fd_lin_apply(m, &op, o, S, ao);
+    fd_op_dump(L, "o_proj", "bf16", ao, S * H * 2);
     for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(ao[i]));
-    dump(L, "attn_resid", "bf16", x, S * H * 2);
+    fd_op_dump(L, "attn_resid", "bf16", x, S * H * 2);
     rc = 0;
 out:
-    lin_free(&qa); lin_free(&qb); lin_free(&kva); lin_free(&kvb); lin_free(&op);
+    fd_lin_free(&qa); fd_lin_free(&qb); fd_lin_free(&kva); fd_lin_free(&kvb); fd_lin_free(&op);
     free(h); free(cq); free(q); free(a); free(ct); free(kv); free(o); free(ao); free(qaw); free(kvaw);
-    return rc;
-}
-
-/* ------------------------------------------------------------ MLPs */
-
-/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x.  torch's silu
- * takes its vector path in blocks of 64 of each contiguous run and the
- * scalar (libm) path on the rest: the run is the whole [rows, I] gate
- * output of a dense MLP (per_row = 0), one row of the strided gate half of
- * grouped_mm's gate_up output for routed experts (per_row = 1). */
-typedef struct silu_job {
-    uint16_t *a;
-    const uint16_t *b;
-    size_t I, run, vend;
-} silu_job;
-
-static void silu_rows(void *ctx, size_t lo, size_t hi)
-{
-    const silu_job *j = ctx;
-    size_t n = (hi - lo) * j->I, i0 = lo * j->I;
-    float *v = fd_xmalloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++) v[i] = F(j->a[i0 + i]);
-    /* the vector path on whole runs of [0, vend) of each run, the libm tail elsewhere */
-    for (size_t i = 0; i < n;) {
-        size_t r = (i0 + i) % j->run, len = j->run - r < n - i ? j->run - r : n - i;
-        size_t nv = r < j->vend ? (j->vend - r < len ? j->vend - r : len) : 0;
-        fd_torch_silu_n(v + i, v + i, nv);
-        for (size_t k = i + nv; k < i + len; k++) v[k] = fd_torch_silu_tail(v[k]);
-        i += len;
-    }
-    for (size_t i = 0; i < n; i++) v[i] = F(BF(v[i])) * F(j->b[i0 + i]);
-    fd_round_bf16(v, NULL, n, j->a + i0);
-    free(v);
-}
-
-static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
-                   uint16_t *y)
-{
-    size_t I = g->N;
-    uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
-    lin_apply(m, g, x, rows, a);
-    lin_apply(m, u, x, rows, b);
-    size_t run = per_row ? I : rows * I;
-    silu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
-    fd_mm_range(m, rows, 16, silu_rows, &j);
-    lin_apply(m, d, a, rows, y);
-    free(a);
-    free(b);
-}
-
-static int dense_mlp(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x, size_t rows,
-                     uint16_t *y, fd_err *e)
-{
-    lin g = {0}, u = {0}, d = {0};
-    char nm[300];
-    int rc = -1;
-    snprintf(nm, sizeof nm, "%s.gate_proj", prefix);
-    if (lin_load(m, &g, W, e, I, H, 0, nm)) goto out;
-    snprintf(nm, sizeof nm, "%s.up_proj", prefix);
-    if (lin_load(m, &u, W, e, I, H, 0, nm)) goto out;
-    snprintf(nm, sizeof nm, "%s.down_proj", prefix);
-    if (lin_load(m, &d, W, e, H, I, 0, nm)) goto out;
-    swiglu(m, &g, &u, &d, x, rows, 0, y);
-    rc = 0;
-out:
-    lin_free(&g); lin_free(&u); lin_free(&d);
-    return rc;
-}
-
-typedef struct expert_job {
-    const fd_mm *m;
-    const fd_tensor *const *tx; /* gate, up, down of expert x at 3x .. 3x+2 */
-    const uint64_t *rx;         /* their first rows */
-    size_t H, Im, slots, kk;
-    const size_t *slot_x;       /* the expert of each (token, slot) */
-    const uint16_t *h2;
-    uint16_t *ys;               /* out: the expert output of each (token, slot) */
-} expert_job;
-
-/* expert x over the tokens routed to it (each output element is still one
- * independent canonical dot, so batching changes no bit) */
-static void expert_task(void *ctx, size_t x, int worker)
-{
-    (void)worker;
-    const expert_job *J = ctx;
-    size_t H = J->H, n = 0;
-    for (size_t i = 0; i < J->slots; i++) n += J->slot_x[i] == x;
-    if (!n) return;
-    uint16_t *xb = fd_xmalloc(n * H * 2), *yb = fd_xmalloc(n * H * 2);
-    size_t *who = fd_xmalloc(n * sizeof *who);
-    n = 0;
-    for (size_t i = 0; i < J->slots; i++)
-        if (J->slot_x[i] == x) { memcpy(xb + n * H, J->h2 + (i / J->kk) * H, H * 2); who[n++] = i; }
-    lin g, u, d;
-    const fd_mm *pm = J->m->pool ? J->m : NULL; /* serial bodies pack serially */
-    lin_pack(pm, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H);
-    lin_pack(pm, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H);
-    lin_pack(pm, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im);
-    swiglu(J->m, &g, &u, &d, xb, n, 1, yb);
-    for (size_t r = 0; r < n; r++) memcpy(J->ys + who[r] * H, yb + r * H, H * 2);
-    lin_free(&g); lin_free(&u); lin_free(&d);
-    free(xb); free(yb); free(who);
-}
-
-typedef struct combine_job {
-    const uint16_t *ys;
-    const float *slot_r;
-    const uint16_t *sh;
-    uint16_t *drt, *y;
-    size_t H, kk;
-} combine_job;
-
-/* per token: the routed sum in slot order (fp32), rounded, plus the shared expert */
-static void combine_rows(void *ctx, size_t lo, size_t hi)
-{
-    const combine_job *j = ctx;
-    size_t H = j->H, kk = j->kk;
-    float *acc = fd_xmalloc(H * 4);
-    for (size_t t = lo; t < hi; t++) {
-        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
-        for (size_t sl = 0; sl < kk; sl++) {
-            const uint16_t *ye = j->ys + (t * kk + sl) * H;
-            float r = j->slot_r[t * kk + sl];
-            for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
-        }
-        for (size_t i = 0; i < H; i++) j->drt[t * H + i] = BF(acc[i]);
-        for (size_t i = 0; i < H; i++) j->y[t * H + i] = BF(F(BF(acc[i])) + F(j->sh[t * H + i]));
-    }
-    free(acc);
-}
-
-static int moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
-               fd_err *e)
-{
-    size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
-           k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group;
-    int rc = -1;
-    const fd_tensor *gw = tget(W, e, 2, E, H, 0, "model.layers.%lld.mlp.gate.weight", L);
-    const fd_tensor *gb = gw ? tget(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
-    if (!gb) return -1;
-    lin router;
-    fd_kplan rp;
-    lin_pack_plan(m, &router, gw, 0, E, H, LIN_F32_SEQ, router_plan(S, E, H, &rp));
-    float *bias = fd_xmalloc(E * 4);
-    for (size_t i = 0; i < E; i++) bias[i] = t_f32(gb, i);
-    /* experts: each one's tensor and first row of gate, up and down, resolved
-     * (and shape-checked) here; packed where it runs (expert_task) */
-    const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
-    uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
-    char nm[256];
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.gate_up_proj", L);
-    if (fd_weights_get(W, nm)) {
-        const fd_tensor *gu = tget(W, e, 3, E, 2 * Im, H, "%s", nm);
-        const fd_tensor *dp = gu ? tget(W, e, 3, E, H, Im, "model.layers.%lld.mlp.experts.down_proj", L) : NULL;
-        if (!dp) goto out;
-        for (size_t x = 0; x < E; x++) {
-            tx[3 * x] = tx[3 * x + 1] = gu;
-            tx[3 * x + 2] = dp;
-            rx[3 * x] = x * 2 * Im;      /* first half: gate */
-            rx[3 * x + 1] = x * 2 * Im + Im; /* second half: up */
-            rx[3 * x + 2] = x * H;
-        }
-    } else {
-        static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
-        for (size_t x = 0; x < 3 * E; x++) {
-            size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
-            if (!(tx[x] = tget(W, e, 2, n, kdim, 0, "model.layers.%lld.mlp.experts.%zu.%s.weight", L, x / 3, part[x % 3])))
-                goto out;
-        }
-    }
-    uint16_t *sh = fd_xmalloc(S * H * 2);
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
-    if (dense_mlp(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
-    float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
-    unsigned char *gkeep = fd_xmalloc(G);
-    keyscore *eks = fd_xmalloc(E * sizeof *eks);
-    size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
-    float *dlog = fd_xcalloc(S * E + 1, 4);
-    uint16_t *drt = fd_xcalloc(S * H + 1, 2);
-    /* routing of every token first; then each expert runs once over the
-     * tokens routed to it (each output element is still one independent
-     * canonical dot, so batching changes no bit); then the combine, per
-     * token in slot order */
-    float *lgs = lin_dots(m, &router, h2, S);
-    size_t sig_vend = fd_torch_vec_end(S * E, 32); /* sigmoid over the [S, E] logits */
-    size_t *slot_x = fd_xmalloc((S * kk + 1) * sizeof *slot_x);
-    float *slot_r = fd_xmalloc((S * kk + 1) * 4);
-    for (size_t t = 0; t < S; t++) {
-        for (size_t x = 0; x < E; x++) {
-            float lg = lgs[t * ro + x];
-            dlog[t * E + x] = lg;
-            g[x] = t * E + x < sig_vend ? fd_torch_sigmoid(lg) : fd_torch_sigmoid_tail(lg);
-            s[x] = g[x] + bias[x];
-        }
-        /* group limit: group score = sum of its 2 largest s; keep topk_group groups */
-        if (G > 1) {
-            for (size_t gi = 0; gi < G; gi++) {
-                float b1 = -INFINITY, b2 = -INFINITY;
-                for (size_t x = gi * per; x < (gi + 1) * per; x++) {
-                    if (s[x] > b1) { b2 = b1; b1 = s[x]; }
-                    else if (s[x] > b2) b2 = s[x];
-                }
-                gs[gi] = per >= 2 ? b1 + b2 : b1;
-            }
-            memset(gkeep, 0, G);
-            for (size_t r = 0; r < TG && r < G; r++) {
-                size_t best = G;
-                for (size_t gi = 0; gi < G; gi++)
-                    if (!gkeep[gi] && (best == G || gs[gi] > gs[best])) best = gi;
-                gkeep[best] = 1;
-            }
-            for (size_t x = 0; x < E; x++)
-                if (!gkeep[x / per]) s[x] = -INFINITY;
-        }
-        /* torch.topk(sorted=False): the k experts AND their slot order are
-         * what libstdc++'s selection leaves in the first k places; the
-         * norm_topk_prob sum and the combine run in that slot order */
-        for (size_t x = 0; x < E; x++) { eks[x].s = s[x]; eks[x].j = x; }
-        torch_topk_ordered(eks, E, kk);
-        float rs = 0.0f;
-        for (size_t sl = 0; sl < kk; sl++) rs += g[eks[sl].j];
-        for (size_t sl = 0; sl < kk; sl++) {
-            size_t x = eks[sl].j;
-            float r = g[x];
-            if (c->norm_topk_prob) r = r / (rs + 1e-20f);
-            slot_x[t * kk + sl] = x;
-            slot_r[t * kk + sl] = r * (float)c->routed_scaling_factor;
-        }
-    }
-    free(lgs);
-    uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2);
-    fd_mm m1 = fd_mm_serial(m);
-    /* experts in parallel when there are enough of them for the threads,
-     * else one at a time with parallel products */
-    int by_expert = E >= 2 * (size_t)m->threads;
-    expert_job xj = {by_expert ? &m1 : m, tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
-    if (by_expert) fd_mm_for(m, E, expert_task, &xj);
-    else
-        for (size_t x = 0; x < E; x++) expert_task(&xj, x, 0);
-    combine_job cj = {ys, slot_r, sh, drt, y, H, kk};
-    fd_mm_range(m, S, 16, combine_rows, &cj);
-    dump(L, "router_logits", "f32", dlog, S * E * 4);
-    dump(L, "routed", "bf16", drt, S * H * 2);
-    dump(L, "shared", "bf16", sh, S * H * 2);
-    free(dlog);
-    free(drt);
-    free(ys); free(slot_x); free(slot_r);
-    free(g); free(s); free(acc); free(gs); free(eks); free(gkeep); free(sh);
-    rc = 0;
-out:
-    free(tx);
-    free(rx);
-    lin_free(&router);
-    free(bias);
     return rc;
 }
 
@@ -1076,7 +517,7 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
         return NULL;
     }
     if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
-    const fd_tensor *emb = tget(W, e, 2, V, H, 0, "model.embed_tokens.weight");
+    const fd_tensor *emb = fd_op_get(W, e, 2, V, H, 0, "model.embed_tokens.weight");
     if (!emb) return NULL;
     for (size_t t = 0; t < S; t++)
         if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
@@ -1088,8 +529,8 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
     f->x = fd_xmalloc(S * H * 2);
     for (size_t t = 0; t < S; t++)
         for (size_t i = 0; i < H; i++) f->x[t * H + i] = t_bf16(emb, (uint64_t)ids[t] * H + i);
-    dump(-1, "ids", "i64", ids, S * 8);
-    dump(-1, "embed", "bf16", f->x, S * H * 2);
+    fd_op_dump(-1, "ids", "i64", ids, S * 8);
+    fd_op_dump(-1, "embed", "bf16", f->x, S * H * 2);
     rope_init(&f->R, S, (size_t)c->qk_rope_head_dim, c->rope_theta);
     f->sel = fd_xmalloc(S * S);
     return f;
@@ -1098,22 +539,22 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
 int fd_forward_layer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, S = f->S;
-    const fd_tensor *a = tget(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
-    const fd_tensor *b = a ? tget(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
+    const fd_tensor *a = fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
+    const fd_tensor *b = a ? fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
     if (!b) return -1;
     uint16_t *lw = vec_bf16(a, 0, H), *pw = vec_bf16(b, 0, H);
     uint16_t *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2), *x = f->x;
     int rc = -1;
     if (attention(m, W, c, L, x, S, lw, &f->R, f->sel, &f->have_sel, e)) goto out;
     rmsnorm(m, x, S, H, pw, (float)c->rms_norm_eps, h2);
-    dump(L, "post_ln", "bf16", h2, S * H * 2);
+    fd_op_dump(L, "post_ln", "bf16", h2, S * H * 2);
     char nm[128];
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
-    if (c->mlp_sparse[L] ? moe(m, W, c, L, h2, S, y, e) : dense_mlp(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
+    if (c->mlp_sparse[L] ? fd_mlp_moe(m, W, c, L, h2, S, y, e) : fd_mlp_dense(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
         goto out;
-    dump(L, "mlp", "bf16", y, S * H * 2);
+    fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
     for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));
-    dump(L, "layer_out", "bf16", x, S * H * 2);
+    fd_op_dump(L, "layer_out", "bf16", x, S * H * 2);
     rc = 0;
 out:
     free(lw); free(pw); free(h2); free(y);
@@ -1123,11 +564,11 @@ out:
 int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uint16_t *out, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, S = f->S;
-    const fd_tensor *nrm = tget(W, e, 1, H, 0, 0, "model.norm.weight");
+    const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, "model.norm.weight");
     if (!nrm) return -1;
     uint16_t *lw = vec_bf16(nrm, 0, H);
     rmsnorm(NULL, f->x, S, H, lw, (float)c->rms_norm_eps, out);
-    dump(-1, "final", "bf16", out, S * H * 2);
+    fd_op_dump(-1, "final", "bf16", out, S * H * 2);
     free(lw);
     return 0;
 }
@@ -1147,18 +588,6 @@ int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config
 
 /* ------------------------------------------------------------ engine/ops.h */
 
-void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { lin_pack(NULL, L, t, row0, N, K); }
-void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
-{
-    lin_pack_mode(NULL, L, t, row0, N, K, LIN_F32_SEQ);
-}
-int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
-{
-    return lin_load(NULL, L, w, e, N, K, with_bias, name);
-}
-void fd_lin_free(fd_lin *L) { lin_free(L); }
-float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows) { return lin_dots(m, L, x, rows); }
-void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y) { lin_apply(m, L, x, rows, y); }
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
 {
     rmsnorm(NULL, x, rows, n, w, eps, y);
@@ -1175,6 +604,5 @@ void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const f
 /* torch's vector-path silu (engine/torch_ops.h); per element, so a row's
  * scalar tail is not told apart here (glm5_next's shapes have none) */
 float fd_op_silu(float a) { return fd_torch_silu(a); }
-void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k) { torch_topk_select(ks, n, k); }
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i) { return t_bf16(t, i); }
 float fd_tensor_f32_at(const fd_tensor *t, uint64_t i) { return t_f32(t, i); }

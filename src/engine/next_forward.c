@@ -45,19 +45,6 @@ uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n)
     return v;
 }
 
-void nx_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
-{
-    const char *dir = getenv("FIDELITY_FORWARD_DUMP");
-    if (!dir || !*dir) return;
-    char path[1024];
-    if (L >= 0) snprintf(path, sizeof path, "%s/%s.L%lld.%s", dir, stage, L, ext);
-    else snprintf(path, sizeof path, "%s/%s.%s", dir, stage, ext);
-    FILE *f = fopen(path, "wbx");
-    if (!f) return;
-    fwrite(p, 1, bytes, f);
-    fclose(f);
-}
-
 /* ------------------------------------------------------------ MLP / MoE */
 
 /* down(bf(bf(silu(min(gate, lim))) * clamp(up, -lim, lim))) for rows of x. */

@@ -42,7 +42,7 @@ float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
  * odd-then-even chain then runs in increasing k */
 void nx_swap_pairs(uint16_t *v, size_t n);
 /* FIDELITY_FORWARD_DUMP (forward.c's format): DIR/<stage>[.L<layer>].<ext>, first call kept. */
-void nx_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes);
+#define nx_dump fd_op_dump /* engine/ops.h */
 
 /* One mHC site (attn or ffn) of layer L: fn [(2+m)m, mH] (bf16 values),
  * base [(2+m)m], scale [3]. */

@@ -39,6 +39,13 @@ void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, cons
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
 const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
                             const char *fmt, va_list ap);
+/* The same with a printf-style name. */
+const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
+                           const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* FIDELITY_FORWARD_DUMP=DIR: an intermediate array of the FIRST forward of
+ * the process as DIR/<stage>[.L<layer>].<ext> (raw little-endian, no
+ * header); a no-op when the variable is unset or empty (tests/parity/). */
+void fd_op_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes);
 /* Rows row0..row0+N-1 (K logical columns) of a weight tensor. */
 void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
 /* The same in LIN_F32_SEQ order (an fp32 Linear on upcast weights: MKL sgemm). */
@@ -50,11 +57,26 @@ void fd_lin_free(fd_lin *L);
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows);
 /* y = bf16(dot + bias), rows x N. */
 void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y);
+/* The same packing and loading with the rows packed on m's threads (NULL:
+ * the caller's), and with explicit K-blocks (plan NULL: oneDNN's for
+ * LIN_BF16, one chain for LIN_F32_SEQ); linear.c. */
+struct fd_kplan;
+void fd_lin_pack_m(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
+void fd_lin_pack_plan(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
+                      const struct fd_kplan *plan);
+int fd_lin_load_m(const fd_mm *m, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias,
+                  const char *name);
+/* MKL's blocks for a router's [S, K] x [K, E] fp32 product where measured, else NULL (one chain). */
+const struct fd_kplan *fd_router_plan(size_t S, size_t E, size_t K, struct fd_kplan *p);
+/* pairs (2i, 2i+1) of v swapped (LIN_F32_SEQ operands) */
+void fd_swap_pairs(uint16_t *v, size_t K);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
 float fd_op_silu(float a);
 /* After the call ks[0..k) is the set (and order) torch's CPU topk returns. */
 void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k);
+/* torch.topk(sorted=False) with its output order (1 <= k <= n); topk.c. */
+void fd_op_topk_ordered(fd_keyscore *ks, size_t n, size_t k);
 /* Element i of a BF16/F32 tensor as bf16 (RNE) / as fp32. */
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i);
 float fd_tensor_f32_at(const fd_tensor *t, uint64_t i);

@@ -1,0 +1,214 @@
+/* Linear layers on the fenced GEMMs: weights packed as column tiles per
+ * K-block, fp32 dots in torch's summation order, the bias and one bf16
+ * rounding (engine/ops.h fd_lin; the public API is there). */
+#include "engine/ops.h"
+#include "engine/kblocks.h"
+#include "kernels/rowops.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define F fd_bf16_to_f32
+
+/* A Linear, its rows packed as column tiles for fd_mm_run (fd_lin, engine/ops.h).
+ *
+ * Summation order (measured against torch 2.11 on CPU, tests/parity/):
+ *   LIN_BF16: oneDNN's AVX512_BF16 matmul is the canonical pair chain of
+ *     fd_dot_canonical within each K-block of fd_kplan_onednn (one block to
+ *     K = 512; two for 512 < K <= 2048; blocks of 1024 beyond), each from
+ *     +0, the block sums added in order.
+ *   LIN_F32_SEQ: MKL's sgemm for the router's fp32 Linear on upcast bf16
+ *     weights is one FMA chain per K-block in increasing k (the products are
+ *     exact, so it is a sequential sum of them) — fd_kplan_mkl's blocks
+ *     where they were measured (router_plan), else one chain; the canonical
+ *     kernel computes it when both operands have each pair (2i, 2i+1)
+ *     swapped. */
+typedef fd_lin lin;
+
+/* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
+ * increasing k */
+void fd_swap_pairs(uint16_t *v, size_t K)
+{
+    for (size_t i = 0; i + 1 < K; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
+}
+
+typedef struct pack_job {
+    lin *L;
+    const fd_tensor *t;
+    uint64_t row0;
+} pack_job;
+
+static void pack_rows(void *ctx, size_t lo, size_t hi)
+{
+    const pack_job *j = ctx;
+    lin *L = j->L;
+    size_t K = L->K;
+    /* plain bf16 rows are read in place; others dequantized, cast or swapped first */
+    int direct = !strcmp(j->t->dtype, "BF16") && j->t->qfmt == FD_Q_NONE && L->mode != LIN_F32_SEQ;
+    uint16_t *buf = direct ? NULL : fd_xmalloc(FD_TILE * K * 2 + 2);
+    const unsigned char *rows[FD_TILE], *rb[FD_TILE];
+    for (size_t n0 = lo; n0 < hi; n0 += FD_TILE) {
+        size_t nr = hi - n0 < FD_TILE ? hi - n0 : FD_TILE;
+        for (size_t r = 0; r < nr; r++) {
+            if (direct) rows[r] = (const unsigned char *)j->t->data + (j->row0 + n0 + r) * K * 2;
+            else {
+                uint16_t *row = buf + r * K;
+                fd_tensor_row_bf16(j->t, j->row0 + n0 + r, K, row); /* quantized weights: dequantized here */
+                if (L->mode == LIN_F32_SEQ) fd_swap_pairs(row, K);
+                rows[r] = (const unsigned char *)row;
+            }
+        }
+        for (size_t b = 0; b < L->nb; b++) {
+            for (size_t r = 0; r < nr; r++) rb[r] = rows[r] + L->kst[b] * 2;
+            fd_mm_set_tile(b ? &L->more[b - 1] : &L->p, n0, rb, nr);
+        }
+    }
+    free(buf);
+}
+
+/* m: the threads that pack the rows (NULL: the caller's thread).  plan:
+ * the K-blocks (NULL: oneDNN's for LIN_BF16, one chain for LIN_F32_SEQ);
+ * blocks never start inside a pair (K-block starts are even). */
+void fd_lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
+                          const fd_kplan *plan)
+{
+    fd_kplan one;
+    if (!plan) {
+        if (mode == LIN_BF16) fd_kplan_onednn(K, &one);
+        else { one.nb = 1; one.half = 0; one.st[0] = 0; one.st[1] = K; }
+        plan = &one;
+    }
+    memset(L, 0, sizeof *L);
+    L->N = N;
+    L->K = K;
+    L->mode = mode;
+    L->nb = plan->nb;
+    L->half = plan->half;
+    L->kst = fd_xmalloc((plan->nb + 1) * sizeof *L->kst);
+    memcpy(L->kst, plan->st, (plan->nb + 1) * sizeof *L->kst);
+    L->more = plan->nb > 1 ? fd_xcalloc(plan->nb - 1, sizeof *L->more) : NULL;
+    for (size_t b = 0; b < L->nb; b++) fd_mm_alloc(b ? &L->more[b - 1] : &L->p, N, L->kst[b + 1] - L->kst[b]);
+    pack_job j = {L, t, row0};
+    fd_mm_range(m, N, 64, pack_rows, &j);
+}
+
+/* MKL's blocks for the router's [S, H] x [H, E] fp32 product where they
+ * were measured against torch (M >= 353, E <= 32, 384 < K <= 2048; docs/
+ * CAPTURE.md), else NULL: one chain (measured for K <= 256).  Blocks must
+ * start on a pair boundary (the operands are pair-swapped). */
+const fd_kplan *fd_router_plan(size_t S, size_t E, size_t K, fd_kplan *p)
+{
+    if (S < 353 || E > 32 || K <= 384 || K > 2048) return NULL;
+    fd_kplan_mkl(S, K, p);
+    if (p->half) return NULL;
+    for (size_t b = 0; b < p->nb; b++)
+        if (p->st[b] % 2) return NULL;
+    return p;
+}
+
+void fd_lin_pack_m(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    fd_lin_pack_plan(m, L, t, row0, N, K, LIN_BF16, NULL);
+}
+
+int fd_lin_load_m(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
+{
+    memset(L, 0, sizeof *L);
+    const fd_tensor *t = fd_op_get(w, e, 2, N, K, 0, "%s.weight", name);
+    if (!t) return -1;
+    fd_lin_pack_m(m, L, t, 0, N, K);
+    if (with_bias) {
+        const fd_tensor *b = fd_op_get(w, e, 1, N, 0, 0, "%s.bias", name);
+        if (!b) { fd_lin_free(L); return -1; }
+        L->bias = fd_xmalloc(N * sizeof *L->bias);
+        for (size_t n = 0; n < N; n++) L->bias[n] = F(fd_tensor_bf16_at(b, n));
+    }
+    return 0;
+}
+
+void fd_lin_free(lin *L)
+{
+    if (L->p.w) fd_packed_head_free(&L->p);
+    for (size_t b = 1; b < L->nb; b++) fd_packed_head_free(&L->more[b - 1]);
+    free(L->more);
+    free(L->kst);
+    free(L->bias);
+    memset(L, 0, sizeof *L);
+}
+
+/* fp32 dots of `rows` rows of x (K each) with every row of L, in L's
+ * order: out[r * L->p.tiles*16 + n].  Returned buffer is the caller's. */
+float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
+{
+    size_t os = L->p.tiles * FD_TILE;
+    const uint16_t *src = x;
+    uint16_t *sw = NULL;
+    if (L->mode == LIN_F32_SEQ) {
+        sw = fd_xmalloc(rows * L->K * 2 + 2);
+        memcpy(sw, x, rows * L->K * 2);
+        for (size_t r = 0; r < rows; r++) fd_swap_pairs(sw + r * L->K, L->K);
+        src = sw;
+    }
+    float *out = NULL, *out2 = NULL, *tmp = NULL;
+    uint32_t *xp = NULL;
+    for (size_t b = 0; b < L->nb; b++) {
+        const fd_packed_head *pb = b ? &L->more[b - 1] : &L->p;
+        xp = fd_xrealloc(xp, (rows * pb->kp + 1) * 4);
+        fd_mm_pack_rows(src + L->kst[b], rows, L->kst[b + 1] - L->kst[b], L->K, xp);
+        int second = L->half && b >= L->half;
+        float **sum = second ? &out2 : &out;
+        if (!*sum) { /* the first block of a sum is that sum */
+            *sum = fd_xmalloc((rows * os + 1) * 4);
+            fd_mm_run(m, xp, rows, pb, *sum, os);
+            continue;
+        }
+        if (!tmp) tmp = fd_xmalloc((rows * os + 1) * 4);
+        fd_mm_run(m, xp, rows, pb, tmp, os);
+        for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
+    }
+    if (out2)
+        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
+    free(out2);
+    free(tmp);
+    free(xp);
+    free(sw);
+    return out;
+}
+
+typedef struct epi_job {
+    const lin *L;
+    const float *out;
+    size_t os;
+    uint16_t *y;
+} epi_job;
+
+static void epilogue_rows(void *ctx, size_t lo, size_t hi)
+{
+    const epi_job *j = ctx;
+    const lin *L = j->L;
+    for (size_t r = lo; r < hi; r++) {
+        fd_round_bf16(j->out + r * j->os, L->bias, L->N, j->y + r * L->N);
+    }
+}
+
+/* y[r] = Linear(x[r]) for r < rows; x rows of K, y rows of N (bf16). */
+void fd_lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows, uint16_t *y)
+{
+    size_t os = L->p.tiles * FD_TILE;
+    float *out = fd_lin_dots(m, L, x, rows);
+    epi_job j = {L, out, os, y};
+    fd_mm_range(rows * L->N >= 1u << 14 ? m : NULL, rows, 32, epilogue_rows, &j);
+    free(out);
+}
+
+
+void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { fd_lin_pack_m(NULL, L, t, row0, N, K); }
+void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+{
+    fd_lin_pack_plan(NULL, L, t, row0, N, K, LIN_F32_SEQ, NULL);
+}
+int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
+{
+    return fd_lin_load_m(NULL, L, w, e, N, K, with_bias, name);
+}

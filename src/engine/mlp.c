@@ -1,0 +1,273 @@
+/* The MLP blocks of the glm_moe_dsa forward: SwiGLU with torch's silu
+ * split, the dense MLP, and the MoE layer (sigmoid router with correction
+ * bias, group-limited top-k in torch.topk's order, experts over their
+ * tokens, the fp32 combine in slot order, the shared experts).  Rounding
+ * points: forward.h. */
+#include "engine/mlp.h"
+#include "engine/kblocks.h"
+#include "engine/torch_ops.h"
+#include "kernels/rowops.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BF fd_f32_to_bf16
+#define F fd_bf16_to_f32
+
+typedef fd_lin lin;
+typedef fd_keyscore keyscore;
+
+/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x.  torch's silu
+ * takes its vector path in blocks of 64 of each contiguous run and the
+ * scalar (libm) path on the rest: the run is the whole [rows, I] gate
+ * output of a dense MLP (per_row = 0), one row of the strided gate half of
+ * grouped_mm's gate_up output for routed experts (per_row = 1). */
+typedef struct silu_job {
+    uint16_t *a;
+    const uint16_t *b;
+    size_t I, run, vend;
+} silu_job;
+
+static void silu_rows(void *ctx, size_t lo, size_t hi)
+{
+    const silu_job *j = ctx;
+    size_t n = (hi - lo) * j->I, i0 = lo * j->I;
+    float *v = fd_xmalloc(n * 4 + 4);
+    for (size_t i = 0; i < n; i++) v[i] = F(j->a[i0 + i]);
+    /* the vector path on whole runs of [0, vend) of each run, the libm tail elsewhere */
+    for (size_t i = 0; i < n;) {
+        size_t r = (i0 + i) % j->run, len = j->run - r < n - i ? j->run - r : n - i;
+        size_t nv = r < j->vend ? (j->vend - r < len ? j->vend - r : len) : 0;
+        fd_torch_silu_n(v + i, v + i, nv);
+        for (size_t k = i + nv; k < i + len; k++) v[k] = fd_torch_silu_tail(v[k]);
+        i += len;
+    }
+    for (size_t i = 0; i < n; i++) v[i] = F(BF(v[i])) * F(j->b[i0 + i]);
+    fd_round_bf16(v, NULL, n, j->a + i0);
+    free(v);
+}
+
+static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
+                   uint16_t *y)
+{
+    size_t I = g->N;
+    uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
+    fd_lin_apply(m, g, x, rows, a);
+    fd_lin_apply(m, u, x, rows, b);
+    size_t run = per_row ? I : rows * I;
+    silu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
+    fd_mm_range(m, rows, 16, silu_rows, &j);
+    fd_lin_apply(m, d, a, rows, y);
+    free(a);
+    free(b);
+}
+
+int fd_mlp_dense(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x, size_t rows,
+                     uint16_t *y, fd_err *e)
+{
+    lin g = {0}, u = {0}, d = {0};
+    char nm[300];
+    int rc = -1;
+    snprintf(nm, sizeof nm, "%s.gate_proj", prefix);
+    if (fd_lin_load_m(m, &g, W, e, I, H, 0, nm)) goto out;
+    snprintf(nm, sizeof nm, "%s.up_proj", prefix);
+    if (fd_lin_load_m(m, &u, W, e, I, H, 0, nm)) goto out;
+    snprintf(nm, sizeof nm, "%s.down_proj", prefix);
+    if (fd_lin_load_m(m, &d, W, e, H, I, 0, nm)) goto out;
+    swiglu(m, &g, &u, &d, x, rows, 0, y);
+    rc = 0;
+out:
+    fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
+    return rc;
+}
+
+typedef struct expert_job {
+    const fd_mm *m;
+    const fd_tensor *const *tx; /* gate, up, down of expert x at 3x .. 3x+2 */
+    const uint64_t *rx;         /* their first rows */
+    size_t H, Im, slots, kk;
+    const size_t *slot_x;       /* the expert of each (token, slot) */
+    const uint16_t *h2;
+    uint16_t *ys;               /* out: the expert output of each (token, slot) */
+} expert_job;
+
+/* expert x over the tokens routed to it (each output element is still one
+ * independent canonical dot, so batching changes no bit) */
+static void expert_task(void *ctx, size_t x, int worker)
+{
+    (void)worker;
+    const expert_job *J = ctx;
+    size_t H = J->H, n = 0;
+    for (size_t i = 0; i < J->slots; i++) n += J->slot_x[i] == x;
+    if (!n) return;
+    uint16_t *xb = fd_xmalloc(n * H * 2), *yb = fd_xmalloc(n * H * 2);
+    size_t *who = fd_xmalloc(n * sizeof *who);
+    n = 0;
+    for (size_t i = 0; i < J->slots; i++)
+        if (J->slot_x[i] == x) { memcpy(xb + n * H, J->h2 + (i / J->kk) * H, H * 2); who[n++] = i; }
+    lin g, u, d;
+    const fd_mm *pm = J->m->pool ? J->m : NULL; /* serial bodies pack serially */
+    fd_lin_pack_m(pm, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H);
+    fd_lin_pack_m(pm, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H);
+    fd_lin_pack_m(pm, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im);
+    swiglu(J->m, &g, &u, &d, xb, n, 1, yb);
+    for (size_t r = 0; r < n; r++) memcpy(J->ys + who[r] * H, yb + r * H, H * 2);
+    fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
+    free(xb); free(yb); free(who);
+}
+
+typedef struct combine_job {
+    const uint16_t *ys;
+    const float *slot_r;
+    const uint16_t *sh;
+    uint16_t *drt, *y;
+    size_t H, kk;
+} combine_job;
+
+/* per token: the routed sum in slot order (fp32), rounded, plus the shared expert */
+static void combine_rows(void *ctx, size_t lo, size_t hi)
+{
+    const combine_job *j = ctx;
+    size_t H = j->H, kk = j->kk;
+    float *acc = fd_xmalloc(H * 4);
+    for (size_t t = lo; t < hi; t++) {
+        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
+        for (size_t sl = 0; sl < kk; sl++) {
+            const uint16_t *ye = j->ys + (t * kk + sl) * H;
+            float r = j->slot_r[t * kk + sl];
+            for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
+        }
+        for (size_t i = 0; i < H; i++) j->drt[t * H + i] = BF(acc[i]);
+        for (size_t i = 0; i < H; i++) j->y[t * H + i] = BF(F(BF(acc[i])) + F(j->sh[t * H + i]));
+    }
+    free(acc);
+}
+
+int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
+               fd_err *e)
+{
+    size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
+           k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group;
+    int rc = -1;
+    const fd_tensor *gw = fd_op_get(W, e, 2, E, H, 0, "model.layers.%lld.mlp.gate.weight", L);
+    const fd_tensor *gb = gw ? fd_op_get(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
+    if (!gb) return -1;
+    lin router;
+    fd_kplan rp;
+    fd_lin_pack_plan(m, &router, gw, 0, E, H, LIN_F32_SEQ, fd_router_plan(S, E, H, &rp));
+    float *bias = fd_xmalloc(E * 4);
+    for (size_t i = 0; i < E; i++) bias[i] = fd_tensor_f32_at(gb, i);
+    /* experts: each one's tensor and first row of gate, up and down, resolved
+     * (and shape-checked) here; packed where it runs (expert_task) */
+    const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
+    uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
+    char nm[256];
+    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.gate_up_proj", L);
+    if (fd_weights_get(W, nm)) {
+        const fd_tensor *gu = fd_op_get(W, e, 3, E, 2 * Im, H, "%s", nm);
+        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "model.layers.%lld.mlp.experts.down_proj", L) : NULL;
+        if (!dp) goto out;
+        for (size_t x = 0; x < E; x++) {
+            tx[3 * x] = tx[3 * x + 1] = gu;
+            tx[3 * x + 2] = dp;
+            rx[3 * x] = x * 2 * Im;      /* first half: gate */
+            rx[3 * x + 1] = x * 2 * Im + Im; /* second half: up */
+            rx[3 * x + 2] = x * H;
+        }
+    } else {
+        static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
+        for (size_t x = 0; x < 3 * E; x++) {
+            size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
+            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "model.layers.%lld.mlp.experts.%zu.%s.weight", L, x / 3, part[x % 3])))
+                goto out;
+        }
+    }
+    uint16_t *sh = fd_xmalloc(S * H * 2);
+    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
+    if (fd_mlp_dense(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
+    float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
+    unsigned char *gkeep = fd_xmalloc(G);
+    keyscore *eks = fd_xmalloc(E * sizeof *eks);
+    size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
+    float *dlog = fd_xcalloc(S * E + 1, 4);
+    uint16_t *drt = fd_xcalloc(S * H + 1, 2);
+    /* routing of every token first; then each expert runs once over the
+     * tokens routed to it (each output element is still one independent
+     * canonical dot, so batching changes no bit); then the combine, per
+     * token in slot order */
+    float *lgs = fd_lin_dots(m, &router, h2, S);
+    size_t sig_vend = fd_torch_vec_end(S * E, 32); /* sigmoid over the [S, E] logits */
+    size_t *slot_x = fd_xmalloc((S * kk + 1) * sizeof *slot_x);
+    float *slot_r = fd_xmalloc((S * kk + 1) * 4);
+    for (size_t t = 0; t < S; t++) {
+        for (size_t x = 0; x < E; x++) {
+            float lg = lgs[t * ro + x];
+            dlog[t * E + x] = lg;
+            g[x] = t * E + x < sig_vend ? fd_torch_sigmoid(lg) : fd_torch_sigmoid_tail(lg);
+            s[x] = g[x] + bias[x];
+        }
+        /* group limit: group score = sum of its 2 largest s; keep topk_group groups */
+        if (G > 1) {
+            for (size_t gi = 0; gi < G; gi++) {
+                float b1 = -INFINITY, b2 = -INFINITY;
+                for (size_t x = gi * per; x < (gi + 1) * per; x++) {
+                    if (s[x] > b1) { b2 = b1; b1 = s[x]; }
+                    else if (s[x] > b2) b2 = s[x];
+                }
+                gs[gi] = per >= 2 ? b1 + b2 : b1;
+            }
+            memset(gkeep, 0, G);
+            for (size_t r = 0; r < TG && r < G; r++) {
+                size_t best = G;
+                for (size_t gi = 0; gi < G; gi++)
+                    if (!gkeep[gi] && (best == G || gs[gi] > gs[best])) best = gi;
+                gkeep[best] = 1;
+            }
+            for (size_t x = 0; x < E; x++)
+                if (!gkeep[x / per]) s[x] = -INFINITY;
+        }
+        /* torch.topk(sorted=False): the k experts AND their slot order are
+         * what libstdc++'s selection leaves in the first k places; the
+         * norm_topk_prob sum and the combine run in that slot order */
+        for (size_t x = 0; x < E; x++) { eks[x].s = s[x]; eks[x].j = x; }
+        fd_op_topk_ordered(eks, E, kk);
+        float rs = 0.0f;
+        for (size_t sl = 0; sl < kk; sl++) rs += g[eks[sl].j];
+        for (size_t sl = 0; sl < kk; sl++) {
+            size_t x = eks[sl].j;
+            float r = g[x];
+            if (c->norm_topk_prob) r = r / (rs + 1e-20f);
+            slot_x[t * kk + sl] = x;
+            slot_r[t * kk + sl] = r * (float)c->routed_scaling_factor;
+        }
+    }
+    free(lgs);
+    uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2);
+    fd_mm m1 = fd_mm_serial(m);
+    /* experts in parallel when there are enough of them for the threads,
+     * else one at a time with parallel products */
+    int by_expert = E >= 2 * (size_t)m->threads;
+    expert_job xj = {by_expert ? &m1 : m, tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
+    if (by_expert) fd_mm_for(m, E, expert_task, &xj);
+    else
+        for (size_t x = 0; x < E; x++) expert_task(&xj, x, 0);
+    combine_job cj = {ys, slot_r, sh, drt, y, H, kk};
+    fd_mm_range(m, S, 16, combine_rows, &cj);
+    fd_op_dump(L, "router_logits", "f32", dlog, S * E * 4);
+    fd_op_dump(L, "routed", "bf16", drt, S * H * 2);
+    fd_op_dump(L, "shared", "bf16", sh, S * H * 2);
+    free(dlog);
+    free(drt);
+    free(ys); free(slot_x); free(slot_r);
+    free(g); free(s); free(acc); free(gs); free(eks); free(gkeep); free(sh);
+    rc = 0;
+out:
+    free(tx);
+    free(rx);
+    fd_lin_free(&router);
+    free(bias);
+    return rc;
+}
