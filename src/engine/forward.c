@@ -194,7 +194,6 @@ static void select_all_causal(unsigned char *sel, size_t S)
 enum { IDX_TB = 16 };
 
 typedef struct iblock_job {
-    const fd_mm *m;
     const uint16_t *q, *wt;
     const fd_packed_head *kx;
     unsigned char *sel;
@@ -204,11 +203,9 @@ typedef struct iblock_job {
 
 /* indexer scores and top-k selection of query rows topk + IDX_TB*bi .. (rows
  * t + 1 > topk are truly sparse) */
-static void iblock_task(void *ctx, size_t bi, int worker)
+static void iblock_task(void *ctx, size_t bi, const fd_mm *m)
 {
-    (void)worker;
     const iblock_job *J = ctx;
-    const fd_mm *m = J->m;
     const uint16_t *q = J->q, *wt = J->wt;
     unsigned char *sel = J->sel;
     size_t S = J->S, Hi = J->Hi, Di = J->Di, topk = J->topk, t0 = topk + bi * IDX_TB;
@@ -294,9 +291,8 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     fd_mm_alloc(&kx, S, Di);
     for (size_t j = 0; j < S; j++) fd_mm_set_row(&kx, j, k + j * Di);
     /* blocks of query rows in parallel (each scores and selects its own rows) */
-    fd_mm m1 = fd_mm_serial(m);
-    iblock_job ij = {&m1, q, wt, &kx, sel, S, Hi, Di, topk, (float)pow((double)Hi, -0.5), (float)pow((double)Di, -0.5)};
-    fd_mm_for(m, (S - topk + IDX_TB - 1) / IDX_TB, iblock_task, &ij);
+    iblock_job ij = {q, wt, &kx, sel, S, Hi, Di, topk, (float)pow((double)Hi, -0.5), (float)pow((double)Di, -0.5)};
+    fd_mm_each(m, (S - topk + IDX_TB - 1) / IDX_TB, iblock_task, &ij);
     fd_packed_head_free(&kx); free(q); free(k); free(wt); free(lw); free(lb);
     fd_lin_free(&wq); fd_lin_free(&wk); fd_lin_free(&wp);
     return 0;
@@ -305,7 +301,6 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
 /* ------------------------------------------------------------ attention */
 
 typedef struct head_job {
-    const fd_mm *m;
     const uint16_t *q, *kv, *a;
     const unsigned char *sel;
     uint16_t *o;
@@ -314,11 +309,9 @@ typedef struct head_job {
 } head_job;
 
 /* one attention head: o[:, hh, :] = softmax(bf(bf(Q_h K_h^T) * lam)) V_h */
-static void attn_head(void *ctx, size_t hh, int worker)
+static void attn_head(void *ctx, size_t hh, const fd_mm *m)
 {
-    (void)worker;
     const head_job *J = ctx;
-    const fd_mm *m = J->m;
     const uint16_t *q = J->q, *kv = J->kv, *a = J->a;
     const unsigned char *sel = J->sel;
     uint16_t *o = J->o;
@@ -386,12 +379,8 @@ static void attn_head(void *ctx, size_t hh, int worker)
 void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
                      uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv)
 {
-    fd_mm m1 = fd_mm_serial(m);
-    int by_head = nh >= 2 * (size_t)m->threads || nh % (size_t)m->threads == 0;
-    head_job hj = {by_head ? &m1 : m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5)};
-    if (by_head) fd_mm_for(m, nh, attn_head, &hj);
-    else
-        for (size_t hh = 0; hh < nh; hh++) attn_head(&hj, hh, 0);
+    head_job hj = {q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5)};
+    fd_mm_each(m, nh, attn_head, &hj);
 }
 
 static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,

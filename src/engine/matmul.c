@@ -60,6 +60,31 @@ void fd_mm_range(const fd_mm *m, size_t n, size_t grain, fd_range_fn fn, void *c
     fd_mm_for(m, (n + grain - 1) / grain, range_task, &r);
 }
 
+typedef struct each_job {
+    fd_each_fn fn;
+    void *ctx;
+    const fd_mm *inner;
+} each_job;
+
+static void each_task(void *ctx, size_t i, int worker)
+{
+    (void)worker;
+    const each_job *j = ctx;
+    j->fn(j->ctx, i, j->inner);
+}
+
+void fd_mm_each(const fd_mm *m, size_t n, fd_each_fn fn, void *ctx)
+{
+    size_t t = (size_t)(m->threads > 0 ? m->threads : 1);
+    if (m->pool && (n >= 2 * t || n % t == 0)) {
+        fd_mm serial = fd_mm_serial(m);
+        each_job j = {fn, ctx, &serial};
+        fd_mm_for(m, n, each_task, &j);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) fn(ctx, i, m);
+}
+
 void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K)
 {
     b->vocab = N;
@@ -115,22 +140,16 @@ typedef struct mm_job {
     size_t ostride, tc, rblocks;
 } mm_job;
 
-static void run_block(const mm_job *q, size_t p, size_t n, size_t t, size_t nt)
-{
-    size_t kp = q->b->kp;
-    q->m->gemm(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE, q->ostride);
-}
-
 static void run_task(void *ctx, size_t i, int worker)
 {
     (void)worker;
     const mm_job *q = ctx;
     /* tile-major: consecutive tasks reuse one chunk of the weights */
-    size_t t = (i / q->rblocks) * q->tc, p = (i % q->rblocks) * ROW_BLOCK;
+    size_t t = (i / q->rblocks) * q->tc, p = (i % q->rblocks) * ROW_BLOCK, kp = q->b->kp;
     size_t n = q->np - p < ROW_BLOCK ? q->np - p : ROW_BLOCK, nt = q->b->tiles - t < q->tc ? q->b->tiles - t : q->tc;
     int mx = q->m->path == FD_PATH_AVX2 || q->m->path == FD_PATH_AVX512F;
     unsigned csr = mx ? fd_ftz_daz_enter() : 0; /* MXCSR is per thread */
-    run_block(q, p, n, t, nt);
+    q->m->gemm(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE, q->ostride);
     if (mx) fd_ftz_daz_leave(csr);
 }
 
@@ -140,16 +159,12 @@ void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_hea
     if (!np || !tiles) return;
     size_t rblocks = (np + ROW_BLOCK - 1) / ROW_BLOCK, tc = TILE_BLOCK;
     size_t want = 4 * (size_t)(m->threads > 0 ? m->threads : 1);
-    if (np * tiles * b->kp < (1u << 16) || !m->pool) tc = tiles; /* small: one task per row block */
+    int small = np * tiles * b->kp < (1u << 16); /* thread hand-off would cost more than the work */
+    if (small || !m->pool) tc = tiles;           /* one task per row block, run here */
     else if (rblocks * ((tiles + tc - 1) / tc) < want) {
         tc = (tiles * rblocks + want - 1) / want;  /* more, narrower column chunks (multiples of the 3-tile kernel) */
         tc = tc < 3 ? 3 : (tc + 2) / 3 * 3;
     }
     mm_job q = {m, a, np, b, out, ostride, tc, rblocks};
-    size_t tasks = rblocks * ((tiles + tc - 1) / tc);
-    if (np * tiles * b->kp < (1u << 16)) { /* thread hand-off would cost more than the work */
-        for (size_t i = 0; i < tasks; i++) run_task(&q, i, 0);
-        return;
-    }
-    fd_mm_for(m, tasks, run_task, &q);
+    fd_mm_for(small ? NULL : m, rblocks * ((tiles + tc - 1) / tc), run_task, &q);
 }

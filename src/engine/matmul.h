@@ -33,6 +33,12 @@ fd_mm fd_mm_serial(const fd_mm *m);
 /* fn(ctx, i, worker) for i < n on m's threads (engine loops whose bodies
  * write disjoint outputs; util/pool.h). */
 void fd_mm_for(const fd_mm *m, size_t n, fd_pool_fn fn, void *ctx);
+/* fn(ctx, i, mi) for i < n, units that each run their own products on mi
+ * (attention heads, routed experts): as parallel tasks with serial products
+ * when there are enough of them for the threads (n >= 2 x threads or a
+ * multiple of them), else one at a time with mi = m's parallel products. */
+typedef void (*fd_each_fn)(void *ctx, size_t i, const fd_mm *mi);
+void fd_mm_each(const fd_mm *m, size_t n, fd_each_fn fn, void *ctx);
 /* fn(ctx, lo, hi) over [0, n) cut into runs of `grain` (the last shorter). */
 typedef void (*fd_range_fn)(void *ctx, size_t lo, size_t hi);
 void fd_mm_range(const fd_mm *m, size_t n, size_t grain, fd_range_fn fn, void *ctx);

@@ -85,7 +85,6 @@ out:
 }
 
 typedef struct expert_job {
-    const fd_mm *m;
     const fd_tensor *const *tx; /* gate, up, down of expert x at 3x .. 3x+2 */
     const uint64_t *rx;         /* their first rows */
     size_t H, Im, slots, kk;
@@ -96,9 +95,8 @@ typedef struct expert_job {
 
 /* expert x over the tokens routed to it (each output element is still one
  * independent canonical dot, so batching changes no bit) */
-static void expert_task(void *ctx, size_t x, int worker)
+static void expert_task(void *ctx, size_t x, const fd_mm *m)
 {
-    (void)worker;
     const expert_job *J = ctx;
     size_t H = J->H, n = 0;
     for (size_t i = 0; i < J->slots; i++) n += J->slot_x[i] == x;
@@ -109,11 +107,10 @@ static void expert_task(void *ctx, size_t x, int worker)
     for (size_t i = 0; i < J->slots; i++)
         if (J->slot_x[i] == x) { memcpy(xb + n * H, J->h2 + (i / J->kk) * H, H * 2); who[n++] = i; }
     lin g, u, d;
-    const fd_mm *pm = J->m->pool ? J->m : NULL; /* serial bodies pack serially */
-    fd_lin_pack_m(pm, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H);
-    fd_lin_pack_m(pm, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H);
-    fd_lin_pack_m(pm, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im);
-    swiglu(J->m, &g, &u, &d, xb, n, 1, yb);
+    fd_lin_pack_m(m, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H);
+    fd_lin_pack_m(m, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H);
+    fd_lin_pack_m(m, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im);
+    swiglu(m, &g, &u, &d, xb, n, 1, yb);
     for (size_t r = 0; r < n; r++) memcpy(J->ys + who[r] * H, yb + r * H, H * 2);
     fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
     free(xb); free(yb); free(who);
@@ -140,8 +137,10 @@ static void combine_rows(void *ctx, size_t lo, size_t hi)
             float r = j->slot_r[t * kk + sl];
             for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
         }
-        for (size_t i = 0; i < H; i++) j->drt[t * H + i] = BF(acc[i]);
-        for (size_t i = 0; i < H; i++) j->y[t * H + i] = BF(F(BF(acc[i])) + F(j->sh[t * H + i]));
+        for (size_t i = 0; i < H; i++) {
+            j->drt[t * H + i] = BF(acc[i]);
+            j->y[t * H + i] = BF(F(j->drt[t * H + i]) + F(j->sh[t * H + i]));
+        }
     }
     free(acc);
 }
@@ -188,7 +187,7 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     uint16_t *sh = fd_xmalloc(S * H * 2);
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
     if (fd_mlp_dense(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
-    float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *acc = fd_xmalloc(H * 4), *gs = fd_xmalloc(G * 4);
+    float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *gs = fd_xmalloc(G * 4);
     unsigned char *gkeep = fd_xmalloc(G);
     keyscore *eks = fd_xmalloc(E * sizeof *eks);
     size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
@@ -246,14 +245,8 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     }
     free(lgs);
     uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2);
-    fd_mm m1 = fd_mm_serial(m);
-    /* experts in parallel when there are enough of them for the threads,
-     * else one at a time with parallel products */
-    int by_expert = E >= 2 * (size_t)m->threads;
-    expert_job xj = {by_expert ? &m1 : m, tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
-    if (by_expert) fd_mm_for(m, E, expert_task, &xj);
-    else
-        for (size_t x = 0; x < E; x++) expert_task(&xj, x, 0);
+    expert_job xj = {tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
+    fd_mm_each(m, E, expert_task, &xj); /* experts as tasks when there are enough of them */
     combine_job cj = {ys, slot_r, sh, drt, y, H, kk};
     fd_mm_range(m, S, 16, combine_rows, &cj);
     fd_op_dump(L, "router_logits", "f32", dlog, S * E * 4);
@@ -262,7 +255,7 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     free(dlog);
     free(drt);
     free(ys); free(slot_x); free(slot_r);
-    free(g); free(s); free(acc); free(gs); free(eks); free(gkeep); free(sh);
+    free(g); free(s); free(gs); free(eks); free(gkeep); free(sh);
     rc = 0;
 out:
     free(tx);
