@@ -71,7 +71,7 @@ static void pack_rows(void *ctx, size_t lo, size_t hi)
  * the K-blocks (NULL: oneDNN's for LIN_BF16, one chain for LIN_F32_SEQ);
  * blocks never start inside a pair (K-block starts are even). */
 void fd_lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
-                          const fd_kplan *plan)
+                      const fd_kplan *plan)
 {
     fd_kplan one;
     if (!plan) {
