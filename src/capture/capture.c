@@ -256,7 +256,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     if (!sh && !o->force && lstat(o->out, &sb) == 0)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
     fd_mm mm;
-    if (fd_mm_init(&mm, o->kernel, o->threads, e)) return -1;
+    if (fd_mm_init(&mm, o->kernel, o->threads, o->order, e)) return -1;
     fd_glm_config c;
     memset(&c, 0, sizeof c);
     if (fd_glm_config_load(o->model, &c, e)) { fd_mm_free(&mm); return -1; }
@@ -420,7 +420,10 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     id.checkpoint_identity_sha256 = ck;
     id.config_sha256 = cfg;
     id.checkpoint_files = files;
-    id.engine = "fidelity C forward: glm_moe_dsa, transformers 5.16 rounding points, eager attention";
+    char engine[200];
+    snprintf(engine, sizeof engine, "fidelity C forward: glm_moe_dsa, transformers 5.16 rounding points, eager attention, "
+             "bf16 products in the %s order", fd_order_name(o->order));
+    id.engine = engine;
     id.hidden = c.hidden_size;
     id.vocab = (int64_t)head->shape[0];
     id.context_length = (int64_t)P.context_length;

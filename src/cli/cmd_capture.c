@@ -16,7 +16,7 @@ static int usage(const char *why)
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
-                    "  [--kernel scalar|avx2|avx512f|avx512bf16] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16|amx] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
                     "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n");
@@ -97,6 +97,9 @@ int cmd_capture(int argc, char **argv)
             if (!v) return usage("--declared-bits needs a value");
             o.declared_bits = strtod(v, &end);
             if (!*v || *end || !(o.declared_bits > 0 && o.declared_bits <= 64)) return usage("--declared-bits must be in (0, 64]");
+            i++;
+        } else if (!strcmp(s, "--gemm-order")) {
+            if (!v || fd_order_parse(v, &o.order)) return usage("--gemm-order must be tile or pair");
             i++;
         } else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;

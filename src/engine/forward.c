@@ -255,11 +255,11 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     char nm[256];
     lin wq, wk, wp;
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wq_b", L);
-    if (fd_lin_load_m(m, &wq, W, e, Hi * Di, rq, 0, nm)) return -1;
+    if (fd_lin_load(m, &wq, W, e, Hi * Di, rq, S, 0, nm)) return -1;
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.wk", L);
-    if (fd_lin_load_m(m, &wk, W, e, Di, H, 0, nm)) { fd_lin_free(&wq); return -1; }
+    if (fd_lin_load(m, &wk, W, e, Di, H, S, 0, nm)) { fd_lin_free(&wq); return -1; }
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer.weights_proj", L);
-    if (fd_lin_load_m(m, &wp, W, e, Hi, H, 0, nm)) { fd_lin_free(&wq); fd_lin_free(&wk); return -1; }
+    if (fd_lin_load(m, &wp, W, e, Hi, H, S, 0, nm)) { fd_lin_free(&wq); fd_lin_free(&wk); return -1; }
     const fd_tensor *kw = fd_op_get(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.weight", L);
     const fd_tensor *kb = kw ? fd_op_get(W, e, 1, Di, 0, 0, "model.layers.%lld.self_attn.indexer.k_norm.bias", L) : NULL;
     if (!kb) { fd_lin_free(&wq); fd_lin_free(&wk); fd_lin_free(&wp); return -1; }
@@ -320,9 +320,10 @@ static void attn_head(void *ctx, size_t hh, const fd_mm *m)
     enum { TB = 32 };
     uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
     /* P.V contracts over the S keys: oneDNN's K-blocks apply (measured for
-     * bmm as for Linear: two blocks to 2,048 keys, 1024-blocks past it) */
+     * bmm as for Linear in the pair order: two blocks to 2,048 keys,
+     * 1024-blocks past it) */
     fd_kplan kpl;
-    fd_kplan_onednn(S, &kpl);
+    fd_kplan_bf16(m->order == FD_ORDER_TILE, S, dv, S, &kpl);
     size_t nvb = kpl.nb;
     fd_packed_head kh, *vb = fd_xcalloc(nvb, sizeof *vb);
     fd_mm_alloc(&kh, S, dq);
@@ -397,7 +398,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     int bias = c->attention_bias;
 #define LL(var, n, k, b, suffix)                                               \
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
-    if (fd_lin_load_m(m, &var, W, e, n, k, b, nm)) goto out;
+    if (fd_lin_load(m, &var, W, e, n, k, S, b, nm)) goto out;
     LL(qa, rq, H, bias, "q_a_proj")
     LL(qb, nh * dq, rq, 0, "q_b_proj")
     LL(kva, rkv + dr, H, bias, "kv_a_proj_with_mqa")

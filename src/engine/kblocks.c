@@ -14,6 +14,27 @@ void fd_kplan_onednn(size_t K, fd_kplan *p)
     p->st[p->nb] = K;
 }
 
+/* Measured against torch 2.11 (bench/amx/): one block for 64 x 128 x 256,
+ * 512 x 1024 x 256, 512 x 128 x 1024, 512 x 2816 x 1024, 64 x 1024 x 2816;
+ * two of 1408 for {128, 256, 512} x 1024 x 2816; four of 1024 for
+ * 512 x 1024 x 4096.  PROVISIONAL between those points. */
+void fd_kplan_amx(size_t M, size_t N, size_t K, fd_kplan *p)
+{
+    (void)N;
+    p->nb = p->half = 0;
+    size_t nb = 1;
+    if (K > 2048 && M >= 128) nb = K <= 3072 ? 2 : (K + 1023) / 1024;
+    size_t chunks = (K + 31) / 32, per = (chunks + nb - 1) / nb;
+    for (size_t b = 0; b < nb && b * per * 32 < K; b++) p->st[p->nb++] = b * per * 32;
+    p->st[p->nb] = K;
+}
+
+void fd_kplan_bf16(int tile, size_t M, size_t N, size_t K, fd_kplan *p)
+{
+    if (tile) fd_kplan_amx(M, N, K, p);
+    else fd_kplan_onednn(K, p);
+}
+
 /* MKL's sgemm order for an fp32 matmul (measured for the mHC mix, M = tokens, N = (2+m)m = 24, K = mH,
  * and for a router of N = 32 with M >= 353 and K = 1024, 2048;
  * fp32, torch 2.11 wheel, 2 threads), found by probing (a 2^24 at position p

@@ -17,6 +17,14 @@ typedef struct fd_kplan {
  * (measured: 64/256 x N x 2816, 128 x 128 x 4096, 300 x 64 x 3000). */
 void fd_kplan_onednn(size_t K, fd_kplan *p);
 
+/* oneDNN's AMX matmul (torch's default on AMX hosts; the tile order):
+ * see kblocks.c for what was measured. */
+void fd_kplan_amx(size_t M, size_t N, size_t K, fd_kplan *p);
+
+/* The K-blocks of a bf16 product [M, K] x [K, N]: fd_kplan_amx for the tile
+ * order, fd_kplan_onednn for the pair order. */
+void fd_kplan_bf16(int tile, size_t M, size_t N, size_t K, fd_kplan *p);
+
 /* MKL's sgemm (fp32, 2 threads) for M rows: see kblocks.c. */
 void fd_kplan_mkl(size_t M, size_t K, fd_kplan *p);
 

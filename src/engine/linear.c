@@ -14,10 +14,9 @@
 /* A Linear, its rows packed as column tiles for fd_mm_run (fd_lin, engine/ops.h).
  *
  * Summation order (measured against torch 2.11 on CPU, tests/parity/):
- *   LIN_BF16: oneDNN's AVX512_BF16 matmul is the canonical pair chain of
- *     fd_dot_canonical within each K-block of fd_kplan_onednn (one block to
- *     K = 512; two for 512 < K <= 2048; blocks of 1024 beyond), each from
- *     +0, the block sums added in order.
+ *   LIN_BF16: oneDNN's matmul is one dot chain in the fd_mm's order (pair:
+ *     its AVX512_BF16 kernel; tile: its AMX kernel) within each K-block of
+ *     fd_kplan_bf16, each from +0, the block sums added in order.
  *   LIN_F32_SEQ: MKL's sgemm for the router's fp32 Linear on upcast bf16
  *     weights is one FMA chain per K-block in increasing k (the products are
  *     exact, so it is a sequential sum of them) — fd_kplan_mkl's blocks
@@ -68,15 +67,17 @@ static void pack_rows(void *ctx, size_t lo, size_t hi)
 }
 
 /* m: the threads that pack the rows (NULL: the caller's thread).  plan:
- * the K-blocks (NULL: oneDNN's for LIN_BF16, one chain for LIN_F32_SEQ);
- * blocks never start inside a pair (K-block starts are even). */
+ * the K-blocks (NULL: one chain); blocks never start inside a pair
+ * (K-block starts are even). */
 void fd_lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
                       const fd_kplan *plan)
 {
     fd_kplan one;
     if (!plan) {
-        if (mode == LIN_BF16) fd_kplan_onednn(K, &one);
-        else { one.nb = 1; one.half = 0; one.st[0] = 0; one.st[1] = K; }
+        one.nb = 1;
+        one.half = 0;
+        one.st[0] = 0;
+        one.st[1] = K;
         plan = &one;
     }
     memset(L, 0, sizeof *L);
@@ -107,17 +108,20 @@ const fd_kplan *fd_router_plan(size_t S, size_t E, size_t K, fd_kplan *p)
     return p;
 }
 
-void fd_lin_pack_m(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
+void fd_lin_pack(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, size_t M)
 {
-    fd_lin_pack_plan(m, L, t, row0, N, K, LIN_BF16, NULL);
+    fd_kplan plan;
+    fd_kplan_bf16(m->order == FD_ORDER_TILE, M, N, K, &plan);
+    fd_lin_pack_plan(m->pool ? m : NULL, L, t, row0, N, K, LIN_BF16, &plan);
 }
 
-int fd_lin_load_m(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
+int fd_lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, size_t M, int with_bias,
+                const char *name)
 {
     memset(L, 0, sizeof *L);
     const fd_tensor *t = fd_op_get(w, e, 2, N, K, 0, "%s.weight", name);
     if (!t) return -1;
-    fd_lin_pack_m(m, L, t, 0, N, K);
+    fd_lin_pack(m, L, t, 0, N, K, M);
     if (with_bias) {
         const fd_tensor *b = fd_op_get(w, e, 1, N, 0, 0, "%s.bias", name);
         if (!b) { fd_lin_free(L); return -1; }
@@ -203,12 +207,7 @@ void fd_lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows, 
 }
 
 
-void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K) { fd_lin_pack_m(NULL, L, t, row0, N, K); }
 void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
 {
     fd_lin_pack_plan(NULL, L, t, row0, N, K, LIN_F32_SEQ, NULL);
-}
-int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name)
-{
-    return fd_lin_load_m(NULL, L, w, e, N, K, with_bias, name);
 }

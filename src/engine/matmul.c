@@ -7,11 +7,23 @@
 
 enum { ROW_BLOCK = 64, TILE_BLOCK = 32 };
 
-int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_err *e)
+const char *fd_order_name(fd_order o) { return o == FD_ORDER_PAIR ? "pair" : "tile"; }
+
+int fd_order_parse(const char *name, fd_order *out)
 {
-    if (fd_path_select(kernel, &m->path))
-        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU", kernel);
-    m->gemm = fd_gemm_for(m->path);
+    if (!name || !*name || !strcmp(name, "tile")) *out = FD_ORDER_TILE;
+    else if (!strcmp(name, "pair")) *out = FD_ORDER_PAIR;
+    else return -1;
+    return 0;
+}
+
+int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err *e)
+{
+    m->order = order;
+    if (order == FD_ORDER_TILE ? fd_tile_path_select(kernel, &m->path) : fd_path_select(kernel, &m->path))
+        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order",
+                       kernel, fd_order_name(order));
+    m->gemm = order == FD_ORDER_TILE ? fd_gemm_tile_for(m->path) : fd_gemm_for(m->path);
     if (threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;
@@ -147,7 +159,7 @@ static void run_task(void *ctx, size_t i, int worker)
     /* tile-major: consecutive tasks reuse one chunk of the weights */
     size_t t = (i / q->rblocks) * q->tc, p = (i % q->rblocks) * ROW_BLOCK, kp = q->b->kp;
     size_t n = q->np - p < ROW_BLOCK ? q->np - p : ROW_BLOCK, nt = q->b->tiles - t < q->tc ? q->b->tiles - t : q->tc;
-    int mx = q->m->path == FD_PATH_AVX2 || q->m->path == FD_PATH_AVX512F;
+    int mx = q->m->order == FD_ORDER_PAIR && (q->m->path == FD_PATH_AVX2 || q->m->path == FD_PATH_AVX512F);
     unsigned csr = mx ? fd_ftz_daz_enter() : 0; /* MXCSR is per thread */
     q->m->gemm(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE, q->ostride);
     if (mx) fd_ftz_daz_leave(csr);

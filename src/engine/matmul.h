@@ -15,17 +15,26 @@
 #include "util/err.h"
 #include "util/pool.h"
 
+/* The dot-product order of every bf16 product (docs/NUMERICS.md): the pair
+ * order (oneDNN's AVX512_BF16 matmul, §1) or the tile order (its AMX
+ * matmul, §4).  Part of what a capture computes: recorded in the dataset. */
+typedef enum { FD_ORDER_TILE, FD_ORDER_PAIR } fd_order;
+const char *fd_order_name(fd_order o);
+int fd_order_parse(const char *name, fd_order *out); /* NULL/"": tile; -1 if unknown */
+
 typedef struct fd_mm {
+    fd_order order;
     fd_path path;
     fd_gemm_fn gemm;
     int threads;        /* >= 1 */
     fd_pool *pool;      /* NULL: everything runs in the calling thread */
 } fd_mm;
 
-/* kernel: NULL/"" for the fastest path here, else scalar|avx2|avx512f|avx512bf16
- * (refused when unknown or unsupported).  threads <= 0: one per online CPU.
+/* kernel: NULL/"" for the fastest path here for `order`, else
+ * scalar|avx2|avx512f|avx512bf16|amx (refused when unknown or unsupported;
+ * amx computes only the tile order).  threads <= 0: one per online CPU.
  * Starts the worker threads; fd_mm_free stops them. */
-int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_err *e);
+int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err *e);
 void fd_mm_free(fd_mm *m);
 /* The same kernel without threads, for products run inside a parallel
  * loop (each body then computes its own products serially). */

@@ -72,11 +72,11 @@ int fd_mlp_dense(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const 
     char nm[300];
     int rc = -1;
     snprintf(nm, sizeof nm, "%s.gate_proj", prefix);
-    if (fd_lin_load_m(m, &g, W, e, I, H, 0, nm)) goto out;
+    if (fd_lin_load(m, &g, W, e, I, H, rows, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.up_proj", prefix);
-    if (fd_lin_load_m(m, &u, W, e, I, H, 0, nm)) goto out;
+    if (fd_lin_load(m, &u, W, e, I, H, rows, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
-    if (fd_lin_load_m(m, &d, W, e, H, I, 0, nm)) goto out;
+    if (fd_lin_load(m, &d, W, e, H, I, rows, 0, nm)) goto out;
     swiglu(m, &g, &u, &d, x, rows, 0, y);
     rc = 0;
 out:
@@ -107,9 +107,9 @@ static void expert_task(void *ctx, size_t x, const fd_mm *m)
     for (size_t i = 0; i < J->slots; i++)
         if (J->slot_x[i] == x) { memcpy(xb + n * H, J->h2 + (i / J->kk) * H, H * 2); who[n++] = i; }
     lin g, u, d;
-    fd_lin_pack_m(m, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H);
-    fd_lin_pack_m(m, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H);
-    fd_lin_pack_m(m, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im);
+    fd_lin_pack(m, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H, n);
+    fd_lin_pack(m, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H, n);
+    fd_lin_pack(m, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im, n);
     swiglu(m, &g, &u, &d, xb, n, 1, yb);
     for (size_t r = 0; r < n; r++) memcpy(J->ys + who[r] * H, yb + r * H, H * 2);
     fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);

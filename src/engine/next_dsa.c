@@ -29,15 +29,15 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     uint16_t *q = NULL, *k = NULL, *gs = NULL, *w16 = NULL, *pk = NULL;
     float *lw = NULL, *lb = NULL, *ape = NULL, *sc = NULL, *is = NULL;
     fd_keyscore *ks = NULL;
-    if (nx_lin(&wq, W, e, Hi * Di, rq, "%s.indexer.wq_b", P) || nx_lin(&wk, W, e, Di, H, "%s.indexer.wk", P) ||
-        nx_lin(&wp, W, e, Hi, H, "%s.indexer.weights_proj", P))
+    if (nx_lin(m, S, &wq, W, e, Hi * Di, rq, "%s.indexer.wq_b", P) || nx_lin(m, S, &wk, W, e, Di, H, "%s.indexer.wk", P) ||
+        nx_lin(m, S, &wp, W, e, Hi, H, "%s.indexer.weights_proj", P))
         goto out;
     const fd_tensor *kw = nx_get(W, e, 1, Di, 0, 0, "%s.indexer.k_norm.weight", P);
     const fd_tensor *kb = kw ? nx_get(W, e, 1, Di, 0, 0, "%s.indexer.k_norm.bias", P) : NULL;
     const fd_tensor *ta = kb ? nx_get(W, e, 2, kp, Di, 0, "%s.indexer.index_kpool_compress_ape", P) : NULL;
     const fd_tensor *tg = ta ? nx_get(W, e, 2, Di, H, 0, "%s.indexer.index_kpool_compress_gate", P) : NULL;
     if (!tg) goto out;
-    fd_lin_pack(&cg, tg, 0, Di, H);
+    fd_lin_pack(m, &cg, tg, 0, Di, H, S);
     lw = fd_xmalloc(Di * 4);
     lb = fd_xmalloc(Di * 4);
     for (size_t j = 0; j < Di; j++) { lw[j] = F(fd_tensor_bf16_at(kw, j)); lb[j] = F(fd_tensor_bf16_at(kb, j)); }
@@ -135,12 +135,12 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     int rc = -1;
     char nm[200];
     snprintf(nm, sizeof nm, "%s.q_a_proj", P);
-    if (fd_lin_load(&qa, W, e, rq, H, c->attention_bias, nm)) goto out;
+    if (fd_lin_load(m, &qa, W, e, rq, H, S, c->attention_bias, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.kv_a_proj_with_mqa", P);
-    if (fd_lin_load(&kva, W, e, rkv, H, c->attention_bias, nm)) goto out;
+    if (fd_lin_load(m, &kva, W, e, rkv, H, S, c->attention_bias, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.o_proj", P);
-    if (fd_lin_load(&op, W, e, H, nh * dv, c->attention_bias, nm)) goto out;
-    if (nx_lin(&qb, W, e, nh * dn, rq, "%s.q_b_proj", P) || nx_lin(&kvb, W, e, nh * (dn + dv), rkv, "%s.kv_b_proj", P))
+    if (fd_lin_load(m, &op, W, e, H, nh * dv, S, c->attention_bias, nm)) goto out;
+    if (nx_lin(m, S, &qb, W, e, nh * dn, rq, "%s.q_b_proj", P) || nx_lin(m, S, &kvb, W, e, nh * (dn + dv), rkv, "%s.kv_b_proj", P))
         goto out;
     const fd_tensor *t1 = nx_get(W, e, 1, rq, 0, 0, "%s.q_a_layernorm.weight", P);
     const fd_tensor *t2 = t1 ? nx_get(W, e, 1, rkv, 0, 0, "%s.kv_a_layernorm.weight", P) : NULL;

@@ -21,14 +21,14 @@ const fd_tensor *nx_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, u
     return t;
 }
 
-int nx_lin(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
+int nx_lin(const fd_mm *m, size_t M, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
 {
     char name[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
-    return fd_lin_load(L, w, e, N, K, 0, name);
+    return fd_lin_load(m, L, w, e, N, K, M, 0, name);
 }
 
 float *nx_vec_f32(const fd_tensor *t, size_t n)
@@ -72,8 +72,8 @@ static int mlp3(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const c
 {
     fd_lin g = {0}, u = {0}, d = {0};
     int rc = -1;
-    if (!nx_lin(&g, W, e, I, H, "%s.gate_proj", pfx) && !nx_lin(&u, W, e, I, H, "%s.up_proj", pfx) &&
-        !nx_lin(&d, W, e, H, I, "%s.down_proj", pfx)) {
+    if (!nx_lin(m, rows, &g, W, e, I, H, "%s.gate_proj", pfx) && !nx_lin(m, rows, &u, W, e, I, H, "%s.up_proj", pfx) &&
+        !nx_lin(m, rows, &d, W, e, H, I, "%s.down_proj", pfx)) {
         swiglu_clamped(m, &g, &u, &d, x, rows, lim, y);
         rc = 0;
     }
@@ -106,15 +106,15 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         const fd_tensor *dp = gu ? nx_get(W, e, 3, E, H, Im, "%s.experts.down_proj", P) : NULL;
         if (!dp) goto out;
         for (size_t xx = 0; xx < E; xx++) {
-            fd_lin_pack(&eg[xx], gu, xx * 2 * Im, Im, H);
-            fd_lin_pack(&eu[xx], gu, xx * 2 * Im + Im, Im, H);
-            fd_lin_pack(&ed[xx], dp, xx * H, H, Im);
+            fd_lin_pack(m, &eg[xx], gu, xx * 2 * Im, Im, H, S);
+            fd_lin_pack(m, &eu[xx], gu, xx * 2 * Im + Im, Im, H, S);
+            fd_lin_pack(m, &ed[xx], dp, xx * H, H, Im, S);
         }
     } else
         for (size_t xx = 0; xx < E; xx++)
-            if (nx_lin(&eg[xx], W, e, Im, H, "%s.experts.%zu.gate_proj", P, xx) ||
-                nx_lin(&eu[xx], W, e, Im, H, "%s.experts.%zu.up_proj", P, xx) ||
-                nx_lin(&ed[xx], W, e, H, Im, "%s.experts.%zu.down_proj", P, xx))
+            if (nx_lin(m, S, &eg[xx], W, e, Im, H, "%s.experts.%zu.gate_proj", P, xx) ||
+                nx_lin(m, S, &eu[xx], W, e, Im, H, "%s.experts.%zu.up_proj", P, xx) ||
+                nx_lin(m, S, &ed[xx], W, e, H, Im, "%s.experts.%zu.down_proj", P, xx))
                 goto out;
     snprintf(nm, sizeof nm, "%s.shared_experts", P);
     if (mlp3(m, W, H, Im * (size_t)c->n_shared_experts, nm, x, S, lim, sh, e)) goto out;

@@ -14,8 +14,8 @@
 const fd_tensor *nx_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt,
                         ...) __attribute__((format(printf, 7, 8)));
 /* A Linear [N, K] named by the format (".weight" appended), no bias. */
-int nx_lin(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+int nx_lin(const fd_mm *m, size_t M, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
 /* A 1-D tensor as fp32 values / as bf16 values (caller frees). */
 float *nx_vec_f32(const fd_tensor *t, size_t n);
 uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n);

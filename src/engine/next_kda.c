@@ -158,11 +158,11 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     float *cw = NULL, *dt = NULL, *Alog = NULL, *qkv = NULL, *g = NULL, *beta = NULL, *core = NULL;
     uint16_t *ow = NULL, *mix = NULL, *t16 = NULL, *gate = NULL, *o = NULL;
     int rc = -1;
-    if (nx_lin(&lq, W, e, Q, H, "%s.q_proj", P) || nx_lin(&lk, W, e, Q, H, "%s.k_proj", P) ||
-        nx_lin(&lv, W, e, Q, H, "%s.v_proj", P) || nx_lin(&fa, W, e, d, H, "%s.f_a_proj", P) ||
-        nx_lin(&fb, W, e, Q, d, "%s.f_b_proj", P) || nx_lin(&bp, W, e, nh, H, "%s.b_proj", P) ||
-        nx_lin(&ga, W, e, d, H, "%s.g_a_proj", P) || nx_lin(&gb, W, e, Q, d, "%s.g_b_proj", P) ||
-        nx_lin(&op, W, e, H, Q, "%s.o_proj", P))
+    if (nx_lin(m, S, &lq, W, e, Q, H, "%s.q_proj", P) || nx_lin(m, S, &lk, W, e, Q, H, "%s.k_proj", P) ||
+        nx_lin(m, S, &lv, W, e, Q, H, "%s.v_proj", P) || nx_lin(m, S, &fa, W, e, d, H, "%s.f_a_proj", P) ||
+        nx_lin(m, S, &fb, W, e, Q, d, "%s.f_b_proj", P) || nx_lin(m, S, &bp, W, e, nh, H, "%s.b_proj", P) ||
+        nx_lin(m, S, &ga, W, e, d, H, "%s.g_a_proj", P) || nx_lin(m, S, &gb, W, e, Q, d, "%s.g_b_proj", P) ||
+        nx_lin(m, S, &op, W, e, H, Q, "%s.o_proj", P))
         goto out;
     cw = fd_xmalloc(3 * Q * K * 4);
     static const char *const nm[3] = {"q", "k", "v"};

@@ -46,26 +46,25 @@ const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0
  * the process as DIR/<stage>[.L<layer>].<ext> (raw little-endian, no
  * header); a no-op when the variable is unset or empty (tests/parity/). */
 void fd_op_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes);
-/* Rows row0..row0+N-1 (K logical columns) of a weight tensor. */
-void fd_lin_pack(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
+/* Rows row0..row0+N-1 (K logical columns) of a weight tensor, for a
+ * product over M rows (M picks the tile order's K-blocks, kblocks.h), in
+ * m's order, packed on m's threads (the caller's when m has no pool). */
+void fd_lin_pack(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, size_t M);
 /* The same in LIN_F32_SEQ order (an fp32 Linear on upcast weights: MKL sgemm). */
 void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
 /* NAME.weight [N, K] (and NAME.bias [N]); checkpoint_mismatch when absent or mis-shaped. */
-int fd_lin_load(fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias, const char *name);
+int fd_lin_load(const fd_mm *m, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, size_t M, int with_bias,
+                const char *name);
 void fd_lin_free(fd_lin *L);
 /* fp32 dots, out[r * L->p.tiles*16 + n]; the caller frees. */
 float *fd_lin_dots(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows);
 /* y = bf16(dot + bias), rows x N. */
 void fd_lin_apply(const fd_mm *m, const fd_lin *L, const uint16_t *x, size_t rows, uint16_t *y);
-/* The same packing and loading with the rows packed on m's threads (NULL:
- * the caller's), and with explicit K-blocks (plan NULL: oneDNN's for
- * LIN_BF16, one chain for LIN_F32_SEQ); linear.c. */
+/* Packing with explicit K-blocks (plan NULL: one chain), rows packed on m's
+ * threads (NULL: the caller's); linear.c. */
 struct fd_kplan;
-void fd_lin_pack_m(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K);
 void fd_lin_pack_plan(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K, enum lin_mode mode,
                       const struct fd_kplan *plan);
-int fd_lin_load_m(const fd_mm *m, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, int with_bias,
-                  const char *name);
 /* MKL's blocks for a router's [S, K] x [K, E] fp32 product where measured, else NULL (one chain). */
 const struct fd_kplan *fd_router_plan(size_t S, size_t E, size_t K, struct fd_kplan *p);
 /* pairs (2i, 2i+1) of v swapped (LIN_F32_SEQ operands) */

@@ -7,7 +7,7 @@
 fd_gemm_fn fd_gemm_scalar_fn(void);
 fd_gemm_fn fd_gemm_x86_fn(fd_path p);
 
-static const char *const NAMES[FD_PATH_COUNT] = {"scalar", "avx2", "avx512f", "avx512bf16"};
+static const char *const NAMES[FD_PATH_COUNT] = {"scalar", "avx2", "avx512f", "avx512bf16", "amx"};
 
 const char *fd_path_name(fd_path p) { return p < FD_PATH_COUNT ? NAMES[p] : "?"; }
 

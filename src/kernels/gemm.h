@@ -10,7 +10,8 @@
 
 #define FD_TILE 16   /* vocab columns per packed tile (one 512-bit fp32 vector) */
 
-typedef enum { FD_PATH_SCALAR, FD_PATH_AVX2, FD_PATH_AVX512F, FD_PATH_AVX512BF16, FD_PATH_COUNT } fd_path;
+/* FD_PATH_AMX (Intel AMX tiles) computes only the tile order below. */
+typedef enum { FD_PATH_SCALAR, FD_PATH_AVX2, FD_PATH_AVX512F, FD_PATH_AVX512BF16, FD_PATH_AMX, FD_PATH_COUNT } fd_path;
 
 /* Packed head: for each tile of 16 vocab columns, for each pair k of the
  * hidden axis, 16 uint32 words (bf16 pair of column v: low half = element
@@ -31,6 +32,7 @@ typedef void (*fd_gemm_fn)(const uint32_t *hid, size_t np, size_t kp, const uint
                            size_t ntiles, float *out, size_t ostride);
 
 const char *fd_path_name(fd_path p);
+/* Supported here for the pair order (never FD_PATH_AMX). */
 int fd_path_supported(fd_path p);
 /* The fastest supported path, or the one named by FIDELITY_KERNEL
  * (scalar|avx2|avx512f|avx512bf16); -1 if that name is unknown or unsupported. */
@@ -42,5 +44,24 @@ float fd_dot_canonical(const uint32_t *a, const uint32_t *b, size_t kp, size_t b
 /* MXCSR control for the fma-emulating SIMD paths (saved/restored per call). */
 unsigned fd_ftz_daz_enter(void);
 void fd_ftz_daz_leave(unsigned saved);
+
+/* ---- The tile order (docs/NUMERICS.md §4): what one AMX TDPBF16PS chain
+ * computes, and the capture engine's default.  Per output, the pairs are
+ * taken 16 at a time (32 elements; a last partial chunk is padded with +0):
+ *     E = +0; O = +0
+ *     for the 16 pairs j of the chunk, in order:
+ *         E = ftz(fmaf(daz(a[2j]),   daz(b[2j]),   E))    even elements
+ *         O = ftz(fmaf(daz(a[2j+1]), daz(b[2j+1]), O))    odd elements
+ *     C = ftz(C + ftz(E + O))                              C from +0
+ * Same packed operands and fd_gemm_fn signature as the pair order. */
+float fd_dot_tile(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstride);
+/* Supported here for the tile order: scalar, the FMA emulations (avx2,
+ * avx512f; avx512bf16 runs the avx512f one) and amx where the CPU has it
+ * and the kernel grants the tile state. */
+int fd_tile_path_supported(fd_path p);
+/* As fd_path_select, for the tile order: amx when usable, else the fastest. */
+int fd_tile_path_select(const char *override_name, fd_path *out);
+/* The tile-order kernels set FTZ+DAZ themselves where they need it. */
+fd_gemm_fn fd_gemm_tile_for(fd_path p);
 
 #endif

@@ -30,7 +30,8 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     uint64_t s = seed;
     uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(np * tiles * FD_TILE * 4), *got = fd_xmalloc(np * tiles * FD_TILE * 4);
-    uint64_t done = 0, mismatches = 0, rounds = 0;
+    uint64_t done = 0, mismatches = 0, rounds = 0, tile_mismatches = 0;
+    int tile_failed[FD_PATH_COUNT] = {0};
     int failures = 0;
     fd_gemm_fn scalar = fd_gemm_for(FD_PATH_SCALAR);
     while (done < products) {
@@ -50,8 +51,28 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
                 failures++;
             }
         }
+        /* the tile order: every tile path against fd_dot_tile, with a kp
+         * that is a multiple of the 16-pair chunk and one that is not */
+        size_t kt = rounds % 2 ? kp : 77;
+        fd_gemm_tile_for(FD_PATH_SCALAR)(hid, np, kt, head, nt, ref, nt * FD_TILE);
+        for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+            if (!fd_tile_path_supported((fd_path)p)) continue;
+            fd_gemm_tile_for((fd_path)p)(hid, np, kt, head, nt, got, nt * FD_TILE);
+            uint64_t before = tile_mismatches;
+            for (size_t i = 0; i < np * nt * FD_TILE; i++)
+                if (memcmp(&ref[i], &got[i], 4)) tile_mismatches++;
+            if (tile_mismatches > before && !tile_failed[p]) {
+                fprintf(out, "kernel-selftest: tile-order GEMM path %s differs from the tile emulation\n", fd_path_name((fd_path)p));
+                tile_failed[p] = 1;
+                failures++;
+            }
+        }
         done += (uint64_t)np * nt * FD_TILE * kp * 2;
     }
+    fprintf(out, "kernel-selftest: tile order, paths:");
+    for (int p = 0; p < FD_PATH_COUNT; p++)
+        if (fd_tile_path_supported((fd_path)p)) fprintf(out, " %s", fd_path_name((fd_path)p));
+    fprintf(out, "; %llu mismatching outputs\n", (unsigned long long)tile_mismatches);
     fprintf(out, "kernel-selftest: %llu bf16 products per path, %llu mismatching logits\n",
             (unsigned long long)done, (unsigned long long)mismatches);
     free(hid); free(head); free(ref); free(got);

@@ -131,11 +131,11 @@ static int check_products(void)
     float *ref = malloc(NP * os * 4), *out = malloc(NP * os * 4);
     fd_err e;
     fd_mm m1;
-    if (fd_mm_init(&m1, NULL, 1, &e)) { CHECK(0, "fd_mm_init"); return fails; }
+    if (fd_mm_init(&m1, NULL, 1, FD_ORDER_PAIR, &e)) { CHECK(0, "fd_mm_init"); return fails; }
     fd_mm_run(&m1, xp, NP, &a, ref, os);
     for (int t = 2; t <= 5; t++) {
         fd_mm m;
-        if (fd_mm_init(&m, NULL, t, &e)) { CHECK(0, "fd_mm_init"); continue; }
+        if (fd_mm_init(&m, NULL, t, FD_ORDER_PAIR, &e)) { CHECK(0, "fd_mm_init"); continue; }
         memset(out, 0xff, NP * os * 4);
         fd_mm_run(&m, xp, NP, &a, out, os);
         CHECKF(!memcmp(ref, out, NP * os * 4), "fd_mm_run with %d threads differs from 1 thread", t);
