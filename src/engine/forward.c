@@ -178,6 +178,40 @@ static void rot(uint16_t *z, const rope *R, size_t p)
     if (o != tmp) free(o);
 }
 
+/* RoPE of the query heads and the shared key, token rows on m's threads. */
+typedef struct rope_job {
+    uint16_t *q, *a;
+    const rope *R;
+    size_t nh, dq, dn, rkv, dr;
+} rope_job;
+
+static void rope_rows(void *ctx, size_t lo, size_t hi)
+{
+    const rope_job *j = ctx;
+    for (size_t t = lo; t < hi; t++) {
+        for (size_t hh = 0; hh < j->nh; hh++) rot(j->q + (t * j->nh + hh) * j->dq + j->dn, j->R, t);
+        rot(j->a + t * (j->rkv + j->dr) + j->rkv, j->R, t);
+    }
+}
+
+/* x = bf16(x + y) element-wise (the residual adds), on m's threads. */
+typedef struct add_job {
+    uint16_t *x;
+    const uint16_t *y;
+} add_job;
+
+static void add_range(void *ctx, size_t lo, size_t hi)
+{
+    const add_job *j = ctx;
+    fd_bf16_add(j->x + lo, j->y + lo, hi - lo);
+}
+
+static void residual_add(const fd_mm *m, uint16_t *x, const uint16_t *y, size_t n)
+{
+    add_job j = {x, y};
+    fd_mm_range(n >= 1u << 16 ? m : NULL, n, 1u << 15, add_range, &j);
+}
+
 /* ------------------------------------------------------------ selection */
 
 typedef fd_keyscore keyscore; /* engine/ops.h */
@@ -433,10 +467,8 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     fd_op_dump(L, "kv_a_norm", "bf16", ct, S * rkv * 2);
     fd_lin_apply(m, &kvb, ct, S, kv);
     fd_op_dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
-    for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < nh; hh++) rot(q + (t * nh + hh) * dq + dn, R, t);
-        rot(a + t * (rkv + dr) + rkv, R, t);
-    }
+    rope_job rj = {q, a, R, nh, dq, dn, rkv, dr};
+    fd_mm_range(m, S, 32, rope_rows, &rj);
     /* selection */
     if (c->indexer_full[L]) {
         if (indexer(m, W, c, L, h, cq, S, R, sel, e)) goto out;
@@ -457,7 +489,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     fd_op_dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
     fd_lin_apply(m, &op, o, S, ao);
     fd_op_dump(L, "o_proj", "bf16", ao, S * H * 2);
-    for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(ao[i]));
+    residual_add(m, x, ao, S * H);
     fd_op_dump(L, "attn_resid", "bf16", x, S * H * 2);
     rc = 0;
 out:
@@ -543,7 +575,7 @@ int fd_forward_layer(const fd_mm *m, const fd_weights *W, const fd_model_config 
     if (c->mlp_sparse[L] ? fd_mlp_moe(m, W, c, L, h2, S, y, e) : fd_mlp_dense(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
         goto out;
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
-    for (size_t i = 0; i < S * H; i++) x[i] = BF(F(x[i]) + F(y[i]));
+    residual_add(m, x, y, S * H);
     fd_op_dump(L, "layer_out", "bf16", x, S * H * 2);
     rc = 0;
 out:

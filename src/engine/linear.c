@@ -89,7 +89,7 @@ void fd_lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0,
     L->kst = fd_xmalloc((plan->nb + 1) * sizeof *L->kst);
     memcpy(L->kst, plan->st, (plan->nb + 1) * sizeof *L->kst);
     L->more = plan->nb > 1 ? fd_xcalloc(plan->nb - 1, sizeof *L->more) : NULL;
-    for (size_t b = 0; b < L->nb; b++) fd_mm_alloc(b ? &L->more[b - 1] : &L->p, N, L->kst[b + 1] - L->kst[b]);
+    for (size_t b = 0; b < L->nb; b++) fd_mm_alloc_packed(b ? &L->more[b - 1] : &L->p, N, L->kst[b + 1] - L->kst[b]);
     pack_job j = {L, t, row0};
     fd_mm_range(m, N, 64, pack_rows, &j);
 }
@@ -158,17 +158,23 @@ float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
     uint32_t *xp = NULL;
     for (size_t b = 0; b < L->nb; b++) {
         const fd_packed_head *pb = b ? &L->more[b - 1] : &L->p;
-        xp = fd_xrealloc(xp, (rows * pb->kp + 1) * 4);
-        fd_mm_pack_rows(src + L->kst[b], rows, L->kst[b + 1] - L->kst[b], L->K, xp);
+        const uint32_t *a = xp;
+        if (L->nb == 1 && L->K % 2 == 0 && (uintptr_t)src % 4 == 0)
+            a = (const uint32_t *)(const void *)src; /* rows of pairs already: the packed form */
+        else {
+            xp = fd_xrealloc(xp, (rows * pb->kp + 1) * 4);
+            fd_mm_pack_rows(src + L->kst[b], rows, L->kst[b + 1] - L->kst[b], L->K, xp);
+            a = xp;
+        }
         int second = L->half && b >= L->half;
         float **sum = second ? &out2 : &out;
         if (!*sum) { /* the first block of a sum is that sum */
             *sum = fd_xmalloc((rows * os + 1) * 4);
-            fd_mm_run(m, xp, rows, pb, *sum, os);
+            fd_mm_run(m, a, rows, pb, *sum, os);
             continue;
         }
         if (!tmp) tmp = fd_xmalloc((rows * os + 1) * 4);
-        fd_mm_run(m, xp, rows, pb, tmp, os);
+        fd_mm_run(m, a, rows, pb, tmp, os);
         for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
     }
     if (out2)

@@ -97,7 +97,7 @@ void fd_mm_each(const fd_mm *m, size_t n, fd_each_fn fn, void *ctx)
     for (size_t i = 0; i < n; i++) fn(ctx, i, m);
 }
 
-void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K)
+static void mm_alloc(fd_packed_head *b, size_t N, size_t K, int zero)
 {
     b->vocab = N;
     b->hidden = K;
@@ -106,8 +106,12 @@ void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K)
     size_t words = b->tiles * b->kp * FD_TILE + 1;
     b->w = aligned_alloc(64, ((words * 4 + 63) / 64) * 64);
     if (!b->w) b->w = fd_xmalloc(words * 4);
-    memset(b->w, 0, words * 4);
+    if (zero) memset(b->w, 0, words * 4);
+    else b->w[words - 1] = 0;
 }
+
+void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K) { mm_alloc(b, N, K, 1); }
+void fd_mm_alloc_packed(fd_packed_head *b, size_t N, size_t K) { mm_alloc(b, N, K, 0); }
 
 void fd_mm_set_row(fd_packed_head *b, size_t n, const uint16_t *row)
 {
@@ -123,6 +127,7 @@ void fd_mm_set_tile(fd_packed_head *b, size_t n0, const unsigned char *const *ro
 {
     uint32_t *dst = b->w + (n0 / FD_TILE) * b->kp * FD_TILE;
     size_t K = b->hidden, full = K / 2;
+    if (nr < FD_TILE) memset(dst, 0, b->kp * FD_TILE * 4);
     if (nr == FD_TILE) fd_transpose16_words(rows, full, dst); /* little-endian: element 2k in the low half */
     else
         for (size_t k = 0; k < full; k++)

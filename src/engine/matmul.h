@@ -55,6 +55,9 @@ void fd_mm_range(const fd_mm *m, size_t n, size_t grain, fd_range_fn fn, void *c
 /* A matrix of N rows of K bf16 values packed as column tiles (the head
  * layout of gemm.h: "vocab" = N output columns, "hidden" = K). */
 void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K);
+/* The same without zeroing, for a matrix whose every tile fd_mm_set_tile
+ * will write (it zeroes what a partial tile leaves). */
+void fd_mm_alloc_packed(fd_packed_head *b, size_t N, size_t K);
 /* Row n from K bf16 values (any alignment). */
 void fd_mm_set_row(fd_packed_head *b, size_t n, const uint16_t *row);
 /* Rows n0 .. n0+nr-1 (n0 a multiple of 16, nr <= 16) at once, from

@@ -40,6 +40,33 @@ __attribute__((target("avx512f"))) static void round_avx512(const float *x, cons
 }
 #endif
 
+void fd_bf16_add_scalar(uint16_t *x, const uint16_t *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = fd_f32_to_bf16(fd_bf16_to_f32(x[i]) + fd_bf16_to_f32(y[i]));
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static void add_avx512(uint16_t *x, const uint16_t *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 a = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i))), 16));
+        __m512 b = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(y + i))), 16));
+        _mm256_storeu_si256((__m256i *)(x + i), round16(_mm512_add_ps(a, b)));
+    }
+    _mm256_zeroupper();
+    fd_bf16_add_scalar(x + i, y + i, n - i);
+}
+#endif
+
+void fd_bf16_add(uint16_t *x, const uint16_t *y, size_t n)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) { add_avx512(x, y, n); return; }
+#endif
+    fd_bf16_add_scalar(x, y, n);
+}
+
 void fd_bf16_rescale_scalar(float *x, size_t n, float s)
 {
     for (size_t i = 0; i < n; i++) x[i] = fd_bf16_to_f32(fd_f32_to_bf16(fd_bf16_to_f32(fd_f32_to_bf16(x[i])) * s));
