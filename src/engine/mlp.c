@@ -131,16 +131,11 @@ static void combine_rows(void *ctx, size_t lo, size_t hi)
     size_t H = j->H, kk = j->kk;
     float *acc = fd_xmalloc(H * 4);
     for (size_t t = lo; t < hi; t++) {
-        for (size_t i = 0; i < H; i++) acc[i] = 0.0f;
-        for (size_t sl = 0; sl < kk; sl++) {
-            const uint16_t *ye = j->ys + (t * kk + sl) * H;
-            float r = j->slot_r[t * kk + sl];
-            for (size_t i = 0; i < H; i++) acc[i] += F(ye[i]) * r;
-        }
-        for (size_t i = 0; i < H; i++) {
-            j->drt[t * H + i] = BF(acc[i]);
-            j->y[t * H + i] = BF(F(j->drt[t * H + i]) + F(j->sh[t * H + i]));
-        }
+        memset(acc, 0, H * 4);
+        for (size_t sl = 0; sl < kk; sl++) fd_bf16_axpy(acc, j->ys + (t * kk + sl) * H, j->slot_r[t * kk + sl], H);
+        fd_round_bf16(acc, NULL, H, j->drt + t * H);
+        memcpy(j->y + t * H, j->drt + t * H, H * 2);
+        fd_bf16_add(j->y + t * H, j->sh + t * H, H);
     }
     free(acc);
 }

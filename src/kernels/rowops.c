@@ -67,6 +67,36 @@ void fd_bf16_add(uint16_t *x, const uint16_t *y, size_t n)
     fd_bf16_add_scalar(x, y, n);
 }
 
+void fd_bf16_axpy_scalar(float *acc, const uint16_t *y, float r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float p = fd_bf16_to_f32(y[i]) * r;
+        acc[i] += p;
+    }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static void axpy_avx512(float *acc, const uint16_t *y, float r, size_t n)
+{
+    size_t i = 0;
+    const __m512 rv = _mm512_set1_ps(r);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(y + i))), 16));
+        _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_mul_ps(v, rv)));
+    }
+    _mm256_zeroupper();
+    fd_bf16_axpy_scalar(acc + i, y + i, r, n - i);
+}
+#endif
+
+void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) { axpy_avx512(acc, y, r, n); return; }
+#endif
+    fd_bf16_axpy_scalar(acc, y, r, n);
+}
+
 void fd_bf16_rescale_scalar(float *x, size_t n, float s)
 {
     for (size_t i = 0; i < n; i++) x[i] = fd_bf16_to_f32(fd_f32_to_bf16(fd_bf16_to_f32(fd_f32_to_bf16(x[i])) * s));

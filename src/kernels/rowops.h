@@ -18,6 +18,10 @@ void fd_round_bf16_scalar(const float *x, const float *bias, size_t n, uint16_t 
 void fd_bf16_add(uint16_t *x, const uint16_t *y, size_t n);
 void fd_bf16_add_scalar(uint16_t *x, const uint16_t *y, size_t n);
 
+/* acc[i] += float(y[i]) * r: a rounded product, then a rounded add (no FMA). */
+void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n);
+void fd_bf16_axpy_scalar(float *acc, const uint16_t *y, float r, size_t n);
+
 /* x[i] = bf16(bf16(x[i]) * s), kept as fp32 (a bf16 tensor times a scalar). */
 void fd_bf16_rescale(float *x, size_t n, float s);
 void fd_bf16_rescale_scalar(float *x, size_t n, float s);
