@@ -257,7 +257,7 @@ static void iblock_task(void *ctx, size_t bi, const fd_mm *m)
         fd_packed_head kc = kx; /* causal: keys past the block's last query are never scored */
         kc.tiles = (t0 + nb + FD_TILE - 1) / FD_TILE;
         if (kc.tiles > kx.tiles) kc.tiles = kx.tiles;
-        fd_mm_run(m, qp, nb * Hi, &kc, dots, os);
+        fd_mm_run_seq(m, qp, nb * Hi, &kc, dots, os);
         for (size_t t = t0; t < t0 + nb; t++) {
             const float *dt = dots + (t - t0) * Hi * os;
             /* I_j = sum over heads in head order (torch: an fp32 [1,H]x[H,S]

@@ -170,11 +170,11 @@ float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
         float **sum = second ? &out2 : &out;
         if (!*sum) { /* the first block of a sum is that sum */
             *sum = fd_xmalloc((rows * os + 1) * 4);
-            fd_mm_run(m, a, rows, pb, *sum, os);
+            (L->mode == LIN_F32_SEQ ? fd_mm_run_seq : fd_mm_run)(m, a, rows, pb, *sum, os);
             continue;
         }
         if (!tmp) tmp = fd_xmalloc((rows * os + 1) * 4);
-        fd_mm_run(m, a, rows, pb, tmp, os);
+        (L->mode == LIN_F32_SEQ ? fd_mm_run_seq : fd_mm_run)(m, a, rows, pb, tmp, os);
         for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
     }
     if (out2)

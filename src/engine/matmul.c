@@ -24,6 +24,10 @@ int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err
         return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order",
                        kernel, fd_order_name(order));
     m->gemm = order == FD_ORDER_TILE ? fd_gemm_tile_for(m->path) : fd_gemm_for(m->path);
+    m->path_seq = m->path;
+    if (order == FD_ORDER_TILE && fd_path_select(m->path == FD_PATH_AMX ? NULL : kernel, &m->path_seq))
+        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU", kernel);
+    m->gemm_seq = fd_gemm_for(m->path_seq);
     if (threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;
@@ -155,6 +159,7 @@ typedef struct mm_job {
     const fd_packed_head *b;
     float *out;
     size_t ostride, tc, rblocks;
+    int seq;
 } mm_job;
 
 static void run_task(void *ctx, size_t i, int worker)
@@ -164,13 +169,14 @@ static void run_task(void *ctx, size_t i, int worker)
     /* tile-major: consecutive tasks reuse one chunk of the weights */
     size_t t = (i / q->rblocks) * q->tc, p = (i % q->rblocks) * ROW_BLOCK, kp = q->b->kp;
     size_t n = q->np - p < ROW_BLOCK ? q->np - p : ROW_BLOCK, nt = q->b->tiles - t < q->tc ? q->b->tiles - t : q->tc;
-    int mx = q->m->order == FD_ORDER_PAIR && (q->m->path == FD_PATH_AVX2 || q->m->path == FD_PATH_AVX512F);
+    fd_path path = q->seq ? q->m->path_seq : q->m->path;
+    int mx = (q->seq || q->m->order == FD_ORDER_PAIR) && (path == FD_PATH_AVX2 || path == FD_PATH_AVX512F);
     unsigned csr = mx ? fd_ftz_daz_enter() : 0; /* MXCSR is per thread */
-    q->m->gemm(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE, q->ostride);
+    (q->seq ? q->m->gemm_seq : q->m->gemm)(q->a + p * kp, n, kp, q->b->w + t * kp * FD_TILE, nt, q->out + p * q->ostride + t * FD_TILE, q->ostride);
     if (mx) fd_ftz_daz_leave(csr);
 }
 
-void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride)
+static void mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride, int seq)
 {
     size_t tiles = b->tiles;
     if (!np || !tiles) return;
@@ -182,6 +188,16 @@ void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_hea
         tc = (tiles * rblocks + want - 1) / want;  /* more, narrower column chunks (multiples of the 3-tile kernel) */
         tc = tc < 3 ? 3 : (tc + 2) / 3 * 3;
     }
-    mm_job q = {m, a, np, b, out, ostride, tc, rblocks};
+    mm_job q = {m, a, np, b, out, ostride, tc, rblocks, seq};
     fd_mm_for(small ? NULL : m, rblocks * ((tiles + tc - 1) / tc), run_task, &q);
+}
+
+void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride)
+{
+    mm_run(m, a, np, b, out, ostride, 0);
+}
+
+void fd_mm_run_seq(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride)
+{
+    mm_run(m, a, np, b, out, ostride, 1);
 }

@@ -26,6 +26,11 @@ typedef struct fd_mm {
     fd_order order;
     fd_path path;
     fd_gemm_fn gemm;
+    /* torch's fp32 products of upcast bf16 values are sequential FMA chains
+     * (MKL), which the pair-order kernel computes on pair-swapped operands
+     * in either order (fd_mm_run_seq) */
+    fd_path path_seq;
+    fd_gemm_fn gemm_seq;
     int threads;        /* >= 1 */
     fd_pool *pool;      /* NULL: everything runs in the calling thread */
 } fd_mm;
@@ -68,6 +73,9 @@ void fd_mm_set_tile(fd_packed_head *b, size_t n0, const unsigned char *const *ro
 /* a: np packed rows of b->kp words.  out[p*ostride + n] for p < np and
  * n < b->tiles*16 (columns past N are zero); ostride >= b->tiles*16. */
 void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride);
+
+/* The same with the pair-order kernel (gemm_seq): the fp32 chains. */
+void fd_mm_run_seq(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride);
 
 /* Packs rows of K bf16 values (row stride `stride` elements) into np*kp words. */
 void fd_mm_pack_rows(const uint16_t *x, size_t np, size_t K, size_t stride, uint32_t *out);

@@ -89,7 +89,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     for (size_t t0 = 0; t0 < S; t0 += TB) {
         size_t nb = S - t0 < TB ? S - t0 : TB;
         fd_mm_pack_rows(q + t0 * Hi * Di, nb * Hi, Di, Di, qp);
-        fd_mm_run(m, qp, nb * Hi, &pkh, sc, os);
+        fd_mm_run_seq(m, qp, nb * Hi, &pkh, sc, os);
         for (size_t i = 0; i < nb; i++) {
             size_t t = t0 + i, nvalid = (t + 1) / kp < np ? (t + 1) / kp : np;
             unsigned char *st = sel + t * S;
