@@ -14,16 +14,26 @@ void fd_kplan_onednn(size_t K, fd_kplan *p)
     p->st[p->nb] = K;
 }
 
-/* Measured against torch 2.11 (bench/amx/): one block for 64 x 128 x 256,
- * 512 x 1024 x 256, 512 x 128 x 1024, 512 x 2816 x 1024, 64 x 1024 x 2816;
- * two of 1408 for {128, 256, 512} x 1024 x 2816; four of 1024 for
- * 512 x 1024 x 4096.  PROVISIONAL between those points. */
+/* oneDNN's AMX matmul picks its K-blocks with a heuristic that scores
+ * candidate blockings (bench/amx/KBLOCKS.md: a transcription checked
+ * bit for bit against torch on 160 shapes); its inputs include torch's
+ * thread count and the host's L2 size, which a capture must not depend on.
+ * This is that heuristic's answer for 2 threads and a 2 MiB L2 on the
+ * measured shapes, as a fixed rule of (M, N, K):
+ *   M <= 64 or K <= 2048: one block (except P.V-like M >= 2048 with K =
+ *     2048 and N >= 128: two of 1024);
+ *   2048 < K <= 3072: two blocks (2,816 -> 1,408 x 2; 3,000 -> 1,504 +
+ *     1,496); K > 3072: four (4,096 -> 1,024 x 4; 8,192 -> 2,048 x 4);
+ * blocks are whole 32-element chunks, the last one shorter.  Not matched:
+ * a few M of 65-300 for which the heuristic keeps K = 2,816 whole (78,
+ * 130, 135, 140, 144, 270, 273, 286, 288). */
 void fd_kplan_amx(size_t M, size_t N, size_t K, fd_kplan *p)
 {
-    (void)N;
     p->nb = p->half = 0;
     size_t nb = 1;
-    if (K > 2048 && M >= 128) nb = K <= 3072 ? 2 : (K + 1023) / 1024;
+    if (M <= 64) nb = 1;
+    else if (K <= 2048) nb = M >= 2048 && K == 2048 && N >= 128 ? 2 : 1;
+    else nb = K <= 3072 ? 2 : 4;
     size_t chunks = (K + 31) / 32, per = (chunks + nb - 1) / nb;
     for (size_t b = 0; b < nb && b * per * 32 < K; b++) p->st[p->nb++] = b * per * 32;
     p->st[p->nb] = K;

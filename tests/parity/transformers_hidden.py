@@ -12,9 +12,11 @@ usage: transformers_hidden.py MODEL_DIR PANEL_DIR OUT_DIR
 (env FIDELITY_PARITY_ATTN=eager|sdpa, FIDELITY_PARITY_WINDOWS=N: the first N windows)
 Pinned: transformers==5.16.1, torch==2.11.0 (what the seeds' fixtures used).
 torch's CPU bf16 GEMM order depends on the host ISA (oneDNN picks AMX tiles
-where the CPU has them, AVX512_BF16 otherwise): the committed goldens were
-written with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 so they regenerate
-bit-identically on any AVX512_BF16 or AMX host."""
+where the CPU has them, AVX512_BF16 otherwise), and so do the two orders of
+`fidelity capture --gemm-order`: goldens named *-amx* were written on an AMX
+host with no pin (torch's default there: the tile order, our default); the
+others with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 (the pair order), which
+regenerates them bit-identically on any AVX512_BF16 or AMX host."""
 import json, os, struct, sys
 import numpy as np
 import torch
@@ -90,6 +92,7 @@ def main():
     json.dump({"transformers": transformers.__version__, "torch": torch.__version__, "loading_info": report,
                "rows": rows, "attn_implementation": getattr(model.config, "_attn_implementation", None),
                "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+               "host_amx_bf16": " amx_bf16" in open("/proc/cpuinfo").read(),
                "selections_first_window": selections},
               open(os.path.join(out_dir, "golden.json"), "w"), indent=2, sort_keys=True)
     print("wrote", out_dir, "windows", len(rows), "loading", report)
