@@ -4,6 +4,7 @@
 #include "util/buf.h"
 #include "util/rng.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 static double now(void)
@@ -32,6 +33,29 @@ int main(void)
         fd_ftz_daz_leave(csr);
         double flop = 2.0 * (double)np * (double)(tiles * FD_TILE) * (double)(kp * 2) * reps;
         printf("%-11s %8.1f GFLOP/s\n", fd_path_name((fd_path)p), flop / dt * 1e-9);
+    }
+    /* the capture engine's tile order (docs/NUMERICS.md §5) on the same
+     * problem and on a capture-sized one (512 tokens x 1024 x K 1024) */
+    const size_t shapes[2][3] = {{np, tiles, kp}, {512, 64, 512}};
+    for (int sh = 0; sh < 2; sh++) {
+        size_t m = shapes[sh][0], nt = shapes[sh][1], k2 = shapes[sh][2];
+        uint32_t *a2 = fd_xmalloc(m * k2 * 4), *b2 = fd_xmalloc(nt * k2 * FD_TILE * 4);
+        float *o2 = fd_xmalloc(m * nt * FD_TILE * 4);
+        for (size_t i = 0; i < m * k2; i++) a2[i] = (uint32_t)fd_rng_next(&s) & 0x3f7f3f7fu;
+        for (size_t i = 0; i < nt * k2 * FD_TILE; i++) b2[i] = (uint32_t)fd_rng_next(&s) & 0x3f7f3f7fu;
+        for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+            if (!fd_tile_path_supported((fd_path)p) || p == FD_PATH_AVX512BF16) continue;
+            fd_gemm_fn f = fd_gemm_tile_for((fd_path)p);
+            int reps = 5;
+            f(a2, m, k2, b2, nt, o2, nt * FD_TILE);
+            double t0 = now();
+            for (int r = 0; r < reps; r++) f(a2, m, k2, b2, nt, o2, nt * FD_TILE);
+            double dt = now() - t0;
+            double flop = 2.0 * (double)m * (double)(nt * FD_TILE) * (double)(k2 * 2) * reps;
+            printf("tile order %zux%zux%zu %-8s %8.1f GFLOP/s\n", m, nt * FD_TILE, k2 * 2, fd_path_name((fd_path)p),
+                   flop / dt * 1e-9);
+        }
+        free(a2); free(b2); free(o2);
     }
     return 0;
 }

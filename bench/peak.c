@@ -1,7 +1,11 @@
-/* Register-only throughput of vdpbf16ps and 512-bit FMA on one core: the roofline for the replay GEMM. */
+/* Register-only throughput of vdpbf16ps, 512-bit FMA and (where the CPU and
+ * the kernel allow) AMX tdpbf16ps on one core: the rooflines for the GEMMs. */
 #include <immintrin.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
 #define R16(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl"),noinline)) float bf(long n, __m512 s){
@@ -26,5 +30,17 @@ __attribute__((target("avx512f"),noinline)) float fm(long n, __m512 s){
  }
  R16(S)
  return _mm512_reduce_add_ps(s);}
+struct __attribute__((packed)) tcfg { unsigned char pal, start, res[14]; unsigned short colsb[16]; unsigned char rows[16]; };
+__attribute__((target("amx-tile,amx-bf16"),noinline)) void amx(long n){
+ struct tcfg c; memset(&c,0,sizeof c); c.pal=1; for(int t=0;t<8;t++){c.colsb[t]=64;c.rows[t]=16;}
+ static char buf[1024] __attribute__((aligned(64)));
+ _tile_loadconfig(&c); _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+ _tile_loadd(4,buf,64); _tile_loadd(5,buf,64); _tile_loadd(6,buf,64); _tile_loadd(7,buf,64);
+ for(long k=0;k<n;k++){ _tile_dpbf16ps(0,4,6); _tile_dpbf16ps(1,4,7); _tile_dpbf16ps(2,5,6); _tile_dpbf16ps(3,5,7); }
+ _tile_stored(0,buf,64); _tile_release();}
+static int amx_ok(void){ FILE *f=fopen("/proc/cpuinfo","r"); char l[4096]; int ok=0; if(!f) return 0;
+ while(fgets(l,sizeof l,f)) if(strstr(l," amx_bf16")) ok=1; fclose(f);
+ return ok && syscall(SYS_arch_prctl,0x1023,18)==0; }
 int main(){ long n=20000000; double t=now(); float r=bf(n,_mm512_setzero_ps()); t=now()-t; printf("vdpbf16ps: %.1f GFLOP/s (%g)\n", 16.0*64*n/t*1e-9, r);
- t=now(); r=fm(n,_mm512_setzero_ps()); t=now()-t; printf("vfmadd512: %.1f GFLOP/s (%g)\n", 16.0*32*n/t*1e-9, r);}
+ t=now(); r=fm(n,_mm512_setzero_ps()); t=now()-t; printf("vfmadd512: %.1f GFLOP/s (%g)\n", 16.0*32*n/t*1e-9, r);
+ if(amx_ok()){ long m=2000000; t=now(); amx(m); t=now()-t; printf("tdpbf16ps: %.1f GFLOP/s\n", 4.0*16384*m/t*1e-9); }}

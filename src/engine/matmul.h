@@ -17,7 +17,7 @@
 
 /* The dot-product order of every bf16 product (docs/NUMERICS.md): the pair
  * order (oneDNN's AVX512_BF16 matmul, §1) or the tile order (its AMX
- * matmul, §4).  Part of what a capture computes: recorded in the dataset. */
+ * matmul, §5).  Part of what a capture computes: recorded in the dataset. */
 typedef enum { FD_ORDER_TILE, FD_ORDER_PAIR } fd_order;
 const char *fd_order_name(fd_order o);
 int fd_order_parse(const char *name, fd_order *out); /* NULL/"": tile; -1 if unknown */

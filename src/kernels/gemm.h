@@ -45,7 +45,7 @@ float fd_dot_canonical(const uint32_t *a, const uint32_t *b, size_t kp, size_t b
 unsigned fd_ftz_daz_enter(void);
 void fd_ftz_daz_leave(unsigned saved);
 
-/* ---- The tile order (docs/NUMERICS.md §4): what one AMX TDPBF16PS chain
+/* ---- The tile order (docs/NUMERICS.md §5): what one AMX TDPBF16PS chain
  * computes, and the capture engine's default.  Per output, the pairs are
  * taken 16 at a time (32 elements; a last partial chunk is padded with +0):
  *     E = +0; O = +0

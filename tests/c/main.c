@@ -21,6 +21,7 @@ int test_torch_ops(void);
 int test_mkl_vml(void);
 int test_dist(void);
 int test_parallel(void);
+int test_kblocks(void);
 
 static const struct {
     const char *name;
@@ -38,6 +39,7 @@ static const struct {
     {"tokenizer", test_tokenizer},
     {"hub", test_hub},
     {"torch_ops", test_torch_ops},
+    {"kblocks", test_kblocks},
     {"mkl_vml", test_mkl_vml},
     {"dist", test_dist},
     {"parallel", test_parallel},

@@ -102,7 +102,8 @@ try:
     want = m1["capture"]["capture_content_digest"]
     for extra in (["--threads", 1], ["--threads", 2], ["--threads", 3], ["--threads", 7],
                   ["--kernel", "scalar", "--threads", 2], ["--kernel", "avx2"], ["--kernel", "avx512f"],
-                  ["--kernel", "avx512bf16", "--threads", 3]):
+                  ["--kernel", "avx512bf16", "--threads", 3], ["--kernel", "amx"], ["--kernel", "amx", "--threads", 1],
+                  ["--gemm-order", "tile", "--kernel", "scalar"]):
         d = W("inv-" + "-".join(str(x) for x in extra).replace("--", ""))
         rc, out, err = capture(W("m"), d, cold="cold-run-1", extra=extra)
         if rc == 3 and "not supported on this CPU" in out:
@@ -112,6 +113,30 @@ try:
         case("capture %s: same capture_content_digest" % " ".join(map(str, extra)), got == want, out + err)
     rc, out, err = capture(W("m"), W("inv-bad"), extra=["--kernel", "nonesuch"])
     case("unknown --kernel refused", rc == 3 and not os.path.exists(W("inv-bad")), out + err)
+    # the pair order (--gemm-order pair) is its own computation: the same
+    # bits for every thread count and path, other bits than the tile order
+    pair = None
+    for extra in (["--threads", 1], ["--threads", 2, "--kernel", "scalar"], ["--kernel", "avx2"],
+                  ["--kernel", "avx512f", "--threads", 3], ["--kernel", "avx512bf16"]):
+        d = W("pair-" + "-".join(str(x) for x in extra).replace("--", ""))
+        rc, out, err = capture(W("m"), d, cold="cold-run-1", extra=["--gemm-order", "pair"] + extra)
+        if rc == 3 and "not supported on this CPU" in out:
+            print("skip pair %s: kernel path not supported on this CPU" % extra)
+            continue
+        got = manifest(d)["capture"]["capture_content_digest"] if rc == 0 else None
+        pair = pair or got
+        case("pair order %s: one capture_content_digest, not the tile one" % " ".join(map(str, extra)),
+             got is not None and got == pair and got != want, out + err)
+        if rc == 0:
+            ver = open(os.path.join(d, "runtime", "capture-runtime.json")).read()
+            case("pair order recorded in the runtime receipt", "in the pair order" in ver, "")
+    tile_ver = open(os.path.join(W("inv-threads-1"), "runtime", "capture-runtime.json")).read()
+    case("tile order recorded in the runtime receipt", "in the tile order" in tile_ver, "")
+    rc, out, err = capture(W("m"), W("pair-amx"), extra=["--gemm-order", "pair", "--kernel", "amx"])
+    case("--gemm-order pair --kernel amx refused (AMX computes the tile order only)",
+         rc == 3 and not os.path.exists(W("pair-amx")), out + err)
+    rc, out, err = capture(W("m"), W("order-bad"), extra=["--gemm-order", "fastest"])
+    case("unknown --gemm-order refused", rc == 4 and not os.path.exists(W("order-bad")), out + err)
 
     kls = {}
     for bits in (8, 4):
