@@ -35,9 +35,10 @@ int main(void)
         printf("%-11s %8.1f GFLOP/s\n", fd_path_name((fd_path)p), flop / dt * 1e-9);
     }
     /* the capture engine's tile order (docs/NUMERICS.md §5) on the same
-     * problem and on a capture-sized one (512 tokens x 1024 x K 1024) */
-    const size_t shapes[2][3] = {{np, tiles, kp}, {512, 64, 512}};
-    for (int sh = 0; sh < 2; sh++) {
+     * problem, on one task of the engine (64 tokens x 512 columns x K 1024)
+     * and on a whole 512 x 1024 x 1024 product in one call */
+    const size_t shapes[3][3] = {{np, tiles, kp}, {64, 32, 512}, {512, 64, 512}};
+    for (int sh = 0; sh < 3; sh++) {
         size_t m = shapes[sh][0], nt = shapes[sh][1], k2 = shapes[sh][2];
         uint32_t *a2 = fd_xmalloc(m * k2 * 4), *b2 = fd_xmalloc(nt * k2 * FD_TILE * 4);
         float *o2 = fd_xmalloc(m * nt * FD_TILE * 4);
@@ -46,7 +47,7 @@ int main(void)
         for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
             if (!fd_tile_path_supported((fd_path)p) || p == FD_PATH_AVX512BF16) continue;
             fd_gemm_fn f = fd_gemm_tile_for((fd_path)p);
-            int reps = 5;
+            int reps = m * nt < 4096 ? 50 : 5;
             f(a2, m, k2, b2, nt, o2, nt * FD_TILE);
             double t0 = now();
             for (int r = 0; r < reps; r++) f(a2, m, k2, b2, nt, o2, nt * FD_TILE);
