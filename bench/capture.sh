@@ -27,16 +27,19 @@ fwd = sum(r["elapsed_seconds"] for r in recs)
 ctx = json.load(open(os.path.join(d, "fidelity-dataset.json")))["panel"]["context_length"]
 tok = ctx * len(recs)
 print(json.dumps({"tokens": tok, "forward_seconds": round(fwd, 3), "tokens_per_second": round(tok / fwd, 1),
+                  "window_seconds": [r["elapsed_seconds"] for r in recs],
                   "process_wall_seconds": wall, "peak_rss_bytes": rss * 1024}))
 PY
 )
     peer=$(python3 bench/transformers_capture.py "$W/$preset" "$W/$preset/panel" "$nwin" "$T" 2>/dev/null | tail -1 || echo null)
+    warm=$(WARM=1 python3 bench/transformers_capture.py "$W/$preset" "$W/$preset/panel" "$nwin" "$T" 2>/dev/null | tail -1 || echo null)
     [ $first = 1 ] || echo "," >> "$OUT.tmp"
     first=0
-    printf '{"preset":"%s","windows":%s,"threads":%s,"fidelity":%s,"transformers":%s}\n' \
-        "$preset" "$nwin" "$T" "$ours" "${peer:-null}" >> "$OUT.tmp"
+    printf '{"preset":"%s","windows":%s,"threads":%s,"fidelity":%s,"transformers":%s,"transformers_warm":%s}\n' \
+        "$preset" "$nwin" "$T" "$ours" "${peer:-null}" "${warm:-null}" >> "$OUT.tmp"
     echo "$preset: fidelity $ours"
     echo "$preset: transformers ${peer:-null}"
+    echo "$preset: transformers, warmed up ${warm:-null}"
 done
 echo "]" >> "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

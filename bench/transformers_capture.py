@@ -5,7 +5,9 @@ GlmMoeDsaForCausalLM on the CPU, one window per forward, as the Python
 capture runs them.  Prints one JSON line: tokens, forward seconds, load
 seconds, peak RSS.
 
-usage: transformers_capture.py MODEL_DIR PANEL_DIR WINDOWS THREADS [ATTN]"""
+usage: transformers_capture.py MODEL_DIR PANEL_DIR WINDOWS THREADS [ATTN]
+env WARM=1: run every window once untimed first (torch/oneDNN build their
+kernels per shape on first use), then time them: the steady state."""
 import json, os, resource, sys, time
 import numpy as np
 import torch
@@ -22,6 +24,11 @@ model = cls.from_pretrained(model_dir, dtype=torch.bfloat16, attn_implementation
 load = time.monotonic() - t0
 p = json.load(open(os.path.join(panel_dir, "panel.json")))
 wins = sorted(p["windows"], key=lambda w: w["window_id"])[:nwin]
+warm = os.environ.get("WARM") == "1"
+for w in wins if warm else []:
+    ids = torch.from_numpy(np.load(os.path.join(panel_dir, "arrays", w["window_id"] + ".tokens.npy")).astype(np.int64))
+    with torch.inference_mode():
+        model.model(input_ids=ids.reshape(1, -1), attention_mask=torch.ones_like(ids.reshape(1, -1)), use_cache=False)
 tokens = 0
 fwd = 0.0
 per = []
@@ -35,6 +42,6 @@ for w in wins:
     fwd += per[-1]
     tokens += ids.shape[1]
 print(json.dumps({"tokens": tokens, "forward_seconds": round(fwd, 3), "load_seconds": round(load, 3),
-                  "tokens_per_second": round(tokens / fwd, 1), "window_seconds": per, "attn": attn, "threads": threads,
+                  "tokens_per_second": round(tokens / fwd, 1), "window_seconds": per, "attn": attn, "threads": threads, "warm": warm,
                   "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "torch": torch.__version__}))

@@ -148,14 +148,48 @@ __attribute__((target("avx512f"))) static void lane_sums16(const float *x, size_
     _mm256_zeroupper();
     for (; j < n; j++) acc[j % 16] += x[j];
 }
+
+/* the max over the kept entries (exact in any order), then x -= max */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static size_t max_sub16(float *x, const unsigned char *keep, size_t nk,
+                                                                          float *mx)
+{
+    __m512 m = _mm512_set1_ps(-INFINITY);
+    size_t j = 0;
+    for (; j + 16 <= nk; j += 16) {
+        __mmask16 k = keep ? _mm_test_epi8_mask(_mm_loadu_si128((const __m128i *)(keep + j)), _mm_set1_epi8(-1)) : 0xffff;
+        m = _mm512_mask_max_ps(m, k, m, _mm512_loadu_ps(x + j));
+    }
+    float v = _mm512_reduce_max_ps(m);
+    for (size_t i = j; i < nk; i++)
+        if ((!keep || keep[i]) && x[i] > v) v = x[i];
+    __m512 vv = _mm512_set1_ps(v);
+    for (j = 0; j + 16 <= nk; j += 16) _mm512_storeu_ps(x + j, _mm512_sub_ps(_mm512_loadu_ps(x + j), vv));
+    _mm256_zeroupper();
+    *mx = v;
+    return j;
+}
+
+__attribute__((target("avx512f"))) static size_t scale16(float *x, size_t n, float s)
+{
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(x + j, _mm512_mul_ps(_mm512_loadu_ps(x + j), _mm512_set1_ps(s)));
+    _mm256_zeroupper();
+    return j;
+}
 #endif
 
 void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, size_t len)
 {
     float mx = -INFINITY;
-    for (size_t j = 0; j < nk; j++)
-        if ((!keep || keep[j]) && x[j] > mx) mx = x[j];
-    for (size_t j = 0; j < nk; j++) x[j] -= mx;
+    size_t j0 = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        j0 = max_sub16(x, keep, nk, &mx);
+    else
+#endif
+        for (size_t j = 0; j < nk; j++)
+            if ((!keep || keep[j]) && x[j] > mx) mx = x[j];
+    for (size_t j = j0; j < nk; j++) x[j] -= mx;
     fd_torch_expf_n(x, x, nk);
     /* a masked entry adds an exact +0 to its lane, so it is zeroed; lanes
      * start at +0 (the first vector loaded as is equals 0 + it) */
@@ -175,7 +209,11 @@ void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, siz
         sum = butterfly16(acc);
     }
     float inv = 1.0f / sum;
-    for (size_t j = 0; j < nk; j++) x[j] *= inv;
+    size_t j1 = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) j1 = scale16(x, nk, inv);
+#endif
+    for (size_t j = j1; j < nk; j++) x[j] *= inv;
     for (size_t j = nk; j < len; j++) x[j] = 0.0f;
 }
 
