@@ -115,13 +115,11 @@ static void rmsnorm_rows(void *ctx, size_t lo, size_t hi)
     for (size_t r = lo; r < hi; r++) {
         const uint16_t *xr = j->x + r * n;
         uint16_t *yr = j->y + r * n;
-        for (size_t k = 0; k < n; k++) { float u = F(xr[k]); t[k] = u * u; }
+        fd_bf16_square(xr, n, t);
         float ss = fd_torch_sum(t, n); /* x.pow(2).mean(-1): torch's cascade order */
         float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
-        for (size_t k = 0; k < n; k++) t[k] = F(xr[k]) * rs;
-        fd_round_bf16(t, NULL, n, yr);                     /* bf(x * rstd) */
-        for (size_t k = 0; k < n; k++) t[k] = w[k] * F(yr[k]);
-        fd_round_bf16(t, NULL, n, yr);                     /* bf(w * that) */
+        fd_bf16_scale_round(xr, rs, n, yr);                /* bf(x * rstd) */
+        fd_bf16_weight_round(w, n, yr);                    /* bf(w * that) */
     }
     free(t);
     free(w);

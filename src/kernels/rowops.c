@@ -97,6 +97,66 @@ void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n)
     fd_bf16_axpy_scalar(acc, y, r, n);
 }
 
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static inline __m512 load16_bf16(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+__attribute__((target("avx512f"))) static size_t square_avx512(const uint16_t *x, size_t n, float *t)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = load16_bf16(x + i);
+        _mm512_storeu_ps(t + i, _mm512_mul_ps(v, v));
+    }
+    _mm256_zeroupper();
+    return i;
+}
+
+__attribute__((target("avx512f"))) static size_t scale_round_avx512(const uint16_t *x, float s, size_t n, uint16_t *y)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i), round16(_mm512_mul_ps(load16_bf16(x + i), _mm512_set1_ps(s))));
+    _mm256_zeroupper();
+    return i;
+}
+
+__attribute__((target("avx512f"))) static size_t weight_round_avx512(const float *w, size_t n, uint16_t *y)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i), round16(_mm512_mul_ps(_mm512_loadu_ps(w + i), load16_bf16(y + i))));
+    _mm256_zeroupper();
+    return i;
+}
+#define HAVE512 __builtin_cpu_supports("avx512f")
+#else
+#define HAVE512 0
+#define square_avx512(x, n, t) 0
+#define scale_round_avx512(x, s, n, y) 0
+#define weight_round_avx512(w, n, y) 0
+#endif
+
+void fd_bf16_square(const uint16_t *x, size_t n, float *t)
+{
+    size_t i = HAVE512 ? square_avx512(x, n, t) : 0;
+    for (; i < n; i++) { float u = fd_bf16_to_f32(x[i]); t[i] = u * u; }
+}
+
+void fd_bf16_scale_round(const uint16_t *x, float s, size_t n, uint16_t *y)
+{
+    size_t i = HAVE512 ? scale_round_avx512(x, s, n, y) : 0;
+    for (; i < n; i++) y[i] = fd_f32_to_bf16(fd_bf16_to_f32(x[i]) * s);
+}
+
+void fd_bf16_weight_round(const float *w, size_t n, uint16_t *y)
+{
+    size_t i = HAVE512 ? weight_round_avx512(w, n, y) : 0;
+    for (; i < n; i++) y[i] = fd_f32_to_bf16(w[i] * fd_bf16_to_f32(y[i]));
+}
+
 void fd_bf16_rescale_scalar(float *x, size_t n, float s)
 {
     for (size_t i = 0; i < n; i++) x[i] = fd_bf16_to_f32(fd_f32_to_bf16(fd_bf16_to_f32(fd_f32_to_bf16(x[i])) * s));

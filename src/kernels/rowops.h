@@ -22,6 +22,12 @@ void fd_bf16_add_scalar(uint16_t *x, const uint16_t *y, size_t n);
 void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n);
 void fd_bf16_axpy_scalar(float *acc, const uint16_t *y, float r, size_t n);
 
+/* RMSNorm's element-wise steps: t[i] = x[i]^2; y[i] = bf16(x[i] * s);
+ * y[i] = bf16(w[i] * y[i]) (x, y bf16; one fp32 multiply each). */
+void fd_bf16_square(const uint16_t *x, size_t n, float *t);
+void fd_bf16_scale_round(const uint16_t *x, float s, size_t n, uint16_t *y);
+void fd_bf16_weight_round(const float *w, size_t n, uint16_t *y);
+
 /* x[i] = bf16(bf16(x[i]) * s), kept as fp32 (a bf16 tensor times a scalar). */
 void fd_bf16_rescale(float *x, size_t n, float s);
 void fd_bf16_rescale_scalar(float *x, size_t n, float s);

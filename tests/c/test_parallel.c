@@ -101,6 +101,38 @@ static int check_round(void)
         fd_relu_fma_acc(a1, x, 0.125f, -1.7f, n);
         fd_relu_fma_acc_scalar(a2, x, 0.125f, -1.7f, n);
         CHECKF(!memcmp(a1, a2, n * 4), "fd_relu_fma_acc n=%zu differs from the scalar loop", n);
+        /* the bf16 row kernels of the residual add, MoE combine and RMSNorm
+         * against their one-element definitions */
+        uint16_t h[70], g[70], y1[70], y2[70];
+        for (size_t i = 0; i < n; i++) { h[i] = fd_f32_to_bf16(x[i]); g[i] = fd_f32_to_bf16(b[i]); }
+        memcpy(y1, h, n * 2);
+        fd_bf16_add(y1, g, n);
+        int ok = 1;
+        for (size_t i = 0; i < n; i++) { /* NaN + NaN: which payload survives is the add's operand order */
+            float p = fd_bf16_to_f32(h[i]), q = fd_bf16_to_f32(g[i]);
+            ok &= (p != p && q != q) || y1[i] == fd_f32_to_bf16(p + q);
+        }
+        CHECKF(ok, "fd_bf16_add n=%zu", n);
+        for (size_t i = 0; i < n; i++) a1[i] = a2[i] = b[i];
+        fd_bf16_axpy(a1, h, 0.3f, n);
+        fd_bf16_axpy_scalar(a2, h, 0.3f, n);
+        CHECKF(!memcmp(a1, a2, n * 4), "fd_bf16_axpy n=%zu differs from the scalar loop", n);
+        fd_bf16_square(h, n, a1);
+        ok = 1;
+        for (size_t i = 0; i < n; i++) {
+            float u = fd_bf16_to_f32(h[i]), sq = u * u;
+            ok &= !memcmp(&a1[i], &sq, 4);
+        }
+        CHECKF(ok, "fd_bf16_square n=%zu", n);
+        fd_bf16_scale_round(h, 0.0371f, n, y1);
+        memcpy(y2, y1, n * 2);
+        fd_bf16_weight_round(b, n, y2);
+        ok = 1;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t s1 = fd_f32_to_bf16(fd_bf16_to_f32(h[i]) * 0.0371f);
+            ok &= y1[i] == s1 && y2[i] == fd_f32_to_bf16(b[i] * fd_bf16_to_f32(s1));
+        }
+        CHECKF(ok, "fd_bf16_scale_round / fd_bf16_weight_round n=%zu", n);
     }
     return fails;
 }
