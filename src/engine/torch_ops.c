@@ -103,9 +103,59 @@ float fd_torch_row_sum(const float *x, size_t stride, size_t size)
     return ((p[0] + p[1]) + p[2]) + p[3];
 }
 
+#if defined(__x86_64__)
+/* The 32 chains of fd_torch_sum's lanes and ILP slots at once: chain c
+ * (lane c % 8, slot c / 8) is fd_torch_multi_row_sum(x + c, 32, ilp), and
+ * all 32 share its control flow, so two 16-lane vectors run it exactly. */
+__attribute__((target("avx512f"))) static void sum_chains32(const float *x, size_t ilp, float out[32])
+{
+    enum { LV = 4 };
+    size_t lp = ceil_log2_sz(ilp) / LV > 4 ? ceil_log2_sz(ilp) / LV : 4, step = (size_t)1 << lp, mask = step - 1;
+    __m512 a[LV][2];
+    for (int j = 0; j < LV; j++) a[j][0] = a[j][1] = _mm512_setzero_ps();
+    size_t i = 0;
+    while (i + step <= ilp) {
+        for (size_t j = 0; j < step; j++, i++) {
+            a[0][0] = _mm512_add_ps(a[0][0], _mm512_loadu_ps(x + 32 * i));
+            a[0][1] = _mm512_add_ps(a[0][1], _mm512_loadu_ps(x + 32 * i + 16));
+        }
+        for (size_t j = 1; j < LV; j++) {
+            for (int h = 0; h < 2; h++) {
+                a[j][h] = _mm512_add_ps(a[j][h], a[j - 1][h]);
+                a[j - 1][h] = _mm512_setzero_ps();
+            }
+            if (i & (mask << (j * lp))) break;
+        }
+    }
+    for (; i < ilp; i++) {
+        a[0][0] = _mm512_add_ps(a[0][0], _mm512_loadu_ps(x + 32 * i));
+        a[0][1] = _mm512_add_ps(a[0][1], _mm512_loadu_ps(x + 32 * i + 16));
+    }
+    for (size_t j = 1; j < LV; j++)
+        for (int h = 0; h < 2; h++) a[0][h] = _mm512_add_ps(a[0][h], a[j][h]);
+    _mm512_storeu_ps(out, a[0][0]);
+    _mm512_storeu_ps(out + 16, a[0][1]);
+    _mm256_zeroupper();
+}
+#endif
+
 float fd_torch_sum(const float *x, size_t n)
 {
     if (n < 8) return fd_torch_row_sum(x, 1, n); /* scalar_inner_sum */
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+        size_t nv = n / 8, ilp = nv / 4;
+        float ch[32], f = 0.0f;
+        sum_chains32(x, ilp, ch);
+        for (size_t k = nv * 8; k < n; k++) f += x[k];
+        for (size_t l = 0; l < 8; l++) { /* fd_torch_row_sum(x + l, 8, nv) */
+            float p0 = ch[l];
+            for (size_t i = ilp * 4; i < nv; i++) p0 += x[l + 8 * i];
+            f += ((p0 + ch[l + 8]) + ch[l + 16]) + ch[l + 24];
+        }
+        return f;
+    }
+#endif
     size_t nv = n / 8;
     float f = 0.0f;
     for (size_t k = nv * 8; k < n; k++) f += x[k];

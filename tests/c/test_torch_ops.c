@@ -68,4 +68,27 @@ static int check_layernorm(void)
     return fails;
 }
 
-int test_torch_ops(void) { return check_activations() + check_softmax() + check_layernorm(); }
+/* fd_torch_sum (whose lanes' chains run 16 at a time where AVX-512 is
+ * there) against its definition in terms of the per-lane row sums */
+static int check_sum(void)
+{
+    int fails = 0;
+    static float x[5000];
+    uint64_t s = 99;
+    for (size_t i = 0; i < 5000; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 11) / 9007199254740992.0 - 0.5) * ldexpf(1.0f, (int)(s % 40) - 20);
+    }
+    static const size_t ns[] = {8, 9, 31, 32, 33, 63, 64, 100, 255, 256, 511, 512, 513, 1024, 1027, 2048, 2816, 4096, 5000};
+    for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+        size_t n = ns[t], nv = n / 8;
+        float want = 0.0f;
+        for (size_t k = nv * 8; k < n; k++) want += x[k];
+        for (size_t l = 0; l < 8; l++) want += fd_torch_row_sum(x + l, 8, nv);
+        float got = fd_torch_sum(x, n);
+        CHECKF(!memcmp(&got, &want, 4), "fd_torch_sum n=%zu: %a, definition %a", n, (double)got, (double)want);
+    }
+    return fails;
+}
+
+int test_torch_ops(void) { return check_activations() + check_softmax() + check_layernorm() + check_sum(); }
