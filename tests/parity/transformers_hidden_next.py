@@ -71,6 +71,7 @@ def main():
                "rows": rows, "attn_implementation": getattr(tc, "_attn_implementation", None),
                "experts_implementation": getattr(tc, "_experts_implementation", None),
                "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+               "host_amx_bf16": " amx_bf16" in open("/proc/cpuinfo").read(),
                "selections_first_window": selections},
               open(os.path.join(out_dir, "golden.json"), "w"), indent=2, sort_keys=True)
     print("wrote", out_dir, "windows", len(rows), "loading", report)
