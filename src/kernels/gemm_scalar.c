@@ -72,26 +72,28 @@ float fd_dot_tile(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstrid
     return tile_dot_any(a, b, kp, bstride);
 }
 
-static void gemm_tile_scalar(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
-                             float *out, size_t ostride)
+/* Every output one call of the order's scalar definition. */
+typedef float (*dot_fn)(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstride);
+static void gemm_dots(dot_fn dot, const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                      float *out, size_t ostride)
 {
     for (size_t t = 0; t < ntiles; t++) {
         const uint32_t *tile = packed + t * kp * FD_TILE;
         for (size_t j = 0; j < FD_TILE; j++)
-            for (size_t p = 0; p < np; p++)
-                out[p * ostride + t * FD_TILE + j] = fd_dot_tile(hid + p * kp, tile + j, kp, FD_TILE);
+            for (size_t p = 0; p < np; p++) out[p * ostride + t * FD_TILE + j] = dot(hid + p * kp, tile + j, kp, FD_TILE);
     }
+}
+
+static void gemm_tile_scalar(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                             float *out, size_t ostride)
+{
+    gemm_dots(fd_dot_tile, hid, np, kp, packed, ntiles, out, ostride);
 }
 
 static void gemm_scalar(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                         float *out, size_t ostride)
 {
-    for (size_t t = 0; t < ntiles; t++) {
-        const uint32_t *tile = packed + t * kp * FD_TILE;
-        for (size_t j = 0; j < FD_TILE; j++)
-            for (size_t p = 0; p < np; p++)
-                out[p * ostride + t * FD_TILE + j] = fd_dot_canonical(hid + p * kp, tile + j, kp, FD_TILE);
-    }
+    gemm_dots(fd_dot_canonical, hid, np, kp, packed, ntiles, out, ostride);
 }
 
 fd_gemm_fn fd_gemm_scalar_fn(void);
