@@ -151,6 +151,45 @@ static void tile_block_avx512f(const float *ae, const float *ao, size_t kp, cons
 #undef ST
 }
 
+/* 8 rows x one tile: 8 C, 8 E, 8 O accumulators and one widened B pair
+ * per pair of K, each B widening feeding 16 FMAs (the 4 x 2 block: 8). */
+#define R8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+__attribute__((target("avx512f")))
+static void tile_block8_avx512f(const float *ae, const float *ao, size_t kp, const uint32_t *b, float *out, size_t ostride)
+{
+    const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
+    const __m512 zero = _mm512_setzero_ps();
+#define DECL(i) __m512 c##i = zero, e##i, o##i;
+    R8(DECL)
+#undef DECL
+    for (size_t k0 = 0; k0 < kp; k0 += 16) {
+        size_t k1 = kp - k0 < 16 ? kp : k0 + 16;
+#define ZERO(i) e##i = zero; o##i = zero;
+        R8(ZERO)
+#undef ZERO
+        for (size_t k = k0; k < k1; k++) {
+            __m512i r = _mm512_loadu_si512((const void *)(b + k * FD_TILE));
+            __m512 be = _mm512_castsi512_ps(_mm512_slli_epi32(r, 16)), bo = _mm512_castsi512_ps(_mm512_and_si512(r, hm));
+#define ROW(i)                                                                        \
+    e##i = _mm512_fmadd_ps(_mm512_set1_ps(ae[(size_t)(i) * kp + k]), be, e##i);       \
+    o##i = _mm512_fmadd_ps(_mm512_set1_ps(ao[(size_t)(i) * kp + k]), bo, o##i);
+            R8(ROW)
+#undef ROW
+        }
+        if (k1 - k0 < 16) {
+#define PAD(i) e##i = _mm512_add_ps(e##i, zero); o##i = _mm512_add_ps(o##i, zero);
+            R8(PAD)
+#undef PAD
+        }
+#define SUM(i) c##i = _mm512_add_ps(c##i, _mm512_add_ps(e##i, o##i));
+        R8(SUM)
+#undef SUM
+    }
+#define ST(i) _mm512_storeu_ps(out + (size_t)(i) * ostride, c##i);
+    R8(ST)
+#undef ST
+}
+
 __attribute__((target("avx512f")))
 static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                               float *out, size_t ostride)
@@ -158,10 +197,15 @@ static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const u
     unsigned csr = fd_ftz_daz_enter();
     size_t npad = (np + 3) / 4 * 4;
     float *ae = split_rows(hid, np, kp, npad, 0), *ao = split_rows(hid, np, kp, npad, 1);
-    for (size_t t = 0; t < ntiles; t += 2) {
+    size_t np8 = np / 8 * 8;
+    for (size_t t = 0; t < ntiles; t++)
+        for (size_t p = 0; p < np8; p += 8)
+            tile_block8_avx512f(ae + p * kp, ao + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE,
+                                ostride);
+    for (size_t t = 0; np8 < np && t < ntiles; t += 2) { /* the last rows, 4 at a time */
         int two = t + 1 < ntiles;
         const uint32_t *b0 = packed + t * kp * FD_TILE, *b1 = two ? b0 + kp * FD_TILE : b0;
-        for (size_t p = 0; p < np; p += 4)
+        for (size_t p = np8; p < np; p += 4)
             tile_block_avx512f(ae + p * kp, ao + p * kp, kp, b0, b1, out + p * ostride + t * FD_TILE, ostride,
                                np - p < 4 ? np - p : 4, two);
     }
