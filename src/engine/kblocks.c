@@ -31,9 +31,8 @@ void fd_kplan_amx(size_t M, size_t N, size_t K, fd_kplan *p)
 {
     p->nb = p->half = 0;
     size_t nb = 1;
-    if (M <= 64) nb = 1;
-    else if (K <= 2048) nb = M >= 2048 && K == 2048 && N >= 128 ? 2 : 1;
-    else nb = K <= 3072 ? 2 : 4;
+    if (M > 64 && K > 2048) nb = K <= 3072 ? 2 : 4;
+    else if (M >= 2048 && K == 2048 && N >= 128) nb = 2;
     size_t chunks = (K + 31) / 32, per = (chunks + nb - 1) / nb;
     for (size_t b = 0; b < nb && b * per * 32 < K; b++) p->st[p->nb++] = b * per * 32;
     p->st[p->nb] = K;

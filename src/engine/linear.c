@@ -154,6 +154,8 @@ float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
         for (size_t r = 0; r < rows; r++) fd_swap_pairs(sw + r * L->K, L->K);
         src = sw;
     }
+    void (*run)(const fd_mm *, const uint32_t *, size_t, const fd_packed_head *, float *, size_t) =
+        L->mode == LIN_F32_SEQ ? fd_mm_run_seq : fd_mm_run;
     float *out = NULL, *out2 = NULL, *tmp = NULL;
     uint32_t *xp = NULL;
     for (size_t b = 0; b < L->nb; b++) {
@@ -170,11 +172,11 @@ float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
         float **sum = second ? &out2 : &out;
         if (!*sum) { /* the first block of a sum is that sum */
             *sum = fd_xmalloc((rows * os + 1) * 4);
-            (L->mode == LIN_F32_SEQ ? fd_mm_run_seq : fd_mm_run)(m, a, rows, pb, *sum, os);
+            run(m, a, rows, pb, *sum, os);
             continue;
         }
         if (!tmp) tmp = fd_xmalloc((rows * os + 1) * 4);
-        (L->mode == LIN_F32_SEQ ? fd_mm_run_seq : fd_mm_run)(m, a, rows, pb, tmp, os);
+        run(m, a, rows, pb, tmp, os);
         for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
     }
     if (out2)

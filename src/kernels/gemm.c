@@ -48,17 +48,19 @@ static double time_path(fd_path p)
 /* Every path computes the same bits, so the default may simply be the
  * fastest one measured here: vdpbf16ps is not faster than two FMAs on every
  * CPU that has it. */
+int fd_path_parse(const char *name, fd_path *out)
+{
+    for (int p = 0; p < FD_PATH_COUNT; p++)
+        if (!strcmp(name, NAMES[p])) {
+            *out = (fd_path)p;
+            return 0;
+        }
+    return -1;
+}
+
 int fd_path_select(const char *name, fd_path *out)
 {
-    if (name && *name) {
-        for (int p = 0; p < FD_PATH_COUNT; p++)
-            if (!strcmp(name, NAMES[p])) {
-                if (!fd_path_supported((fd_path)p)) return -1;
-                *out = (fd_path)p;
-                return 0;
-            }
-        return -1;
-    }
+    if (name && *name) return fd_path_parse(name, out) || !fd_path_supported(*out) ? -1 : 0;
     fd_path best = FD_PATH_SCALAR;
     double best_t = 0;
     for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {

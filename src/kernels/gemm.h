@@ -32,6 +32,8 @@ typedef void (*fd_gemm_fn)(const uint32_t *hid, size_t np, size_t kp, const uint
                            size_t ntiles, float *out, size_t ostride);
 
 const char *fd_path_name(fd_path p);
+/* The path of that name (scalar|avx2|avx512f|avx512bf16|amx); -1 if none. */
+int fd_path_parse(const char *name, fd_path *out);
 /* Supported here for the pair order (never FD_PATH_AMX). */
 int fd_path_supported(fd_path p);
 /* The fastest supported path, or the one named by FIDELITY_KERNEL

@@ -3,7 +3,6 @@
  * enabling the tile state in XCR0, and (Linux) this process asking for it
  * once with arch_prctl; any of them missing leaves the FMA emulations. */
 #include "gemm.h"
-#include <string.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <sys/syscall.h>
@@ -44,15 +43,7 @@ int fd_tile_path_supported(fd_path p)
 
 int fd_tile_path_select(const char *name, fd_path *out)
 {
-    if (name && *name) {
-        for (int p = 0; p < FD_PATH_COUNT; p++)
-            if (!strcmp(name, fd_path_name((fd_path)p))) {
-                if (!fd_tile_path_supported((fd_path)p)) return -1;
-                *out = (fd_path)p;
-                return 0;
-            }
-        return -1;
-    }
+    if (name && *name) return fd_path_parse(name, out) || !fd_tile_path_supported(*out) ? -1 : 0;
     static const fd_path pref[] = {FD_PATH_AMX, FD_PATH_AVX512F, FD_PATH_AVX2};
     for (size_t i = 0; i < sizeof pref / sizeof *pref; i++)
         if (fd_tile_path_supported(pref[i])) { *out = pref[i]; return 0; }

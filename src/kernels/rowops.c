@@ -25,6 +25,12 @@ __attribute__((target("avx512f"))) static inline __m256i round16(__m512 v)
     return _mm512_cvtepi32_epi16(r);
 }
 
+/* 16 bf16 values widened exactly to fp32 */
+__attribute__((target("avx512f"))) static inline __m512 load16_bf16(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
 __attribute__((target("avx512f"))) static void round_avx512(const float *x, const float *bias, size_t n, uint16_t *out)
 {
     size_t i = 0;
@@ -50,9 +56,7 @@ __attribute__((target("avx512f"))) static void add_avx512(uint16_t *x, const uin
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512 a = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + i))), 16));
-        __m512 b = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(y + i))), 16));
-        _mm256_storeu_si256((__m256i *)(x + i), round16(_mm512_add_ps(a, b)));
+        _mm256_storeu_si256((__m256i *)(x + i), round16(_mm512_add_ps(load16_bf16(x + i), load16_bf16(y + i))));
     }
     _mm256_zeroupper();
     fd_bf16_add_scalar(x + i, y + i, n - i);
@@ -81,8 +85,7 @@ __attribute__((target("avx512f"))) static void axpy_avx512(float *acc, const uin
     size_t i = 0;
     const __m512 rv = _mm512_set1_ps(r);
     for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(y + i))), 16));
-        _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_mul_ps(v, rv)));
+        _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_mul_ps(load16_bf16(y + i), rv)));
     }
     _mm256_zeroupper();
     fd_bf16_axpy_scalar(acc + i, y + i, r, n - i);
@@ -98,11 +101,6 @@ void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) static inline __m512 load16_bf16(const uint16_t *p)
-{
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
-}
-
 __attribute__((target("avx512f"))) static size_t square_avx512(const uint16_t *x, size_t n, float *t)
 {
     size_t i = 0;
@@ -131,29 +129,32 @@ __attribute__((target("avx512f"))) static size_t weight_round_avx512(const float
     _mm256_zeroupper();
     return i;
 }
-#define HAVE512 __builtin_cpu_supports("avx512f")
-#else
-#define HAVE512 0
-#define square_avx512(x, n, t) 0
-#define scale_round_avx512(x, s, n, y) 0
-#define weight_round_avx512(w, n, y) 0
 #endif
 
 void fd_bf16_square(const uint16_t *x, size_t n, float *t)
 {
-    size_t i = HAVE512 ? square_avx512(x, n, t) : 0;
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = square_avx512(x, n, t);
+#endif
     for (; i < n; i++) { float u = fd_bf16_to_f32(x[i]); t[i] = u * u; }
 }
 
 void fd_bf16_scale_round(const uint16_t *x, float s, size_t n, uint16_t *y)
 {
-    size_t i = HAVE512 ? scale_round_avx512(x, s, n, y) : 0;
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = scale_round_avx512(x, s, n, y);
+#endif
     for (; i < n; i++) y[i] = fd_f32_to_bf16(fd_bf16_to_f32(x[i]) * s);
 }
 
 void fd_bf16_weight_round(const float *w, size_t n, uint16_t *y)
 {
-    size_t i = HAVE512 ? weight_round_avx512(w, n, y) : 0;
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) i = weight_round_avx512(w, n, y);
+#endif
     for (; i < n; i++) y[i] = fd_f32_to_bf16(w[i] * fd_bf16_to_f32(y[i]));
 }
 
