@@ -64,3 +64,9 @@ void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result 
     out->entropy = lr - rs->e / rs->s;
     out->top1_match = rs->argmax == ps->argmax;
 }
+
+int fd_kl_result_same(const fd_kl_result *a, const fd_kl_result *b)
+{
+    return memcmp(&a->kl, &b->kl, sizeof a->kl) == 0 && memcmp(&a->rkl, &b->rkl, sizeof a->rkl) == 0 &&
+           memcmp(&a->entropy, &b->entropy, sizeof a->entropy) == 0 && a->top1_match == b->top1_match;
+}

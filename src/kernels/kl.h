@@ -49,6 +49,8 @@ typedef struct fd_kl_result {
     int top1_match;
 } fd_kl_result;
 void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result *out);
+/* 1 when a and b hold the same bits in every field (padding ignored). */
+int fd_kl_result_same(const fd_kl_result *a, const fd_kl_result *b);
 /* m + log(S): the log-sum-exp a state stands for (for the JS pass). */
 double fd_lse_ref(const fd_ref_state *rs);
 double fd_lse_pair(const fd_pair_state *ps);
