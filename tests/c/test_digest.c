@@ -145,7 +145,7 @@ static int scope(void)
 {
     int fails = 0;
     jv *s = fd_native_scope();
-    CHECK_STR(jv_get_str(s, "scope_digest"), NATIVE_ROOT_SCOPE, "native scope_digest (shared/vectors/README.md)");
+    CHECK_STR(jv_get_str(s, "scope_digest"), NATIVE_ROOT_SCOPE, "native scope_digest (tests/vectors/README.md)");
     fd_buf b = {0};
     fd_err e = {0};
     CHECK(fd_scope_digest(s, &b, &e) == 0, "fd_scope_digest of the native scope");

@@ -10,7 +10,7 @@
 #include "format/pyfloat.h"
 #include "format/sha.h"
 
-#define VECTOR_PATH "../shared/vectors/fidelity-dataset.root-glm53-bf16.json"
+#define VECTOR_PATH "tests/vectors/fidelity-dataset.root-glm53-bf16.json"
 
 /* Parses from an exact-size heap copy (no terminator), so ASan sees any
  * read past the end. */

@@ -7,7 +7,7 @@
 #include "format/schema.h"
 
 #define SCHEMA_PATH "schema/fidelity-dataset.schema.json"
-#define VECTOR_PATH "../shared/vectors/fidelity-dataset.root-glm53-bf16.json"
+#define VECTOR_PATH "tests/vectors/fidelity-dataset.root-glm53-bf16.json"
 
 typedef struct { int n; fd_buf all; } sink;
 

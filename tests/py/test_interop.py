@@ -9,7 +9,7 @@ from dsutil import load, run, refusal_code, seal, canonical, sha
 
 BIN = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
-VECTOR = os.path.join(HERE, "..", "..", "..", "shared", "vectors", "fidelity-dataset.root-glm53-bf16.json")
+VECTOR = os.path.join(HERE, "..", "vectors", "fidelity-dataset.root-glm53-bf16.json")
 WORK = tempfile.mkdtemp(prefix="fd-interop-")
 results = []
 
