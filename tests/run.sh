@@ -1,120 +1,138 @@
 #!/usr/bin/env bash
 # The whole suite: C unit tests (ASan+UBSan), Python-oracle differential and
-# interop tests against both the release and the sanitizer binaries, and a
-# bounded libFuzzer run per parser.  Prints "N passed, M failed" last.
+# interop tests against both the release and the sanitizer binaries, parity
+# with the transformers goldens, and a bounded libFuzzer run per parser.
+#
+# Steps are independent (each works in its own temporary directory) and run
+# on a pool of TEST_JOBS jobs (default: the number of cores); each step's
+# output is printed whole when it ends, under "=== NAME", and the last line
+# is "N passed, M failed".
+#
+# usage: tests/run.sh [--only unit|py|parity|fuzz] [--list] [--match SUBSTRING]
 set -u
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 JSON_DOCS=${JSON_DOCS:-100000}
-pass=0 fail=0
-step() {
-    local name=$1; shift
-    echo "=== $name"
-    if "$@"; then pass=$((pass + 1)); echo "--- ok: $name"
-    else fail=$((fail + 1)); echo "--- FAILED: $name"; fi
-}
+JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+ONLY="" LIST=0 MATCH=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --only) ONLY=$2; shift 2 ;;
+        --list) LIST=1; shift ;;
+        --match) MATCH=$2; shift 2 ;;
+        *) echo "usage: tests/run.sh [--only unit|py|parity|fuzz] [--list] [--match SUBSTRING]" >&2; exit 4 ;;
+    esac
+done
+case $ONLY in ""|unit|py|parity|fuzz) ;; *) echo "tests/run.sh: --only takes unit, py, parity or fuzz" >&2; exit 4 ;; esac
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-step "unit tests (ASan+UBSan)" ./build-asan/unit
-step "json differential vs CPython ($JSON_DOCS docs, release)" python3 tests/py/json_diff.py build/fidelity "$JSON_DOCS" 1234
-step "json differential vs CPython (20000 docs, ASan)" python3 tests/py/json_diff.py build-asan/fidelity 20000 99
-for bin in build/fidelity build-asan/fidelity; do
-    step "interop both ways ($bin)" python3 tests/py/test_interop.py "$bin"
-    step "hostile trees ($bin)" python3 tests/py/test_hostile.py "$bin"
-done
-step "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
-step "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
-for t in panel quantize engine_load model_fixture capture probe panel_text schedule; do
-    [ -f tests/py/test_$t.py ] || continue
-    for bin in build/fidelity build-asan/fidelity; do
-        step "$t ($bin)" python3 tests/py/test_$t.py "$bin"
-    done
-done
-# quantized checkpoints as shipped: FP8 block / NVFP4 (issue 10)
-for bin in build/fidelity build-asan/fidelity; do
-    step "quantized checkpoints FP8-block / NVFP4: oracle bytes, capture digests, refusals, peak RSS ($bin)" \
-        python3 tests/py/test_quantfmt.py "$bin"
-done
-# glm5_next (issue 8): flash-0.1b-next fixture, inspect-model, demo flow (int8 < int4)
-for bin in build/fidelity build-asan/fidelity; do
-    step "glm5_next fixture and demo flow ($bin)" python3 tests/py/test_next.py "$bin"
-done
-if [ -f tests/py/test_compare.py ]; then
-    for bin in build/fidelity build-asan/fidelity; do
-        step "compare gates, SC-1, invariance, numpy oracle ($bin)" python3 tests/py/test_compare.py "$bin"
-    done
+# ---- the steps: GROUP NAME COMMAND...   (a step is one shell-quoted command line)
+NAMES=() CMDS=()
+step() {
+    local group=$1 name=$2; shift 2
+    [ -n "$ONLY" ] && [ "$ONLY" != "$group" ] && return 0
+    [ -n "$MATCH" ] && [[ $name != *"$MATCH"* ]] && return 0
+    NAMES+=("$name")
+    CMDS+=("$(printf '%q ' "$@")")
+}
+BINS="build/fidelity build-asan/fidelity"
+
+step unit "unit tests (ASan+UBSan)" ./build-asan/unit
+step unit "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
+step unit "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
+if python3 -c 'import numpy' 2>/dev/null; then
+    step unit "stats table in test_stats.c regenerates from numpy" bash -c \
+        'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'
+else
+    echo "numpy not installed: numpy oracle checks skipped"
 fi
-# --- report (issue 7 part 1): HTML/SVG comparison report; the screenshot check needs chromium
-for bin in build/fidelity build-asan/fidelity; do
-    step "report: SVG, receipt values, escaping, refusals, chromium screenshot ($bin)" \
+step py "json differential vs CPython ($JSON_DOCS docs, release)" python3 tests/py/json_diff.py build/fidelity "$JSON_DOCS" 1234
+step py "json differential vs CPython (20000 docs, ASan)" python3 tests/py/json_diff.py build-asan/fidelity 20000 99
+for bin in $BINS; do
+    step py "interop both ways ($bin)" python3 tests/py/test_interop.py "$bin"
+    step py "hostile trees ($bin)" python3 tests/py/test_hostile.py "$bin"
+    for t in panel quantize engine_load model_fixture capture probe panel_text schedule; do
+        step py "$t ($bin)" python3 tests/py/test_$t.py "$bin"
+    done
+    # quantized checkpoints as shipped: FP8 block / NVFP4 (issue 10)
+    step py "quantized checkpoints FP8-block / NVFP4: oracle bytes, capture digests, refusals, peak RSS ($bin)" \
+        python3 tests/py/test_quantfmt.py "$bin"
+    # glm5_next (issue 8): flash-0.1b-next fixture, inspect-model, demo flow (int8 < int4)
+    step py "glm5_next fixture and demo flow ($bin)" python3 tests/py/test_next.py "$bin"
+    step py "compare gates, SC-1, invariance, numpy oracle ($bin)" python3 tests/py/test_compare.py "$bin"
+    # report (issue 7 part 1): the screenshot check needs chromium
+    step py "report: SVG, receipt values, escaping, refusals, chromium screenshot ($bin)" \
         env FIDELITY_REQUIRE_CHROMIUM=1 python3 tests/py/test_report.py "$bin"
-done
-# --- end report
-# --- llama.cpp .kld interop (issue 7 part 2): export/adapt byte layout vs tests/py/kld_ref.py, refusals,
-# logit-form and mixed-form compare
-for bin in build/fidelity build-asan/fidelity; do
-    step "llama.cpp .kld: export bytes = kld_ref, adapt decode, refusals, logit/mixed compare ($bin)" \
+    # llama.cpp .kld interop (issue 7 part 2)
+    step py "llama.cpp .kld: export bytes = kld_ref, adapt decode, refusals, logit/mixed compare ($bin)" \
         python3 tests/py/test_kld.py "$bin"
-done
-# --- end llama.cpp .kld
-# --- hub (issue 6): hf:// fetch against a loopback Hub (misbehaviour matrix, tokens, kill+resume),
-# dataset/model cards parsed by PyYAML, registry submissions
-for bin in build/fidelity build-asan/fidelity; do
-    step "hf:// fetch: 429/500/drop/corrupt/hostile listings/cross-origin redirect, tokens, resume ($bin)" \
+    # hub (issue 6): hf:// fetch against a loopback Hub, cards (PyYAML), registry submissions
+    step py "hf:// fetch: 429/500/drop/corrupt/hostile listings/cross-origin redirect, tokens, resume ($bin)" \
         python3 tests/py/test_hub.py "$bin"
-    [ -f tests/py/test_card.py ] && step "cards (PyYAML) and registry submissions ($bin)" python3 tests/py/test_card.py "$bin"
-done
-# --- end hub
-# --- kimi-k3 interop (issue 7 part 3): compat/ byte-equal to tests/py/k3_ref.py (k3compat.py), both-way
-# interop, capture -> compat -> adapt --source k3v1 -> compare round trip, his artifact shape, refusals
-for bin in build/fidelity build-asan/fidelity; do
-    step "kimi-k3: compat/ view, adapt k3v1/k3v0-window, round trip, refusals ($bin)" \
+    step py "cards (PyYAML) and registry submissions ($bin)" python3 tests/py/test_card.py "$bin"
+    # kimi-k3 interop (issue 7 part 3)
+    step py "kimi-k3: compat/ view, adapt k3v1/k3v0-window, round trip, refusals ($bin)" \
         python3 tests/py/test_k3.py "$bin"
-    step "kimi-k3: compare --emit-k3-compat summary = plain-Python oracle, views verify and round-trip, refusals ($bin)" \
+    step py "kimi-k3: compare --emit-k3-compat summary = plain-Python oracle, views verify and round-trip, refusals ($bin)" \
         python3 tests/py/test_k3_compare.py "$bin"
-done
-# --- end kimi-k3
-# --- capture --score-from (issue 7 parts 2/3): a capture on the llama.cpp .kld panel, compared directly
-for bin in build/fidelity build-asan/fidelity; do
-    step "capture --score-from: rows = full capture's [N:], same panel as a .kld, mixed compare, refusals ($bin)" \
+    # capture --score-from (issue 7 parts 2/3)
+    step py "capture --score-from: rows = full capture's [N:], same panel as a .kld, mixed compare, refusals ($bin)" \
         python3 tests/py/test_score_from.py "$bin"
+    # tokenizer.json tokenizer: parity with the committed HF oracle ids (tests/tok/fetch.sh brings the rest)
+    step py "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
 done
-# --- end capture --score-from
-# --- MPI (issue 9 part 2): mpirun -np 1/2/3 compare and capture+merge equal the single process, resume
-# after a killed rank (docs/MPI.md); the merge/single-process side runs under both binaries
+# MPI (issue 9 part 2): mpirun -np 1/2/3 compare and capture+merge equal the single process (docs/MPI.md)
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
-    make -s mpi >/dev/null || echo "make mpi failed"
-    for bin in build/fidelity build-asan/fidelity; do
-        step "MPI: compare/capture under mpirun -np 1/2/3 = single process, merge, resume (vs $bin)" \
+    for bin in $BINS; do
+        step py "MPI: compare/capture under mpirun -np 1/2/3 = single process, merge, resume (vs $bin)" \
             python3 tests/py/test_mpi.py build-mpi/fidelity "$bin"
     done
 else
     echo "mpicc/mpirun not installed (openmpi-bin libopenmpi-dev): MPI tests skipped"
 fi
-# --- end MPI
-if python3 -c 'import numpy' 2>/dev/null; then
-    step "stats table in test_stats.c regenerates from numpy" bash -c \
-        'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'
-else
-    echo "numpy not installed: numpy oracle checks skipped"
-fi
-# tokenizer.json tokenizer (src/tokenizer/): parity with the committed HF oracle ids;
-# tests/tok/fetch.sh brings the tokenizers that are not committed (skipped when absent)
-bash tests/tok/fetch.sh
-for bin in build/fidelity build-asan/fidelity; do
-    step "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
+step py "demo (README command)" ./build/fidelity demo --out build/test-demo
+# parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
+for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
+         "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do
+    step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done
-step "parity with the transformers goldens (tiny, flash-0.1b window 0: the issue targets)" bash tests/parity/run_parity.sh build/fidelity
-step "demo (README command)" ./build/fidelity demo --out build/test-demo
-for f in build-fuzz/fuzz_*; do
-    [ -x "$f" ] || continue
-    name=$(basename "$f"); corpus=fuzz/corpus/${name#fuzz_}
-    tmpc=$(mktemp -d)
-    [ -d "$corpus" ] && cp -r "$corpus"/. "$tmpc"/
-    step "fuzz $name (${FUZZ_SECONDS}s)" "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$tmpc"
-    rm -rf "$tmpc"
+for f in fuzz/fuzz_*.c; do
+    name=$(basename "$f" .c); corpus=fuzz/corpus/${name#fuzz_}
+    step fuzz "fuzz $name (${FUZZ_SECONDS}s)" bash tests/fuzz_one.sh "build-fuzz/$name" "$corpus" "$FUZZ_SECONDS"
 done
+
+if [ "$LIST" = 1 ]; then printf '%s\n' "${NAMES[@]}"; exit 0; fi
+# steps that need fetched data run after the fetch
+case $ONLY in ""|py) bash tests/tok/fetch.sh ;; esac
+
+# ---- the pool
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+pass=0 fail=0 failed=()
+declare -A PID2IDX=()
+finish() { # PID RC
+    local i=${PID2IDX[$1]} rc=$2
+    unset "PID2IDX[$1]"
+    echo "=== ${NAMES[$i]}"
+    cat "$LOGS/$i.log"
+    if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); echo "--- ok: ${NAMES[$i]} ($(cat "$LOGS/$i.time")s)"
+    else fail=$((fail + 1)); failed+=("${NAMES[$i]}"); echo "--- FAILED: ${NAMES[$i]} (exit $rc)"; fi
+}
+reap() { # wait for any one step
+    local pid rc
+    wait -n -p pid; rc=$?
+    finish "$pid" "$rc"
+}
+t0=$SECONDS
+for i in "${!NAMES[@]}"; do
+    while [ "${#PID2IDX[@]}" -ge "$JOBS" ]; do reap; done
+    ( s=$SECONDS; eval "${CMDS[$i]}" >"$LOGS/$i.log" 2>&1; rc=$?; echo $((SECONDS - s)) >"$LOGS/$i.time"; exit $rc ) &
+    PID2IDX[$!]=$i
+done
+while [ "${#PID2IDX[@]}" -gt 0 ]; do reap; done
 echo
+[ "$fail" -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
+echo "suite wall time $((SECONDS - t0)) s on $JOBS jobs"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

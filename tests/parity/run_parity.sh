@@ -13,15 +13,19 @@
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
 # must hold; measured: all eight bit-identical to their golden
 # (docs/CAPTURE.md, docs/MODEL-GLM5-NEXT.md §6).
-# usage: run_parity.sh BINARY
+# usage: run_parity.sh BINARY [ORDER PRESET]   (with ORDER PRESET: that golden only)
 set -euo pipefail
 B=$(readlink -f "$1")
+ONLY_ORDER=${2:-} ONLY_PRESET=${3:-}
 cd "$(dirname "$0")/../.."
 python3 -c 'import numpy' 2>/dev/null || { echo "parity: numpy not installed, skipped"; exit 0; }
 W=$(mktemp -d)
+RAN=0
 trap 'rm -rf "$W"' EXIT
 run() { # order preset golden windows [compare_hidden bounds...]
     local o=$1 p=$2 g=$3 n=$4; shift 4
+    if [ -n "$ONLY_ORDER" ] && { [ "$o" != "$ONLY_ORDER" ] || [ "$p" != "$ONLY_PRESET" ]; }; then return 0; fi
+    RAN=$((RAN + 1))
     [ -d "$W/$p" ] || "$B" fixture --preset "$p" --seed 1 --out "$W/$p" >/dev/null
     local r="$W/$o-$p"
     cap() { "$B" capture --model "$1" --panel "$W/$p/panel" --out "$2" --role "$3" --lane other --windows "$n" \
@@ -50,3 +54,4 @@ run tile tiny tiny-seed1-eager-amx 4
 run tile small small-seed1-eager-amx-w0 1
 run tile flash-0.1b flash-0.1b-seed1-eager-amx-w0 1
 run tile flash-0.1b-next flash-0.1b-next-seed1-eager-amx-w0 1
+[ "$RAN" -gt 0 ] || { echo "run_parity.sh: no golden for order '$ONLY_ORDER' preset '$ONLY_PRESET'" >&2; exit 1; }
