@@ -115,10 +115,10 @@ demo: build/fidelity
 	./build/fidelity demo --preset flash-0.1b --windows 2 --out build/demo
 
 # The whole suite, steps run on a pool of $(nproc) jobs (tests/run.sh; TEST_JOBS=N to choose).
-test: all asan fuzz $(if $(HAVE_MPICC),mpi)
+test: all build/unit asan fuzz $(if $(HAVE_MPICC),mpi)
 	bash tests/run.sh
 # Named subsets of the same steps (tests/run.sh --only GROUP).
-test-unit: all asan
+test-unit: all build/unit asan
 	bash tests/run.sh --only unit
 test-py: all asan $(if $(HAVE_MPICC),mpi)
 	bash tests/run.sh --only py

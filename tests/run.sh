@@ -41,6 +41,7 @@ BINS="build/fidelity build-asan/fidelity"
 step unit "unit tests (ASan+UBSan)" ./build-asan/unit
 step unit "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
 step unit "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
+step unit "AVX2-only CPU (qemu EPYC-Milan): selftest, unit tests, capture/compare bits = native" bash tests/avx2.sh
 if python3 -c 'import numpy' 2>/dev/null; then
     step unit "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'
@@ -91,6 +92,7 @@ if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
 else
     echo "mpicc/mpirun not installed (openmpi-bin libopenmpi-dev): MPI tests skipped"
 fi
+step unit "make install into an empty DESTDIR: binary, man page, completion" bash tests/install.sh
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
