@@ -52,4 +52,11 @@ for o in tile pair; do
     cmp -s "$W/$o-native-cmp/tokenwise-kld.npy" "$W/$o-emul-cmp/tokenwise-kld.npy" && r=ok || r=bad
     check "$o order: compare tokenwise KL bytes on AVX2-only = native" $r
 done
+# the default kernel path is chosen by CPU features, never by timing (issue 24.4)
+kpath() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1] + "/comparison-receipt.json"))["comparator"]["replay_env"]["kernel_path"])' "$1"; }
+[ "$(kpath "$W/pair-emul-cmp")" = avx2 ] && r=ok || r=bad
+check "default compare kernel on the AVX2-only CPU is avx2 (got $(kpath "$W/pair-emul-cmp"))" $r
+want=avx2; grep -qw avx512f /proc/cpuinfo && want=avx512f
+[ "$(kpath "$W/pair-native-cmp")" = $want ] && r=ok || r=bad
+check "default compare kernel natively is $want, by features (got $(kpath "$W/pair-native-cmp"))" $r
 exit $fail

@@ -32,7 +32,7 @@ typedef struct fd_export_opts {
     const char *dataset, *out;
     int window;                  /* 16 (llama.cpp) or 24 (ik_llama.cpp) */
     int verify_tensors, force;
-    const char *kernel;          /* NULL: fastest */
+    const char *kernel;          /* NULL: the default by CPU features */
 } fd_export_opts;
 
 /* A hidden-form dataset + its head -> a llama.cpp --kl-divergence-base file. */

@@ -238,8 +238,8 @@ sync:
     /* every rank reaches this point once: a refusal on any rank stops all */
     if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
     if (rc) goto out;
-    /* the default path is the fastest measured at start-up, which ranks may
-     * measure differently: every rank runs rank 0's, the one the receipt names */
+    /* ranks may run on CPUs with different features: every rank runs rank
+     * 0's path, the one the receipt names (the bits are the same on any) */
     if (o->dist) fd_dist_bcast(o->dist, &path, sizeof path, 0);
 
     /* replay: candidates grouped by their shared-context list (normally one group) */

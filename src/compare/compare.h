@@ -17,7 +17,7 @@ typedef struct fd_cmp_opts {
     const char *head;                /* with --disclose-head-substitution */
     int threads;
     size_t position_block, vocab_chunk;
-    const char *kernel;              /* NULL: fastest; else a path name */
+    const char *kernel;              /* NULL: the default by CPU features; else a path name */
     const char *created_utc;         /* NULL: now (tests pin it) */
     const struct fd_dist *dist;      /* NULL: one process; else the records are
                                         sharded across its ranks (docs/MPI.md) and

@@ -35,7 +35,7 @@ typedef struct fd_mm {
     fd_pool *pool;      /* NULL: everything runs in the calling thread */
 } fd_mm;
 
-/* kernel: NULL/"" for the fastest path here for `order`, else
+/* kernel: NULL/"" for the default path here for `order` (by CPU features), else
  * scalar|avx2|avx512f|avx512bf16|amx (refused when unknown or unsupported;
  * amx computes only the tile order).  threads <= 0: one per online CPU.
  * Starts the worker threads; fd_mm_free stops them. */

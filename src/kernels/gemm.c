@@ -2,7 +2,6 @@
 #include "../util/buf.h"
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 fd_gemm_fn fd_gemm_scalar_fn(void);
 fd_gemm_fn fd_gemm_x86_fn(fd_path p);
@@ -25,29 +24,6 @@ int fd_path_supported(fd_path p)
     }
 }
 
-/* Seconds one path takes on a small cache-resident problem. */
-static double time_path(fd_path p)
-{
-    enum { NP = 16, KP = 128, TILES = 64 };
-    uint32_t *a = fd_xcalloc(NP * KP, 4), *b = fd_xcalloc(TILES * KP * FD_TILE, 4);
-    float *out = fd_xmalloc(NP * TILES * FD_TILE * 4);
-    for (size_t i = 0; i < NP * KP; i++) a[i] = 0x3f803f80u;
-    for (size_t i = 0; i < TILES * KP * FD_TILE; i++) b[i] = 0x3c003c00u;
-    fd_gemm_fn f = fd_gemm_for(p);
-    unsigned csr = fd_ftz_daz_enter();
-    f(a, NP, KP, b, TILES, out, TILES * FD_TILE); /* warm-up */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int r = 0; r < 8; r++) f(a, NP, KP, b, TILES, out, TILES * FD_TILE);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    fd_ftz_daz_leave(csr);
-    free(a); free(b); free(out);
-    return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-}
-
-/* Every path computes the same bits, so the default may simply be the
- * fastest one measured here: vdpbf16ps is not faster than two FMAs on every
- * CPU that has it. */
 int fd_path_parse(const char *name, fd_path *out)
 {
     for (int p = 0; p < FD_PATH_COUNT; p++)
@@ -58,17 +34,23 @@ int fd_path_parse(const char *name, fd_path *out)
     return -1;
 }
 
+/* The default path is chosen by the CPU's features alone, never by timing
+ * (a timed choice can differ from run to run under load): avx512f where the
+ * CPU has AVX-512F, else avx2 (AVX2 + FMA), else scalar.  Every path
+ * computes the same bits; avx512bf16 is used only when asked for, since two
+ * 512-bit FMAs beat one vdpbf16ps on the Intel and AMD hosts measured
+ * (bench/README.md). */
+fd_path fd_path_default(void)
+{
+    if (fd_path_supported(FD_PATH_AVX512F)) return FD_PATH_AVX512F;
+    if (fd_path_supported(FD_PATH_AVX2)) return FD_PATH_AVX2;
+    return FD_PATH_SCALAR;
+}
+
 int fd_path_select(const char *name, fd_path *out)
 {
     if (name && *name) return fd_path_parse(name, out) || !fd_path_supported(*out) ? -1 : 0;
-    fd_path best = FD_PATH_SCALAR;
-    double best_t = 0;
-    for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
-        if (!fd_path_supported((fd_path)p)) continue;
-        double t = time_path((fd_path)p);
-        if (best == FD_PATH_SCALAR || t < best_t) { best = (fd_path)p; best_t = t; }
-    }
-    *out = best;
+    *out = fd_path_default();
     return 0;
 }
 

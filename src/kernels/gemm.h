@@ -36,8 +36,11 @@ const char *fd_path_name(fd_path p);
 int fd_path_parse(const char *name, fd_path *out);
 /* Supported here for the pair order (never FD_PATH_AMX). */
 int fd_path_supported(fd_path p);
-/* The fastest supported path, or the one named by FIDELITY_KERNEL
- * (scalar|avx2|avx512f|avx512bf16); -1 if that name is unknown or unsupported. */
+/* The default pair-order path, by CPU features only (never by timing):
+ * avx512f, else avx2, else scalar. */
+fd_path fd_path_default(void);
+/* The path named by override_name (scalar|avx2|avx512f|avx512bf16), or the
+ * default when it is NULL or empty; -1 if that name is unknown or unsupported. */
 int fd_path_select(const char *override_name, fd_path *out);
 fd_gemm_fn fd_gemm_for(fd_path p);
 
@@ -61,7 +64,8 @@ float fd_dot_tile(const uint32_t *a, const uint32_t *b, size_t kp, size_t bstrid
  * avx512f; avx512bf16 runs the avx512f one) and amx where the CPU has it
  * and the kernel grants the tile state. */
 int fd_tile_path_supported(fd_path p);
-/* As fd_path_select, for the tile order: amx when usable, else the fastest. */
+/* As fd_path_select, for the tile order, by CPU features only: amx when
+ * usable, else avx512f, else avx2, else scalar. */
 int fd_tile_path_select(const char *override_name, fd_path *out);
 /* The tile-order kernels set FTZ+DAZ themselves where they need it. */
 fd_gemm_fn fd_gemm_tile_for(fd_path p);
