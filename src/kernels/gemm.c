@@ -12,6 +12,7 @@ const char *fd_path_name(fd_path p) { return p < FD_PATH_COUNT ? NAMES[p] : "?";
 
 int fd_path_supported(fd_path p)
 {
+#if defined(__x86_64__)
     __builtin_cpu_init();
     switch (p) {
     case FD_PATH_SCALAR: return 1;
@@ -22,6 +23,9 @@ int fd_path_supported(fd_path p)
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
     default: return 0;
     }
+#else
+    return p == FD_PATH_SCALAR; /* the SIMD paths of this table are x86 ones */
+#endif
 }
 
 int fd_path_parse(const char *name, fd_path *out)

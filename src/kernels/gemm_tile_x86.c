@@ -4,6 +4,7 @@
  * words, B packed as tiles of 16 columns x kp pair words, which is already
  * the VNNI layout a B tile loads (16 pair rows of 64 bytes). */
 #include "gemm.h"
+#if defined(__x86_64__)
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,3 +269,13 @@ fd_gemm_fn fd_gemm_tile_x86_fn(fd_path p)
     default: return NULL;
     }
 }
+
+#else /* not x86-64: no SIMD paths of this file; the portable definitions run */
+
+fd_gemm_fn fd_gemm_tile_x86_fn(fd_path p);
+fd_gemm_fn fd_gemm_tile_x86_fn(fd_path p)
+{
+    (void)p;
+    return NULL;
+}
+#endif

@@ -4,6 +4,7 @@
  * tiles (AVX-512F), independent accumulators each a single chain over the
  * hidden pairs in the canonical order, so the blocking never moves a bit. */
 #include "gemm.h"
+#if defined(__x86_64__)
 #include <immintrin.h>
 #include <string.h>
 #include "../util/buf.h"
@@ -299,3 +300,15 @@ fd_gemm_fn fd_gemm_x86_fn(fd_path p)
     default: return NULL;
     }
 }
+
+#else /* not x86-64: no SIMD paths of this file; the portable definitions run */
+
+unsigned fd_ftz_daz_enter(void) { return 0; }
+void fd_ftz_daz_leave(unsigned saved) { (void)saved; }
+fd_gemm_fn fd_gemm_x86_fn(fd_path p);
+fd_gemm_fn fd_gemm_x86_fn(fd_path p)
+{
+    (void)p;
+    return NULL;
+}
+#endif

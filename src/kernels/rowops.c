@@ -1,6 +1,8 @@
 #include "rowops.h"
 #include "../util/bf16.h"
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <math.h>
 #include <string.h>
 
