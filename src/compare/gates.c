@@ -268,7 +268,14 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         g->advisory = 1;
         disclose(g, "weights_reconstructed", "caveat", 1, "the candidate's weights were decoded (exl3-trellis) before capture");
     }
-    /* the decode gate, like provenance, is not a receipt gate (the v1 schema closes that object) */
+    /* 9b. decode: recorded in the receipt as the Python tool records it (the current schema admits it);
+     * never a refusal, a reconstruction only makes the receipt advisory */
+    if (o->self_compare)
+        gate(g, "decode", 1, "self-compare: both sides are the same artifact; the weights-decode caveats apply to a "
+                             "measurement against a reference, not to SC-1", NULL);
+    else
+        gate(g, "decode", 1, reconstructed ? "weights decode: the candidate's weights were reconstructed (exl3-trellis) before capture; advisory"
+                                           : "no weights decode declared (weights.codec) on the candidate", NULL);
 
     /* 10. classify */
     g->digest_equal = ref->capture_content_digest && cand->capture_content_digest &&
