@@ -327,6 +327,25 @@ if case("--own-heads compare runs", r is not None and rc in (0, 2), out):
          get(r, "comparator.head_applied_reference_tensor_content_sha256") == refm["head"]["tensor_content_sha256"]
          and get(r, "comparator.head_applied_candidate_tensor_content_sha256") == hm["head"]["tensor_content_sha256"])
 
+rc, out, r = compare("own-heads-equal", "--reference", REF, "--candidate", CAND, "--own-heads")
+if case("--own-heads on equal heads runs", r is not None and rc in (0, 2), out):
+    case("--own-heads on equal heads is HEAD-1d (native_head), as the Python tool orders the gate",
+         get(r, "estimator.head_policy") == "native_head"
+         and get(r, "comparator.head_applied_tensor_content_sha256") is None
+         and get(r, "comparator.head_applied_reference_tensor_content_sha256")
+         == get(r, "comparator.head_applied_candidate_tensor_content_sha256") == refm["head"]["tensor_content_sha256"],
+         (get(r, "estimator.head_policy"), get(r, "comparator")))
+
+hm = load(os.path.join(HEADS, "fidelity-dataset.json"))
+rc, out, r = compare("substituted", "--reference", REF, "--candidate", HEADS, "--disclose-head-substitution",
+                     "--head", os.path.join(HEADS, hm["head"]["file"]))
+if case("--disclose-head-substitution --head runs", r is not None and rc == 2, out):
+    case("substituted head: the three head_applied fields name the --head file's content digest",
+         get(r, "comparator.head_applied_tensor_content_sha256")
+         == get(r, "comparator.head_applied_reference_tensor_content_sha256")
+         == get(r, "comparator.head_applied_candidate_tensor_content_sha256") == hm["head"]["tensor_content_sha256"],
+         get(r, "comparator"))
+
 rc, out, r = compare("sc1", "--reference", REF, "--candidate", REF2, "--self-compare")
 if case("SC-1 hash proof runs", r is not None and rc == 0, out):
     case("hash proof: logits_dtype is the capture dtype ('bf16'), no replay",
