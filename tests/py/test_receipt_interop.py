@@ -9,7 +9,8 @@
    closed where the schema is: an unknown gate, a bad seal, a null panel id
    pattern breach still refuse.
 2. A dataset whose panel id is the panel.json's declared id (what the Python
-   capture writes) verifies.
+   capture writes) verifies, and the dataset manifest the Python tool published
+   (tests/vectors/python-datasets/) validates.
 3. Our receipts spell what theirs spell: estimator.hidden_dtype / logits_dtype
    are the capture dtype lower-cased ("bf16", "f32") or the replay dtype
    ("float32"), the head_applied_* triple follows theirs (null single field
@@ -216,6 +217,12 @@ for f in sorted(os.listdir(VECTORS)):
         case("receipt the Python tool published validates: " + f, rc == 0, out)
         doc = load(os.path.join(VECTORS, f))
         case("  ... and it carries gates.decode (the block the old schema refused)", "decode" in doc["gates"])
+
+DS_VECTORS = os.path.join(HERE, "..", "vectors", "python-datasets")
+for f in sorted(os.listdir(DS_VECTORS)):
+    if f.endswith(".json"):
+        rc, out = fid("validate", "--manifest-only", os.path.join(DS_VECTORS, f))
+        case("dataset manifest the Python tool published validates: " + f, rc == 0, out)
 
 # still closed: an unknown gate, a broken seal, a non-string/empty panel id
 bad = python_receipt()
