@@ -93,6 +93,10 @@ else
     echo "mpicc/mpirun not installed (openmpi-bin libopenmpi-dev): MPI tests skipped"
 fi
 step unit "make install into an empty DESTDIR: binary, man page, completion" bash tests/install.sh
+# issue 16: defects found on a second host and by independent checks
+for bin in $BINS; do
+    step py "comparison receipts interoperate with the Python tool ($bin)" python3 tests/py/test_receipt_interop.py "$bin"
+done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \

@@ -11,6 +11,7 @@
 #include "mpi/dist.h"
 #include "util/fsio.h"
 #include "util/utc.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,12 @@ static jv *side_block(const fd_side *s)
     jv_set(o, "head", head);
     jv_set(o, "stack_fingerprint_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "stack_fingerprint_sha256")));
     jv_set(o, "lane_identity_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "lane_identity_sha256")));
+    /* the manifest's weights block verbatim (the Python tool's side_block copies it whole),
+     * with the fields the receipt schema requires made present */
+    if (w && w->t == JV_OBJ) {
+        jv_free(wt);
+        wt = jv_copy(w);
+    }
     const jv *repo = jv_get(w, "repository");
     jv_set(wt, "repository", repo && repo->t == JV_STR && repo->u.s.n ? jv_copy(repo) : jv_str("unknown"));
     jv_set(wt, "revision", copy_or_null(jv_get(w, "revision")));
@@ -163,6 +170,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     cand_run *cr = fd_xcalloc(o->ncand, sizeof *cr);
     size_t opened = 0;
     uint16_t *ref_head = NULL, *sub_head = NULL;
+    char sub_content[65] = {0};
     uint16_t **cand_heads = fd_xcalloc(o->ncand, sizeof *cand_heads);
     fd_path path;
     if (fd_path_select(o->kernel, &path)) {
@@ -203,6 +211,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         if (strcmp(got, ref.head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", ref.root); goto sync; }
         if (o->head) {
             if (fd_read_head(o->head, "lm_head.weight", ref.vocab, ref.hidden, &sub_head, e)) { rc = -1; goto sync; }
+            fd_sha256_hex(sub_head, (size_t)ref.vocab * (size_t)ref.hidden * 2, sub_content);   /* the head applied */
         }
     }
     for (size_t i = 0; i < o->ncand; i++) {
@@ -222,7 +231,7 @@ int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
             cr[i].head_applied = s->head_content;
         } else if (cr[i].g.head_substituted && sub_head) {
             cr[i].head = sub_head;
-            cr[i].head_applied = NULL;
+            cr[i].head_applied = sub_content;
         } else if (!cr[i].g.heads_equal && !cr[i].g.head_substituted) {
             fd_side *s = &cr[i].side;
             if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto sync; }

@@ -177,15 +177,20 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
             return refuse(e, "head", "head_mismatch", "%s", "equal head file digests but different content digests (O-6)");
         g->head_ref = rc_;
         g->head_cand = cc;
-        if (!strcmp(rc_, cc)) {
+        if (o->own_heads) {
+            /* HEAD-1d first, as the Python tool orders it: the same procedure whether or not the heads are equal */
+            g->head_policy = "native_head";
+            g->heads_equal = !strcmp(rc_, cc);
+            disclose(g, "native_head_replay", "info", 0, g->heads_equal
+                     ? "each side is replayed through its own head (--own-heads, HEAD-1d); the heads are content-identical"
+                     : "each side is replayed through its own head (--own-heads, HEAD-1d); the heads differ in content");
+            gate(g, "head", 1, g->heads_equal ? "HEAD-1d: own heads on both sides (content-identical)"
+                                              : "heads differ; each side replayed through its own head", "--own-heads");
+        } else if (!strcmp(rc_, cc)) {
             g->head_policy = "shared_reference_head";
             g->heads_equal = 1;
             disclose(g, "shared_reference_head", "info", 0, "both captures ship the same head (equal tensor content digests); it is applied to both sides");
             gate(g, "head", 1, "equal head content digests (HEAD-1a)", NULL);
-        } else if (o->own_heads) {
-            g->head_policy = "native_head";
-            disclose(g, "native_head_replay", "info", 0, "each side is replayed through its own head (--own-heads, HEAD-1d)");
-            gate(g, "head", 1, "heads differ; each side replayed through its own head", "--own-heads");
         } else if (o->disclose_head_substitution) {
             g->head_policy = "shared_reference_head";
             g->head_substituted = 1;
@@ -268,7 +273,14 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         g->advisory = 1;
         disclose(g, "weights_reconstructed", "caveat", 1, "the candidate's weights were decoded (exl3-trellis) before capture");
     }
-    /* the decode gate, like provenance, is not a receipt gate (the v1 schema closes that object) */
+    /* 9b. decode: recorded in the receipt as the Python tool records it (the current schema admits it);
+     * never a refusal, a reconstruction only makes the receipt advisory */
+    if (o->self_compare)
+        gate(g, "decode", 1, "self-compare: both sides are the same artifact; the weights-decode caveats apply to a "
+                             "measurement against a reference, not to SC-1", NULL);
+    else
+        gate(g, "decode", 1, reconstructed ? "weights decode: the candidate's weights were reconstructed (exl3-trellis) before capture; advisory"
+                                           : "no weights decode declared (weights.codec) on the candidate", NULL);
 
     /* 10. classify */
     g->digest_equal = ref->capture_content_digest && cand->capture_content_digest &&

@@ -218,7 +218,9 @@ static int manifest(void)
         {"head", "file", "\"head/a\\u0000b\"", "head.file: 'head/a\\x00b' is not valid under any"},
         {NULL, "format_version", "\"1\"", "format_version: '1' != const 1"},
         {NULL, "format_version", "true", "format_version: True != const 1"},
-        {"panel", "panel_id", "\"xpanel--final25\"", "panel.panel_id: 'xpanel--final25' does not match '^panel--'"},
+        /* the current schema takes a panel.json's declared id verbatim (no "panel--" prefix): non-empty, no whitespace */
+        {"panel", "panel_id", "\"panel 25\"", "panel.panel_id: 'panel 25' does not match"},
+        {"panel", "panel_id", "\"\"", "panel.panel_id: '' does not match"},
         {"panel", "contexts", "0", "panel.contexts: 0 is less than the minimum of 1"},
         {"capture", "form", "\"logit\"", "capture.tensor_key: 'hidden_states' != const 'logits'"},
         {"scope", "extra", "1", "scope: Additional properties are not allowed ('extra' was unexpected)"},
@@ -235,6 +237,11 @@ static int manifest(void)
         f += expect(s, m, -1, muts[i].msg, label);
         jv_free(m);
     }
+    /* ... and an id without the prefix, as the Python capture writes it, is accepted */
+    jv *pm = jv_copy(doc);
+    mutate(pm, "panel", "panel_id", jv_str("fixture-tiny-seed7"));
+    f += expect(s, pm, 0, NULL, "vector with panel.panel_id=fixture-tiny-seed7");
+    jv_free(pm);
     /* Numeric const equality: format_version 1.0 is Python-equal to 1. */
     jv *m = jv_copy(doc);
     mutate(m, NULL, "format_version", jv_float(1.0));
