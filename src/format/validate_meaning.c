@@ -187,7 +187,13 @@ static void check_window(const char *root, const jv *rec, int64_t vocab, int64_t
         fd_report_error(r, "missing_file", "POINTER", "", "panel record %s has no token_file", ir);
     } else if (check_pointer(root, tf, "token file", allow_partial, r, &full)) {
         fd_err e;
-        jv *ids = jv_parse_file(full, &e);
+        fd_buf tb = {0};
+        jv *ids = NULL;
+        if (fd_read_file(full, TOKEN_FILE_MAX, &tb, &e))
+            fd_report_error(r, e.code, "POINTER", tf, "%s", e.msg);
+        else
+            ids = tb.n ? jv_parse(tb.p, tb.n, &e) : NULL; /* unparseable: BIND-6 reports it */
+        free(tb.p);
         if (ids && ids->t == JV_ARR) {
             nid = (int64_t)ids->u.a.n;
             for (size_t i = 0; i < ids->u.a.n; i++) {
@@ -288,7 +294,7 @@ void fd_validate_meaning(const char *root, const jv *m, const jv *cm, const jv *
     /* the capture block restates capture/manifest.json */
     if (cm) {
         static const char *const keys[] = {"vocab_size", "hidden_width", "tensor_key", "dtype", "dtype_lossless", "form",
-                                           "semantic_point", "capture_content_digest", NULL};
+                                           "semantic_point", NULL};
         char wa[96], wb[96];
         for (const char *const *k = keys; *k; k++) {
             snprintf(wa, sizeof wa, "capture.%s", *k);
