@@ -358,6 +358,24 @@ void fd_validate_meaning(const char *root, const jv *m, const jv *cm, const jv *
             free(ir);
         }
         same_i(jv_get(capture, "records_count"), "capture.records_count", (int64_t)n, "the capture record count", r);
+        /* coverage: index_range is [min, max] of the present indices; the missing sample is not present */
+        const jv *cov = obj_or_empty(m, "coverage"), *range = jv_get(cov, "index_range");
+        int64_t lo = INT64_MAX, hi = INT64_MIN, ixv;
+        for (size_t i = 0; i < n; i++)
+            if (!jv_get_i64(records->u.a.v[i], "index", &ixv)) { lo = ixv < lo ? ixv : lo; hi = ixv > hi ? ixv : hi; }
+        if (n && lo <= hi && range && range->t == JV_ARR && range->u.a.n == 2) {
+            same_i(range->u.a.v[0], "coverage.index_range[0]", lo, "the lowest record index", r);
+            same_i(range->u.a.v[1], "coverage.index_range[1]", hi, "the highest record index", r);
+        }
+        const jv *miss = jv_get(cov, "missing_indices_sample");
+        for (size_t j = 0; miss && miss->t == JV_ARR && j < miss->u.a.n; j++)
+            for (size_t i = 0; i < n; i++)
+                if (miss->u.a.v[j]->t == JV_INT && !jv_get_i64(records->u.a.v[i], "index", &ixv) && ixv == miss->u.a.v[j]->u.i) {
+                    fd_report_error(r, "geometry_mismatch", "GEOM", "", "coverage.missing_indices_sample lists index %lld, "
+                                    "which is present", (long long)ixv);
+                    break;
+                }
+        if (cm) same(jv_get(cm, "coverage"), "capture/manifest.json coverage", jv_get(m, "coverage"), "the manifest coverage", r);
         if (rows_ok) same_i(jv_get(capture, "scored_rows_total"), "capture.scored_rows_total", rows, "sum(records[].scored_rows)", r);
         if (bytes_ok) same_i(jv_get(capture, "total_size_bytes"), "capture.total_size_bytes", bytes, "sum(records[].size_bytes)", r);
     }

@@ -261,6 +261,12 @@ def dataset_cases(base, tag, vocab, length, hidden):
         (CAP, "total_scored_rows"): 999}), manifest_edit=lambda m: setpath(m, "capture.scored_rows_total", 999)))
     expect(base, tag + "-contexts", "geometry_mismatch", then(lambda r: both(r, {(PANEL, "contexts"): 9}),
                                                              manifest_edit=lambda m: setpath(m, "panel.contexts", 9)))
+    expect(base, tag + "-index-range", "geometry_mismatch",
+           then(manifest_edit=lambda m: setpath(m, "coverage.index_range", [0, 7])))
+    expect(base, tag + "-missing-sample-present", "geometry_mismatch",
+           then(manifest_edit=lambda m: setpath(m, "coverage.missing_indices_sample", [1])))
+    expect(base, tag + "-coverage-disagrees", "geometry_mismatch",
+           then(lambda r: edit_json(r, CAP, lambda d: setpath(d, "coverage.subset_detail", "forged"))))
     expect(base, tag + "-size-bytes", "geometry_mismatch", then(cap_rec(0, "size_bytes", 12345)))
     expect(base, tag + "-total-size-bytes", "geometry_mismatch", then(lambda r: both(r, {
         (CAP, "total_size_bytes"): 1}), manifest_edit=lambda m: setpath(m, "capture.total_size_bytes", 1)))
