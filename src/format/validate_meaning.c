@@ -171,6 +171,8 @@ static void check_head(const char *root, const jv *m, const jv *hd, const char *
     if (bits && bits->t == JV_INT && dhb && dhb->t == JV_INT) same(dhb, "weights.declared_head_bits", bits, "head.bits", r);
     const char *hf = str_truthy(head, "file");
     if (hf && py_truthy(jv_get(head, "present"))) check_pointer(root, hf, "head.file", allow_partial, r, NULL);
+    else if (py_truthy(jv_get(head, "present")))
+        fd_report_error(r, "missing_file", "POINTER", "", "head.present is true but head.file names no file");
     fd_report_ok(r, "meaning.head");
 }
 

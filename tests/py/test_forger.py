@@ -288,6 +288,8 @@ def dataset_cases(base, tag, vocab, length, hidden):
     expect(base, tag + "-head-json-disagrees", "head_mismatch",
            then(lambda r: both(r, {(HEAD, "tensor_key"): "model.embed_tokens.weight"})))
     expect(base, tag + "-head-file-deleted", "missing_file", then(rm("head/weight.safetensors")))
+    expect(base, tag + "-head-file-null", "missing_file", then(lambda r: both(r, {(HEAD, "file"): None}),
+                                                               manifest_edit=lambda m: setpath(m, "head.file", None)))
 
     def swap_head(shape):
         def f(root):
