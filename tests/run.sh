@@ -96,6 +96,7 @@ step unit "make install into an empty DESTDIR: binary, man page, completion" bas
 # issue 16: defects found on a second host and by independent checks
 for bin in $BINS; do
     step py "comparison receipts interoperate with the Python tool ($bin)" python3 tests/py/test_receipt_interop.py "$bin"
+    step py "forged, resealed datasets and receipts refused by meaning ($bin)" python3 tests/py/test_forger.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)

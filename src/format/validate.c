@@ -502,6 +502,8 @@ void fd_validate_dataset(const char *path, const fd_validate_opts *o, fd_report 
     }
     if (str_truthy(panel, "remap_file")) fd_validate_remap(root, panel, r);
     if (o->verify_tensors && cm) fd_verify_tensors(root, capture, cm, head, r);
+    /* last, so the specific digest and header findings above come first */
+    fd_validate_meaning(root, manifest, cm, pd, hd, rd, o->allow_partial, r);
     jv_free(cm);
     jv_free(pd);
     jv_free(hd);

@@ -507,6 +507,21 @@ void fd_verify_tensors(const char *root, const jv *capture, const jv *cm, const 
                 else if (fd_sha256_file_range(full, 8 + st.header_len + t->start, t->end - t->start, got, &e))
                     fd_report_error(r, e.code, "HEAD-IDENT", hf, "%s", e.msg);
                 else {
+                    /* the tensor is the one head.shape and head.dtype declare (16.11) */
+                    const jv *hs = jv_get(head, "shape");
+                    const char *hdt = str_truthy(head, "dtype");
+                    if (hs && hs->t != JV_NULL) {
+                        int same = hs->t == JV_ARR && (int)hs->u.a.n == t->ndim;
+                        for (int k = 0; same && k < t->ndim; k++)
+                            same = hs->u.a.v[k]->t == JV_INT && hs->u.a.v[k]->u.i >= 0 &&
+                                   (uint64_t)hs->u.a.v[k]->u.i == t->shape[k];
+                        if (!same)
+                            fd_report_error(r, "geometry_mismatch", "HEAD-IDENT", hf, "head.shape is not the shape of %s in %s",
+                                            key, hf);
+                    }
+                    if (hdt && !ci_equal(hdt, t->dtype))
+                        fd_report_error(r, "tensor_mismatch", "HEAD-IDENT", hf, "head.dtype '%s' but %s in %s is '%s'", hdt, key,
+                                        hf, t->dtype);
                     const char *want = jv_get_str(head, "tensor_content_sha256");
                     if (!want || strcmp(got, want))
                         fd_report_error(r, "tensor_mismatch", "HEAD-IDENT", "", "head tensor content %.12s != manifest %.12s", got, want ? want : "");

@@ -24,6 +24,9 @@ void fd_validate_scope_vocabulary(const jv *scope, fd_report *r);
 void fd_validate_remap(const char *root, const jv *panel, fd_report *r);
 void fd_verify_tensors(const char *root, const jv *capture, const jv *capture_manifest, const jv *head,
                        fd_report *r);
+/* The checks by meaning a resealed dataset cannot satisfy by recomputing digests (validate_meaning.c). */
+void fd_validate_meaning(const char *root, const jv *manifest, const jv *cm, const jv *pd, const jv *hd, const jv *rd,
+                         int allow_partial, fd_report *r);
 jv *fd_load_sub(const char *root, const char *relpath, fd_report *r, const char *rule);
 void fd_check_sub_seal(const jv *doc, const char *relpath, fd_report *r);
 void fd_report_ok(fd_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

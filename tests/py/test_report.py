@@ -248,7 +248,16 @@ def bump_mean(r):
 
 
 refused("edited receipt (seal broken)", tampered("edit", bump_mean), "receipt_invalid")
-refused("forger reseals an edited receipt", tampered("reseal", bump_mean, reseal=True), "tokenwise_mismatch")
+def bump_all_means(r):
+    """A consistent forgery: the per-context means follow kl.mean, so validate --receipt's
+    count checks pass and only the tokenwise recomputation can catch it."""
+    bump_mean(r)
+    for c in r.get("per_context") or []:
+        c["mean"] = c["mean"] * 0.5
+
+
+refused("forger reseals an edited receipt", tampered("reseal", bump_all_means, reseal=True), "tokenwise_mismatch")
+refused("forger reseals an inconsistent receipt", tampered("reseal2", bump_mean, reseal=True), "receipt_invalid")
 refused("tokenwise flipped", tampered("flip", edit_tokenwise=flip), "tokenwise_mismatch")
 refused("tokenwise missing", tampered("gone", edit_tokenwise=os.remove), "tokenwise_missing")
 refused("not a receipt", os.path.join(FX, "root", "fidelity-dataset.json"), "receipt_invalid")
