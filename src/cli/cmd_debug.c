@@ -111,3 +111,46 @@ int cmd_debug_logits(int argc, char **argv)
     fd_side_close(&s);
     return rc;
 }
+
+#include "format/ggml_quants.h"
+#include "util/fsio.h"
+
+/* debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]: IN.bin is whole blocks
+ * of the ggml type TYPE (Q4_K, IQ2_XS, ...); OUT.f32 gets the float32
+ * decode, OUT.bf16 the bf16 rounding, both raw little-endian (a test hook
+ * against gguf.quants.dequantize). */
+int cmd_debug_gguf_dequant(int argc, char **argv)
+{
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: fidelity debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]\n");
+        return FD_EXIT_USAGE;
+    }
+    const fd_ggml_type *t = fd_ggml_type_named(argv[1]);
+    if (!t) { printf("REFUSED [gguf_unknown_type]: %s is not a ggml type\n", argv[1]); return FD_EXIT_REFUSED; }
+    fd_buf in = {0};
+    fd_err e = {0};
+    int rc = FD_EXIT_REFUSED;
+    if (fd_read_file(argv[2], (size_t)1 << 30, &in, &e)) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        fd_buf_free(&in);
+        return rc;
+    }
+    if (in.n % t->tsize) {
+        printf("REFUSED [bad_gguf]: %s: %zu bytes is not a whole number of %s blocks of %u bytes\n", argv[2], in.n, t->name,
+               t->tsize);
+        fd_buf_free(&in);
+        return rc;
+    }
+    uint64_t n = in.n / t->tsize * t->blck;
+    float *f = fd_xmalloc(n * 4 + 4);
+    uint16_t *h = fd_xmalloc(n * 2 + 2);
+    if (fd_ggml_dequant_row_f32(t->id, in.p, n, f, &e) || fd_ggml_dequant_row_bf16(t->id, in.p, n, h, &e))
+        printf("REFUSED [%s]: %s: %s\n", e.code, argv[2], e.msg);
+    else if (fd_write_atomic(argv[3], f, n * 4, &e) || (argc == 5 && fd_write_atomic(argv[4], h, n * 2, &e)))
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    else rc = FD_EXIT_OK;
+    free(f);
+    free(h);
+    fd_buf_free(&in);
+    return rc;
+}
