@@ -113,7 +113,45 @@ int cmd_debug_logits(int argc, char **argv)
 }
 
 #include "format/ggml_quants.h"
+#include "format/gguf.h"
 #include "util/fsio.h"
+
+/* debug-gguf-dequant --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]: one tensor
+ * of a GGUF model (a split set from its first file) decoded row by row. */
+static int dequant_tensor(int argc, char **argv)
+{
+    fd_gguf_set s;
+    fd_err e = {0};
+    if (fd_gguf_set_open(argv[2], &s, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
+    const fd_gguf_tensor *t = fd_gguf_set_find(&s, argv[3]);
+    int rc = FD_EXIT_REFUSED;
+    if (!t) {
+        printf("REFUSED [missing_tensor]: %s: no tensor '%s'\n", argv[2], argv[3]);
+        fd_gguf_set_close(&s);
+        return rc;
+    }
+    uint64_t row = 0, n = t->ne[0], rows = n ? t->nelem / n : 0;
+    fd_ggml_row_bytes(fd_ggml_type_of(t->type), n, &row);
+    float *f = fd_xmalloc(n * 4 + 4);
+    uint16_t *h = fd_xmalloc(n * 2 + 2);
+    FILE *of = fopen(argv[4], "wb"), *oh = argc == 6 ? fopen(argv[5], "wb") : NULL;
+    int bad = !of || (argc == 6 && !oh);
+    for (uint64_t r = 0; r < rows && !bad; r++) {
+        const uint8_t *src = t->data + r * row;
+        if (fd_ggml_dequant_row_f32(t->type, src, n, f, &e) || fd_ggml_dequant_row_bf16(t->type, src, n, h, &e)) {
+            printf("REFUSED [%s]: tensor '%s': %s\n", e.code, t->name, e.msg);
+            bad = 2;
+        } else if (fwrite(f, 4, n, of) != n || (oh && fwrite(h, 2, n, oh) != n)) bad = 1;
+    }
+    if (of && fclose(of)) bad = bad ? bad : 1;
+    if (oh && fclose(oh)) bad = bad ? bad : 1;
+    if (bad == 1) printf("REFUSED [unwritable]: %s\n", argv[4]);
+    if (!bad) rc = FD_EXIT_OK;
+    free(f);
+    free(h);
+    fd_gguf_set_close(&s);
+    return rc;
+}
 
 /* debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]: IN.bin is whole blocks
  * of the ggml type TYPE (Q4_K, IQ2_XS, ...); OUT.f32 gets the float32
@@ -121,8 +159,10 @@ int cmd_debug_logits(int argc, char **argv)
  * against gguf.quants.dequantize). */
 int cmd_debug_gguf_dequant(int argc, char **argv)
 {
+    if (argc >= 5 && argc <= 6 && !strcmp(argv[1], "--tensor")) return dequant_tensor(argc, argv);
     if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: fidelity debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]\n");
+        fprintf(stderr, "usage: fidelity debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]\n"
+                        "       fidelity debug-gguf-dequant --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]\n");
         return FD_EXIT_USAGE;
     }
     const fd_ggml_type *t = fd_ggml_type_named(argv[1]);

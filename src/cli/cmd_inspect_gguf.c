@@ -6,7 +6,8 @@
  * Bits per weight (docs/QUANT-FORMATS.md, "GGUF"): a type's nominal bits are
  * its block bytes x 8 / block elements (Q4_K: 144 x 8 / 256 = 4.5); the
  * file's nominal bits are those of its predominant quantized type (the one
- * holding the most quantized elements); effective bits are the bytes of the
+ * holding the most quantized elements; ties go to the type with more bits per
+ * weight, then to the lower type id); effective bits are the bytes of the
  * quantized tensors x 8 / their elements, and over all tensors the same
  * ratio with every tensor counted. */
 #include "cli.h"
@@ -109,8 +110,13 @@ int fd_inspect_gguf(const char *path, int as_json)
         }
     }
     const census *major = NULL;
-    for (size_t k = 0; k < ncs; k++)
-        if (cs[k].t->quantized && (!major || cs[k].elems > major->elems)) major = &cs[k];
+    for (size_t k = 0; k < ncs; k++) { /* most elements; ties: more bits per weight, then the lower type id */
+        if (!cs[k].t->quantized) continue;
+        double bk = (double)cs[k].t->tsize / cs[k].t->blck, bm = major ? (double)major->t->tsize / major->t->blck : 0;
+        if (!major || cs[k].elems > major->elems ||
+            (cs[k].elems == major->elems && (bk > bm || (bk == bm && cs[k].t->id < major->t->id))))
+            major = &cs[k];
+    }
     double nominal = major ? (double)major->t->tsize * 8.0 / major->t->blck : 0;
     double eff_q = q_e ? (double)q_b * 8.0 / (double)q_e : 0, eff_all = all_e ? (double)all_b * 8.0 / (double)all_e : 0;
     if (as_json) {
