@@ -25,7 +25,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"adapt", cmd_adapt, "adapt --source llamacpp-kld --in FILE.kld --out DIR [--head F]: a llama.cpp .kld as a sealed logit-form dataset"},
     {"export", cmd_export, "export --format llamacpp-kld --dataset DIR --out FILE.kld: a hidden-form dataset as a llama.cpp .kld base file"},
     {"verify-k3-compat", cmd_verify_k3_compat, "verify-k3-compat DATASET: the dataset verifies and its compat/ kimi-k3 view is faithful"},
-    {"debug-gguf-dequant", cmd_debug_gguf_dequant, "debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]: raw ggml blocks -> float32 (and bf16) (tests)"},
+    {"debug-gguf-dequant", cmd_debug_gguf_dequant, "debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16] | --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]: ggml blocks -> float32 (and bf16) (tests)"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 
