@@ -134,19 +134,25 @@ static int dequant_tensor(int argc, char **argv)
     fd_ggml_row_bytes(fd_ggml_type_of(t->type), n, &row);
     float *f = fd_xmalloc(n * 4 + 4);
     uint16_t *h = fd_xmalloc(n * 2 + 2);
-    FILE *of = fopen(argv[4], "wb"), *oh = argc == 6 ? fopen(argv[5], "wb") : NULL;
-    int bad = !of || (argc == 6 && !oh);
+    fd_buf bf = {0}, bh = {0}; /* the whole tensor, then written under a temporary name and renamed */
+    int bad = 0;
     for (uint64_t r = 0; r < rows && !bad; r++) {
         const uint8_t *src = t->data + r * row;
         if (fd_ggml_dequant_row_f32(t->type, src, n, f, &e) || fd_ggml_dequant_row_bf16(t->type, src, n, h, &e)) {
             printf("REFUSED [%s]: tensor '%s': %s\n", e.code, t->name, e.msg);
-            bad = 2;
-        } else if (fwrite(f, 4, n, of) != n || (oh && fwrite(h, 2, n, oh) != n)) bad = 1;
+            bad = 1;
+        } else {
+            fd_buf_put(&bf, f, n * 4);
+            fd_buf_put(&bh, h, n * 2);
+        }
     }
-    if (of && fclose(of)) bad = bad ? bad : 1;
-    if (oh && fclose(oh)) bad = bad ? bad : 1;
-    if (bad == 1) printf("REFUSED [unwritable]: %s\n", argv[4]);
+    if (!bad && (fd_write_atomic(argv[4], bf.p, bf.n, &e) || (argc == 6 && fd_write_atomic(argv[5], bh.p, bh.n, &e)))) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        bad = 1;
+    }
     if (!bad) rc = FD_EXIT_OK;
+    fd_buf_free(&bf);
+    fd_buf_free(&bh);
     free(f);
     free(h);
     fd_gguf_set_close(&s);

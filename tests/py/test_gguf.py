@@ -233,6 +233,18 @@ check_inspect("our writer, v2, general.alignment 64", p, expect, ALL_KV)
 check_tensor_reads("our writer, v2, general.alignment 64", p, expect)
 
 
+pi = put("i32.gguf", g.gguf_file(ALL_KV, [("n.weight", [4], 26, b"\1\0\0\0" * 4)] + tl[:2]))
+outp = os.path.join(WORK, "never.f32")
+rc, out = run("debug-gguf-dequant", "--tensor", pi, "n.weight", outp)
+case("--tensor of an I32 tensor refused gguf_unsupported_type, nothing written",
+     rc == 3 and code_of(out) == "gguf_unsupported_type" and not os.path.exists(outp), out)
+rc, out = run("debug-gguf-dequant", "--tensor", pi, "no.such.weight", outp)
+case("--tensor of a missing name refused missing_tensor", rc == 3 and code_of(out) == "missing_tensor", out)
+rc, j, out = inspect(pi)
+case("an I32 tensor is listed and counted as not quantized",
+     rc == 0 and j["census"]["I32"]["quantized"] is False and j["census"]["I32"]["bytes"] == 16, out[-600:])
+
+
 def split_set(stem, parts, count=None, nos=None, arch=None, tcount=None, kv0=ALL_KV):
     """writes stem-0000i-of-0000N.gguf; parts: a list of tensor lists"""
     n = len(parts)
