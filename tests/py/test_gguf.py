@@ -124,6 +124,17 @@ if HAVE_GGUF:
                  not nan and f == rf and h == rh and h == g.bf16_rne(rf),
                  out if f is None else first_diff(f, rf, 4) if f != rf else first_diff(h, rh, 2))
 
+    # NaN payloads of the element types (signalling and quiet, both signs): f32 as the oracle's, bf16 quiet
+    nan_blobs = {"F32": struct.pack("<4I", 0x7F800001, 0x7FC00000, 0xFFA00000, 0x7FFFFFFF),
+                 "F16": struct.pack("<4H", 0x7C01, 0x7E00, 0xFC01, 0x7FFF),
+                 "BF16": struct.pack("<4H", 0x7F81, 0x7FC0, 0xFFA0, 0x7FFF)}
+    for name, blob in nan_blobs.items():
+        rf, rh = g.oracle(name, blob)
+        f, h, out = ours(name, blob)
+        quiet = all((x & 0x7FC0) == 0x7FC0 for x in struct.unpack("<4H", h or b"\0" * 8))
+        case("oracle %-7s NaN payloads: f32 = the oracle's bits, bf16 = its rounding, quiet" % name,
+             f == rf and h == rh and quiet, out if f is None else (f.hex(), rf.hex(), h.hex(), rh.hex()))
+
 # --------------------------------------------------- debug command refusals
 rc, out = run("debug-gguf-dequant", "Q4_Q", put("x.bin", b"\0" * 18), os.path.join(WORK, "o.f32"))
 case("unknown type name refused gguf_unknown_type", rc == 3 and code_of(out) == "gguf_unknown_type", out)
