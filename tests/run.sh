@@ -99,6 +99,10 @@ for bin in $BINS; do
     step py "forged, resealed datasets and receipts refused by meaning ($bin)" python3 tests/py/test_forger.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
+# GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files
+for bin in $BINS; do
+    step py "GGUF reader, ggml dequantization = gguf.quants, inspect-model, hostile files ($bin)" python3 tests/py/test_gguf.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do

@@ -27,5 +27,8 @@ int cmd_fetch(int argc, char **argv);
 int cmd_card(int argc, char **argv);
 int cmd_provenance_template(int argc, char **argv);
 int cmd_verify_k3_compat(int argc, char **argv);
+int cmd_debug_gguf_dequant(int argc, char **argv);
+/* inspect-model on a GGUF file (cmd_inspect_gguf.c) */
+int fd_inspect_gguf(const char *path, int as_json);
 
 #endif

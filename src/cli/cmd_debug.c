@@ -111,3 +111,92 @@ int cmd_debug_logits(int argc, char **argv)
     fd_side_close(&s);
     return rc;
 }
+
+#include "format/ggml_quants.h"
+#include "format/gguf.h"
+#include "util/fsio.h"
+
+/* debug-gguf-dequant --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]: one tensor
+ * of a GGUF model (a split set from its first file) decoded row by row. */
+static int dequant_tensor(int argc, char **argv)
+{
+    fd_gguf_set s;
+    fd_err e = {0};
+    if (fd_gguf_set_open(argv[2], &s, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
+    const fd_gguf_tensor *t = fd_gguf_set_find(&s, argv[3]);
+    int rc = FD_EXIT_REFUSED;
+    if (!t) {
+        printf("REFUSED [missing_tensor]: %s: no tensor '%s'\n", argv[2], argv[3]);
+        fd_gguf_set_close(&s);
+        return rc;
+    }
+    uint64_t row = 0, n = t->ne[0], rows = n ? t->nelem / n : 0;
+    fd_ggml_row_bytes(fd_ggml_type_of(t->type), n, &row);
+    float *f = fd_xmalloc(n * 4 + 4);
+    uint16_t *h = fd_xmalloc(n * 2 + 2);
+    fd_buf bf = {0}, bh = {0}; /* the whole tensor, then written under a temporary name and renamed */
+    int bad = 0;
+    for (uint64_t r = 0; r < rows && !bad; r++) {
+        const uint8_t *src = t->data + r * row;
+        if (fd_ggml_dequant_row_f32(t->type, src, n, f, &e) || fd_ggml_dequant_row_bf16(t->type, src, n, h, &e)) {
+            printf("REFUSED [%s]: tensor '%s': %s\n", e.code, t->name, e.msg);
+            bad = 1;
+        } else {
+            fd_buf_put(&bf, f, n * 4);
+            fd_buf_put(&bh, h, n * 2);
+        }
+    }
+    if (!bad && (fd_write_atomic(argv[4], bf.p, bf.n, &e) || (argc == 6 && fd_write_atomic(argv[5], bh.p, bh.n, &e)))) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        bad = 1;
+    }
+    if (!bad) rc = FD_EXIT_OK;
+    fd_buf_free(&bf);
+    fd_buf_free(&bh);
+    free(f);
+    free(h);
+    fd_gguf_set_close(&s);
+    return rc;
+}
+
+/* debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]: IN.bin is whole blocks
+ * of the ggml type TYPE (Q4_K, IQ2_XS, ...); OUT.f32 gets the float32
+ * decode, OUT.bf16 the bf16 rounding, both raw little-endian (a test hook
+ * against gguf.quants.dequantize). */
+int cmd_debug_gguf_dequant(int argc, char **argv)
+{
+    if (argc >= 5 && argc <= 6 && !strcmp(argv[1], "--tensor")) return dequant_tensor(argc, argv);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: fidelity debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16]\n"
+                        "       fidelity debug-gguf-dequant --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]\n");
+        return FD_EXIT_USAGE;
+    }
+    const fd_ggml_type *t = fd_ggml_type_named(argv[1]);
+    if (!t) { printf("REFUSED [gguf_unknown_type]: %s is not a ggml type\n", argv[1]); return FD_EXIT_REFUSED; }
+    fd_buf in = {0};
+    fd_err e = {0};
+    int rc = FD_EXIT_REFUSED;
+    if (fd_read_file(argv[2], (size_t)1 << 30, &in, &e)) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        fd_buf_free(&in);
+        return rc;
+    }
+    if (in.n % t->tsize) {
+        printf("REFUSED [bad_gguf]: %s: %zu bytes is not a whole number of %s blocks of %u bytes\n", argv[2], in.n, t->name,
+               t->tsize);
+        fd_buf_free(&in);
+        return rc;
+    }
+    uint64_t n = in.n / t->tsize * t->blck;
+    float *f = fd_xmalloc(n * 4 + 4);
+    uint16_t *h = fd_xmalloc(n * 2 + 2);
+    if (fd_ggml_dequant_row_f32(t->id, in.p, n, f, &e) || fd_ggml_dequant_row_bf16(t->id, in.p, n, h, &e))
+        printf("REFUSED [%s]: %s: %s\n", e.code, argv[2], e.msg);
+    else if (fd_write_atomic(argv[3], f, n * 4, &e) || (argc == 5 && fd_write_atomic(argv[4], h, n * 2, &e)))
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    else rc = FD_EXIT_OK;
+    free(f);
+    free(h);
+    fd_buf_free(&in);
+    return rc;
+}

@@ -1,4 +1,4 @@
-/* inspect-model DIR [--json]: the derived glm_moe_dsa config (per-layer MLP
+/* inspect-model DIR [--json] (FILE.gguf: cmd_inspect_gguf.c): the derived glm_moe_dsa config (per-layer MLP
  * and indexer types, dims) and the checkpoint's tensor check (counts,
  * parameters, bytes).  Exit 0 ok, 3 refused, 4 usage. */
 #include "cli.h"
@@ -7,11 +7,12 @@
 #include "util/buf.h"
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int usage(const char *why)
 {
     if (why) fprintf(stderr, "fidelity inspect-model: %s\n", why);
-    fprintf(stderr, "usage: fidelity inspect-model DIR [--json]\n");
+    fprintf(stderr, "usage: fidelity inspect-model DIR|FILE.gguf [--json]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -101,6 +102,10 @@ int cmd_inspect_model(int argc, char **argv)
         else dir = argv[i];
     }
     if (!dir) return usage("DIR is required");
+    size_t dl = strlen(dir);
+    struct stat st;
+    if ((dl > 5 && !strcmp(dir + dl - 5, ".gguf")) || (!stat(dir, &st) && S_ISREG(st.st_mode)))
+        return fd_inspect_gguf(dir, as_json);
     fd_err e;
     fd_err_clear(&e);
     fd_glm_config c;

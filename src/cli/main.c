@@ -17,7 +17,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
     {"kernel-selftest", cmd_kernel_selftest, "kernel-selftest [--products N]: prove every kernel path bit-identical"},
     {"debug-logits", cmd_debug_logits, "debug-logits DATASET CONTEXT OUT.f32: canonical logits of one context (tests)"},
-    {"inspect-model", cmd_inspect_model, "inspect-model DIR: config and tensor check of a glm_moe_dsa checkpoint"},
+    {"inspect-model", cmd_inspect_model, "inspect-model DIR|FILE.gguf [--json]: config and tensor check of a checkpoint; a GGUF's metadata, tensors, type census and bits per weight"},
     {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint"},
     {"capture", cmd_capture, "capture --model DIR --panel DIR --out DIR --role root|quant --lane L --dataset-id ID --dataset-name NAME [...]"},
     {"merge", cmd_merge, "merge SHARD_DIR... --out DIR: the shards of `mpirun -np N fidelity capture` as one sealed dataset"},
@@ -25,6 +25,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"adapt", cmd_adapt, "adapt --source llamacpp-kld --in FILE.kld --out DIR [--head F]: a llama.cpp .kld as a sealed logit-form dataset"},
     {"export", cmd_export, "export --format llamacpp-kld --dataset DIR --out FILE.kld: a hidden-form dataset as a llama.cpp .kld base file"},
     {"verify-k3-compat", cmd_verify_k3_compat, "verify-k3-compat DATASET: the dataset verifies and its compat/ kimi-k3 view is faithful"},
+    {"debug-gguf-dequant", cmd_debug_gguf_dequant, "debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16] | --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]: ggml blocks -> float32 (and bf16) (tests)"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

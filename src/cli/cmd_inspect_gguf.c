@@ -1,0 +1,203 @@
+/* inspect-model FILE.gguf [--json]: a GGUF model (one file or a split set
+ * from its first file): format, architecture, a metadata summary, every
+ * tensor with its ggml type and shape, the census of types, and the bits
+ * per weight.  Exit 0 ok, 3 refused.
+ *
+ * Bits per weight (docs/QUANT-FORMATS.md, "GGUF"): a type's nominal bits are
+ * its block bytes x 8 / block elements (Q4_K: 144 x 8 / 256 = 4.5); the
+ * file's nominal bits are those of its predominant quantized type (the one
+ * holding the most quantized elements; ties go to the type with more bits per
+ * weight, then to the lower type id); effective bits are the bytes of the
+ * quantized tensors x 8 / their elements, and over all tensors the same
+ * ratio with every tensor counted. */
+#include "cli.h"
+#include "format/ggml_quants.h"
+#include "format/gguf.h"
+#include "format/json.h"
+#include "util/buf.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* printable ASCII, the rest as \xNN, cut at max bytes */
+static void summary_bytes(fd_buf *b, const uint8_t *s, uint64_t n, uint64_t max)
+{
+    for (uint64_t i = 0; i < n && i < max; i++) {
+        if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\') fd_buf_putc(b, (char)s[i]);
+        else fd_buf_printf(b, "\\x%02x", s[i]);
+    }
+    if (n > max) fd_buf_printf(b, "...(%llu bytes)", (unsigned long long)n);
+}
+
+static void scalar_text(fd_buf *b, uint32_t type, const fd_gguf_kv *kv)
+{
+    switch (type) {
+    case FD_GGUF_U8: case FD_GGUF_U16: case FD_GGUF_U32: case FD_GGUF_U64:
+        fd_buf_printf(b, "%llu", (unsigned long long)kv->v.u);
+        break;
+    case FD_GGUF_I8: case FD_GGUF_I16: case FD_GGUF_I32: case FD_GGUF_I64:
+        fd_buf_printf(b, "%lld", (long long)kv->v.i);
+        break;
+    case FD_GGUF_F32: case FD_GGUF_F64: fd_buf_printf(b, "%.9g", kv->v.f); break;
+    case FD_GGUF_BOOL: fd_buf_puts(b, kv->v.u ? "true" : "false"); break;
+    case FD_GGUF_STRING: summary_bytes(b, kv->str, kv->len, 120); break;
+    }
+}
+
+static char *kv_summary(const fd_gguf_kv *kv)
+{
+    fd_buf b = {0};
+    if (kv->type == FD_GGUF_ARRAY) {
+        fd_buf_printf(&b, "[%s x %llu]", fd_gguf_vtype_name(kv->atype), (unsigned long long)kv->alen);
+        if (kv->atype == FD_GGUF_STRING && kv->alen) {
+            const uint8_t *s;
+            uint64_t len;
+            fd_gguf_arr_str(kv, 0, &s, &len);
+            fd_buf_puts(&b, " first: ");
+            summary_bytes(&b, s, len, 40);
+        }
+    } else scalar_text(&b, kv->type, kv);
+    return fd_buf_cstr(&b);
+}
+
+typedef struct census {
+    const fd_ggml_type *t;
+    uint64_t tensors, elems, bytes;
+} census;
+
+int fd_inspect_gguf(const char *path, int as_json)
+{
+    fd_err e;
+    fd_err_clear(&e);
+    fd_gguf_set s;
+    if (fd_gguf_set_open(path, &s, &e)) {
+        if (as_json) {
+            jv *o = jv_obj(), *r = jv_obj();
+            jv_set(o, "ok", jv_bool(0));
+            jv_set(r, "code", jv_str(e.code));
+            jv_set(r, "message", jv_str(e.msg));
+            jv_set(o, "refused", r);
+            fd_buf b = {0};
+            fd_err je;
+            if (!jv_dump(o, &JV_PRETTY, &b, &je)) printf("%s\n", fd_buf_cstr(&b));
+            fd_buf_free(&b);
+            jv_free(o);
+            fprintf(stderr, "REFUSED [%s]: %s\n", e.code, e.msg);
+        } else printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        return FD_EXIT_REFUSED;
+    }
+    const fd_gguf_file *f0 = &s.f[0];
+    char *arch = fd_gguf_get_str(f0, "general.architecture");
+    census cs[64];
+    size_t ncs = 0;
+    uint64_t all_e = 0, all_b = 0, q_e = 0, q_b = 0;
+    for (size_t i = 0; i < s.nt; i++) {
+        const fd_gguf_tensor *t = s.t[i];
+        const fd_ggml_type *gt = fd_ggml_type_of(t->type);
+        size_t k = 0;
+        while (k < ncs && cs[k].t != gt) k++;
+        if (k == ncs && ncs < sizeof cs / sizeof *cs) cs[ncs++] = (census){gt, 0, 0, 0};
+        if (k < ncs) {
+            cs[k].tensors++;
+            cs[k].elems += t->nelem;
+            cs[k].bytes += t->nbytes;
+        }
+        all_e += t->nelem;
+        all_b += t->nbytes;
+        if (gt->quantized) {
+            q_e += t->nelem;
+            q_b += t->nbytes;
+        }
+    }
+    const census *major = NULL;
+    for (size_t k = 0; k < ncs; k++) { /* most elements; ties: more bits per weight, then the lower type id */
+        if (!cs[k].t->quantized) continue;
+        double bk = (double)cs[k].t->tsize / cs[k].t->blck, bm = major ? (double)major->t->tsize / major->t->blck : 0;
+        if (!major || cs[k].elems > major->elems ||
+            (cs[k].elems == major->elems && (bk > bm || (bk == bm && cs[k].t->id < major->t->id))))
+            major = &cs[k];
+    }
+    double nominal = major ? (double)major->t->tsize * 8.0 / major->t->blck : 0;
+    double eff_q = q_e ? (double)q_b * 8.0 / (double)q_e : 0, eff_all = all_e ? (double)all_b * 8.0 / (double)all_e : 0;
+    if (as_json) {
+        jv *o = jv_obj(), *md = jv_obj(), *ts = jv_arr(), *cj = jv_obj(), *files = jv_arr();
+        jv_set(o, "format", jv_str("gguf"));
+        jv_set(o, "version", jv_int(f0->version));
+        for (size_t i = 0; i < s.n; i++) jv_push(files, jv_str(s.f[i].path));
+        jv_set(o, "files", files);
+        jv_set(o, "architecture", arch ? jv_str(arch) : jv_null());
+        for (size_t i = 0; i < f0->nkv; i++) {
+            char *v = kv_summary(&f0->kv[i]);
+            jv *m = jv_obj();
+            jv_set(m, "type", jv_str(fd_gguf_vtype_name(f0->kv[i].type)));
+            jv_set(m, "value", jv_str(v));
+            jv_set(md, f0->kv[i].key, m);
+            free(v);
+        }
+        jv_set(o, "metadata", md);
+        for (size_t i = 0; i < s.nt; i++) {
+            const fd_gguf_tensor *t = s.t[i];
+            jv *tj = jv_obj(), *ne = jv_arr();
+            jv_set(tj, "name", jv_str(t->name));
+            jv_set(tj, "type", jv_str(fd_ggml_type_of(t->type)->name));
+            for (int k = 0; k < t->ndim; k++) jv_push(ne, jv_int((int64_t)t->ne[k]));
+            jv_set(tj, "ne", ne);
+            jv_set(tj, "elements", jv_int((int64_t)t->nelem));
+            jv_set(tj, "bytes", jv_int((int64_t)t->nbytes));
+            jv_set(tj, "file", jv_int(t->file));
+            jv_set(tj, "offset", jv_int((int64_t)t->offset));
+            jv_push(ts, tj);
+        }
+        jv_set(o, "tensors", ts);
+        for (size_t k = 0; k < ncs; k++) {
+            jv *c = jv_obj();
+            jv_set(c, "tensors", jv_int((int64_t)cs[k].tensors));
+            jv_set(c, "elements", jv_int((int64_t)cs[k].elems));
+            jv_set(c, "bytes", jv_int((int64_t)cs[k].bytes));
+            jv_set(c, "nominal_bits", jv_float((double)cs[k].t->tsize * 8.0 / cs[k].t->blck));
+            jv_set(c, "quantized", jv_bool(cs[k].t->quantized));
+            jv_set(cj, cs[k].t->name, c);
+        }
+        jv_set(o, "census", cj);
+        jv *bp = jv_obj();
+        jv_set(bp, "nominal_type", major ? jv_str(major->t->name) : jv_null());
+        jv_set(bp, "nominal", jv_float(nominal));
+        jv_set(bp, "effective_quantized", jv_float(eff_q));
+        jv_set(bp, "effective_all", jv_float(eff_all));
+        jv_set(bp, "quantized_elements", jv_int((int64_t)q_e));
+        jv_set(bp, "quantized_bytes", jv_int((int64_t)q_b));
+        jv_set(bp, "elements", jv_int((int64_t)all_e));
+        jv_set(bp, "bytes", jv_int((int64_t)all_b));
+        jv_set(o, "bits_per_weight", bp);
+        jv_set(o, "ok", jv_bool(1));
+        fd_buf b = {0};
+        fd_err je;
+        if (!jv_dump(o, &JV_PRETTY, &b, &je)) printf("%s\n", fd_buf_cstr(&b));
+        fd_buf_free(&b);
+        jv_free(o);
+    } else {
+        printf("format gguf v%u, %zu file(s), %zu tensors, %zu metadata keys\n", f0->version, s.n, s.nt, f0->nkv);
+        printf("architecture %s\n", arch ? arch : "(none)");
+        for (size_t i = 0; i < f0->nkv; i++) {
+            char *v = kv_summary(&f0->kv[i]);
+            printf("meta %s (%s) = %s\n", f0->kv[i].key, fd_gguf_vtype_name(f0->kv[i].type), v);
+            free(v);
+        }
+        for (size_t i = 0; i < s.nt; i++) {
+            const fd_gguf_tensor *t = s.t[i];
+            printf("tensor %s %s ne [", t->name, fd_ggml_type_of(t->type)->name);
+            for (int k = 0; k < t->ndim; k++) printf("%s%llu", k ? ", " : "", (unsigned long long)t->ne[k]);
+            printf("] %llu bytes (file %d)\n", (unsigned long long)t->nbytes, t->file + 1);
+        }
+        for (size_t k = 0; k < ncs; k++)
+            printf("census %s: %llu tensors, %llu elements, %llu bytes, %.4g nominal bits%s\n", cs[k].t->name,
+                   (unsigned long long)cs[k].tensors, (unsigned long long)cs[k].elems, (unsigned long long)cs[k].bytes,
+                   (double)cs[k].t->tsize * 8.0 / cs[k].t->blck, cs[k].t->quantized ? "" : " (not quantized)");
+        printf("bits per weight: nominal %.4g (%s), effective %.4f over the quantized tensors, %.4f over all\n", nominal,
+               major ? major->t->name : "no quantized tensor", eff_q, eff_all);
+        printf("OK\n");
+    }
+    free(arch);
+    fd_gguf_set_close(&s);
+    return FD_EXIT_OK;
+}
