@@ -256,6 +256,84 @@ if rc == 0:
     v = runtime_receipt(W("ds-nx"))["capture_tool"]["version"]
     case("8: the runtime receipt of a glm5_next capture names glm5_next", "C forward: glm5_next," in v and "glm_moe_dsa" not in v, v)
 
+# ================================================================ item 7: config spellings
+# What transformers' configuration classes write (read from the released
+# wheels 5.3 .. 5.25): glm_moe_dsa layer_types absent (<= 5.9),
+# "deepseek_sparse_attention" (5.12 - 5.16), "indexed_attention" (5.18+);
+# glm5_next layer_types "linear_attention" with "deepseek_sparse_attention"
+# (5.16) or "indexed_attention" (5.18+), "full_attention" read as DSA by
+# every version; indexer_types "full"/"shared" or index_topk_pattern as a
+# string of F/S or a list (taken as indexer_types); mlp_layer_types
+# "dense"/"sparse".
+
+def respelled(src, name, edit, text_config=False):
+    dst = W("cfg-" + name)
+    if not os.path.isdir(dst):
+        os.makedirs(dst)
+        for f in os.listdir(src):
+            if f.endswith(".safetensors"):  # a hard link: a regular file, no copy of the weights
+                try:
+                    os.link(os.path.join(src, f), os.path.join(dst, f))
+                except OSError:
+                    shutil.copy(os.path.join(src, f), dst)
+            elif os.path.isfile(os.path.join(src, f)):
+                shutil.copy(os.path.join(src, f), dst)
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    edit(cfg["text_config"] if text_config else cfg)
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    rc, out, err = run("inspect-model", "--json", dst)
+    return rc, out + err, (json.loads(out)["config"] if rc == 0 else None)
+
+
+def setk(k, v, drop=()):
+    def edit(c):
+        c[k] = v
+        for d in drop:
+            c.pop(d, None)
+    return edit
+
+
+L_TINY = 4
+base_rc, _, base_cfg = respelled(FX, "tiny-asis", lambda c: None)
+for spelling in ("indexed_attention", "deepseek_sparse_attention", "full_attention"):
+    rc, text, cfg = respelled(FX, "tiny-lt-" + spelling, setk("layer_types", [spelling] * L_TINY))
+    case("7: glm_moe_dsa layer_types %s accepted" % spelling, rc == 0 and cfg == base_cfg, text)
+rc, text, cfg = respelled(FX, "tiny-lt-null", setk("layer_types", None))
+case("7: glm_moe_dsa layer_types null (older versions) accepted", rc == 0 and cfg == base_cfg, text)
+rc, text, _ = respelled(FX, "tiny-lt-linear", setk("layer_types", ["linear_attention"] * L_TINY))
+case("7: glm_moe_dsa layer_types linear_attention refused by name", rc == 3 and "bad_config" in text and "layer_types" in text,
+     text)
+rc, text, cfg = respelled(FX, "tiny-pat-str", setk("index_topk_pattern", "FSFS", drop=("indexer_types",)))
+case("7: glm_moe_dsa index_topk_pattern string accepted", rc == 0 and cfg == base_cfg, text)
+rc, text, cfg = respelled(FX, "tiny-pat-list", setk("index_topk_pattern", ["full", "shared", "full", "shared"],
+                                                    drop=("indexer_types",)))
+case("7: glm_moe_dsa index_topk_pattern list (taken as indexer_types) accepted", rc == 0 and cfg == base_cfg, text)
+
+if os.path.isdir(NX):
+    with open(os.path.join(NX, "config.json")) as f:
+        kinds = json.load(f)["text_config"]["layer_types"]
+    nx_rc, _, nx_cfg = respelled(NX, "nx-asis", lambda c: None, text_config=True)
+    case("7: glm5_next fixture config as written", nx_rc == 0)
+    for spelling in ("indexed_attention", "deepseek_sparse_attention", "full_attention"):
+        lt = [k if k == "linear_attention" else spelling for k in kinds]
+        rc, text, cfg = respelled(NX, "nx-lt-" + spelling, setk("layer_types", lt), text_config=True)
+        case("7: glm5_next layer_types linear_attention + %s accepted" % spelling, rc == 0 and cfg == nx_cfg, text)
+    # the entries are read, not ignored: every layer DSA contradicts the KDA tensors
+    rc, text, _ = respelled(NX, "nx-lt-alldsa", setk("layer_types", ["indexed_attention"] * len(kinds)), text_config=True)
+    case("7: glm5_next layer_types are read (all-DSA contradicts the checkpoint)", rc == 3 and "checkpoint_mismatch" in text,
+         text)
+    rc, text, _ = respelled(NX, "nx-lt-bogus", setk("layer_types", ["sliding_attention"] * len(kinds)), text_config=True)
+    case("7: glm5_next unknown layer_types entry refused by name", rc == 3 and "bad_config" in text and "layer_types" in text,
+         text)
+    rc, text, cfg = respelled(NX, "nx-pat-list", setk("index_topk_pattern", ["full"] * len(kinds), drop=("indexer_types",)),
+                              text_config=True)
+    case("7: glm5_next index_topk_pattern list accepted", rc == 0 and cfg == nx_cfg, text)
+    rc, text, cfg = respelled(NX, "nx-pat-str", setk("index_topk_pattern", "F" * len(kinds), drop=("indexer_types",)),
+                              text_config=True)
+    case("7: glm5_next index_topk_pattern string accepted", rc == 0 and cfg == nx_cfg, text)
+
 # ================================================================ item 10: enumerated flags
 
 LANES = ["sealed-ep8", "streaming", "local-mps", "local-cuda-budget", "other"]
