@@ -130,6 +130,52 @@ static double now_s(void)
  * weight-only (FP8Linear's dynamic activation quantization and NVFP4
  * input_scale are not applied); input_scale tensors are recorded by count,
  * range and the sha256 of their F32 bytes in name order. */
+/* The tokenizer identity of a model directory, by content, never by path
+ * (docs/CAPTURE.md "Tokenizer identity"), so a quantized copy of the
+ * checkpoint elsewhere keeps it:
+ *   tokenizer.json present      local/tokenizer-<sha256(tokenizer.json), 16 hex>
+ *   else other tokenizer files  local/tokenizer-files-<16 hex of sha256 over
+ *                               "name\0sha256hex\n" of each file present, in
+ *                               the fixed order of TOK_FILES>
+ *   else none at all            local/no-tokenizer-vocab-<vocab_size>: all
+ *                               that is known is the id space the panel's
+ *                               ids were checked against */
+static int tokenizer_identity(const char *model, int64_t vocab, char *out, size_t cap, fd_err *e)
+{
+    static const char *const TOK_FILES[] = {"tokenizer.model", "vocab.json", "merges.txt", "vocab.txt",
+                                            "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"};
+    char *tp = fd_path_join(model, "tokenizer.json"), th[65];
+    int rc = 0;
+    if (fd_is_file(tp)) {
+        if (fd_sha256_file(tp, th, e)) rc = -1;
+        else snprintf(out, cap, "local/tokenizer-%.16s", th);
+        free(tp);
+        return rc;
+    }
+    free(tp);
+    fd_sha *h = fd_sha_new();
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof TOK_FILES / sizeof *TOK_FILES && !rc; i++) {
+        char *p = fd_path_join(model, TOK_FILES[i]);
+        if (fd_is_file(p)) {
+            if (fd_sha256_file(p, th, e)) rc = -1;
+            else {
+                fd_sha_update(h, TOK_FILES[i], strlen(TOK_FILES[i]) + 1);
+                fd_sha_update(h, th, 64);
+                fd_sha_update(h, "\n", 1);
+                n++;
+            }
+        }
+        free(p);
+    }
+    char d[65];
+    fd_sha_final_hex(h, d);
+    if (rc) return -1;
+    if (n) snprintf(out, cap, "local/tokenizer-files-%.16s", d);
+    else snprintf(out, cap, "local/no-tokenizer-vocab-%lld", (long long)vocab);
+    return 0;
+}
+
 /* Tensors the engine uses at the precision stored (fp32 when F32 on disk):
  * the ones transformers keeps in fp32 (_keep_in_fp32_modules_strict of
  * glm_moe_dsa / glm5_next).  Every other F32 tensor is cast to bf16 as
@@ -426,20 +472,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     char repo[512];
     if (o->weights_repository) snprintf(repo, sizeof repo, "%s", o->weights_repository);
     else if (P.receipt_tokenizer_id) snprintf(repo, sizeof repo, "%s", P.receipt_tokenizer_id);
-    else {
-        /* default: name the tokenizer by its bytes, so a quantized copy of
-         * the checkpoint (same tokenizer.json) keeps the same identity */
-        char *tp = fd_path_join(o->model, "tokenizer.json"), th[65];
-        fd_err te = {0};
-        if (fd_is_file(tp) && !fd_sha256_file(tp, th, &te)) snprintf(repo, sizeof repo, "local/tokenizer-%.16s", th);
-        else {
-            char *rp = realpath(o->model, NULL);
-            const char *b = rp ? strrchr(rp, '/') : NULL;
-            snprintf(repo, sizeof repo, "local/%s", b && b[1] ? b + 1 : "model");
-            free(rp);
-        }
-        free(tp);
-    }
+    else if (tokenizer_identity(o->model, c.vocab_size, repo, sizeof repo, e)) goto out;
     fd_ds_identity id = {0};
     id.dataset_id = o->dataset_id;
     id.dataset_name = o->dataset_name;

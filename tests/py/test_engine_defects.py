@@ -334,6 +334,54 @@ if os.path.isdir(NX):
                               text_config=True)
     case("7: glm5_next index_topk_pattern string accepted", rc == 0 and cfg == nx_cfg, text)
 
+# ================================================================ item 9: tokenizer identity by content
+
+def tok_id(ds):
+    return manifest(ds)["weights"]["repository"]
+
+
+def root_vs_int8(tag, keep):
+    """a model directory holding only the tokenizer files in `keep`, its
+    int8 copy under another name, captured and compared"""
+    src = W("t9-%s-model" % tag)
+    shutil.copytree(FX, src)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        if f not in keep:
+            os.remove(os.path.join(src, f))
+    q, sc = W("t9-%s-quantized-elsewhere" % tag), W("t9-%s-scope.json" % tag)
+    rc, out, err = run("quantize", "--src", src, "--dst", q, "--match", "mlp.experts", "--bits", "8", "--emit-scope", sc)
+    case("9 (%s): quantize int8" % tag, rc == 0, out + err)
+    rc1, o1, e1 = capture(src, W("t9-%s-root" % tag))
+    rc2, o2, e2 = capture(q, W("t9-%s-int8" % tag), ("--scope-file", sc), role="quant")
+    case("9 (%s): both captures" % tag, rc1 == 0 and rc2 == 0, o1 + e1 + o2 + e2)
+    if rc1 or rc2:
+        return None
+    a, b = tok_id(W("t9-%s-root" % tag)), tok_id(W("t9-%s-int8" % tag))
+    case("9 (%s): same tokenizer identity, not the directory name" % tag, a == b and "model" not in a and "quantized" not in a,
+         (a, b))
+    rc, out, err = run("compare", "--reference", W("t9-%s-root" % tag), "--candidate", W("t9-%s-int8" % tag), "--out",
+                       W("t9-%s-cmp" % tag), "--no-bootstrap")
+    case("9 (%s): compare root vs int8 runs" % tag, rc == 0, out + err)
+    return a
+
+
+none_id = root_vs_int8("none", ())
+case("9: no tokenizer files at all: identified by the vocabulary", none_id == "local/no-tokenizer-vocab-260", none_id)
+cfg_id = root_vs_int8("config-only", ("tokenizer_config.json",))
+case("9: tokenizer files other than tokenizer.json: identified by their content",
+     bool(cfg_id) and cfg_id.startswith("local/tokenizer-files-"), cfg_id)
+json_id = root_vs_int8("json", ("tokenizer.json", "tokenizer_config.json"))
+case("9: tokenizer.json: identified by its digest", bool(json_id) and json_id.startswith("local/tokenizer-") and
+     not json_id.startswith("local/tokenizer-files-"), json_id)
+# different tokenizer contents are different identities
+src2 = W("t9-other")
+shutil.copytree(W("t9-config-only-model"), src2)
+with open(os.path.join(src2, "tokenizer_config.json"), "a") as f:
+    f.write("\n")
+rc, out, err = capture(src2, W("t9-other-root"))
+case("9: another tokenizer_config.json content, another identity", rc == 0 and tok_id(W("t9-other-root")) != cfg_id,
+     out + err)
+
 # ================================================================ item 10: enumerated flags
 
 LANES = ["sealed-ep8", "streaming", "local-mps", "local-cuda-budget", "other"]
