@@ -105,6 +105,10 @@ bash tests/tok/fetch.sh
 for bin in build/fidelity build-asan/fidelity; do
     step "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
 done
+for bin in build/fidelity build-asan/fidelity; do
+    step "engine defects of issue 16: F32 weights, config spellings, engine name, tokenizer identity, enumerated flags ($bin)" \
+        python3 tests/py/test_engine_defects.py "$bin"
+done
 step "parity with the transformers goldens (tiny, flash-0.1b window 0: the issue targets)" bash tests/parity/run_parity.sh build/fidelity
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do

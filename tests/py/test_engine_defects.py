@@ -214,21 +214,38 @@ else:
     cfg = json.load(open(os.path.join(FX, "config.json")))
     H, E = cfg["hidden_size"], cfg["n_routed_experts"]
     moe_layers = [i for i, l in enumerate(model.model.layers) if hasattr(l.mlp, "gate")]
-    exact = True
+    if model.model.layers[moe_layers[0]].mlp.gate.weight.dtype != torch.float32:
+        # transformers before 5.24 casts the router weight to the bf16 load
+        # dtype (its _keep_in_fp32_modules_strict lacked gate.weight)
+        print("skip 6: transformers %s rounds the router weight to bf16; the fp32 oracle needs >= 5.24"
+              % transformers.__version__)
+        moe_layers = []
+    torch_threads = torch.get_num_threads()
     for L in moe_layers:
         gate = model.model.layers[L].mlp.gate
-        case("6 oracle: layer %d router weight kept fp32 by transformers" % L, gate.weight.dtype == torch.float32,
-             gate.weight.dtype)
         x = np.fromfile(os.path.join(dump, "post_ln.L%d.bf16" % L), dtype=np.uint16)
-        xt = torch.from_numpy((x.astype(np.uint32) << 16).view(np.float32).reshape(-1, H)).to(torch.bfloat16)
+        x32 = (x.astype(np.uint32) << 16).view(np.float32).reshape(-1, H)
         with torch.no_grad():
-            ref = gate(xt)
+            ref = gate(torch.from_numpy(x32).to(torch.bfloat16))
         ref = (ref[0] if isinstance(ref, tuple) else ref).float().numpy().reshape(-1, E)
         ours = np.fromfile(os.path.join(dump, "router_logits.L%d.f32" % L), dtype=np.float32).reshape(-1, E)
-        same = ref.shape == ours.shape and np.array_equal(ref.view(np.uint32), ours.view(np.uint32))
-        exact &= same
-        case("6 oracle: layer %d router logits bit-identical to transformers' (F32 weight)" % L, same,
-             "max abs diff %s" % (np.abs(ref - ours).max() if ref.shape == ours.shape else ref.shape))
+        w32 = gate.weight.detach().float().numpy()
+        exact = x32.astype(np.float64) @ w32.astype(np.float64).T
+        # the bound of any fp32 summation order: K * 2^-24 * sum |x_k w_k|
+        bound = H * 2.0 ** -24 * (np.abs(x32.astype(np.float64)) @ np.abs(w32.astype(np.float64)).T)
+        wb = (w32.view(np.uint32) + 0x7FFF + ((w32.view(np.uint32) >> 16) & 1)) >> 16 << 16  # RNE to bf16
+        rounded = x32.astype(np.float64) @ wb.astype(np.uint32).view(np.float32).astype(np.float64).T
+        same = np.mean(ref.view(np.uint32) == ours.view(np.uint32))
+        case("6 oracle: layer %d: our fp32 router logits within the fp32 summation bound of the exact product" % L,
+             bool(np.all(np.abs(ours - exact) <= bound)), np.max(np.abs(ours - exact) - bound))
+        case("6 oracle: layer %d: transformers' (fp32 weight) within the same bound" % L,
+             bool(np.all(np.abs(ref - exact) <= bound)))
+        d_ours, d_round = np.max(np.abs(ours - ref)), np.max(np.abs(rounded - ref))
+        case("6 oracle: layer %d: ours 100x closer to transformers' than a bf16-rounded router" % L,
+             d_ours * 100 < d_round, (d_ours, d_round))
+        print("     layer %d: %.1f %% of router logits bit-identical to transformers %s / torch %s (%d threads); max |diff| "
+              "%.3g, bf16-rounded router %.3g (MKL's sgemm order depends on the host)"
+              % (L, 100 * same, transformers.__version__, torch.__version__, torch_threads, d_ours, d_round))
 
 # ================================================================ item 8: engine name
 
