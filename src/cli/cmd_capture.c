@@ -4,7 +4,6 @@
 #include "capture/capture.h"
 #include "engine/qconfig.h"
 #include "format/writer.h"
-#include "kernels/gemm.h"
 #include "mpi/dist.h"
 #include "util/utc.h"
 #include <stdio.h>
@@ -125,9 +124,8 @@ int cmd_capture(int argc, char **argv)
     if (!fd_lane_valid(o.lane)) return usage("--lane must be one of " FD_LANES " (the dataset schema's lane enum)");
     if (o.schedule && strcmp(o.schedule, "window-outer") && strcmp(o.schedule, "layer-outer"))
         return usage("--schedule must be window-outer or layer-outer");
-    fd_path kp;
-    if (o.kernel && *o.kernel && fd_path_parse(o.kernel, &kp))
-        return usage("--kernel must be scalar, avx2, avx512f, avx512bf16 or amx");
+    /* --kernel: refused (exit 3) by fd_mm_init, the first step of the run,
+     * naming the paths: it also depends on this CPU */
     fd_qconfig q;
     fd_err qe = {0};
     /* an unreadable or unsupported quantization_config counts as present: the

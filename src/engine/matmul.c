@@ -22,7 +22,8 @@ int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err
 {
     m->order = order;
     if (order == FD_ORDER_TILE ? fd_tile_path_select(kernel, &m->path) : fd_path_select(kernel, &m->path))
-        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order",
+        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order "
+                       "(scalar|avx2|avx512f|avx512bf16, amx for the tile order where the CPU has it)",
                        kernel, fd_order_name(order));
     m->gemm = order == FD_ORDER_TILE ? fd_gemm_tile_for(m->path) : fd_gemm_for(m->path);
     m->path_seq = m->path;

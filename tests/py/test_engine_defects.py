@@ -432,7 +432,11 @@ def with_(args, flag, value):
 refused_early("capture --lane bf16", with_(CAP, "--lane", "bf16"), LANES)
 refused_early("capture --role candidate", with_(CAP, "--role", "candidate"), ["root|quant"])
 refused_early("capture --schedule fast", with_(CAP, "--schedule", "fast"), ["window-outer", "layer-outer"])
-refused_early("capture --kernel sse", with_(CAP, "--kernel", "sse"), ["scalar", "avx2", "avx512f", "avx512bf16", "amx"])
+# an unknown kernel path is a refusal (exit 3: the path also depends on the CPU) at the first step, naming the paths
+rc, out, err = run(*[a if a != "OUT" else W("never-kernel") for a in with_(CAP, "--kernel", "sse")])
+case("10: capture --kernel sse refused before any work, paths named",
+     rc == 3 and "kernel path 'sse'" in out and all(w in out for w in ("scalar", "avx2", "avx512f", "avx512bf16", "amx"))
+     and not glob.glob(W("never-kernel") + "*"), out + err)
 refused_early("capture --gemm-order rows", with_(CAP, "--gemm-order", "rows"), ["tile", "pair"])
 refused_early("adapt --lane bf16", ["adapt", "--source", "llamacpp-kld", "--in", W("no.kld"), "--out", "OUT", "--lane", "bf16"],
               LANES)
