@@ -41,7 +41,7 @@ int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long 
     if (!sc) return -1;
     /* fn is a bf16 parameter (F32 on disk is cast to the bf16 load dtype,
      * and the capture discloses it); base and scale are kept in fp32 by
-     * transformers (_keep_in_fp32_modules_strict since 5.2x): used as stored,
+     * transformers (_keep_in_fp32_modules_strict since 5.23): used as stored,
      * which for BF16 on disk is the exact upcast it always was */
     h->fn = fd_xmalloc(mix * m * H * 4);
     for (size_t i = 0; i < mix * m * H; i++) h->fn[i] = F(fd_tensor_bf16_at(fn, i));

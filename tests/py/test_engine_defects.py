@@ -273,6 +273,24 @@ if rc == 0:
     v = runtime_receipt(W("ds-nx"))["capture_tool"]["version"]
     case("8: the runtime receipt of a glm5_next capture names glm5_next", "C forward: glm5_next," in v and "glm_moe_dsa" not in v, v)
 
+# glm5_next: the mHC base / scale and the router are kept in fp32 by
+# transformers (5.23 / 5.24 on): stored F32, used as stored
+if os.path.isdir(W("ds-nx")):
+    HC = lambda t: sorted(k for k in t if k.endswith(("hc_attn_base", "hc_ffn_base", "hc_attn_scale", "hc_ffn_scale",
+                                                      ".mlp.gate.weight")))
+    copy_model(NX, W("nx-f32exact"), to_f32(HC))
+    copy_model(NX, W("nx-f32low"), to_f32(HC, 0x1234))
+    rc1, o1, e1 = capture(W("nx-f32exact"), W("ds-nx-f32exact"), panel=W("nx-panel"))
+    rc2, o2, e2 = capture(W("nx-f32low"), W("ds-nx-f32low"), panel=W("nx-panel"))
+    case("6 (glm5_next): captures with F32 mHC base/scale and routers", rc1 == 0 and rc2 == 0, o1 + e1 + o2 + e2)
+    if rc1 == 0 and rc2 == 0:
+        case("6 (glm5_next): their exact F32 spelling gives the BF16 digest", digest(W("ds-nx-f32exact")) == digest(W("ds-nx")))
+        case("6 (glm5_next): bits below bf16 precision change the digest", digest(W("ds-nx-f32low")) != digest(W("ds-nx")))
+        case("6 (glm5_next): no cast disclosure for parameters used as stored",
+             "f32_weights_cast_to_bf16" not in disclosure_codes(W("ds-nx-f32low")))
+    shutil.rmtree(W("nx-f32exact"), ignore_errors=True)
+    shutil.rmtree(W("nx-f32low"), ignore_errors=True)
+
 # ================================================================ item 7: config spellings
 # What transformers' configuration classes write (read from the released
 # wheels 5.3 .. 5.25): glm_moe_dsa layer_types absent (<= 5.9),
