@@ -97,6 +97,8 @@ step unit "make install into an empty DESTDIR: binary, man page, completion" bas
 for bin in $BINS; do
     step py "comparison receipts interoperate with the Python tool ($bin)" python3 tests/py/test_receipt_interop.py "$bin"
     step py "forged, resealed datasets and receipts refused by meaning ($bin)" python3 tests/py/test_forger.py "$bin"
+    step py "engine defects of issue 16: F32 weights, config spellings, engine name, tokenizer identity, enumerated flags ($bin)" \
+        python3 tests/py/test_engine_defects.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files

@@ -130,6 +130,101 @@ static double now_s(void)
  * weight-only (FP8Linear's dynamic activation quantization and NVFP4
  * input_scale are not applied); input_scale tensors are recorded by count,
  * range and the sha256 of their F32 bytes in name order. */
+/* The tokenizer identity of a model directory, by content, never by path
+ * (docs/CAPTURE.md "Tokenizer identity"), so a quantized copy of the
+ * checkpoint elsewhere keeps it:
+ *   tokenizer.json present      local/tokenizer-<sha256(tokenizer.json), 16 hex>
+ *   else other tokenizer files  local/tokenizer-files-<16 hex of sha256 over
+ *                               "name\0sha256hex\n" of each file present, in
+ *                               the fixed order of TOK_FILES>
+ *   else none at all            local/no-tokenizer-vocab-<vocab_size>: all
+ *                               that is known is the id space the panel's
+ *                               ids were checked against */
+static int tokenizer_identity(const char *model, int64_t vocab, char *out, size_t cap, fd_err *e)
+{
+    static const char *const TOK_FILES[] = {"tokenizer.model", "vocab.json", "merges.txt", "vocab.txt",
+                                            "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"};
+    char *tp = fd_path_join(model, "tokenizer.json"), th[65];
+    int rc = 0;
+    if (fd_is_file(tp)) {
+        if (fd_sha256_file(tp, th, e)) rc = -1;
+        else snprintf(out, cap, "local/tokenizer-%.16s", th);
+        free(tp);
+        return rc;
+    }
+    free(tp);
+    fd_sha *h = fd_sha_new();
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof TOK_FILES / sizeof *TOK_FILES && !rc; i++) {
+        char *p = fd_path_join(model, TOK_FILES[i]);
+        if (fd_is_file(p)) {
+            if (fd_sha256_file(p, th, e)) rc = -1;
+            else {
+                fd_sha_update(h, TOK_FILES[i], strlen(TOK_FILES[i]) + 1);
+                fd_sha_update(h, th, 64);
+                fd_sha_update(h, "\n", 1);
+                n++;
+            }
+        }
+        free(p);
+    }
+    char d[65];
+    fd_sha_final_hex(h, d);
+    if (rc) return -1;
+    if (n) snprintf(out, cap, "local/tokenizer-files-%.16s", d);
+    else snprintf(out, cap, "local/no-tokenizer-vocab-%lld", (long long)vocab);
+    return 0;
+}
+
+/* Tensors the engine uses at the precision stored (fp32 when F32 on disk):
+ * the ones transformers keeps in fp32 (_keep_in_fp32_modules_strict of
+ * glm_moe_dsa / glm5_next).  Every other F32 tensor is cast to bf16 as
+ * from_pretrained(dtype=bfloat16) casts it. */
+static int used_as_stored(const char *name)
+{
+    static const char *const suf[] = {".mlp.gate.weight", ".e_score_correction_bias", "_conv1d.weight", ".conv1d.weight",
+                                      ".dt_bias", ".A_log", ".hc_attn_base", ".hc_attn_scale", ".hc_ffn_base",
+                                      ".hc_ffn_scale",
+                                      /* quantization companions: not weights of the forward */
+                                      ".weight_scale_inv", ".weight_scale", ".weight_scale_2", ".input_scale"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof suf / sizeof *suf; i++) {
+        size_t k = strlen(suf[i]);
+        if (n >= k && !strcmp(name + n - k, suf[i])) return 1;
+    }
+    return !strncmp(name, "model.visual.", 13); /* the vision tower: never run by a text capture */
+}
+
+/* F32 tensors rounded to bf16 (issue 16.6: never without a disclosure):
+ * NULL when there is none. */
+static jv *f32_cast_disclosure(const fd_weights *W)
+{
+    size_t n = 0;
+    fd_buf b = {0};
+    for (size_t i = 0; i < W->n; i++) {
+        const fd_tensor *t = &W->t[i];
+        int ign = 0; /* MTP layers past num_hidden_layers: never loaded */
+        for (size_t j = 0; j < W->ignored.n && !ign; j++) ign = !strcmp(W->ignored.v[j], t->name);
+        if (ign || t->qfmt != FD_Q_NONE || strcmp(t->dtype, "F32") || used_as_stored(t->name)) continue;
+        if (n < 8) fd_buf_printf(&b, "%s%s", n ? ", " : "", t->name);
+        n++;
+    }
+    if (!n) { fd_buf_free(&b); return NULL; }
+    fd_buf d = {0};
+    fd_buf_printf(&d, "%zu F32 tensor%s of the checkpoint rounded to bf16 (nearest even) before use, as transformers' "
+                  "from_pretrained(dtype=bfloat16) casts every parameter it does not keep in fp32: %.*s%s. Parameters "
+                  "transformers keeps in fp32 (the router weight and bias, KDA conv1d / dt_bias / A_log, mHC base / scale) "
+                  "are used as stored", n, n == 1 ? "" : "s", (int)b.n, b.p, n > 8 ? ", ..." : "");
+    fd_buf_free(&b);
+    jv *x = jv_obj();
+    jv_set(x, "code", jv_str("f32_weights_cast_to_bf16"));
+    jv_set(x, "severity", jv_str("caveat"));
+    jv_set(x, "affects_comparability", jv_bool(1));
+    jv_set(x, "detail", jv_strn(d.p, d.n));
+    fd_buf_free(&d);
+    return x;
+}
+
 static jv *quant_disclosures(const fd_weights *W)
 {
     jv *d = jv_arr(), *x = jv_obj();
@@ -317,6 +412,11 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
         fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
         goto out;
     }
+    jv *f32d = f32_cast_disclosure(&W);
+    if (f32d) {
+        if (!disc) disc = jv_arr();
+        jv_push(disc, f32d);
+    }
     char ck[65], cfg[65];
     if (fd_checkpoint_identity(o->model, ck, cfg, &files, e)) goto out;
     if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, c.vocab_size, &P, e)) goto out;
@@ -372,20 +472,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     char repo[512];
     if (o->weights_repository) snprintf(repo, sizeof repo, "%s", o->weights_repository);
     else if (P.receipt_tokenizer_id) snprintf(repo, sizeof repo, "%s", P.receipt_tokenizer_id);
-    else {
-        /* default: name the tokenizer by its bytes, so a quantized copy of
-         * the checkpoint (same tokenizer.json) keeps the same identity */
-        char *tp = fd_path_join(o->model, "tokenizer.json"), th[65];
-        fd_err te = {0};
-        if (fd_is_file(tp) && !fd_sha256_file(tp, th, &te)) snprintf(repo, sizeof repo, "local/tokenizer-%.16s", th);
-        else {
-            char *rp = realpath(o->model, NULL);
-            const char *b = rp ? strrchr(rp, '/') : NULL;
-            snprintf(repo, sizeof repo, "local/%s", b && b[1] ? b + 1 : "model");
-            free(rp);
-        }
-        free(tp);
-    }
+    else if (tokenizer_identity(o->model, c.vocab_size, repo, sizeof repo, e)) goto out;
     fd_ds_identity id = {0};
     id.dataset_id = o->dataset_id;
     id.dataset_name = o->dataset_name;
@@ -421,8 +508,9 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     id.config_sha256 = cfg;
     id.checkpoint_files = files;
     char engine[200];
-    snprintf(engine, sizeof engine, "fidelity C forward: glm_moe_dsa, transformers 5.16 rounding points, eager attention, "
-             "bf16 products in the %s order", fd_order_name(o->order));
+    /* the architecture the forward ran: the config's model_type */
+    snprintf(engine, sizeof engine, "fidelity C forward: %s, transformers 5.16 rounding points, eager attention, "
+             "bf16 products in the %s order", c.nx ? "glm5_next" : "glm_moe_dsa", fd_order_name(o->order));
     id.engine = engine;
     id.hidden = c.hidden_size;
     id.vocab = (int64_t)head->shape[0];

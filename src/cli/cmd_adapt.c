@@ -1,6 +1,7 @@
 /* adapt: foreign captures into a sealed fidelity dataset (docs/ADAPTERS.md). */
 #include "cli.h"
 #include "adapt/adapt.h"
+#include "format/writer.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "fidelity adapt: %s\n", why);
     fprintf(stderr, "usage: fidelity adapt --source llamacpp-kld|k3v1|k3v0-window --in FILE.kld|DIR --out DIR [--head HEAD.safetensors]\n"
                     "  [--vocab N] [--tokenizer-id ID] [--weights-repository R] [--panel-id panel--X]\n"
-                    "  [--dataset-id ID] [--name NAME] [--role derived|quant] [--lane L] [--force]\n"
+                    "  [--dataset-id ID] [--name NAME] [--role derived|quant|root] [--lane " FD_LANES "] [--force]\n"
                     "  --head: the BF16 [vocab, hidden] head DECLARED to have produced the logits (lets a hidden-form\n"
                     "  dataset with the same head be compared against this one, HEAD-3); --vocab: refuse a file whose\n"
                     "  n_vocab differs; --tokenizer-id: the panel tokenizer id (must equal the partner dataset's)\n"
@@ -52,6 +53,7 @@ int cmd_adapt(int argc, char **argv)
     }
     if (!source || !o.in || !o.out) return usage("--source, --in and --out are required");
     if (o.role && strcmp(o.role, "root") && strcmp(o.role, "quant") && strcmp(o.role, "derived")) return usage("--role must be derived, quant or root");
+    if (o.lane && !fd_lane_valid(o.lane)) return usage("--lane must be one of " FD_LANES);
     int k3 = !strcmp(source, "k3v1") || !strcmp(source, "k3v0-window");
     if (strcmp(source, "llamacpp-kld") && !k3) {
         if (!strcmp(source, "malaiwah-serving-v2")) {

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "capture/capture.h"
 #include "engine/qconfig.h"
+#include "format/writer.h"
 #include "mpi/dist.h"
 #include "util/utc.h"
 #include <stdio.h>
@@ -13,7 +14,7 @@
 static int usage(const char *why)
 {
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
-    fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane LANE\n"
+    fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane " FD_LANES "\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
                     "  [--kernel scalar|avx2|avx512f|avx512bf16|amx] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
@@ -118,7 +119,13 @@ int cmd_capture(int argc, char **argv)
     }
     if (!o.model || !o.panel || !o.out || !o.role || !o.lane || !o.dataset_id || !o.dataset_name)
         return usage("--model, --panel, --out, --role, --lane, --dataset-id and --dataset-name are required");
+    /* every enumerated value checked before any work (issue 16.10) */
     if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
+    if (!fd_lane_valid(o.lane)) return usage("--lane must be one of " FD_LANES " (the dataset schema's lane enum)");
+    if (o.schedule && strcmp(o.schedule, "window-outer") && strcmp(o.schedule, "layer-outer"))
+        return usage("--schedule must be window-outer or layer-outer");
+    /* --kernel: refused (exit 3) by fd_mm_init, the first step of the run,
+     * naming the paths: it also depends on this CPU */
     fd_qconfig q;
     fd_err qe = {0};
     /* an unreadable or unsupported quantization_config counts as present: the

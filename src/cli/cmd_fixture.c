@@ -5,6 +5,7 @@
 #include "format/json.h"
 #include "format/validate.h"
 #include "format/writer.h"
+#include "capture/fixture.h"
 #include "format/digest.h"
 #include "util/bf16.h"
 #include "util/rng.h"
@@ -144,6 +145,14 @@ static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd
         else if (!strcmp(s, "--emit-k3-compat")) a->k3_compat = 1;
         else { fprintf(stderr, "fidelity %s: bad or unknown option %s\n", cmd, s); return -1; }
     }
+    if (a->lane && !fd_lane_valid(a->lane)) {
+        fprintf(stderr, "fidelity %s: --lane must be one of %s\n", cmd, FD_LANES);
+        return -1;
+    }
+    if (a->role && strcmp(a->role, "root") && strcmp(a->role, "quant") && strcmp(a->role, "derived")) {
+        fprintf(stderr, "fidelity %s: --role must be root, quant or derived\n", cmd);
+        return -1;
+    }
     return 0;
 }
 
@@ -152,8 +161,8 @@ int cmd_write_fixture(int argc, char **argv)
     fixture_args a;
     if (parse_fixture(argc, argv, &a, "write-fixture") || !a.out) {
         fprintf(stderr, "usage: fidelity write-fixture --out DIR [--records N] [--tokens L] [--hidden H] "
-                        "[--vocab V] [--seed S] [--head-seed S] [--noise-seed S] [--perturb EPS] [--role R] "
-                        "[--lane L] [--engine-tag T] [--declared-records N] [--declared-bits B] [--dataset-id ID] [--fixed-time] [--emit-k3-compat] [--force]\n");
+                        "[--vocab V] [--seed S] [--head-seed S] [--noise-seed S] [--perturb EPS] [--role root|quant|derived] "
+                        "[--lane " FD_LANES "] [--engine-tag T] [--declared-records N] [--declared-bits B] [--dataset-id ID] [--fixed-time] [--emit-k3-compat] [--force]\n");
         return FD_EXIT_USAGE;
     }
     fd_err e = {0};
@@ -219,8 +228,9 @@ int cmd_demo(int argc, char **argv)
         if (!strcmp(argv[i], "--out") && i + 1 < argc) base = argv[++i];
         else if (!strcmp(argv[i], "--preset") && i + 1 < argc) preset = argv[++i];
         else if (!strcmp(argv[i], "--windows") && i + 1 < argc) windows = argv[++i];
-        else {
-            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset tiny|flash-0.1b|small] [--windows N]\n");
+        else preset = NULL;
+        if (!preset || !fd_fixture_preset_find(preset)) {
+            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", fd_fixture_preset_names());
             return FD_EXIT_USAGE;
         }
     }

@@ -170,10 +170,22 @@ static int parse(const jv *d, fd_glm_config *c, fd_err *e)
     } else
         for (int64_t i = 0; i < L; i++) c->mlp_sparse[i] = i >= c->first_k_dense_replace;
 
+    /* layer_types: every layer is a DSA layer; transformers 5.12-5.16 write
+     * deepseek_sparse_attention, 5.18+ indexed_attention, older none */
+    const jv *lt = jv_get(d, "layer_types");
+    if (lt && lt->t != JV_NULL) {
+        if (lt->t != JV_ARR || (int64_t)lt->u.a.n != L) return bad(e, "layer_types", "is not a list of num_hidden_layers entries");
+        for (size_t i = 0; i < lt->u.a.n; i++)
+            if (lt->u.a.v[i]->t != JV_STR || !fd_cfg_is_dsa_layer(lt->u.a.v[i]->u.s.p))
+                return bad(e, "layer_types", "entries must be indexed_attention, deepseek_sparse_attention or full_attention "
+                                             "(glm_moe_dsa has DSA layers only)");
+    }
     const jv *it = jv_get(d, "indexer_types");
     const jv *pat = jv_get(d, "index_topk_pattern");
     if (it && it->t != JV_NULL) {
         if (get_types(it, "indexer_types", L, "full", "shared", c->indexer_full, e)) return -1;
+    } else if (pat && pat->t == JV_ARR) { /* a list is taken as indexer_types by transformers */
+        if (get_types(pat, "index_topk_pattern", L, "full", "shared", c->indexer_full, e)) return -1;
     } else if (pat && pat->t != JV_NULL) {
         if (pat->t != JV_STR) return bad(e, "index_topk_pattern", "is not a string");
         if ((int64_t)pat->u.s.n < L) return bad(e, "index_topk_pattern", "is shorter than num_hidden_layers");
@@ -244,6 +256,11 @@ int64_t fd_glm_config_count_sparse(const fd_glm_config *c)
     int64_t n = 0;
     for (int64_t i = 0; i < c->num_hidden_layers; i++) n += c->mlp_sparse[i];
     return n;
+}
+
+int fd_cfg_is_dsa_layer(const char *s)
+{
+    return !strcmp(s, "indexed_attention") || !strcmp(s, "deepseek_sparse_attention") || !strcmp(s, "full_attention");
 }
 
 int fd_cfg_int(const jv *d, const char *k, int64_t def, int64_t lo, int64_t *out, fd_err *e)

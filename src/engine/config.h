@@ -47,5 +47,9 @@ int fd_cfg_num(const jv *d, const char *k, double def, double *out, fd_err *e);
 int fd_cfg_bool(const jv *d, const char *k, int def, int *out, fd_err *e);
 int fd_cfg_str(const jv *d, const char *k, const char *def, char *out, size_t cap, fd_err *e);
 int fd_cfg_types(const jv *v, const char *k, int64_t L, const char *a, const char *b, unsigned char *out, fd_err *e);
+/* A layer_types entry naming a DSA (MLA + indexer) layer, in any spelling
+ * transformers writes: indexed_attention, deepseek_sparse_attention,
+ * full_attention. */
+int fd_cfg_is_dsa_layer(const char *s);
 
 #endif

@@ -3,6 +3,7 @@
  * rounding (engine/ops.h fd_lin; the public API is there). */
 #include "engine/ops.h"
 #include "engine/kblocks.h"
+#include "kernels/gemm_f32.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -22,7 +23,12 @@
  *     exact, so it is a sequential sum of them) — fd_kplan_mkl's blocks
  *     where they were measured (router_plan), else one chain; the canonical
  *     kernel computes it when both operands have each pair (2i, 2i+1)
- *     swapped. */
+ *     swapped.
+ *   LIN_F32_W: the same fp32 Linear on a weight STORED as F32 (transformers
+ *     keeps the router weight in fp32: _keep_in_fp32_modules_strict): the
+ *     same chains and K-blocks on the fp32 values as stored
+ *     (kernels/gemm_f32.h; docs/NUMERICS.md §5b).  Identical bits to
+ *     LIN_F32_SEQ when every value is a bf16 value. */
 typedef fd_lin lin;
 
 /* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
@@ -66,6 +72,23 @@ static void pack_rows(void *ctx, size_t lo, size_t hi)
     free(buf);
 }
 
+/* LIN_F32_W: rows [lo, hi) of the fp32 weight into each K-block's tiles */
+static void pack_rows_f32(void *ctx, size_t lo, size_t hi)
+{
+    const pack_job *j = ctx;
+    lin *L = j->L;
+    const unsigned char *base = j->t->data;
+    for (size_t n = lo; n < hi; n++) {
+        const unsigned char *row = base + (j->row0 + n) * L->K * 4;
+        size_t t = n / FD_TILE, c = n % FD_TILE;
+        for (size_t b = 0; b < L->nb; b++) {
+            size_t k0 = L->kst[b], kb = L->kst[b + 1] - k0;
+            float *dst = L->fw[b] + t * kb * FD_TILE + c;
+            for (size_t k = 0; k < kb; k++) memcpy(dst + k * FD_TILE, row + (k0 + k) * 4, 4); /* any alignment */
+        }
+    }
+}
+
 /* m: the threads that pack the rows (NULL: the caller's thread).  plan:
  * the K-blocks (NULL: one chain); blocks never start inside a pair
  * (K-block starts are even). */
@@ -83,11 +106,24 @@ void fd_lin_pack_plan(const fd_mm *m, lin *L, const fd_tensor *t, uint64_t row0,
     memset(L, 0, sizeof *L);
     L->N = N;
     L->K = K;
+    /* a weight stored as F32 is used as stored by an fp32 product */
+    if (mode == LIN_F32_SEQ && t->qfmt == FD_Q_NONE && !strcmp(t->dtype, "F32")) mode = LIN_F32_W;
     L->mode = mode;
     L->nb = plan->nb;
     L->half = plan->half;
     L->kst = fd_xmalloc((plan->nb + 1) * sizeof *L->kst);
     memcpy(L->kst, plan->st, (plan->nb + 1) * sizeof *L->kst);
+    if (mode == LIN_F32_W) {
+        L->p.tiles = (N + FD_TILE - 1) / FD_TILE;
+        L->p.vocab = N;
+        L->p.hidden = K;
+        L->fw = fd_xcalloc(plan->nb, sizeof *L->fw);
+        for (size_t b = 0; b < L->nb; b++)
+            L->fw[b] = fd_xcalloc(L->p.tiles * (L->kst[b + 1] - L->kst[b]) * FD_TILE + 1, sizeof(float));
+        pack_job j = {L, t, row0};
+        fd_mm_range(m, N, 64, pack_rows_f32, &j);
+        return;
+    }
     L->more = plan->nb > 1 ? fd_xcalloc(plan->nb - 1, sizeof *L->more) : NULL;
     for (size_t b = 0; b < L->nb; b++) fd_mm_alloc_packed(b ? &L->more[b - 1] : &L->p, N, L->kst[b + 1] - L->kst[b]);
     pack_job j = {L, t, row0};
@@ -134,11 +170,43 @@ int fd_lin_load(const fd_mm *m, lin *L, const fd_weights *w, fd_err *e, size_t N
 void fd_lin_free(lin *L)
 {
     if (L->p.w) fd_packed_head_free(&L->p);
-    for (size_t b = 1; b < L->nb; b++) fd_packed_head_free(&L->more[b - 1]);
+    for (size_t b = 1; L->more && b < L->nb; b++) fd_packed_head_free(&L->more[b - 1]);
+    for (size_t b = 0; L->fw && b < L->nb; b++) free(L->fw[b]);
+    free(L->fw);
     free(L->more);
     free(L->kst);
     free(L->bias);
     memset(L, 0, sizeof *L);
+}
+
+/* LIN_F32_W: per K-block the widened activations times the fp32 weight,
+ * the block sums added as fd_lin_dots adds them */
+static float *lin_dots_f32(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
+{
+    size_t os = L->p.tiles * FD_TILE;
+    float *out = NULL, *out2 = NULL, *tmp = NULL, *a = NULL;
+    for (size_t b = 0; b < L->nb; b++) {
+        size_t k0 = L->kst[b], kb = L->kst[b + 1] - k0;
+        a = fd_xrealloc(a, (rows * kb + 1) * 4);
+        for (size_t r = 0; r < rows; r++)
+            for (size_t k = 0; k < kb; k++) a[r * kb + k] = F(x[r * L->K + k0 + k]);
+        int second = L->half && b >= L->half;
+        float **sum = second ? &out2 : &out;
+        if (!*sum) {
+            *sum = fd_xcalloc(rows * os + 1, 4);
+            fd_mm_run_f32(m, a, rows, kb, L->fw[b], L->p.tiles, *sum, os);
+            continue;
+        }
+        if (!tmp) tmp = fd_xcalloc(rows * os + 1, 4);
+        fd_mm_run_f32(m, a, rows, kb, L->fw[b], L->p.tiles, tmp, os);
+        for (size_t i = 0; i < rows * os; i++) (*sum)[i] += tmp[i];
+    }
+    if (out2)
+        for (size_t i = 0; i < rows * os; i++) out[i] += out2[i];
+    free(out2);
+    free(tmp);
+    free(a);
+    return out;
 }
 
 /* fp32 dots of `rows` rows of x (K each) with every row of L, in L's
@@ -146,6 +214,7 @@ void fd_lin_free(lin *L)
 float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
 {
     size_t os = L->p.tiles * FD_TILE;
+    if (L->mode == LIN_F32_W) return lin_dots_f32(m, L, x, rows);
     const uint16_t *src = x;
     uint16_t *sw = NULL;
     if (L->mode == LIN_F32_SEQ) {

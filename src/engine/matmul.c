@@ -1,4 +1,5 @@
 #include "engine/matmul.h"
+#include "kernels/gemm_f32.h"
 #include "kernels/rowops.h"
 #include "util/buf.h"
 #include <stdlib.h>
@@ -21,7 +22,8 @@ int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err
 {
     m->order = order;
     if (order == FD_ORDER_TILE ? fd_tile_path_select(kernel, &m->path) : fd_path_select(kernel, &m->path))
-        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order",
+        return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order "
+                       "(scalar|avx2|avx512f|avx512bf16, amx for the tile order where the CPU has it)",
                        kernel, fd_order_name(order));
     m->gemm = order == FD_ORDER_TILE ? fd_gemm_tile_for(m->path) : fd_gemm_for(m->path);
     m->path_seq = m->path;
@@ -200,4 +202,34 @@ void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_hea
 void fd_mm_run_seq(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride)
 {
     mm_run(m, a, np, b, out, ostride, 1);
+}
+
+/* F32-weight products: tasks of ROW_BLOCK rows x all tiles (the router's
+ * few columns), each on the pair-order path's fp32 kernel under FTZ+DAZ. */
+typedef struct f32_job {
+    const fd_mm *m;
+    const float *a, *w;
+    size_t np, K, tiles, ostride;
+    float *out;
+} f32_job;
+
+static void f32_task(void *ctx, size_t i, int worker)
+{
+    (void)worker;
+    const f32_job *q = ctx;
+    size_t p = i * ROW_BLOCK, n = q->np - p < ROW_BLOCK ? q->np - p : ROW_BLOCK;
+    fd_path path = q->m->path_seq;
+    int mx = path != FD_PATH_SCALAR;
+    unsigned csr = mx ? fd_ftz_daz_enter() : 0; /* MXCSR is per thread */
+    fd_gemm_f32_for(path)(q->a + p * q->K, n, q->K, q->w, q->tiles, q->out + p * q->ostride, q->ostride);
+    if (mx) fd_ftz_daz_leave(csr);
+}
+
+void fd_mm_run_f32(const fd_mm *m, const float *a, size_t np, size_t K, const float *w, size_t tiles, float *out,
+                   size_t ostride)
+{
+    if (!np || !tiles) return;
+    f32_job q = {m, a, w, np, K, tiles, ostride, out};
+    int small = np * tiles * K < (1u << 16);
+    fd_mm_for(small ? NULL : m, (np + ROW_BLOCK - 1) / ROW_BLOCK, f32_task, &q);
 }

@@ -77,6 +77,12 @@ void fd_mm_run(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_hea
 /* The same with the pair-order kernel (gemm_seq): the fp32 chains. */
 void fd_mm_run_seq(const fd_mm *m, const uint32_t *a, size_t np, const fd_packed_head *b, float *out, size_t ostride);
 
+/* An fp32 product with an F32 weight (kernels/gemm_f32.h): a is np rows of
+ * K floats, w the packed fp32 tiles of `tiles` x 16 columns; each output
+ * one FMA chain in increasing k on the pair-order path's kernel. */
+void fd_mm_run_f32(const fd_mm *m, const float *a, size_t np, size_t K, const float *w, size_t tiles, float *out,
+                   size_t ostride);
+
 /* Packs rows of K bf16 values (row stride `stride` elements) into np*kp words. */
 void fd_mm_pack_rows(const uint16_t *x, size_t np, size_t K, size_t stride, uint32_t *out);
 

@@ -96,16 +96,21 @@ static int schedules(const jv *t, fd_glm_config *c, fd_next_ext *x, fd_err *e)
         if (lt->t != JV_ARR || (int64_t)lt->u.a.n != L) return bad(e, "layer_types", "is not a list of num_hidden_layers entries");
         for (int64_t i = 0; i < L; i++) {
             const jv *v = lt->u.a.v[i];
+            /* transformers' spellings (docs/MODEL-GLM5-NEXT.md §1): 5.16 writes
+             * deepseek_sparse_attention, 5.18+ indexed_attention for a DSA
+             * layer; full_attention is read as DSA by every version */
             if (v->t == JV_STR && !strcmp(v->u.s.p, "linear_attention")) x->kda[i] = 1;
-            else if (v->t == JV_STR && (!strcmp(v->u.s.p, "deepseek_sparse_attention") || !strcmp(v->u.s.p, "full_attention")))
-                x->kda[i] = 0;
-            else return bad(e, "layer_types", "entries must be linear_attention or deepseek_sparse_attention");
+            else if (v->t == JV_STR && fd_cfg_is_dsa_layer(v->u.s.p)) x->kda[i] = 0;
+            else return bad(e, "layer_types", "entries must be linear_attention, indexed_attention, "
+                                              "deepseek_sparse_attention or full_attention");
         }
     } else
         for (int64_t i = 0; i < L; i++) x->kda[i] = i % 4 != 3;
     const jv *it = jv_get(t, "indexer_types"), *pat = jv_get(t, "index_topk_pattern");
     if (it && it->t != JV_NULL) {
         if (fd_cfg_types(it, "indexer_types", L, "full", "shared", c->indexer_full, e)) return -1;
+    } else if (pat && pat->t == JV_ARR) { /* a list is taken as indexer_types by transformers */
+        if (fd_cfg_types(pat, "index_topk_pattern", L, "full", "shared", c->indexer_full, e)) return -1;
     } else if (pat && pat->t != JV_NULL) {
         if (pat->t != JV_STR || (int64_t)pat->u.s.n < L) return bad(e, "index_topk_pattern", "is not a string of L F/S");
         for (int64_t i = 0; i < L; i++) {

@@ -39,11 +39,14 @@ int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long 
     const fd_tensor *ba = fn ? nx_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
     const fd_tensor *sc = ba ? nx_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
     if (!sc) return -1;
-    /* bf16 parameters: F32 on disk is cast to the bf16 load dtype first */
+    /* fn is a bf16 parameter (F32 on disk is cast to the bf16 load dtype,
+     * and the capture discloses it); base and scale are kept in fp32 by
+     * transformers (_keep_in_fp32_modules_strict since 5.23): used as stored,
+     * which for BF16 on disk is the exact upcast it always was */
     h->fn = fd_xmalloc(mix * m * H * 4);
     for (size_t i = 0; i < mix * m * H; i++) h->fn[i] = F(fd_tensor_bf16_at(fn, i));
-    for (size_t i = 0; i < mix; i++) h->base[i] = F(fd_tensor_bf16_at(ba, i));
-    for (size_t i = 0; i < 3; i++) h->scale[i] = F(fd_tensor_bf16_at(sc, i));
+    for (size_t i = 0; i < mix; i++) h->base[i] = fd_tensor_f32_at(ba, i);
+    for (size_t i = 0; i < 3; i++) h->scale[i] = fd_tensor_f32_at(sc, i);
     return 0;
 }
 

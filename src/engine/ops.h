@@ -12,7 +12,9 @@
 #include "engine/weights.h"
 #include "util/err.h"
 
-enum lin_mode { LIN_BF16, LIN_F32_SEQ }; /* summation orders: forward.c */
+/* summation orders: linear.c.  LIN_F32_SEQ is asked for; a weight stored
+ * as F32 then runs as LIN_F32_W (its fp32 values, never rounded). */
+enum lin_mode { LIN_BF16, LIN_F32_SEQ, LIN_F32_W };
 
 typedef struct fd_lin {
     fd_packed_head p;      /* K-block 0 (all of K when there is one block) */
@@ -20,6 +22,7 @@ typedef struct fd_lin {
     size_t *kst;           /* nb + 1 block starts (engine/kblocks.h) */
     size_t nb, half;       /* half > 0: blocks [half, nb) are summed apart and added last */
     float *bias;           /* N or NULL */
+    float **fw;            /* LIN_F32_W: per K-block, p.tiles x block K x 16 fp32 words (kernels/gemm_f32.h) */
     size_t N, K;
     enum lin_mode mode;
 } fd_lin;

@@ -34,10 +34,22 @@ static const char *semantic_point(const fd_dsw *w)
 }
 
 
+int fd_lane_valid(const char *lane)
+{
+    static const char *const lanes[] = {"sealed-ep8", "streaming", "local-mps", "local-cuda-budget", "other"};
+    for (size_t i = 0; lane && i < sizeof lanes / sizeof *lanes; i++)
+        if (!strcmp(lane, lanes[i])) return 1;
+    return 0;
+}
+
 fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
 {
     if (!id->dataset_id || !id->dataset_name || !id->role || !id->lane) {
         fd_fail(e, "bad_usage", "", "dataset id, name, role and lane are required");
+        return NULL;
+    }
+    if (!fd_lane_valid(id->lane)) {
+        fd_fail(e, "bad_usage", "", "lane must be one of %s, not '%.100s'", FD_LANES, id->lane);
         return NULL;
     }
     if (strcmp(id->role, "root") && strcmp(id->role, "quant") && strcmp(id->role, "derived")) {

@@ -54,6 +54,11 @@ typedef struct fd_ds_identity {
     int emit_k3_compat;
 } fd_ds_identity;
 
+/* runtime.lane: the dataset schema's lane enum (the registry's), in order;
+ * every writer and command refuses any other value before it writes. */
+#define FD_LANES "sealed-ep8|streaming|local-mps|local-cuda-budget|other"
+int fd_lane_valid(const char *lane);
+
 typedef struct fd_ds_window {
     const int64_t *ids;
     size_t n_ids;

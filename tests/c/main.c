@@ -22,6 +22,7 @@ int test_mkl_vml(void);
 int test_dist(void);
 int test_parallel(void);
 int test_kblocks(void);
+int test_gemm_f32(void);
 
 static const struct {
     const char *name;
@@ -43,6 +44,7 @@ static const struct {
     {"mkl_vml", test_mkl_vml},
     {"dist", test_dist},
     {"parallel", test_parallel},
+    {"gemm_f32", test_gemm_f32},
 };
 
 int main(void)
