@@ -94,6 +94,10 @@ else
 fi
 step unit "make install into an empty DESTDIR: binary, man page, completion" bash tests/install.sh
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
+# dataset lifecycle (issue 23): reseal, architectures list/show/prepare
+for bin in $BINS; do
+    step py "lifecycle: reseal = dsreseal bytes, refusals; architectures ($bin)" python3 tests/py/test_lifecycle.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do

@@ -25,6 +25,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"adapt", cmd_adapt, "adapt --source llamacpp-kld --in FILE.kld --out DIR [--head F]: a llama.cpp .kld as a sealed logit-form dataset"},
     {"export", cmd_export, "export --format llamacpp-kld --dataset DIR --out FILE.kld: a hidden-form dataset as a llama.cpp .kld base file"},
     {"verify-k3-compat", cmd_verify_k3_compat, "verify-k3-compat DATASET: the dataset verifies and its compat/ kimi-k3 view is faithful"},
+    {"reseal", cmd_reseal, "reseal DATASET --out DIR [--receipt FILE] [--dry-run]: repair a private validation subject, re-seal"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 
