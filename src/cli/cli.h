@@ -28,5 +28,6 @@ int cmd_card(int argc, char **argv);
 int cmd_provenance_template(int argc, char **argv);
 int cmd_verify_k3_compat(int argc, char **argv);
 int cmd_reseal(int argc, char **argv);
+int cmd_architectures(int argc, char **argv);
 
 #endif

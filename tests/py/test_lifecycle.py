@@ -236,7 +236,120 @@ def test_reseal():
     check("reseal without --out (and without --dry-run) is a usage error", rc == 4, text)
 
 
+# ------------------------------------------------------------------ architectures
+def test_architectures():
+    rc, text = run(BIN, "architectures", "list")
+    check("architectures list: both model types and the three formats",
+          rc == 0 and all(w in text for w in ("glm_moe_dsa", "glm5_next", "bf16", "fp8-block", "nvfp4")), text)
+    rc, text = run(BIN, "architectures", "list", "--json")
+    doc = json.loads(text) if rc == 0 else {}
+    check("architectures list --json: the table",
+          [a["model_type"] for a in doc.get("architectures", [])] == ["glm_moe_dsa", "glm5_next"]
+          and [f["id"] for f in doc.get("formats", [])] == ["bf16", "fp8-block", "nvfp4"]
+          and doc["architectures"][0]["formats"] == ["bf16", "fp8-block", "nvfp4"]
+          and [f["capture_role"] for f in doc["formats"]] == ["root", "quant", "quant"], text)
+    rc, text = run(BIN, "architectures", "show", "glm5_next", "--json")
+    check("architectures show glm5_next --json", rc == 0 and json.loads(text)["kind"] == "architecture"
+          and json.loads(text)["model_type"] == "glm5_next", text)
+    rc, text = run(BIN, "architectures", "show", "fp8-block")
+    check("architectures show fp8-block: the format and its architectures",
+          rc == 0 and "quant_method \"fp8\"" in text and "glm_moe_dsa" in text, text)
+    rc, text = run(BIN, "architectures", "show", "llama")
+    check("architectures show llama: refused by name", rc == 3 and refusal_code(text) == "unsupported_model_type"
+          and '"llama"' in text, text)
+
+    model = os.path.join(WORK, "tiny")
+    rc, text = run(BIN, "fixture", "--preset", "tiny", "--seed", "5", "--out", model)
+    assert rc == 0, text
+    panel = os.path.join(model, "panel")
+    plan = os.path.join(WORK, "plan-root")
+    name = "tiny it's $HOME `x` \"q\""
+    rc, text = run(BIN, "architectures", "prepare", "--model", model, "--panel", panel, "--out", plan,
+                   "--dataset-name", name, "--dataset-id", "fidelity--test.tiny.root")
+    check("prepare (bf16 -> root): exit 0, PREPARED", rc == 0 and text.startswith("PREPARED "), text)
+    if rc != 0:
+        return
+    wf = load(os.path.join(plan, "workflow.json"))
+    mp = wf["memory_plan"]
+    check("prepare: workflow.json names the architecture, format, role and a consistent memory plan",
+          wf["architecture"]["model_type"] == "glm_moe_dsa" and wf["format"]["id"] == "bf16" and wf["role"] == "root"
+          and mp["schedule"] == ("window-outer" if mp["window_outer"]["fits"] else "layer-outer")
+          and all(mp[k]["total_bytes"] > mp[k]["working_bytes"] > 0 for k in ("window_outer", "layer_outer"))
+          and wf["model"]["config_sha256"] == sha_file(os.path.join(model, "config.json"))
+          and [s["argv"][1] for s in wf["steps"]] == ["capture", "capture", "verify", "verify", "compare"], wf)
+    sh = os.path.join(plan, "run.sh")
+    check("prepare: run.sh is executable", os.access(sh, os.X_OK))
+    p = subprocess.run(["sh", sh], capture_output=True, text=True, env=dict(os.environ, FIDELITY=BIN))
+    runs = wf["runs_dir"]
+    ok = p.returncode == 0
+    if ok:
+        r = load(os.path.join(runs, "root-repro", "comparison-receipt.json"))
+        m = load(os.path.join(runs, "root-cold-1", "fidelity-dataset.json"))
+        ok = (r["comparison_kind"] == "reproduction_confirmation" and r["metric"]["value"] == 0.0
+              and m["dataset"]["name"] == name and m["dataset"]["role"] == "root"
+              and load(os.path.join(runs, "root-cold-2.verify.json"))["error_count"] == 0)
+    check("prepare: run.sh runs: two cold captures (the quoted name intact), verify, self-compare exactly 0.0",
+          ok, p.stdout[-2000:] + p.stderr[-2000:])
+
+    q = os.path.join(WORK, "tiny-fp8")
+    rc, text = run(BIN, "quantize", "--format", "fp8-block", "--src", model, "--dst", q, "--match", ".mlp.experts.")
+    assert rc == 0, text
+    qplan = os.path.join(WORK, "plan-quant")
+    rc, text = run(BIN, "architectures", "prepare", "--model", q, "--panel", panel, "--out", qplan)
+    qwf = load(os.path.join(qplan, "workflow.json")) if rc == 0 else {}
+    check("prepare (fp8-block -> quant): role quant, the codec, REFERENCE left to the caller",
+          rc == 0 and qwf["format"]["id"] == "fp8-block" and qwf["role"] == "quant"
+          and qwf["format"]["codec"].startswith("fp8-e4m3-block") and "REFERENCE" in open(os.path.join(qplan, "run.sh")).read(),
+          text)
+    if rc == 0:
+        p = subprocess.run(["sh", os.path.join(qplan, "run.sh")], capture_output=True, text=True,
+                           env=dict(os.environ, FIDELITY=BIN, REFERENCE=os.path.join(runs, "root-cold-1")))
+        rp = os.path.join(qwf["runs_dir"], "compare", "comparison-receipt.json")
+        ok = p.returncode == 0 and os.path.isfile(rp) and load(rp)["comparison_kind"] == "measurement"
+        check("prepare: the quant run.sh captures, verifies and compares against the root", ok,
+              p.stdout[-2000:] + p.stderr[-2000:])
+        p = subprocess.run(["sh", os.path.join(qplan, "run.sh")], capture_output=True, text=True,
+                           env={k: v for k, v in dict(os.environ, FIDELITY=BIN).items() if k != "REFERENCE"})
+        check("prepare: the quant run.sh without REFERENCE stops before any capture", p.returncode != 0
+              and "REFERENCE" in p.stderr, p.stderr)
+
+    def refused(label, code, *args, out_name="plan-refused"):
+        dst = os.path.join(WORK, out_name)
+        existed = os.path.exists(dst)
+        rc, text = run(BIN, "architectures", "prepare", *args, "--out", dst)
+        check("prepare refuses: " + label, rc == 3 and refusal_code(text) == code and (existed or not os.path.exists(dst))
+              and not any(n.startswith(out_name + ".partial") for n in os.listdir(WORK)), text)
+        return text
+
+    llama = os.path.join(WORK, "llama")
+    shutil.copytree(model, llama)
+    cfg = load(os.path.join(llama, "config.json"))
+    cfg["model_type"] = "llama"
+    dump(os.path.join(llama, "config.json"), cfg)
+    text = refused("an unsupported model_type, by name", "unsupported_model_type", "--model", llama, "--panel", panel)
+    check("prepare: the refusal names the model_type", '"llama"' in text, text)
+    refused("a memory limit neither schedule fits", "insufficient_memory", "--model", model, "--panel", panel,
+            "--memory-limit", "1000")
+    refused("an existing --out", "destination_exists", "--model", model, "--panel", panel, out_name="plan-root")
+    missing = os.path.join(WORK, "no-tensors")
+    shutil.copytree(model, missing)
+    os.remove(os.path.join(missing, "model.safetensors"))
+    rc, text = run(BIN, "architectures", "prepare", "--model", missing, "--panel", panel, "--out",
+                   os.path.join(WORK, "plan-missing"))
+    check("prepare refuses a directory without its tensors (nothing written)", rc == 3
+          and not os.path.exists(os.path.join(WORK, "plan-missing")), text)
+    rc, text = run(BIN, "architectures", "prepare", "--model", model, "--panel", panel, "--out",
+                   os.path.join(WORK, "plan-lo"), "--memory-limit", str(mp["layer_outer"]["total_bytes"] + (1 << 20)))
+    lwf = load(os.path.join(WORK, "plan-lo", "workflow.json")) if rc == 0 else {}
+    check("prepare --memory-limit: the plan uses it and its schedule follows the fits",
+          rc == 0 and lwf["memory_plan"]["limit_source"] == "--memory-limit"
+          and lwf["memory_plan"]["schedule"] == ("window-outer" if lwf["memory_plan"]["window_outer"]["fits"]
+                                                 else "layer-outer")
+          and all("--memory-limit" in s["argv"] for s in lwf["steps"] if s["argv"][1] == "capture"), text)
+
+
 test_reseal()
+test_architectures()
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
 sys.exit(0 if all(results) else 1)
