@@ -29,5 +29,6 @@ int cmd_provenance_template(int argc, char **argv);
 int cmd_verify_k3_compat(int argc, char **argv);
 int cmd_reseal(int argc, char **argv);
 int cmd_architectures(int argc, char **argv);
+int cmd_panel_binding(int argc, char **argv);
 
 #endif

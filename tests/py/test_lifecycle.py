@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The dataset lifecycle commands of the Python tool (issue 23): reseal,
-architectures list/show/prepare.
+architectures list/show/prepare, panel-binding.
 
 reseal: a dataset whose sealed validator verdict names a private path (made
 here the way every pre-2026-09-04 capture carried it) is resealed; the output
@@ -9,6 +9,15 @@ BYTE FOR BYTE the tree an independent plain-Python rendering of the Python
 tool's dsreseal semantics builds from the same source (the timestamp and tool
 identity are taken from our receipt; everything else is recomputed here).
 Every refusal of dsreseal is exercised with nothing written.
+
+architectures: the table, `show` refusing an unknown name, `prepare` plans whose
+run.sh is executed end to end (root: two cold captures, verify, self-compare
+exactly 0.0; FP8-block quant: capture, verify, compare), refusals by name.
+
+panel-binding: upstream panels in both receipt shapes the Python tool's
+panel.resolve_panel accepts are built here; the binding must equal the document
+rendered independently (the archive digest by Python's own tarfile), and each
+refusal of resolve_panel is exercised.
 
 usage: test_lifecycle.py BINARY"""
 import hashlib, json, os, shutil, subprocess, sys, tempfile
@@ -32,6 +41,21 @@ def tree(root):
             p = os.path.join(d, n)
             out[os.path.relpath(p, root)] = open(p, "rb").read()
     return out
+
+
+def json_diff(a, b, path="$"):
+    """The first few paths where two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            out += json_diff(a.get(k, "<absent>"), b.get(k, "<absent>"), "%s.%s" % (path, k))
+        return out[:8]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += json_diff(x, y, "%s[%d]" % (path, i))
+        return out[:8]
+    return [] if a == b and type(a) == type(b) else ["%s: %r != %r" % (path, a, b)]
 
 
 def fixture(name, *extra):
@@ -348,8 +372,250 @@ def test_architectures():
           and all("--memory-limit" in s["argv"] for s in lwf["steps"] if s["argv"][1] == "capture"), text)
 
 
+# ------------------------------------------------------------------ panel-binding
+PANEL_SCHEMA = "quant-pipeline.glm53-token-panel.v1"
+ARCHIVE_ALGORITHM = "sha256(ustar: sorted regular files; mode=0644; uid=gid=mtime=0)"
+
+
+def npy_bytes(values, dtype):
+    import io, numpy as np
+    b = io.BytesIO()
+    np.save(b, np.array(values, dtype=dtype))
+    return b.getvalue()
+
+
+def legacy_seal(doc):
+    body = dict(doc)
+    body.pop("receipt_sha256", None)
+    doc["receipt_sha256"] = sha(canonical(body) + b"\n")
+    return doc
+
+
+def make_panel(root, tok_root, artifact=False, windows=3, length=12, vocab=500, prefix="calibration/panel-v1"):
+    """A sealed upstream panel as the Python tool's panel.resolve_panel reads it: the build-receipt shape
+    (receipt.tokenizer) or the artifact-receipt shape (artifacts list + tokenizer.receipt.json, legacy seals)."""
+    os.makedirs(os.path.join(root, "arrays"))
+    os.makedirs(tok_root, exist_ok=True)
+    tok_files = {"tokenizer.json": b'{"model": {"type": "BPE"}}\n', "tokenizer_config.json": b'{"a": 1}\n',
+                 "config.json": b'{"model_type": "glm_moe_dsa", "transformers_version": "5.16.1"}\n'}
+    for n, b in tok_files.items():
+        with open(os.path.join(tok_root, n), "wb") as f:
+            f.write(b)
+    rows, digests = [], []
+    for w in range(windows):
+        wid = "final-%04d" % w
+        ids = [(w * 37 + k * 11) % vocab for k in range(length)]
+        tb, mb = npy_bytes(ids, "<i4"), npy_bytes([True] * length, "|b1")
+        for suffix, b in ((".tokens.npy", tb), (".mask.npy", mb)):
+            with open(os.path.join(root, "arrays", wid + suffix), "wb") as f:
+                f.write(b)
+        js = sha(canonical(ids))
+        digests.append(js)
+        rows.append({"window_id": wid, "role": "final", "token_ids_sha256": sha(tb), "attention_mask_sha256": sha(mb),
+                     "token_ids_json_sha256": js, "num_tokens": length, "prediction_positions": length - 1})
+    suite = sha("\n".join(digests).encode())
+    panel = {"schema": PANEL_SCHEMA, "panel_id": "panel--test.lifecycle", "name": "lifecycle test panel",
+             "windows": rows, "suite_token_hash_sha256": suite}
+    with open(os.path.join(root, "panel.json"), "wb") as f:
+        f.write(pretty(panel))
+    repo, rev = "owner/tokenizer-repo", "0123456789abcdef0123456789abcdef01234567"
+    if not artifact:
+        receipt = {"schema": "malaiwah.token-panel-build-receipt.v1", "suite_token_hash_sha256": suite,
+                   "tokenizer": {"repository": repo, "revision": rev, "vocab_size": vocab,
+                                 "files_sha256": {n: sha(b) for n, b in tok_files.items()}},
+                   "parameters": {"context_length": length, "prediction_positions_per_window": length - 1,
+                                  "scored_positions_total": windows * (length - 1), "windows_total": windows},
+                   "final_windows": windows, "receipt_sha256": ""}
+        seal(receipt, "receipt_sha256")
+    else:
+        identity = {"model_id": repo, "model_revision": rev,
+                    "files": [{"path": "snap/" + n, "bytes": len(b), "sha256": sha(b)} for n, b in tok_files.items()]}
+        tr = {"schema": "quant-pipeline.glm53-tokenizer-receipt.v1", "tokenizer_identity": identity,
+              "tokenizer_identity_sha256": sha(canonical(identity) + b"\n"), "vocab_size": vocab,
+              "minimum_token_id": 0, "maximum_token_id_exclusive": vocab}
+        legacy_seal(tr)
+        with open(os.path.join(root, "tokenizer.receipt.json"), "wb") as f:
+            f.write(pretty(tr))
+        files = sorted(os.path.relpath(os.path.join(d, n), root) for d, _, ns in os.walk(root) for n in ns)
+        receipt = {"schema": "quant-pipeline.glm53-token-panel-receipt.v1",
+                   "token_panel_artifact_sha256": sha_file(os.path.join(root, "panel.json")),
+                   "artifacts": [{"path": prefix + "/" + r, "bytes": os.path.getsize(os.path.join(root, r)),
+                                  "sha256": sha_file(os.path.join(root, r))} for r in files],
+                   "tokenizer_receipt_sha256": tr["receipt_sha256"], "suite_token_hash_sha256": suite}
+        legacy_seal(receipt)
+    with open(os.path.join(root, "panel.receipt.json"), "wb") as f:
+        f.write(pretty(receipt))
+    return tok_files, repo, rev
+
+
+def expected_binding(root, tok_files, repo, rev, vocab, artifact):
+    """resolve_panel's document for a valid panel, rendered independently (tarfile for the archive)."""
+    import tarfile
+    panel = load(os.path.join(root, "panel.json"))
+    receipt_raw = open(os.path.join(root, "panel.receipt.json"), "rb").read()
+    receipt = json.loads(receipt_raw)
+    rows = sorted(panel["windows"], key=lambda r: r["window_id"])
+    files = sorted(os.path.relpath(os.path.join(d, n), root) for d, _, ns in os.walk(root) for n in ns)
+    manifest = [{"path": r, "bytes": os.path.getsize(os.path.join(root, r)), "sha256": sha_file(os.path.join(root, r))}
+                for r in files]
+
+    class Sink:
+        def __init__(self):
+            self.h, self.n = hashlib.sha256(), 0
+
+        def write(self, b):
+            self.h.update(b)
+            self.n += len(b)
+            return len(b)
+
+    sink = Sink()
+    with tarfile.open(fileobj=sink, mode="w|", format=tarfile.USTAR_FORMAT) as tar:
+        for row in manifest:
+            info = tarfile.TarInfo(row["path"])
+            info.size, info.mode = row["bytes"], 0o644
+            info.uid = info.gid = info.mtime = 0
+            info.uname = info.gname = ""
+            with open(os.path.join(root, row["path"]), "rb") as f:
+                tar.addfile(info, f)
+    body = dict(receipt)
+    claimed = body["receipt_sha256"]
+    body["receipt_sha256"] = ""
+    mode = "self-blank" if sha(canonical(body)) == claimed else "legacy-field-absent"
+    if artifact:
+        traw = open(os.path.join(root, "tokenizer.receipt.json"), "rb").read()
+        tr = json.loads(traw)
+        tok = {"files": [{"name": n, "bytes": len(tok_files[n]), "sha256": sha(tok_files[n])} for n in sorted(tok_files)],
+               "identity_sha256": tr["tokenizer_identity_sha256"],
+               "receipt": {"declared_receipt_sha256": tr["receipt_sha256"], "receipt_seal_mode": "legacy-field-absent",
+                           "receipt_file_sha256": sha(traw), "receipt_file_bytes": len(traw)}}
+    else:
+        fmap = receipt["tokenizer"]["files_sha256"]
+        tok = {"files": [{"name": n, "bytes": len(tok_files[n]), "sha256": sha(tok_files[n])} for n in sorted(tok_files)],
+               "identity_sha256": sha(canonical({"repository": repo, "revision": rev, "files_sha256": dict(sorted(fmap.items())),
+                                                 "vocab_size": vocab}) + b"\n"), "receipt": None}
+    praw = open(os.path.join(root, "panel.json"), "rb").read()
+    return {"schema": "malaiwah.resolved-panel.v1",
+            "panel": {"id": panel["panel_id"], "name": panel["name"], "role": "final", "contexts": len(rows),
+                      "context_length": rows[0]["num_tokens"], "positions_per_context": rows[0]["prediction_positions"],
+                      "scored_positions_total": sum(r["prediction_positions"] for r in rows),
+                      "suite_token_hash_sha256": sha("\n".join(r["token_ids_json_sha256"] for r in rows).encode()),
+                      "file": "panel.json", "bytes": len(praw), "sha256": sha(praw)},
+            "receipt": {"file": "panel.receipt.json", "bytes": len(receipt_raw), "declared_receipt_sha256": claimed,
+                        "receipt_seal_mode": mode, "receipt_file_sha256": sha(receipt_raw)},
+            "tokenizer": dict({"id": repo, "repository": repo, "revision": rev, "vocab_size": vocab,
+                               "maximum_token_id_exclusive": vocab, "files_verified": True}, **tok),
+            "content": {"manifest": manifest, "manifest_sha256": sha(canonical(manifest)),
+                        "archive": {"format": "ustar", "compression": "none", "algorithm": ARCHIVE_ALGORITHM,
+                                    "bytes": sink.n, "sha256": sink.h.hexdigest()}}}
+
+
+def test_panel_binding():
+    for artifact in (False, True):
+        tag = "artifact receipt + tokenizer.receipt.json, legacy seals" if artifact else "build receipt, self-blank seal"
+        root, tok = os.path.join(WORK, "pb-%d" % artifact), os.path.join(WORK, "pb-tok-%d" % artifact)
+        tok_files, repo, rev = make_panel(root, tok, artifact=artifact)
+        out = os.path.join(WORK, "pb-%d.binding.json" % artifact)
+        rc, text = run(BIN, "panel-binding", "--panel", root, "--tokenizer-root", tok, "--out", out)
+        check("panel-binding (%s): exit 0" % tag, rc == 0 and "panel binding written" in text, text)
+        if rc != 0:
+            continue
+        raw = open(out, "rb").read()
+        got = json.loads(raw)
+        want = expected_binding(root, tok_files, repo, rev, 500, artifact)
+        check("panel-binding (%s): the document resolve_panel computes (archive by tarfile)" % tag, got == want,
+              json_diff(got, want))
+        check("panel-binding (%s): canonical JSON + newline, its sha256 printed" % tag,
+              raw == canonical(got) + b"\n" and sha(raw) in text and "--panel-binding-sha256 " + sha(raw) in text, text)
+        rc, text = run(BIN, "panel-binding", "--panel", root, "--tokenizer-root", tok, "--out", out)
+        check("panel-binding refuses an existing --out (written once)", rc == 3 and refusal_code(text) == "destination_exists"
+              and open(out, "rb").read() == raw, text)
+
+    base_root, base_tok = os.path.join(WORK, "pb-0"), os.path.join(WORK, "pb-tok-0")
+
+    def variant(name, edit, fragment, code="panel_unresolvable", tok_edit=None):
+        root, tok = os.path.join(WORK, "pbv-" + name), os.path.join(WORK, "pbv-tok-" + name)
+        shutil.copytree(base_root, root, symlinks=True)
+        shutil.copytree(base_tok, tok)
+        if edit:
+            edit(root)
+        if tok_edit:
+            tok_edit(tok)
+        out = os.path.join(WORK, "pbv-%s.json" % name)
+        rc, text = run(BIN, "panel-binding", "--panel", root, "--tokenizer-root", tok, "--out", out)
+        return rc, text, out
+
+    def refuses(name, edit, fragment, tok_edit=None, code="panel_unresolvable"):
+        rc, text, out = variant(name, edit, fragment, tok_edit=tok_edit)
+        check("panel-binding refuses: " + name, rc == 3 and refusal_code(text) == code and fragment in text
+              and not os.path.exists(out) and not any(".partial" in n for n in os.listdir(WORK)), text)
+
+    def write(path, b):
+        with open(path, "wb") as f:
+            f.write(b)
+
+    def reseal_receipt(root, edit):
+        p = os.path.join(root, "panel.receipt.json")
+        r = load(p)
+        edit(r)
+        r["receipt_sha256"] = ""
+        seal(r, "receipt_sha256")
+        write(p, pretty(r))
+
+    refuses("a tokenizer file that fails its sha256", None, "tokenizer artifact tokenizer.json fails its SHA-256",
+            tok_edit=lambda t: write(os.path.join(t, "tokenizer.json"), b"{}"))
+    refuses("an extra file in the panel tree", lambda r: write(os.path.join(r, "arrays", "stray.npy"), b"x"),
+            "not the exact sealed file closure")
+    refuses("a receipt whose seal does not recompute",
+            lambda r: write(os.path.join(r, "panel.receipt.json"),
+                            open(os.path.join(r, "panel.receipt.json"), "rb").read().replace(b'"final_windows": 3',
+                                                                                          b'"final_windows": 4')),
+            "receipt seal is neither")
+    refuses("a receipt parameter that disagrees with the windows",
+            lambda r: reseal_receipt(r, lambda d: d["parameters"].__setitem__("scored_positions_total", 1)),
+            "receipt.parameters.scored_positions_total disagrees")
+    refuses("a suite token hash that does not match",
+            lambda r: reseal_receipt(r, lambda d: d.__setitem__("suite_token_hash_sha256", "0" * 64)),
+            "receipt suite token hash does not match")
+    refuses("a symlink in the panel", lambda r: os.symlink("panel.json", os.path.join(r, "arrays", "link.npy")),
+            "symlink")
+    refuses("a token outside the pinned vocabulary",
+            lambda r: reseal_receipt(r, lambda d: d["tokenizer"].__setitem__("vocab_size", 5)), "outside pinned tokenizer range")
+
+    def bad_mask(r):
+        p = os.path.join(r, "panel.json")
+        d = load(p)
+        mb = npy_bytes([True] * 6 + [False] * 6, "|b1")
+        write(os.path.join(r, "arrays", "final-0001.mask.npy"), mb)
+        d["windows"][1]["attention_mask_sha256"] = sha(mb)
+        write(p, pretty(d))
+        reseal_receipt(r, lambda x: None)
+
+    refuses("a mask whose valid pairs differ from prediction_positions", bad_mask, "valid shifted next-token pairs")
+    refuses("an unpinned tokenizer revision",
+            lambda r: reseal_receipt(r, lambda d: d["tokenizer"].__setitem__("revision", "main")),
+            "revision must be a lowercase 40-hex commit")
+    ref = lambda t, b: (os.makedirs(os.path.join(t, ".reference")),
+                        shutil.copy(os.path.join(t, "tokenizer_config.json"), os.path.join(t, ".reference")),
+                        write(os.path.join(t, "tokenizer_config.json"), b))
+    rc, text, out = variant("loader-key", None, "", tok_edit=lambda t: ref(t, b'{"a": 1, "local_files_only": true}'))
+    check("panel-binding admits a tokenizer_config.json differing only in local_files_only (.reference copy); the "
+          "binding keeps the root's bytes", rc == 0 and load(out)["tokenizer"]["files"][2]["bytes"] == len(b'{"a": 1}\n'), text)
+    refuses("a tokenizer_config.json differing beyond the loader key", None, "keys differ beyond ['local_files_only']: ['a']",
+            tok_edit=lambda t: ref(t, b'{"a": 2, "local_files_only": true}'))
+
+    # our own panels: the fixture panel has no panel.receipt.json, a text panel carries our build receipt
+    model = os.path.join(WORK, "tiny")
+    rc, text = run(BIN, "panel-binding", "--panel", os.path.join(model, "panel"), "--tokenizer-root", model, "--out",
+                   os.path.join(WORK, "pb-own.json"))
+    check("panel-binding refuses a panel without panel.receipt.json", rc == 3 and refusal_code(text) == "panel_unresolvable"
+          and "panel receipt" in text, text)
+    rc, text = run(BIN, "panel-binding", "--panel", base_root, "--out", os.path.join(WORK, "pb-x.json"))
+    check("panel-binding without --tokenizer-root is a usage error", rc == 4, text)
+
+
 test_reseal()
 test_architectures()
+test_panel_binding()
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
 sys.exit(0 if all(results) else 1)
