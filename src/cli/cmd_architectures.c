@@ -273,7 +273,7 @@ static int cmd_prepare(const prep *a)
     const char *schedule = fits[0] ? "window-outer" : "layer-outer";
 
     int root = !strcmp(fmt->role, "root");
-    char sl[96], defid[160], defname[160], codec[64] = "bf16";
+    char sl[96], defid[192], defname[192], codec[64] = "bf16";
     slug(model, sl, sizeof sl);
     if (!root) fd_q_codec(&q, codec, sizeof codec);
     snprintf(defid, sizeof defid, "fidelity--local.%s.%s", sl, root ? "root" : "quant");

@@ -481,6 +481,6 @@ done:
     jv_free(receipt);
     jv_free(newm);
     jv_free(m2);
-    if (rc) { jv_free(plan->receipt); plan->receipt = NULL; }
+    if (rc) fd_reseal_plan_free(plan);
     return rc;
 }
