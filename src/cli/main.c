@@ -28,6 +28,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"reseal", cmd_reseal, "reseal DATASET --out DIR [--receipt FILE] [--dry-run]: repair a private validation subject, re-seal"},
     {"architectures", cmd_architectures, "architectures list|show NAME|prepare --model DIR --panel DIR --out DIR: supported architectures/formats, a run plan"},
     {"panel-binding", cmd_panel_binding, "panel-binding --panel DIR --tokenizer-root DIR [--role R] --out FILE: the ResolvedPanel contract a root capture binds"},
+    {"qualify-root", cmd_qualify_root, "qualify-root --local --model-dir DIR --first A --repeat B ... --out Q.json: two cold captures + exact-zero self-compare -> sealed qualification"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

@@ -27,6 +27,7 @@ BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = tempfile.mkdtemp(prefix="fd-lifecycle-")
 results = []
+STATE = {}
 
 
 def check(name, ok, detail=""):
@@ -305,6 +306,7 @@ def test_architectures():
     check("prepare: run.sh is executable", os.access(sh, os.X_OK))
     p = subprocess.run(["sh", sh], capture_output=True, text=True, env=dict(os.environ, FIDELITY=BIN))
     runs = wf["runs_dir"]
+    STATE["runs"], STATE["model"] = runs, model
     ok = p.returncode == 0
     if ok:
         r = load(os.path.join(runs, "root-repro", "comparison-receipt.json"))
@@ -613,9 +615,122 @@ def test_panel_binding():
     check("panel-binding without --tokenizer-root is a usage error", rc == 4, text)
 
 
+# ------------------------------------------------------------------ qualify-root --local
+QUAL_KEYS = {"schema", "receipt_sha256", "qualified_at", "canonical_job_sha256", "job_file_sha256", "dataset_repository",
+             "destination_repository", "job_contract", "captures", "comparison", "comparator", "verification",
+             "reproduction_confirmation", "local_execution"}
+
+
+def test_qualify_root():
+    runs, model = STATE.get("runs"), STATE.get("model")
+    if not runs:
+        check("qualify-root: the architectures plan produced two root runs", False)
+        return
+    qdir = os.path.join(WORK, "qual")
+    os.makedirs(qdir)
+
+    def qargs(first, repeat, l1="root-cold-1", l2="root-cold-2", v1=None, v2=None, comparison=None, out=None,
+              model_dir=model, extra=()):
+        return ["qualify-root", "--local", "--model-dir", model_dir, "--first", first, "--repeat", repeat,
+                "--first-label", l1, "--repeat-label", l2, "--first-verify", v1 or first + ".verify.json",
+                "--repeat-verify", v2 or repeat + ".verify.json",
+                "--comparison", comparison or os.path.join(os.path.dirname(first), "root-repro", "comparison-receipt.json"),
+                "--out", out or os.path.join(qdir, "receipts", "root-qualification.json")] + list(extra)
+
+    def refused(name, args, code, fragment):
+        out = args[args.index("--out") + 1]
+        rc, text = run(BIN, *args)
+        job = os.path.join(os.path.dirname(out), "job.json")
+        check("qualify-root refuses: " + name, rc == 3 and refusal_code(text) == code and fragment in text
+              and not os.path.exists(out) and not os.path.exists(job), text)
+
+    c1, c2 = os.path.join(runs, "root-cold-1"), os.path.join(runs, "root-cold-2")
+    # the C capture records no weights revision, so its self-compare cannot assert one weights identity
+    refused("C-engine captures without a weights revision (weights_identity_equal false)", qargs(c1, c2),
+            "root_qualification_refused", "forced exact reproduction-confirmation semantics")
+
+    # the same two captures with a pinned weights revision (written the way a capture that records one would)
+    rev = "89abcdef0123456789abcdef0123456789abcdef"
+    qruns = os.path.join(qdir, "runs")
+    os.makedirs(qruns)
+    for label in ("root-cold-1", "root-cold-2"):
+        d = os.path.join(qruns, label)
+        shutil.copytree(os.path.join(runs, label), d)
+        forge_reseal(d, manifest_edit=lambda m: m["weights"].__setitem__("model_revision", rev))
+        rc, text = run(BIN, "verify", d, "--json", d + ".verify.json")
+        assert rc == 0, text
+    q1, q2 = os.path.join(qruns, "root-cold-1"), os.path.join(qruns, "root-cold-2")
+    rc, text = run(BIN, "compare", "--reference", q1, "--candidate", q2, "--self-compare", "--force-compute",
+                   "--reference-label", "root-cold-1", "--candidate-label", "root-cold-2", "--out",
+                   os.path.join(qruns, "root-repro"))
+    assert rc == 0, text
+    out = os.path.join(qdir, "receipts", "root-qualification.json")
+    os.makedirs(os.path.dirname(out))
+    refused("the same dataset twice", qargs(q1, q1), "same_root", "two distinct dataset paths")
+    refused("one process label twice", qargs(q1, q2, l2="root-cold-1"), "same_process_label", "must differ")
+    a = qargs(q1, q2)
+    a.remove("--local")
+    refused("neither --job nor --local", a, "job_or_local", "exactly one of")
+    refused("--job (the pod path)", qargs(q1, q2, extra=("--job", os.path.join(qdir, "job-in.json"))), "job_or_local", "")
+    a = qargs(q1, q2)
+    i = a.index("--model-dir")
+    del a[i:i + 2]
+    refused("--local without --model-dir", a, "model_dir_required", "--model-dir")
+    refused("swapped process labels", qargs(q1, q2, l1="root-cold-2", l2="root-cold-1"), "root_qualification_refused",
+            "process label mismatch")
+    refused("a verification receipt of the other root", qargs(q1, q2, v1=q2 + ".verify.json"),
+            "root_qualification_refused", "verification receipt names")
+    bad = os.path.join(qdir, "bad-comparison.json")
+    r = load(os.path.join(qruns, "root-repro", "comparison-receipt.json"))
+    r["top1_agreement"] = 0.5
+    dump(bad, r)
+    refused("a comparison receipt that does not validate", qargs(q1, q2, comparison=bad), "root_qualification_refused",
+            "does not validate")
+    other = os.path.join(qdir, "other-model")
+    shutil.copytree(model, other)
+    cfg = load(os.path.join(other, "config.json"))
+    cfg["rms_norm_eps"] = 1e-3
+    dump(os.path.join(other, "config.json"), cfg)
+    refused("a --model-dir that is not the checkpoint the captures ran from", qargs(q1, q2, model_dir=other),
+            "root_qualification_refused", "not the checkpoint they ran from")
+
+    rc, text = run(BIN, *qargs(q1, q2))
+    check("qualify-root --local: ROOT QUALIFIED", rc == 0 and text.startswith("ROOT QUALIFIED"), text)
+    if rc != 0:
+        return
+    doc = load(out)
+    job_path = os.path.join(os.path.dirname(out), "job.json")
+    job = load(job_path)
+    m1 = load(os.path.join(q1, "fidelity-dataset.json"))
+    check("qualify-root: the receipt carries the v1 key set (+ local_execution) and its seal recomputes",
+          set(doc) == QUAL_KEYS and doc["schema"] == "fidelity.root-qualification-receipt.v1"
+          and seal(dict(doc), "receipt_sha256")["receipt_sha256"] == doc["receipt_sha256"], sorted(doc))
+    check("qualify-root: bound to the job contract it wrote (file sha and canonical sha)",
+          doc["job_file_sha256"] == sha_file(job_path) and doc["canonical_job_sha256"] == sha(canonical(job))
+          and doc["job_contract"]["execution_kind"] == "local" and job["execution_kind"] == "local", doc["job_contract"])
+    can, rep = doc["captures"]["canonical"], doc["captures"]["repeat"]
+    check("qualify-root: both captures named by dataset_sha256, equal capture_content_digest, distinct labels",
+          can["dataset_sha256"] == m1["dataset_sha256"] and can["capture_content_digest"] == rep["capture_content_digest"]
+          and can["process_label"] == "root-cold-1" and rep["process_label"] == "root-cold-2"
+          and can["dataset_manifest_file_sha256"] == sha_file(os.path.join(q1, "fidelity-dataset.json")), can)
+    check("qualify-root: comparison and verifications bound by file digest",
+          doc["comparison"]["file_sha256"] == sha_file(os.path.join(qruns, "root-repro", "comparison-receipt.json"))
+          and doc["comparison"]["mean_kld"] == 0.0 and doc["verification"]["canonical"]["file_sha256"]
+          == sha_file(q1 + ".verify.json") and all(doc["reproduction_confirmation"].values()), doc["comparison"])
+    check("qualify-root: the job binds the checkpoint directory (config and shard census)",
+          job["target"]["config_sha256"] == sha_file(os.path.join(model, "config.json"))
+          and job["target"]["shards"] == [{"path": "model.safetensors",
+                                           "bytes": os.path.getsize(os.path.join(model, "model.safetensors"))}], job["target"])
+    before = open(out, "rb").read()
+    rc, text = run(BIN, *qargs(q1, q2))
+    check("qualify-root refuses an existing --out (written once)", rc == 3 and refusal_code(text) ==
+          "root_qualification_refused" and "written once" in text and open(out, "rb").read() == before, text)
+
+
 test_reseal()
 test_architectures()
 test_panel_binding()
+test_qualify_root()
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
 sys.exit(0 if all(results) else 1)
