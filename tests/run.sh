@@ -94,9 +94,9 @@ else
 fi
 step unit "make install into an empty DESTDIR: binary, man page, completion" bash tests/install.sh
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
-# dataset lifecycle (issue 23): reseal, architectures list/show/prepare, panel-binding, qualify-root --local
+# dataset lifecycle (issue 23): reseal, architectures, panel-binding, qualify-root --local, publish (docs/LIFECYCLE.md)
 for bin in $BINS; do
-    step py "lifecycle: reseal = dsreseal bytes, architectures list/show/prepare, panel-binding = resolve_panel, qualify-root --local, refusals ($bin)" python3 tests/py/test_lifecycle.py "$bin"
+    step py "lifecycle: reseal = dsreseal bytes, architectures list/show/prepare, panel-binding = resolve_panel, qualify-root --local, publish on a loopback Hub (5xx/timeout/tamper), refusals ($bin)" python3 tests/py/test_lifecycle.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \

@@ -31,5 +31,6 @@ int cmd_reseal(int argc, char **argv);
 int cmd_architectures(int argc, char **argv);
 int cmd_panel_binding(int argc, char **argv);
 int cmd_qualify_root(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 
 #endif

@@ -29,6 +29,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"architectures", cmd_architectures, "architectures list|show NAME|prepare --model DIR --panel DIR --out DIR: supported architectures/formats, a run plan"},
     {"panel-binding", cmd_panel_binding, "panel-binding --panel DIR --tokenizer-root DIR [--role R] --out FILE: the ResolvedPanel contract a root capture binds"},
     {"qualify-root", cmd_qualify_root, "qualify-root --local --model-dir DIR --first A --repeat B ... --out Q.json: two cold captures + exact-zero self-compare -> sealed qualification"},
+    {"publish", cmd_publish, "publish DATASET --repo OWNER/NAME --qualification Q --job J --expected-head absent|SHA [--dry-run]: one Hub commit, verified anonymously"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

@@ -159,6 +159,15 @@ out:
     return id;
 }
 
+jv *fd_qualify_capture_identity(const char *root, const char *expected_label, const char *label, fd_err *e)
+{
+    jv *m = NULL, *rt = NULL;
+    jv *id = capture_identity(root, expected_label, label, &m, &rt, e);
+    jv_free(m);
+    jv_free(rt);
+    return id;
+}
+
 /* _verified_report: a sealed, successful full verify naming this root. */
 static jv *verified_report(const char *path, const char *root, const char *label, fd_err *e)
 {

@@ -17,6 +17,10 @@ typedef struct fd_qualify_opts {
     const char *model_dir, *out, *job_out, *measurer;
 } fd_qualify_opts;
 
+/* _capture_identity of one root dataset (full verify, role root, run_count
+ * 1, the process label in run_name / cold_run); NULL with the refusal. */
+jv *fd_qualify_capture_identity(const char *root, const char *expected_label, const char *label, fd_err *e);
+
 /* On success *receipt is the sealed receipt written to o->out and *job the
  * job contract written to o->job_out (or job.json beside out). */
 int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt, jv **job, char **job_path, fd_err *e);

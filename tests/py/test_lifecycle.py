@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The dataset lifecycle commands of the Python tool (issue 23): reseal,
-architectures list/show/prepare, panel-binding.
+architectures list/show/prepare, panel-binding, qualify-root --local, publish
+(docs/LIFECYCLE.md).
 
 reseal: a dataset whose sealed validator verdict names a private path (made
 here the way every pre-2026-09-04 capture carried it) is resealed; the output
@@ -18,6 +19,16 @@ panel-binding: upstream panels in both receipt shapes the Python tool's
 panel.resolve_panel accepts are built here; the binding must equal the document
 rendered independently (the archive digest by Python's own tarfile), and each
 refusal of resolve_panel is exercised.
+
+qualify-root --local: the two root captures of the architectures plan (refused
+as captured: no weights revision), then the same captures with a weights
+revision and a dataset repository pinned; every refusal writes nothing.
+
+publish: a loopback Hub (this file) with the commit API, repo creation, HEAD
+and resolve URLs; --dry-run sends nothing; a 5xx and a stalled commit are
+refusals with nothing reported as published; the published commit holds the
+exact bytes, resolve reads are anonymous, the token is never printed; tampered
+bytes after the commit are publish_verify_failed; --expected-head is enforced.
 
 usage: test_lifecycle.py BINARY"""
 import hashlib, json, os, shutil, subprocess, sys, tempfile
@@ -616,6 +627,7 @@ def test_panel_binding():
 
 
 # ------------------------------------------------------------------ qualify-root --local
+PUB_REPO = "tester/tiny-root"
 QUAL_KEYS = {"schema", "receipt_sha256", "qualified_at", "canonical_job_sha256", "job_file_sha256", "dataset_repository",
              "destination_repository", "job_contract", "captures", "comparison", "comparator", "verification",
              "reproduction_confirmation", "local_execution"}
@@ -656,7 +668,8 @@ def test_qualify_root():
     for label in ("root-cold-1", "root-cold-2"):
         d = os.path.join(qruns, label)
         shutil.copytree(os.path.join(runs, label), d)
-        forge_reseal(d, manifest_edit=lambda m: m["weights"].__setitem__("model_revision", rev))
+        forge_reseal(d, manifest_edit=lambda m: (m["weights"].__setitem__("model_revision", rev),
+                                                 m["dataset"].__setitem__("repository", PUB_REPO)))
         rc, text = run(BIN, "verify", d, "--json", d + ".verify.json")
         assert rc == 0, text
     q1, q2 = os.path.join(qruns, "root-cold-1"), os.path.join(qruns, "root-cold-2")
@@ -721,16 +734,193 @@ def test_qualify_root():
           job["target"]["config_sha256"] == sha_file(os.path.join(model, "config.json"))
           and job["target"]["shards"] == [{"path": "model.safetensors",
                                            "bytes": os.path.getsize(os.path.join(model, "model.safetensors"))}], job["target"])
+    STATE["qual"] = {"dataset": q1, "qualification": out, "job": job_path}
     before = open(out, "rb").read()
     rc, text = run(BIN, *qargs(q1, q2))
     check("qualify-root refuses an existing --out (written once)", rc == 3 and refusal_code(text) ==
           "root_qualification_refused" and "written once" in text and open(out, "rb").read() == before, text)
 
 
+# ------------------------------------------------------------------ publish (loopback Hub with the commit API)
+TOKEN = "hf_" + "Lc9x" * 8
+
+
+class Hub:
+    """The Hub's commit API, repo creation, HEAD and resolve URLs on 127.0.0.1; faults on demand."""
+
+    def __init__(self):
+        import http.server, threading
+        self.repos, self.log, self.fault = {}, [], None
+        hub = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def reply(self, code, body=b"", ctype="application/json"):
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def authed(self):
+                return self.headers.get("Authorization") == "Bearer " + TOKEN
+
+            def do_GET(self):
+                hub.log.append(("GET", self.path, self.headers.get("Authorization")))
+                parts = self.path.split("/")
+                if self.path.startswith("/api/datasets/") and parts[5] == "revision":
+                    repo = hub.repos.get(parts[3] + "/" + parts[4])
+                    if not repo or not repo["main"]:
+                        return self.reply(404, b'{"error":"not found"}')
+                    return self.reply(200, json.dumps({"sha": repo["main"]}).encode())
+                if self.path.startswith("/datasets/") and parts[4] == "resolve":
+                    repo = hub.repos.get(parts[2] + "/" + parts[3])
+                    rev = parts[5] if repo and parts[5] != "main" else (repo or {}).get("main")
+                    files = (repo or {}).get("commits", {}).get(rev)
+                    path = "/".join(parts[6:])
+                    if files is None or path not in files:
+                        return self.reply(404, b"{}")
+                    body = files[path]
+                    if hub.fault == "tamper" and path.startswith("capture/") and path.endswith(".safetensors"):
+                        body = body[:-1] + bytes([body[-1] ^ 1])
+                    return self.reply(200, body, "application/octet-stream")
+                return self.reply(404, b"{}")
+
+            def do_POST(self):
+                import base64, time
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n)
+                hub.log.append(("POST", self.path, self.headers.get("Authorization")))
+                if not self.authed():
+                    return self.reply(401, b'{"error":"unauthorized"}')
+                if self.path == "/api/repos/create":
+                    d = json.loads(body)
+                    name = d["organization"] + "/" + d["name"]
+                    if name in hub.repos:
+                        return self.reply(409, b'{"error":"exists"}')
+                    hub.repos[name] = {"main": None, "commits": {}, "private": d.get("private")}
+                    return self.reply(200, json.dumps({"url": "/datasets/" + name}).encode())
+                parts = self.path.split("/")
+                if self.path.startswith("/api/datasets/") and parts[5] == "commit":
+                    repo = hub.repos.get(parts[3] + "/" + parts[4])
+                    if repo is None:
+                        return self.reply(404, b"{}")
+                    if hub.fault == "commit500":
+                        return self.reply(500, b'{"error":"internal"}')
+                    if hub.fault == "commit_stall":
+                        time.sleep(6)
+                        return self.reply(500, b"{}")
+                    lines = [json.loads(l) for l in body.decode().splitlines() if l]
+                    head = lines[0]["value"]
+                    if head.get("parentCommit") != repo["main"]:
+                        return self.reply(412, b'{"error":"parent"}')
+                    files = dict(repo["commits"].get(repo["main"]) or {})
+                    for l in lines[1:]:
+                        assert l["key"] == "file" and l["value"]["encoding"] == "base64"
+                        files[l["value"]["path"]] = base64.b64decode(l["value"]["content"])
+                    oid = hashlib.sha1(body).hexdigest()
+                    repo["commits"][oid] = files
+                    repo["main"] = oid
+                    return self.reply(200, json.dumps({"commitOid": oid, "commitUrl": "x"}).encode())
+                return self.reply(404, b"{}")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+
+def test_publish():
+    q = STATE.get("qual")
+    if not q:
+        check("publish: qualify-root produced a qualification", False)
+        return
+    hub = Hub()
+    tok = os.path.join(WORK, "token")
+    with open(tok, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(tok, 0o600)
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
+    env.update(HF_ENDPOINT=hub.url, HOME=WORK, FIDELITY_HUB_TIMEOUT="2", TMPDIR=WORK)
+
+    def pub(*extra, head="absent", repo=PUB_REPO, receipt=None):
+        args = [BIN, "publish", q["dataset"], "--repo", repo, "--qualification", q["qualification"], "--job", q["job"],
+                "--expected-head", head] + list(extra) + (["--receipt", receipt] if receipt else [])
+        p = subprocess.run(args, capture_output=True, text=True, env=env)
+        return p.returncode, p.stdout + p.stderr
+
+    rc, text = pub("--dry-run")
+    check("publish --dry-run: every gate, no token, nothing sent", rc == 0 and "DRY RUN" in text and not hub.log, text)
+    rc, text = pub("--private", "--token-file", tok)
+    check("publish --private is refused", rc == 3 and refusal_code(text) == "public_publication_required", text)
+    rc, text = pub("--token-file", tok, head="main")
+    check("publish --expected-head must be absent or 40 hex (usage)", rc == 4, text)
+    rc, text = pub("--token-file", tok, repo="someone/else")
+    check("publish to a repository the qualification does not name is refused", rc == 3
+          and refusal_code(text) == "qualification_invalid" and "do not match publish repository" in text, text)
+    rc, text = pub()
+    check("publish without a token is refused before any commit", rc == 3 and refusal_code(text) == "publish_refused"
+          and not any(m == "POST" for m, _, _ in hub.log), text)
+
+    hub.fault = "commit500"
+    rc, text = pub("--token-file", tok, receipt=os.path.join(WORK, "pub-500.json"))
+    repo = hub.repos.get(PUB_REPO) or {}
+    check("publish: a 5xx on the commit is a refusal, nothing reported as published", rc == 3
+          and refusal_code(text) == "publish_refused" and "not confirmed" in text and "published " not in text
+          and not os.path.exists(os.path.join(WORK, "pub-500.json")) and not repo.get("main"), text)
+    hub.fault = "commit_stall"
+    rc, text = pub("--token-file", tok, receipt=os.path.join(WORK, "pub-stall.json"))
+    check("publish: a commit that times out is a refusal, nothing reported as published", rc == 3
+          and refusal_code(text) == "publish_refused" and "not confirmed" in text
+          and not os.path.exists(os.path.join(WORK, "pub-stall.json")), text)
+    hub.fault = None
+    hub.log.clear()
+    rcpt = os.path.join(WORK, "pub-receipt.json")
+    rc, text = pub("--token-file", tok, receipt=rcpt)
+    check("publish: one commit, anonymous re-download verifies, receipt written", rc == 0 and "published " in text
+          and "verify" in text and os.path.isfile(rcpt), text)
+    if rc != 0:
+        return
+    repo = hub.repos[PUB_REPO]
+    files = repo["commits"][repo["main"]]
+    local = tree(q["dataset"])
+    check("publish: the commit holds exactly the dataset's bytes + receipts/root-qualification.json",
+          {k: v for k, v in files.items() if k != "receipts/root-qualification.json"} == local
+          and files["receipts/root-qualification.json"] == open(q["qualification"], "rb").read(), sorted(files))
+    api = [(m, p, a) for m, p, a in hub.log if p.startswith("/api/")]
+    res = [(m, p, a) for m, p, a in hub.log if p.startswith("/datasets/")]
+    check("publish: the token went to the API calls only; every resolve read was anonymous",
+          api and all(a == "Bearer " + TOKEN for _, _, a in api) and res and all(a is None for _, _, a in res), hub.log)
+    check("publish: the token never appears in the output", TOKEN not in text and "Lc9x" not in text, text)
+    r = load(rcpt)
+    m = load(os.path.join(q["dataset"], "fidelity-dataset.json"))
+    check("publish --receipt: sealed, the immutable revision, verified anonymously",
+          r["revision"] == repo["main"] and r["dataset_sha256"] == m["dataset_sha256"] and r["verified_anonymously"] is True
+          and r["schema"] == "fidelity.publish-root-receipt.v2"
+          and seal(dict(r), "receipt_sha256")["receipt_sha256"] == r["receipt_sha256"], r)
+    rc, text = pub("--token-file", tok)
+    check("publish: --expected-head absent against an existing HEAD is refused before any commit", rc == 3
+          and refusal_code(text) == "publish_refused" and "HEAD is " + repo["main"] in text, text)
+    first = repo["main"]
+    hub.fault = "tamper"
+    rc, text = pub("--token-file", tok, head=first, receipt=os.path.join(WORK, "pub-tamper.json"))
+    check("publish: bytes that do not verify after the commit are refused (no receipt)", rc == 3
+          and refusal_code(text) == "publish_verify_failed" and not os.path.exists(os.path.join(WORK, "pub-tamper.json")),
+          text)
+    hub.fault = None
+    rc, text = pub("--token-file", tok, head=repo["main"])
+    check("publish: --expected-head at the current HEAD commits on top of it (parentCommit) and verifies", rc == 0
+          and repo["main"] != first, text)
+    hub.server.shutdown()
+
+
 test_reseal()
 test_architectures()
 test_panel_binding()
 test_qualify_root()
+test_publish()
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
 sys.exit(0 if all(results) else 1)
