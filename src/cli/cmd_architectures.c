@@ -26,7 +26,7 @@ static int usage(void)
                     "       fidelity architectures show NAME [--json]   (a model_type or a format id)\n"
                     "       fidelity architectures prepare --model DIR --panel DIR --out DIR [--lane L]\n"
                     "           [--dataset-id ID] [--dataset-name NAME] [--reference DATASET] [--windows N]\n"
-                    "           [--memory-limit BYTES] [--force]\n");
+                    "           [--memory-limit BYTES] [--weights-revision SHA40] [--repository OWNER/NAME] [--force]\n");
     return FD_EXIT_USAGE;
 }
 
@@ -131,7 +131,7 @@ static int cmd_show(const char *name, int json)
 /* ------------------------------------------------------------ prepare */
 
 typedef struct prep {
-    const char *model, *panel, *out, *lane, *dataset_id, *dataset_name, *reference;
+    const char *model, *panel, *out, *lane, *dataset_id, *dataset_name, *reference, *weights_revision, *repository;
     long windows;
     uint64_t memory_limit;
     int force;
@@ -301,6 +301,8 @@ static int cmd_prepare(const prep *a)
                               "--run-name", labels[k], "--cold-run", labels[k], "--schedule", schedule};
         for (size_t i = 0; i < sizeof head / sizeof *head; i++) argv[n++] = head[i];
         if (a->memory_limit) { argv[n++] = "--memory-limit"; argv[n++] = limit_s; }
+        if (a->weights_revision) { argv[n++] = "--weights-revision"; argv[n++] = a->weights_revision; }
+        if (a->repository) { argv[n++] = "--repository"; argv[n++] = a->repository; }
         argv[n] = NULL;
         char nm[64];
         snprintf(nm, sizeof nm, "capture %s", labels[k]);
@@ -461,7 +463,8 @@ int cmd_architectures(int argc, char **argv)
         const char **slot = !strcmp(s, "--model") ? &a.model : !strcmp(s, "--panel") ? &a.panel
                           : !strcmp(s, "--out") ? &a.out : !strcmp(s, "--lane") ? &a.lane
                           : !strcmp(s, "--dataset-id") ? &a.dataset_id : !strcmp(s, "--dataset-name") ? &a.dataset_name
-                          : !strcmp(s, "--reference") ? &a.reference : NULL;
+                          : !strcmp(s, "--reference") ? &a.reference : !strcmp(s, "--weights-revision") ? &a.weights_revision
+                          : !strcmp(s, "--repository") ? &a.repository : NULL;
         if (slot && v) { *slot = v; i++; }
         else if (!strcmp(s, "--force")) a.force = 1;
         else if ((!strcmp(s, "--windows") || !strcmp(s, "--memory-limit")) && v) {

@@ -661,22 +661,26 @@ def test_qualify_root():
     refused("C-engine captures without a weights revision (weights_identity_equal false)", qargs(c1, c2),
             "root_qualification_refused", "forced exact reproduction-confirmation semantics")
 
-    # the same two captures with a pinned weights revision (written the way a capture that records one would)
+    # the plan again, the captures now recording the weights revision and the dataset repository
     rev = "89abcdef0123456789abcdef0123456789abcdef"
-    qruns = os.path.join(qdir, "runs")
-    os.makedirs(qruns)
-    for label in ("root-cold-1", "root-cold-2"):
-        d = os.path.join(qruns, label)
-        shutil.copytree(os.path.join(runs, label), d)
-        forge_reseal(d, manifest_edit=lambda m: (m["weights"].__setitem__("model_revision", rev),
-                                                 m["dataset"].__setitem__("repository", PUB_REPO)))
-        rc, text = run(BIN, "verify", d, "--json", d + ".verify.json")
-        assert rc == 0, text
-    q1, q2 = os.path.join(qruns, "root-cold-1"), os.path.join(qruns, "root-cold-2")
-    rc, text = run(BIN, "compare", "--reference", q1, "--candidate", q2, "--self-compare", "--force-compute",
-                   "--reference-label", "root-cold-1", "--candidate-label", "root-cold-2", "--out",
-                   os.path.join(qruns, "root-repro"))
+    plan = os.path.join(qdir, "plan")
+    rc, text = run(BIN, "architectures", "prepare", "--model", model, "--panel", os.path.join(model, "panel"), "--out",
+                   plan, "--dataset-id", "fidelity--test.tiny.root", "--weights-revision", rev, "--repository", PUB_REPO)
     assert rc == 0, text
+    p = subprocess.run(["sh", os.path.join(plan, "run.sh")], capture_output=True, text=True,
+                       env=dict(os.environ, FIDELITY=BIN))
+    check("qualify-root: the plan with --weights-revision/--repository runs (captures record both)", p.returncode == 0,
+          p.stdout[-1500:] + p.stderr[-1500:])
+    qruns = os.path.join(plan, "runs")
+    q1, q2 = os.path.join(qruns, "root-cold-1"), os.path.join(qruns, "root-cold-2")
+    mq = load(os.path.join(q1, "fidelity-dataset.json"))
+    check("capture --weights-revision/--repository: recorded in weights.model_revision and dataset.repository",
+          mq["weights"]["model_revision"] == rev and mq["dataset"]["repository"] == PUB_REPO, mq["weights"])
+    rc, text = run(BIN, "capture", "--model", model, "--panel", os.path.join(model, "panel"), "--out",
+                   os.path.join(qdir, "bad-rev"), "--role", "root", "--lane", "other", "--dataset-id", "x",
+                   "--dataset-name", "x", "--weights-revision", "main")
+    check("capture refuses a --weights-revision that is not a 40-hex commit", rc == 3 and "40-hex" in text
+          and not os.path.exists(os.path.join(qdir, "bad-rev")), text)
     out = os.path.join(qdir, "receipts", "root-qualification.json")
     os.makedirs(os.path.dirname(out))
     refused("the same dataset twice", qargs(q1, q1), "same_root", "two distinct dataset paths")
