@@ -384,6 +384,7 @@ static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *leng
     struct stat st;
     fd_err he;
     int rc = 0;
+    errno = 0;
     if (stat(path, &st) || !S_ISREG(st.st_mode) || fd_sha256_file(path, sha, &he)) {
         rc = perr(e, "cannot read tokenizer artifact %s: %s", path, errno ? strerror(errno) : "not a regular file");
         free(path);

@@ -622,6 +622,16 @@ def test_panel_binding():
                    os.path.join(WORK, "pb-own.json"))
     check("panel-binding refuses a panel without panel.receipt.json", rc == 3 and refusal_code(text) == "panel_unresolvable"
           and "panel receipt" in text, text)
+    text_panel = os.path.join(WORK, "pb-text-panel")
+    with open(os.path.join(WORK, "prose.txt"), "w") as f:
+        f.write("The capital of France is Paris. " * 60)
+    rc, text = run(BIN, "panel", "build", "--out", text_panel, "--tokenizer", os.path.join(model, "tokenizer.json"),
+                   "--context-length", "32", os.path.join(WORK, "prose.txt"))
+    assert rc == 0, text
+    rc, text = run(BIN, "panel-binding", "--panel", text_panel, "--tokenizer-root", model, "--out",
+                   os.path.join(WORK, "pb-text.json"))
+    check("panel-binding refuses our own text panel's fidelity.panel-build-receipt.v1 (as resolve_panel does)",
+          rc == 3 and refusal_code(text) == "panel_unresolvable" and "unsupported panel receipt schema" in text, text)
     rc, text = run(BIN, "panel-binding", "--panel", base_root, "--out", os.path.join(WORK, "pb-x.json"))
     check("panel-binding without --tokenizer-root is a usage error", rc == 4, text)
 
