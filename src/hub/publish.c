@@ -189,10 +189,32 @@ static size_t on_body(char *d, size_t sz, size_t nm, void *ud)
     return n;
 }
 
-/* One request to the endpoint: no redirect is followed, the token (when
- * given) goes only to the endpoint's own origin. */
+typedef struct xreq {
+    const jv *headers;      /* extra headers the server handed out (an LFS action), strings only */
+    const char *accept;
+    FILE *upload;           /* PUT body streamed from this file */
+    uint64_t upload_size;
+} xreq;
+
+static size_t on_read(char *d, size_t sz, size_t nm, void *ud)
+{
+    return fread(d, 1, sz * nm, (FILE *)ud);
+}
+
+/* One request: no redirect is followed, the token (when asked for) goes
+ * only to the endpoint's own origin; an LFS storage URL gets only the
+ * headers its action names. */
+static int request_x(const pub *p, const char *method, const char *url, int with_token, const char *ctype,
+                     const void *body, size_t n, const xreq *x, long *status, fd_buf *out, char *msg, size_t cap);
+
 static int request(const pub *p, const char *method, const char *url, int with_token, const char *ctype,
                    const void *body, size_t n, long *status, fd_buf *out, char *msg, size_t cap)
+{
+    return request_x(p, method, url, with_token, ctype, body, n, NULL, status, out, msg, cap);
+}
+
+static int request_x(const pub *p, const char *method, const char *url, int with_token, const char *ctype,
+                     const void *body, size_t n, const xreq *x, long *status, fd_buf *out, char *msg, size_t cap)
 {
     fd_origin ep, u;
     if (fd_url_origin(p->endpoint, &ep) || fd_url_origin(url, &u)) { snprintf(msg, cap, "%s: not an http(s) URL", url); return -1; }
@@ -206,9 +228,24 @@ static int request(const pub *p, const char *method, const char *url, int with_t
         snprintf(auth, an, "Authorization: Bearer %s", p->token);
         hd = curl_slist_append(hd, auth);
     }
-    char ct[96];
+    char ct[96], ac[96];
     if (ctype) { snprintf(ct, sizeof ct, "Content-Type: %s", ctype); hd = curl_slist_append(hd, ct); }
+    if (x && x->accept) { snprintf(ac, sizeof ac, "Accept: %s", x->accept); hd = curl_slist_append(hd, ac); }
     hd = curl_slist_append(hd, "Expect:");
+    for (size_t i = 0; x && x->headers && x->headers->t == JV_OBJ && i < x->headers->u.o.n; i++) {
+        const jv_member *m = &x->headers->u.o.m[i];
+        if (m->v->t != JV_STR || !*m->k || strpbrk(m->k, ":\r\n ") || strpbrk(m->v->u.s.p, "\r\n")) {
+            curl_slist_free_all(hd);
+            if (auth) { explicit_bzero(auth, strlen(auth)); free(auth); }
+            curl_easy_cleanup(h);
+            snprintf(msg, cap, "%s: the server handed out an unusable header", url);
+            return -1;
+        }
+        fd_buf hl = {0};
+        fd_buf_printf(&hl, "%s: %s", m->k, m->v->u.s.p);
+        hd = curl_slist_append(hd, hl.p);
+        fd_buf_free(&hl);
+    }
     resp r = {out, 0};
     out->n = 0;
     const char *to = getenv("FIDELITY_HUB_TIMEOUT");
@@ -229,6 +266,11 @@ static int request(const pub *p, const char *method, const char *url, int with_t
     if (body) {
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
+    } else if (x && x->upload) {
+        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(h, CURLOPT_READDATA, x->upload);
+        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x->upload_size);
     }
     CURLcode cc = curl_easy_perform(h);
     *status = 0;
@@ -280,6 +322,139 @@ static void quote_repo_url(fd_buf *b, const char *endpoint, const char *fmt, con
     fd_buf_printf(b, fmt, repo);
 }
 
+/* ------------------------------------------------------------ uploads */
+
+typedef struct upfile {
+    const char *repo_path;  /* borrowed */
+    char *path;             /* local file */
+    uint64_t size;
+    char sha[65];
+    int lfs;
+} upfile;
+
+/* POST /api/datasets/R/preupload/main: the Hub says, per file, regular or lfs. */
+static int upload_modes(const pub *p, upfile *f, size_t n, char *msg, size_t cap)
+{
+    jv *files = jv_arr();
+    fd_err e;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char sample[512];
+        FILE *fp = fopen(f[i].path, "rb");
+        size_t got = fp ? fread(sample, 1, sizeof sample, fp) : 0;
+        if (fp) fclose(fp);
+        fd_buf b = {0};
+        base64(sample, got, &b);
+        jv *o = jv_obj();
+        jv_set(o, "path", jv_str(f[i].repo_path));
+        jv_set(o, "size", jv_int((int64_t)f[i].size));
+        jv_set(o, "sample", jv_strn(b.p ? b.p : "", b.n));
+        fd_buf_free(&b);
+        jv_push(files, o);
+    }
+    jv *body = jv_obj();
+    jv_set(body, "files", files);
+    fd_buf bb = {0}, url = {0}, out = {0};
+    jv_dump(body, &JV_CANON, &bb, &e);
+    jv_free(body);
+    quote_repo_url(&url, p->endpoint, "/api/datasets/%s/preupload/main", p->o->repo);
+    long status = 0;
+    int rc = request(p, "POST", url.p, 1, "application/json", bb.p, bb.n, &status, &out, msg, cap);
+    jv *r = NULL;
+    if (!rc && status != 200) { snprintf(msg, cap, "preupload: HTTP %ld", status); rc = -1; }
+    if (!rc && !(r = jv_parse(out.p, out.n, &e))) { snprintf(msg, cap, "preupload: %s", e.msg); rc = -1; }
+    const jv *rf = r ? jv_get(r, "files") : NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *mode = NULL;
+        for (size_t k = 0; rf && rf->t == JV_ARR && k < rf->u.a.n; k++) {
+            const char *pp = jv_get_str(rf->u.a.v[k], "path");
+            if (pp && !strcmp(pp, f[i].repo_path)) mode = jv_get_str(rf->u.a.v[k], "uploadMode");
+        }
+        if (!mode || (strcmp(mode, "lfs") && strcmp(mode, "regular"))) {
+            snprintf(msg, cap, "preupload names no upload mode for %s", f[i].repo_path);
+            rc = -1;
+        } else f[i].lfs = !strcmp(mode, "lfs");
+    }
+    jv_free(r);
+    fd_buf_free(&bb);
+    fd_buf_free(&url);
+    fd_buf_free(&out);
+    return rc;
+}
+
+/* The LFS batch API, then each upload action (PUT, streamed, with only the
+ * headers the action names: never the token) and its verify action. */
+static int lfs_upload(const pub *p, upfile *f, size_t n, char *msg, size_t cap)
+{
+    jv *objs = jv_arr(), *tr = jv_arr();
+    fd_err e;
+    for (size_t i = 0; i < n; i++) {
+        if (!f[i].lfs) continue;
+        jv *o = jv_obj();
+        jv_set(o, "oid", jv_str(f[i].sha));
+        jv_set(o, "size", jv_int((int64_t)f[i].size));
+        jv_push(objs, o);
+    }
+    jv_push(tr, jv_str("basic"));
+    jv *body = jv_obj();
+    jv_set(body, "operation", jv_str("upload"));
+    jv_set(body, "transfers", tr);
+    jv_set(body, "hash_algo", jv_str("sha256"));
+    jv_set(body, "objects", objs);
+    fd_buf bb = {0}, url = {0}, out = {0};
+    jv_dump(body, &JV_CANON, &bb, &e);
+    jv_free(body);
+    quote_repo_url(&url, p->endpoint, "/datasets/%s.git/info/lfs/objects/batch", p->o->repo);
+    xreq lx = {.accept = "application/vnd.git-lfs+json"};
+    long status = 0;
+    int rc = request_x(p, "POST", url.p, 1, "application/vnd.git-lfs+json", bb.p, bb.n, &lx, &status, &out, msg, cap);
+    jv *r = NULL;
+    if (!rc && status != 200) { snprintf(msg, cap, "LFS batch: HTTP %ld", status); rc = -1; }
+    if (!rc && !(r = jv_parse(out.p, out.n, &e))) { snprintf(msg, cap, "LFS batch: %s", e.msg); rc = -1; }
+    const jv *ro = r ? jv_get(r, "objects") : NULL;
+    for (size_t k = 0; !rc && ro && ro->t == JV_ARR && k < ro->u.a.n; k++) {
+        const jv *ob = ro->u.a.v[k], *act = jv_get(ob, "actions");
+        const char *oid = jv_get_str(ob, "oid");
+        if (jv_get(ob, "error")) { snprintf(msg, cap, "LFS batch refused object %s", oid ? oid : "?"); rc = -1; break; }
+        const jv *up = jv_get(act, "upload"), *ver = jv_get(act, "verify");
+        if (!up) continue; /* the Hub has it already */
+        const upfile *uf = NULL;
+        for (size_t i = 0; oid && i < n; i++)
+            if (f[i].lfs && !strcmp(f[i].sha, oid)) uf = &f[i];
+        const char *href = jv_get_str(up, "href");
+        if (!uf || !href) { snprintf(msg, cap, "LFS batch answered an object it was not asked for"); rc = -1; break; }
+        FILE *fp = fopen(uf->path, "rb");
+        if (!fp) { snprintf(msg, cap, "%s: %s", uf->path, strerror(errno)); rc = -1; break; }
+        xreq ux = {.headers = jv_get(up, "header"), .upload = fp, .upload_size = uf->size};
+        rc = request_x(p, "PUT", href, 0, NULL, NULL, 0, &ux, &status, &out, msg, cap);
+        fclose(fp);
+        if (!rc && (status < 200 || status > 299)) {
+            snprintf(msg, cap, "the LFS upload of %s was not accepted (HTTP %ld)", uf->repo_path, status);
+            rc = -1;
+        }
+        if (!rc && ver && jv_get_str(ver, "href")) {
+            jv *vb = jv_obj();
+            jv_set(vb, "oid", jv_str(uf->sha));
+            jv_set(vb, "size", jv_int((int64_t)uf->size));
+            fd_buf vbb = {0};
+            jv_dump(vb, &JV_CANON, &vbb, &e);
+            jv_free(vb);
+            xreq vx = {.headers = jv_get(ver, "header"), .accept = "application/vnd.git-lfs+json"};
+            rc = request_x(p, "POST", jv_get_str(ver, "href"), 0, "application/vnd.git-lfs+json", vbb.p, vbb.n, &vx,
+                           &status, &out, msg, cap);
+            fd_buf_free(&vbb);
+            if (!rc && (status < 200 || status > 299)) {
+                snprintf(msg, cap, "the LFS verify of %s failed (HTTP %ld)", uf->repo_path, status);
+                rc = -1;
+            }
+        }
+    }
+    jv_free(r);
+    fd_buf_free(&bb);
+    fd_buf_free(&url);
+    fd_buf_free(&out);
+    return rc;
+}
+
 /* ------------------------------------------------------------ the command */
 
 int fd_publish(const fd_publish_opts *o)
@@ -306,6 +481,8 @@ int fd_publish(const fd_publish_opts *o)
     rec local = {0};
     fd_buf nd = {0}, url = {0}, body = {0}, verify_url = {0};
     jv *mj = NULL, *doc = NULL;
+    upfile *upf = NULL;
+    size_t n_upf = 0;
     char *fetched = NULL, *tmpcache = NULL;
     if (records(o->dataset, &local, &e)) { rc = refuse(&p, "source_archive_invalid", "%s", e.msg); goto done; }
     char *mpath = fd_path_join(o->dataset, "fidelity-dataset.json");
@@ -323,11 +500,6 @@ int fd_publish(const fd_publish_opts *o)
                jv_get_str(jv_get(qual, "local_execution"), "device") ? jv_get_str(jv_get(qual, "local_execution"), "device") : "?");
         printf("  expected HEAD       %s\n", o->expected_head);
         rc = 0;
-        goto done;
-    }
-    if (local.total + (uint64_t)qs.st_size > INLINE_MAX) {
-        rc = refuse(&p, "publish_refused", "%llu bytes exceed the inline commit bound of %llu bytes (LFS uploads are not "
-                    "implemented in this build)", (unsigned long long)local.total, (unsigned long long)INLINE_MAX);
         goto done;
     }
     if (fd_hub_token_load(o->token_file, &p.token, &e)) { rc = refuse(&p, "publish_refused", "%s", e.msg); goto done; }
@@ -380,7 +552,39 @@ int fd_publish(const fd_publish_opts *o)
         }
     }
 
-    /* one commit: the header, every dataset file, the qualification */
+    /* the files and the Hub's upload mode for each (preupload): small text
+     * files inline, the rest through LFS */
+    size_t nf = local.paths.n + 1;
+    upf = fd_xcalloc(nf, sizeof *upf);
+    n_upf = nf;
+    for (size_t i = 0; i < local.paths.n; i++) {
+        upf[i].repo_path = local.paths.v[i];
+        upf[i].path = fd_path_join(o->dataset, local.paths.v[i]);
+        upf[i].size = local.size[i];
+        memcpy(upf[i].sha, local.sha[i], 65);
+    }
+    upf[nf - 1].repo_path = QUAL_PATH;
+    upf[nf - 1].path = fd_xstrdup(o->qualification);
+    upf[nf - 1].size = (uint64_t)qs.st_size;
+    if (fd_sha256_file(o->qualification, upf[nf - 1].sha, &e)) { rc = refuse(&p, "publish_refused", "%s", e.msg); goto done; }
+    if (upload_modes(&p, upf, nf, msg, sizeof msg)) { rc = refuse(&p, "publish_refused", "%s", msg); goto done; }
+    uint64_t inline_total = 0;
+    size_t n_lfs = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (upf[i].lfs) n_lfs++;
+        else inline_total += upf[i].size;
+    }
+    if (inline_total > INLINE_MAX) {
+        rc = refuse(&p, "publish_refused", "%llu bytes of regular (non-LFS) files exceed the inline commit bound of %llu",
+                    (unsigned long long)inline_total, (unsigned long long)INLINE_MAX);
+        goto done;
+    }
+    if (n_lfs && lfs_upload(&p, upf, nf, msg, sizeof msg)) {
+        rc = refuse(&p, "publish_refused", "%s; no commit was made, nothing is reported as published", msg);
+        goto done;
+    }
+
+    /* one commit: the header, every file (inline or by its LFS oid), the qualification */
     jv *hv = jv_obj(), *hl = jv_obj();
     jv_set(hv, "summary", jv_str(o->message ? o->message : "publish fidelity dataset"));
     jv_set(hv, "description", jv_str(""));
@@ -390,13 +594,23 @@ int fd_publish(const fd_publish_opts *o)
     jv_dump(hl, &JV_CANON, &nd, &e);
     fd_buf_putc(&nd, '\n');
     jv_free(hl);
-    for (size_t i = 0; i < local.paths.n; i++) {
-        char *full = fd_path_join(o->dataset, local.paths.v[i]);
-        int r = ndjson_file(&nd, full, local.paths.v[i], msg, sizeof msg);
-        free(full);
-        if (r) { rc = refuse(&p, "publish_refused", "%s", msg); goto done; }
+    for (size_t i = 0; i < nf; i++) {
+        if (upf[i].lfs) {
+            jv *v = jv_obj(), *line = jv_obj();
+            jv_set(v, "path", jv_str(upf[i].repo_path));
+            jv_set(v, "algo", jv_str("sha256"));
+            jv_set(v, "oid", jv_str(upf[i].sha));
+            jv_set(v, "size", jv_int((int64_t)upf[i].size));
+            jv_set(line, "key", jv_str("lfsFile"));
+            jv_set(line, "value", v);
+            jv_dump(line, &JV_CANON, &nd, &e);
+            fd_buf_putc(&nd, '\n');
+            jv_free(line);
+        } else if (ndjson_file(&nd, upf[i].path, upf[i].repo_path, msg, sizeof msg)) {
+            rc = refuse(&p, "publish_refused", "%s", msg);
+            goto done;
+        }
     }
-    if (ndjson_file(&nd, o->qualification, QUAL_PATH, msg, sizeof msg)) { rc = refuse(&p, "publish_refused", "%s", msg); goto done; }
     url.n = 0;
     quote_repo_url(&url, p.endpoint, "/api/datasets/%s/commit/main", o->repo);
     if (request(&p, "POST", url.p, 1, "application/x-ndjson", nd.p, nd.n, &status, &body, msg, sizeof msg)) {
@@ -505,6 +719,8 @@ int fd_publish(const fd_publish_opts *o)
 done:
     if (tmpcache) { fd_rmtree(tmpcache); free(tmpcache); }
     if (p.token) { explicit_bzero(p.token, strlen(p.token)); free(p.token); }
+    for (size_t i = 0; i < n_upf; i++) free(upf[i].path);
+    free(upf);
     rec_free(&local);
     fd_buf_free(&nd);
     fd_buf_free(&url);

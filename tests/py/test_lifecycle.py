@@ -24,9 +24,11 @@ qualify-root --local: the two root captures of the architectures plan (refused
 as captured: no weights revision), then the same captures with a weights
 revision and a dataset repository pinned; every refusal writes nothing.
 
-publish: a loopback Hub (this file) with the commit API, repo creation, HEAD
-and resolve URLs; --dry-run sends nothing; a 5xx and a stalled commit are
-refusals with nothing reported as published; the published commit holds the
+publish: a loopback Hub (this file) with the commit API, preupload, the LFS
+batch API and an object store on another origin, repo creation, HEAD and
+resolve URLs; --dry-run sends nothing; a 5xx on an LFS upload, a 5xx and a
+stalled commit are refusals with nothing reported as published; large files go
+through LFS with no token to the store; the published commit holds the
 exact bytes, resolve reads are anonymous, the token is never printed; tampered
 bytes after the commit are publish_verify_failed; --expected-head is enforced.
 
@@ -759,13 +761,44 @@ def test_qualify_root():
 TOKEN = "hf_" + "Lc9x" * 8
 
 
+class Storage:
+    """The LFS object store the batch API hands out upload URLs for: another origin."""
+
+    def __init__(self, hub):
+        import http.server, threading
+
+        class S(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_PUT(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n)
+                hub.log.append(("PUT", "storage:" + self.path, self.headers.get("Authorization")))
+                oid = self.path.rsplit("/", 1)[-1]
+                ok = (self.headers.get("X-Upload-Signature") == "sig-" + oid and hashlib.sha256(body).hexdigest() == oid
+                      and hub.fault != "lfs500")
+                if ok:
+                    hub.blobs[oid] = body
+                self.send_response(200 if ok else (500 if hub.fault == "lfs500" else 403))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), S)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+
 class Hub:
-    """The Hub's commit API, repo creation, HEAD and resolve URLs on 127.0.0.1; faults on demand."""
+    """The Hub's commit API (inline and LFS files: preupload, the LFS batch API with uploads to another origin,
+    verify), repo creation, HEAD and resolve URLs on 127.0.0.1; faults on demand."""
 
     def __init__(self):
         import http.server, threading
-        self.repos, self.log, self.fault = {}, [], None
+        self.repos, self.log, self.fault, self.blobs, self.lfs_paths = {}, [], None, {}, set()
         hub = self
+        self.storage = Storage(self)
 
         class H(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a):
@@ -807,8 +840,32 @@ class Hub:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
                 hub.log.append(("POST", self.path, self.headers.get("Authorization")))
+                if self.path == "/lfs-verify":
+                    d = json.loads(body)
+                    ok = self.headers.get("X-Verify-Token") == "vt" and len(hub.blobs.get(d["oid"], b"")) == d["size"]
+                    return self.reply(200 if ok else 404, b"{}")
                 if not self.authed():
                     return self.reply(401, b'{"error":"unauthorized"}')
+                parts = self.path.split("/")
+                if self.path.startswith("/api/datasets/") and parts[5] == "preupload":
+                    files = json.loads(body)["files"]
+                    return self.reply(200, json.dumps({"files": [
+                        {"path": f["path"], "uploadMode": "lfs" if f["size"] > 4096 else "regular",
+                         "shouldIgnore": False} for f in files]}).encode())
+                if self.path.endswith(".git/info/lfs/objects/batch"):
+                    req = json.loads(body)
+                    assert req["operation"] == "upload" and req["hash_algo"] == "sha256"
+                    objs = []
+                    for o in req["objects"]:
+                        if o["oid"] in hub.blobs:
+                            objs.append({"oid": o["oid"], "size": o["size"]})
+                            continue
+                        objs.append({"oid": o["oid"], "size": o["size"], "actions": {
+                            "upload": {"href": hub.storage.url + "/lfs/" + o["oid"],
+                                       "header": {"X-Upload-Signature": "sig-" + o["oid"]}},
+                            "verify": {"href": hub.url + "/lfs-verify", "header": {"X-Verify-Token": "vt"}}}})
+                    return self.reply(200, json.dumps({"transfer": "basic", "objects": objs}).encode(),
+                                      "application/vnd.git-lfs+json")
                 if self.path == "/api/repos/create":
                     d = json.loads(body)
                     name = d["organization"] + "/" + d["name"]
@@ -832,8 +889,15 @@ class Hub:
                         return self.reply(412, b'{"error":"parent"}')
                     files = dict(repo["commits"].get(repo["main"]) or {})
                     for l in lines[1:]:
-                        assert l["key"] == "file" and l["value"]["encoding"] == "base64"
-                        files[l["value"]["path"]] = base64.b64decode(l["value"]["content"])
+                        v = l["value"]
+                        if l["key"] == "lfsFile":
+                            if v["algo"] != "sha256" or v["oid"] not in hub.blobs or len(hub.blobs[v["oid"]]) != v["size"]:
+                                return self.reply(400, b'{"error":"lfs object missing"}')
+                            files[v["path"]] = hub.blobs[v["oid"]]
+                            hub.lfs_paths.add(v["path"])
+                        else:
+                            assert l["key"] == "file" and v["encoding"] == "base64"
+                            files[v["path"]] = base64.b64decode(v["content"])
                     oid = hashlib.sha1(body).hexdigest()
                     repo["commits"][oid] = files
                     repo["main"] = oid
@@ -889,6 +953,13 @@ def test_publish():
     check("publish: a commit that times out is a refusal, nothing reported as published", rc == 3
           and refusal_code(text) == "publish_refused" and "not confirmed" in text
           and not os.path.exists(os.path.join(WORK, "pub-stall.json")), text)
+    hub.fault = "lfs500"
+    hub.blobs.clear()
+    rc, text = pub("--token-file", tok, receipt=os.path.join(WORK, "pub-lfs500.json"))
+    check("publish: a 5xx on an LFS upload is a refusal before any commit", rc == 3
+          and refusal_code(text) == "publish_refused" and "no commit was made" in text
+          and not (hub.repos.get(PUB_REPO) or {}).get("main") and not os.path.exists(os.path.join(WORK, "pub-lfs500.json")),
+          text)
     hub.fault = None
     hub.log.clear()
     rcpt = os.path.join(WORK, "pub-receipt.json")
@@ -903,8 +974,14 @@ def test_publish():
     check("publish: the commit holds exactly the dataset's bytes + receipts/root-qualification.json",
           {k: v for k, v in files.items() if k != "receipts/root-qualification.json"} == local
           and files["receipts/root-qualification.json"] == open(q["qualification"], "rb").read(), sorted(files))
-    api = [(m, p, a) for m, p, a in hub.log if p.startswith("/api/")]
-    res = [(m, p, a) for m, p, a in hub.log if p.startswith("/datasets/")]
+    big = sorted(k for k, v in files.items() if len(v) > 4096)
+    check("publish: the large files went through LFS (batch, upload to the storage origin, verify), the rest inline",
+          big and sorted(hub.lfs_paths) == big, (big, sorted(hub.lfs_paths)))
+    stor = [(m, p, a) for m, p, a in hub.log if p.startswith("storage:")]
+    check("publish: no token to the LFS storage origin (only the signature its action names)",
+          stor and all(a is None for _, _, a in stor), stor)
+    api = [(m, p, a) for m, p, a in hub.log if p.startswith("/api/") or p.endswith("/objects/batch")]
+    res = [(m, p, a) for m, p, a in hub.log if p.startswith("/datasets/") and "/resolve/" in p]
     check("publish: the token went to the API calls only; every resolve read was anonymous",
           api and all(a == "Bearer " + TOKEN for _, _, a in api) and res and all(a is None for _, _, a in res), hub.log)
     check("publish: the token never appears in the output", TOKEN not in text and "Lc9x" not in text, text)
