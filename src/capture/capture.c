@@ -350,6 +350,13 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     struct stat sb;
     if (!sh && !o->force && lstat(o->out, &sb) == 0)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
+    if (o->weights_revision && (strlen(o->weights_revision) != 40 || strspn(o->weights_revision, "0123456789abcdef") != 40))
+        return fd_fail(e, "bad_usage", "", "--weights-revision must be the weights' exact lowercase 40-hex commit");
+    if (o->repository) {
+        const char *sl = strchr(o->repository, '/');
+        if (!sl || sl == o->repository || !sl[1] || strchr(sl + 1, '/') || strpbrk(o->repository, " @:\\"))
+            return fd_fail(e, "bad_usage", "", "--repository must be an owner/name Hub dataset id");
+    }
     fd_mm mm;
     if (fd_mm_init(&mm, o->kernel, o->threads, o->order, e)) return -1;
     fd_glm_config c;
@@ -484,6 +491,8 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     id.index_base = (int64_t)lo_w;
     id.declared_records = sh ? (int64_t)all_n : 0;
     id.weights_repository = repo;
+    id.weights_revision = o->weights_revision;
+    id.repository = o->repository;
     id.scope = scope;
     if (o->declared_bits > 0) { /* --declared-bits: for checkpoints that do not say it themselves */
         double have = !dbits ? 0 : dbits->t == JV_INT ? (double)dbits->u.i : dbits->t == JV_FLOAT ? dbits->u.f : 0;

@@ -25,6 +25,8 @@ typedef struct fd_capture_opts {
     const char *panel_role;         /* default "final" */
     const char *scope_file;         /* required unless role is root */
     const char *run_name, *cold_run, *weights_repository;
+    const char *weights_revision;   /* the 40-hex commit of the weights (weights.model_revision) */
+    const char *repository;         /* dataset.repository: the owner/name it will be published to */
     long windows;                   /* <= 0: all */
     double declared_bits;           /* weights.declared_bits; <= 0: not declared */
     int force;

@@ -30,5 +30,10 @@ int cmd_verify_k3_compat(int argc, char **argv);
 int cmd_debug_gguf_dequant(int argc, char **argv);
 /* inspect-model on a GGUF file (cmd_inspect_gguf.c) */
 int fd_inspect_gguf(const char *path, int as_json);
+int cmd_reseal(int argc, char **argv);
+int cmd_architectures(int argc, char **argv);
+int cmd_panel_binding(int argc, char **argv);
+int cmd_qualify_root(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 
 #endif

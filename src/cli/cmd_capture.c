@@ -16,7 +16,8 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
     fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane " FD_LANES "\n"
                     "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
-                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--declared-bits B] [--threads N]\n"
+                    "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--weights-revision SHA40] [--repository OWNER/NAME]\n"
+                    "  [--declared-bits B] [--threads N]\n"
                     "  [--kernel scalar|avx2|avx512f|avx512bf16|amx] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
@@ -67,6 +68,7 @@ int cmd_capture(int argc, char **argv)
                          : !strcmp(s, "--scope-file") ? &o.scope_file : !strcmp(s, "--run-name") ? &o.run_name
                          : !strcmp(s, "--cold-run") ? &o.cold_run : !strcmp(s, "--memory-report") ? &o.memory_report
                          : !strcmp(s, "--weights-repository") ? &o.weights_repository
+                         : !strcmp(s, "--weights-revision") ? &o.weights_revision : !strcmp(s, "--repository") ? &o.repository
                          : !strcmp(s, "--kernel") ? &o.kernel : !strcmp(s, "--schedule") ? &o.schedule : !strcmp(s, "--sanity-prompt") ? &o.sanity_prompt
                          : !strcmp(s, "--sanity-expect") ? &o.sanity_expect : NULL;
         if (dst) {

@@ -26,6 +26,11 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"export", cmd_export, "export --format llamacpp-kld --dataset DIR --out FILE.kld: a hidden-form dataset as a llama.cpp .kld base file"},
     {"verify-k3-compat", cmd_verify_k3_compat, "verify-k3-compat DATASET: the dataset verifies and its compat/ kimi-k3 view is faithful"},
     {"debug-gguf-dequant", cmd_debug_gguf_dequant, "debug-gguf-dequant TYPE IN.bin OUT.f32 [OUT.bf16] | --tensor FILE.gguf NAME OUT.f32 [OUT.bf16]: ggml blocks -> float32 (and bf16) (tests)"},
+    {"reseal", cmd_reseal, "reseal DATASET --out DIR [--receipt FILE] [--dry-run]: repair a private validation subject, re-seal"},
+    {"architectures", cmd_architectures, "architectures list|show NAME|prepare --model DIR --panel DIR --out DIR: supported architectures/formats, a run plan"},
+    {"panel-binding", cmd_panel_binding, "panel-binding --panel DIR --tokenizer-root DIR [--role R] --out FILE: the ResolvedPanel contract a root capture binds"},
+    {"qualify-root", cmd_qualify_root, "qualify-root --local --model-dir DIR --first A --repeat B ... --out Q.json: two cold captures + exact-zero self-compare -> sealed qualification"},
+    {"publish", cmd_publish, "publish DATASET --repo OWNER/NAME --qualification Q --job J --expected-head absent|SHA [--dry-run]: one Hub commit, verified anonymously"},
     {"debug-json", cmd_debug_json, "debug-json: JSON lines on stdin -> digests of each form (tests)"},
 };
 

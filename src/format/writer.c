@@ -288,6 +288,13 @@ static jv *disclosure(const char *code, const char *severity, int affects, const
 
 #include "writer_blocks.inc"
 
+jv *fd_dataset_seal_block(const char *checksums_sha, const jv *external_anchor)
+{
+    jv *s = seal_block(checksums_sha);
+    if (external_anchor) jv_set(s, "external_anchor", jv_copy(external_anchor));
+    return s;
+}
+
 int fd_dsw_finish(fd_dsw *w, jv **manifest_out, fd_err *e)
 {
     int rc = -1;

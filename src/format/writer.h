@@ -86,6 +86,10 @@ int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e);
 int fd_dsw_finish(fd_dsw *w, jv **manifest, fd_err *e);
 void fd_dsw_abort(fd_dsw *w);
 
+/* The manifest's standard seal block (dsmanifest.seal_block); external_anchor
+ * NULL means null. */
+jv *fd_dataset_seal_block(const char *checksums_sha, const jv *external_anchor);
+
 /* A YAML block rendering of a JSON value (the card's front matter). */
 void fd_yaml_emit(const jv *v, fd_buf *out);
 

@@ -260,7 +260,7 @@ int fd_hub_fetch(const char *s, const fd_fetch_opts *o, char **root, fd_fetch_st
     *root = NULL;
     char *token = NULL, *cache = NULL, *base = NULL, *lock = NULL;
     int rc = -1, lfd = -1;
-    if (fd_hub_parse_ref(s, &r.ref, e) || fd_hub_token_load(o->token_file, &token, e)) goto out;
+    if (fd_hub_parse_ref(s, &r.ref, e) || (!o->anonymous && fd_hub_token_load(o->token_file, &token, e))) goto out;
     const char *ep = getenv("HF_ENDPOINT");
     r.c.endpoint = ep && *ep ? ep : FD_HUB_DEFAULT_ENDPOINT;
     r.c.token = token;

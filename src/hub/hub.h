@@ -61,6 +61,7 @@ typedef struct fd_fetch_opts {
     int manifest_only;
     int progress;
     int quiet;              /* no per-file lines on stderr */
+    int anonymous;          /* never load or send a token (a public-readability proof) */
 } fd_fetch_opts;
 
 typedef struct fd_fetch_stats { size_t downloaded, reused, resumed; } fd_fetch_stats;

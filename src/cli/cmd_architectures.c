@@ -1,0 +1,482 @@
+/* architectures list|show NAME|prepare: the supported architectures and
+ * weight formats (engine/archtable.h), and a run plan (run.sh +
+ * workflow.json with a memory plan) for a local model directory. */
+#include "cli.h"
+#include "capture/panel.h"
+#include "capture/schedule.h"
+#include "engine/archtable.h"
+#include "engine/config.h"
+#include "engine/qconfig.h"
+#include "engine/weights.h"
+#include "format/json.h"
+#include "format/sha.h"
+#include "format/version.h"
+#include "util/fsio.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: fidelity architectures list [--json]\n"
+                    "       fidelity architectures show NAME [--json]   (a model_type or a format id)\n"
+                    "       fidelity architectures prepare --model DIR --panel DIR --out DIR [--lane L]\n"
+                    "           [--dataset-id ID] [--dataset-name NAME] [--reference DATASET] [--windows N]\n"
+                    "           [--memory-limit BYTES] [--weights-revision SHA40] [--repository OWNER/NAME] [--force]\n");
+    return FD_EXIT_USAGE;
+}
+
+static jv *arch_json(const fd_arch_info *a)
+{
+    jv *o = jv_obj();
+    jv_set(o, "model_type", jv_str(a->model_type));
+    jv_set(o, "hf_class", jv_str(a->hf_class));
+    jv_set(o, "summary", jv_str(a->summary));
+    jv_set(o, "fixture_presets", jv_str(a->presets));
+    jv_set(o, "doc", jv_str(a->doc));
+    jv *f = jv_arr();
+    for (size_t i = 0; i < FD_N_FORMATS; i++)
+        if (fd_arch_has_format(a, FD_FORMATS[i].id)) jv_push(f, jv_str(FD_FORMATS[i].id));
+    jv_set(o, "formats", f);
+    return o;
+}
+
+static jv *format_json(const fd_format_info *f)
+{
+    jv *o = jv_obj();
+    jv_set(o, "id", jv_str(f->id));
+    jv_set(o, "name", jv_str(f->name));
+    jv_set(o, "declared_by", jv_str(f->declared_by));
+    jv_set(o, "capture_role", jv_str(f->role));
+    jv_set(o, "doc", jv_str(f->doc));
+    return o;
+}
+
+static int print_json(const jv *v)
+{
+    fd_buf b = {0};
+    fd_err e;
+    int rc = jv_dump(v, &JV_PRETTY, &b, &e);
+    if (!rc) printf("%.*s\n", (int)b.n, b.p);
+    fd_buf_free(&b);
+    return rc ? FD_EXIT_REFUSED : FD_EXIT_OK;
+}
+
+static int cmd_list(int json)
+{
+    if (json) {
+        jv *o = jv_obj(), *a = jv_arr(), *f = jv_arr();
+        jv_set(o, "schema", jv_str("fidelity.architectures.v1"));
+        for (size_t i = 0; i < FD_N_ARCHS; i++) jv_push(a, arch_json(&FD_ARCHS[i]));
+        for (size_t i = 0; i < FD_N_FORMATS; i++) jv_push(f, format_json(&FD_FORMATS[i]));
+        jv_set(o, "architectures", a);
+        jv_set(o, "formats", f);
+        int rc = print_json(o);
+        jv_free(o);
+        return rc;
+    }
+    printf("architectures (config.json model_type)\n");
+    for (size_t i = 0; i < FD_N_ARCHS; i++)
+        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", FD_ARCHS[i].model_type,
+               FD_ARCHS[i].hf_class, "", FD_ARCHS[i].summary, FD_ARCHS[i].formats, FD_ARCHS[i].presets, FD_ARCHS[i].doc);
+    printf("weight formats (read as shipped; capture role)\n");
+    for (size_t i = 0; i < FD_N_FORMATS; i++)
+        printf("  %-12s %-6s %s\n  %-12s   declared by %s; %s\n", FD_FORMATS[i].id, FD_FORMATS[i].role, FD_FORMATS[i].name,
+               "", FD_FORMATS[i].declared_by, FD_FORMATS[i].doc);
+    return FD_EXIT_OK;
+}
+
+static int unsupported(const char *name)
+{
+    char names[256];
+    fd_arch_names(names, sizeof names);
+    printf("REFUSED [unsupported_model_type]: model_type \"%s\" is not supported (%s); formats: ", name, names);
+    for (size_t i = 0; i < FD_N_FORMATS; i++) printf("%s%s", i ? ", " : "", FD_FORMATS[i].id);
+    printf("\n");
+    return FD_EXIT_REFUSED;
+}
+
+static int cmd_show(const char *name, int json)
+{
+    const fd_arch_info *a = fd_arch_find(name);
+    const fd_format_info *f = a ? NULL : fd_format_find(name);
+    if (!a && !f) return unsupported(name);
+    if (json) {
+        jv *o = a ? arch_json(a) : format_json(f);
+        jv_set(o, "kind", jv_str(a ? "architecture" : "format"));
+        int rc = print_json(o);
+        jv_free(o);
+        return rc;
+    }
+    if (a)
+        printf("architecture   %s\n  hf class     %s\n  summary      %s\n  fixtures     %s\n  doc          %s\n"
+               "  formats      ", a->model_type, a->hf_class, a->summary, a->presets, a->doc);
+    else
+        printf("format         %s\n  name         %s\n  declared by  %s\n  capture role %s\n  doc          %s\n"
+               "  architectures ", f->id, f->name, f->declared_by, f->role, f->doc);
+    int first = 1;
+    for (size_t i = 0; i < (a ? FD_N_FORMATS : FD_N_ARCHS); i++)
+        if (a ? fd_arch_has_format(a, FD_FORMATS[i].id) : fd_arch_has_format(&FD_ARCHS[i], f->id)) {
+            printf("%s%s", first ? "" : ", ", a ? FD_FORMATS[i].id : FD_ARCHS[i].model_type);
+            first = 0;
+        }
+    printf("\n");
+    return FD_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ prepare */
+
+typedef struct prep {
+    const char *model, *panel, *out, *lane, *dataset_id, *dataset_name, *reference, *weights_revision, *repository;
+    long windows;
+    uint64_t memory_limit;
+    int force;
+} prep;
+
+static char *absolute(const char *p)
+{
+    if (p[0] == '/') return fd_xstrdup(p);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return fd_xstrdup(p);
+    return fd_path_join(cwd, p);
+}
+
+static void shell_quote(fd_buf *b, const char *s)
+{
+    fd_buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'') fd_buf_puts(b, "'\\''");
+        else fd_buf_putc(b, *s);
+    }
+    fd_buf_putc(b, '\'');
+}
+
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return (uint64_t)kb << 10;
+}
+
+static void slug(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    b = b && b[1] ? b + 1 : path;
+    size_t n = 0;
+    for (; *b && n + 1 < cap; b++) {
+        char c = *b;
+        out[n++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ? c : '-';
+    }
+    out[n] = 0;
+    if (!n) snprintf(out, cap, "model");
+}
+
+static jv *step(const char *name, const char *const *argv)
+{
+    jv *s = jv_obj(), *a = jv_arr();
+    jv_set(s, "name", jv_str(name));
+    for (size_t i = 0; argv[i]; i++) jv_push(a, jv_str(argv[i]));
+    jv_set(s, "argv", a);
+    return s;
+}
+
+static jv *estimate_json(const fd_mem_estimate *m, int fits)
+{
+    jv *o = jv_obj();
+    jv_set(o, "weights_mapped_bytes", jv_int((int64_t)m->weights));
+    jv_set(o, "working_bytes", jv_int((int64_t)m->working));
+    jv_set(o, "total_bytes", jv_int((int64_t)m->total));
+    jv_set(o, "fits", jv_bool(fits));
+    return o;
+}
+
+static int write_file(const char *dir, const char *name, const void *p, size_t n, int mode, fd_err *e)
+{
+    char *full = fd_path_join(dir, name);
+    int rc = fd_write_atomic(full, p, n, e);
+    if (!rc && chmod(full, (mode_t)mode)) rc = fd_fail(e, "unwritable", "", "%s: %s", full, strerror(errno));
+    free(full);
+    return rc;
+}
+
+static int cmd_prepare(const prep *a)
+{
+    fd_err e = {0};
+    struct stat st;
+    if (!a->force && lstat(a->out, &st) == 0) {
+        printf("REFUSED [destination_exists]: %s already exists (pass --force to replace it)\n", a->out);
+        return FD_EXIT_REFUSED;
+    }
+    fd_glm_config c;
+    memset(&c, 0, sizeof c);
+    if (fd_glm_config_load(a->model, &c, &e)) {
+        printf("REFUSED [%s]: %s: %s\n", e.code, a->model, e.msg);
+        return FD_EXIT_REFUSED;
+    }
+    int rc = FD_EXIT_REFUSED;
+    fd_qconfig q;
+    memset(&q, 0, sizeof q);
+    fd_weights W;
+    memset(&W, 0, sizeof W);
+    fd_panel P;
+    memset(&P, 0, sizeof P);
+    int wopen = 0, qopen = 0, popen_ = 0;
+    char *model = absolute(a->model), *panel = absolute(a->panel), *out = absolute(a->out), *tmp = NULL;
+    fd_buf sh = {0}, runs = {0}, wj = {0};
+    jv *wf = NULL;
+    const char *model_type = c.nx ? "glm5_next" : "glm_moe_dsa";
+    const fd_arch_info *arch = fd_arch_find(model_type);
+    if (fd_qconfig_load(a->model, &q, &e)) goto refused;
+    qopen = 1;
+    const fd_format_info *fmt = fd_format_find(q.kind == FD_Q_FP8_BLOCK ? "fp8-block" : q.kind == FD_Q_NVFP4 ? "nvfp4" : "bf16");
+    if (!fd_arch_has_format(arch, fmt->id)) {
+        fd_fail(&e, "unsupported_quantization", "", "%s: model_type %s in format %s is not in the table (%s: %s)", a->model,
+                model_type, fmt->id, model_type, arch->formats);
+        goto refused;
+    }
+    if (fd_weights_open_lazy(a->model, &W, &e)) goto refused;
+    wopen = 1;
+    if (fd_weights_check(&W, &c, &e)) goto refused;
+    if (fd_panel_load(a->panel, "final", a->windows, c.vocab_size, &P, &e)) goto refused;
+    popen_ = 1;
+    if (!P.n) { fd_fail(&e, "bad_panel", "", "%s: no window with role final", a->panel); goto refused; }
+
+    /* the memory plan: capture's own pre-flight estimate for both schedules
+     * against one limit (--memory-limit, else MemAvailable here) */
+    uint64_t limit = a->memory_limit;
+    const char *limit_source = "--memory-limit";
+    if (!limit) { limit = mem_available(); limit_source = limit ? "MemAvailable" : "none found"; }
+    fd_mem_estimate est[2];
+    int fits[2];
+    for (int lo = 0; lo < 2; lo++) {
+        fd_err pe = {0};
+        fits[lo] = !fd_memory_preflight(&W, &c, &P, lo, limit, &est[lo], &pe);
+        if (!fits[lo] && strcmp(pe.code, "insufficient_memory")) { e = pe; goto refused; }
+    }
+    if (!fits[0] && !fits[1]) {
+        fd_fail(&e, "insufficient_memory", "",
+                "%s: neither schedule fits: window-outer needs about %llu MB, layer-outer about %llu MB, and %s allows "
+                "%llu MB (plan for another machine with --memory-limit BYTES)",
+                a->model, (unsigned long long)(est[0].total >> 20), (unsigned long long)(est[1].total >> 20), limit_source,
+                (unsigned long long)(limit >> 20));
+        goto refused;
+    }
+    const char *schedule = fits[0] ? "window-outer" : "layer-outer";
+
+    int root = !strcmp(fmt->role, "root");
+    char sl[96], defid[192], defname[192], codec[64] = "bf16";
+    slug(model, sl, sizeof sl);
+    if (!root) fd_q_codec(&q, codec, sizeof codec);
+    snprintf(defid, sizeof defid, "fidelity--local.%s.%s", sl, root ? "root" : "quant");
+    snprintf(defname, sizeof defname, "%s (%s)", sl, root ? "root" : codec);
+    const char *id = a->dataset_id ? a->dataset_id : defid, *name = a->dataset_name ? a->dataset_name : defname;
+    const char *lane = a->lane ? a->lane : "other";
+    fd_buf_printf(&runs, "%s/runs", out);
+    char limit_s[32];
+    snprintf(limit_s, sizeof limit_s, "%llu", (unsigned long long)a->memory_limit);
+
+    /* the steps, as argv (workflow.json) and as shell (run.sh) */
+    jv *steps = jv_arr();
+    const char *labels[2] = {root ? "root-cold-1" : "quant-1", "root-cold-2"};
+    char *ds[2] = {NULL, NULL}, *vj[2] = {NULL, NULL};
+    int ncap = root ? 2 : 1;
+    for (int k = 0; k < ncap; k++) {
+        ds[k] = fd_path_join(runs.p, labels[k]);
+        fd_buf v = {0};
+        fd_buf_printf(&v, "%s.verify.json", ds[k]);
+        vj[k] = fd_buf_cstr(&v);
+        const char *argv[40];
+        size_t n = 0;
+        const char *head[] = {"fidelity", "capture", "--model", model, "--panel", panel, "--out", ds[k], "--role",
+                              root ? "root" : "quant", "--lane", lane, "--dataset-id", id, "--dataset-name", name,
+                              "--run-name", labels[k], "--cold-run", labels[k], "--schedule", schedule};
+        for (size_t i = 0; i < sizeof head / sizeof *head; i++) argv[n++] = head[i];
+        if (a->memory_limit) { argv[n++] = "--memory-limit"; argv[n++] = limit_s; }
+        if (a->weights_revision) { argv[n++] = "--weights-revision"; argv[n++] = a->weights_revision; }
+        if (a->repository) { argv[n++] = "--repository"; argv[n++] = a->repository; }
+        argv[n] = NULL;
+        char nm[64];
+        snprintf(nm, sizeof nm, "capture %s", labels[k]);
+        jv_push(steps, step(nm, argv));
+    }
+    for (int k = 0; k < ncap; k++) {
+        const char *argv[] = {"fidelity", "verify", ds[k], "--json", vj[k], NULL};
+        char nm[64];
+        snprintf(nm, sizeof nm, "verify %s", labels[k]);
+        jv_push(steps, step(nm, argv));
+    }
+    char *cmp = fd_path_join(runs.p, root ? "root-repro" : "compare");
+    if (root) {
+        const char *argv[] = {"fidelity", "compare", "--reference", ds[0], "--candidate", ds[1], "--self-compare",
+                              "--force-compute", "--reference-label", labels[0], "--candidate-label", labels[1],
+                              "--out", cmp, NULL};
+        jv_push(steps, step("self-compare (reproduction confirmation, exactly 0.0)", argv));
+    } else {
+        const char *argv[] = {"fidelity", "compare", "--reference", a->reference ? a->reference : "${REFERENCE}",
+                              "--candidate", ds[0], "--out", cmp, NULL};
+        jv_push(steps, step("compare against the reference root", argv));
+    }
+    for (int k = 0; k < 2; k++) { free(ds[k]); free(vj[k]); }
+    free(cmp);
+
+    fd_buf_printf(&sh, "#!/bin/sh\n# generated by `fidelity architectures prepare` (%s %s)\n", FD_ENGINE_NAME, FD_VERSION);
+    fd_buf_printf(&sh, "# model_type %s, format %s (%s), role %s; %zu panel windows of %zu tokens\n", model_type, fmt->id,
+                  codec, root ? "root" : "quant", P.n, P.context_length);
+    fd_buf_printf(&sh, "# memory plan: window-outer ~%llu MB, layer-outer ~%llu MB; limit %llu MB (%s) -> %s\n",
+                  (unsigned long long)(est[0].total >> 20), (unsigned long long)(est[1].total >> 20),
+                  (unsigned long long)(limit >> 20), limit_source, schedule);
+    fd_buf_printf(&sh, "set -eu\nFIDELITY=\"${FIDELITY:-fidelity}\"\n");
+    if (!root && !a->reference)
+        fd_buf_printf(&sh, ": \"${REFERENCE:?set REFERENCE to the root dataset (a directory or hf://owner/name)}\"\n");
+    fd_buf_printf(&sh, "mkdir -p ");
+    shell_quote(&sh, runs.p);
+    fd_buf_putc(&sh, '\n');
+    for (size_t i = 0; i < steps->u.a.n; i++) {
+        const jv *s = steps->u.a.v[i], *argv = jv_get(s, "argv");
+        fd_buf_printf(&sh, "\n# %s\n\"$FIDELITY\"", jv_get_str(s, "name"));
+        for (size_t j = 1; j < argv->u.a.n; j++) {
+            const char *w = argv->u.a.v[j]->u.s.p;
+            fd_buf_putc(&sh, ' ');
+            if (!strcmp(w, "${REFERENCE}")) fd_buf_puts(&sh, "\"$REFERENCE\"");
+            else shell_quote(&sh, w);
+        }
+        fd_buf_putc(&sh, '\n');
+    }
+
+    char cfg_sha[65];
+    char *cfg = fd_path_join(a->model, "config.json");
+    int hrc = fd_sha256_file(cfg, cfg_sha, &e);
+    free(cfg);
+    if (hrc) { jv_free(steps); goto refused; }
+    uint64_t all = 0;
+    for (size_t i = 0; i < W.n; i++) all += W.t[i].nbytes;
+    wf = jv_obj();
+    jv_set(wf, "schema", jv_str("fidelity.workflow.v1"));
+    char gen[96];
+    snprintf(gen, sizeof gen, "%s %s architectures prepare", FD_ENGINE_NAME, FD_VERSION);
+    jv_set(wf, "generated_by", jv_str(gen));
+    jv_set(wf, "architecture", arch_json(arch));
+    jv *fj = format_json(fmt);
+    jv_set(fj, "codec", jv_str(codec));
+    jv_set(wf, "format", fj);
+    jv *mj = jv_obj();
+    jv_set(mj, "dir", jv_str(model));
+    jv_set(mj, "config_sha256", jv_str(cfg_sha));
+    jv_set(mj, "tensors", jv_int((int64_t)W.n));
+    jv_set(mj, "tensor_bytes", jv_int((int64_t)all));
+    jv_set(mj, "num_hidden_layers", jv_int(c.num_hidden_layers));
+    jv_set(mj, "hidden_size", jv_int(c.hidden_size));
+    jv_set(mj, "vocab_size", jv_int(c.vocab_size));
+    jv_set(wf, "model", mj);
+    jv *pj = jv_obj();
+    jv_set(pj, "dir", jv_str(panel));
+    jv_set(pj, "panel_id", jv_str(P.panel_id));
+    jv_set(pj, "windows", jv_int((int64_t)P.n));
+    jv_set(pj, "context_length", jv_int((int64_t)P.context_length));
+    jv_set(pj, "suite_token_hash_sha256", jv_str(P.suite_token_hash_sha256));
+    jv_set(wf, "panel", pj);
+    jv *mp = jv_obj();
+    jv_set(mp, "limit_bytes", limit ? jv_int((int64_t)limit) : jv_null());
+    jv_set(mp, "limit_source", jv_str(limit_source));
+    jv_set(mp, "window_outer", estimate_json(&est[0], fits[0]));
+    jv_set(mp, "layer_outer", estimate_json(&est[1], fits[1]));
+    jv_set(mp, "schedule", jv_str(schedule));
+    jv_set(mp, "estimator", jv_str("capture's memory pre-flight (capture/schedule.c fd_memory_preflight)"));
+    jv_set(wf, "memory_plan", mp);
+    jv_set(wf, "role", jv_str(root ? "root" : "quant"));
+    jv_set(wf, "runs_dir", jv_str(runs.p));
+    jv_set(wf, "reference", a->reference ? jv_str(a->reference) : jv_null());
+    jv_set(wf, "steps", steps);
+    if (jv_dump(wf, &JV_PRETTY, &wj, &e)) goto refused;
+    fd_buf_putc(&wj, '\n');
+
+    /* written beside the destination, renamed into place */
+    fd_buf t = {0};
+    fd_buf_printf(&t, "%s.partial-%ld", out, (long)getpid());
+    tmp = fd_buf_cstr(&t);
+    fd_rmtree(tmp);
+    if (fd_mkdirs(tmp, &e) || write_file(tmp, "run.sh", sh.p, sh.n, 0755, &e) ||
+        write_file(tmp, "workflow.json", wj.p, wj.n, 0644, &e))
+        goto refused;
+    if (lstat(out, &st) == 0 && fd_rmtree(out)) { fd_fail(&e, "unwritable", "", "%s: cannot replace it", out); goto refused; }
+    if (rename(tmp, out)) { fd_fail(&e, "unwritable", "", "%s: %s", out, strerror(errno)); goto refused; }
+    free(tmp);
+    tmp = NULL;
+    printf("PREPARED %s\n", out);
+    printf("  architecture        %s (%s)\n", model_type, arch->hf_class);
+    printf("  format              %s (%s), role %s\n", fmt->id, codec, root ? "root" : "quant");
+    printf("  panel               %s: %zu windows x %zu tokens\n", P.panel_id, P.n, P.context_length);
+    printf("  memory plan         window-outer ~%llu MB%s, layer-outer ~%llu MB%s; limit %llu MB (%s)\n",
+           (unsigned long long)(est[0].total >> 20), fits[0] ? "" : " (does not fit)",
+           (unsigned long long)(est[1].total >> 20), fits[1] ? "" : " (does not fit)", (unsigned long long)(limit >> 20),
+           limit_source);
+    printf("  schedule            %s\n", schedule);
+    printf("  run                 sh %s/run.sh%s\n", out, !root && !a->reference ? "   (REFERENCE=<root dataset>)" : "");
+    rc = FD_EXIT_OK;
+    goto done;
+refused:
+    printf("REFUSED [%s]: %s\n", e.code, e.msg);
+done:
+    if (tmp) { fd_rmtree(tmp); free(tmp); }
+    if (popen_) fd_panel_free(&P);
+    if (wopen) fd_weights_close(&W);
+    if (qopen) fd_qconfig_free(&q);
+    fd_glm_config_free(&c);
+    jv_free(wf);
+    fd_buf_free(&sh);
+    fd_buf_free(&runs);
+    fd_buf_free(&wj);
+    free(model);
+    free(panel);
+    free(out);
+    return rc;
+}
+
+int cmd_architectures(int argc, char **argv)
+{
+    const char *action = argc > 1 ? argv[1] : "list";
+    int json = 0;
+    if (!strcmp(action, "list") || !strcmp(action, "show")) {
+        const char *name = NULL;
+        for (int i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--json")) json = 1;
+            else if (argv[i][0] == '-' || name || !strcmp(action, "list")) return usage();
+            else name = argv[i];
+        }
+        if (!strcmp(action, "list")) return cmd_list(json);
+        if (!name) return usage();
+        return cmd_show(name, json);
+    }
+    if (strcmp(action, "prepare")) return usage();
+    prep a = {0};
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = !strcmp(s, "--model") ? &a.model : !strcmp(s, "--panel") ? &a.panel
+                          : !strcmp(s, "--out") ? &a.out : !strcmp(s, "--lane") ? &a.lane
+                          : !strcmp(s, "--dataset-id") ? &a.dataset_id : !strcmp(s, "--dataset-name") ? &a.dataset_name
+                          : !strcmp(s, "--reference") ? &a.reference : !strcmp(s, "--weights-revision") ? &a.weights_revision
+                          : !strcmp(s, "--repository") ? &a.repository : NULL;
+        if (slot && v) { *slot = v; i++; }
+        else if (!strcmp(s, "--force")) a.force = 1;
+        else if ((!strcmp(s, "--windows") || !strcmp(s, "--memory-limit")) && v) {
+            char *end;
+            errno = 0;
+            unsigned long long x = strtoull(v, &end, 10);
+            if (!*v || *end || !x || errno || v[0] == '-') { fprintf(stderr, "fidelity architectures: %s must be a positive integer\n", s); return FD_EXIT_USAGE; }
+            if (!strcmp(s, "--windows")) a.windows = x > LONG_MAX ? LONG_MAX : (long)x;
+            else a.memory_limit = x;
+            i++;
+        } else { fprintf(stderr, "fidelity architectures prepare: unknown or incomplete option %s\n", s); return usage(); }
+    }
+    if (!a.model || !a.panel || !a.out) return usage();
+    return cmd_prepare(&a);
+}

@@ -1,0 +1,53 @@
+#include "archtable.h"
+#include <stdio.h>
+#include <string.h>
+
+const fd_arch_info FD_ARCHS[] = {
+    {"glm_moe_dsa", "GlmMoeDsaForCausalLM",
+     "GLM-5 MoE with DeepSeek sparse attention (MLA + indexer), dense-then-MoE MLP schedule",
+     "tiny, flash-0.1b, small", "docs/CAPTURE.md", "bf16, fp8-block, nvfp4"},
+    {"glm5_next", "Glm5NextForConditionalGeneration (text forward)",
+     "GLM-5.3-Flash: NoPE DSA and KDA layers, hyper-connections; text fields under text_config",
+     "flash-0.1b-next", "docs/MODEL-GLM5-NEXT.md", "bf16"},
+};
+const size_t FD_N_ARCHS = sizeof FD_ARCHS / sizeof *FD_ARCHS;
+
+const fd_format_info FD_FORMATS[] = {
+    {"bf16", "bf16 safetensors", "no quantization_config (and no hf_quant_config.json)", "root", "docs/CAPTURE.md"},
+    {"fp8-block", "FP8 block (transformers FineGrainedFP8, e4m3, weight_scale_inv per block)",
+     "quantization_config.quant_method \"fp8\" with weight_block_size", "quant", "docs/QUANT-FORMATS.md"},
+    {"nvfp4", "NVFP4 (NVIDIA ModelOpt, e2m1 + e4m3 scales per 16, f32 per tensor)",
+     "quantization_config.quant_method \"modelopt\" quant_algo \"NVFP4\", or hf_quant_config.json", "quant",
+     "docs/QUANT-FORMATS.md"},
+};
+const size_t FD_N_FORMATS = sizeof FD_FORMATS / sizeof *FD_FORMATS;
+
+const fd_arch_info *fd_arch_find(const char *model_type)
+{
+    for (size_t i = 0; model_type && i < FD_N_ARCHS; i++)
+        if (!strcmp(FD_ARCHS[i].model_type, model_type)) return &FD_ARCHS[i];
+    return NULL;
+}
+
+const fd_format_info *fd_format_find(const char *id)
+{
+    for (size_t i = 0; id && i < FD_N_FORMATS; i++)
+        if (!strcmp(FD_FORMATS[i].id, id)) return &FD_FORMATS[i];
+    return NULL;
+}
+
+void fd_arch_names(char *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap) out[0] = 0;
+    for (size_t i = 0; i < FD_N_ARCHS && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", FD_ARCHS[i].model_type);
+}
+
+int fd_arch_has_format(const fd_arch_info *a, const char *format_id)
+{
+    size_t n = strlen(format_id);
+    for (const char *p = a->formats; (p = strstr(p, format_id)); p += n)
+        if ((p == a->formats || p[-1] == ' ') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}

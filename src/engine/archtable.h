@@ -1,0 +1,38 @@
+/* The supported architectures and weight formats, as one static table
+ * (`fidelity architectures`).  This is the one place that lists them; when
+ * the engine itself becomes table-driven, this table is what it replaces.
+ * config.c / next_config.c / qconfig.c remain the parsers that decide. */
+#ifndef FD_ENGINE_ARCHTABLE_H
+#define FD_ENGINE_ARCHTABLE_H
+#include <stddef.h>
+
+typedef struct fd_arch_info {
+    const char *model_type;   /* config.json model_type */
+    const char *hf_class;     /* the transformers class the engine follows */
+    const char *summary;
+    const char *presets;      /* `fidelity fixture --preset` values of this type */
+    const char *doc;          /* where the engine documents it */
+    const char *formats;      /* the format ids tested with it, ", "-separated */
+} fd_arch_info;
+
+typedef struct fd_format_info {
+    const char *id;           /* bf16 | fp8-block | nvfp4 */
+    const char *name;
+    const char *declared_by;  /* how a checkpoint says it is in this format */
+    const char *role;         /* what a capture of it is: root | quant */
+    const char *doc;
+} fd_format_info;
+
+extern const fd_arch_info FD_ARCHS[];
+extern const size_t FD_N_ARCHS;
+extern const fd_format_info FD_FORMATS[];
+extern const size_t FD_N_FORMATS;
+
+const fd_arch_info *fd_arch_find(const char *model_type);
+const fd_format_info *fd_format_find(const char *id);
+/* 1 when the architecture lists the format id. */
+int fd_arch_has_format(const fd_arch_info *a, const char *format_id);
+/* "glm_moe_dsa, glm5_next" into out. */
+void fd_arch_names(char *out, size_t cap);
+
+#endif
