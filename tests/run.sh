@@ -104,6 +104,7 @@ step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files
 for bin in $BINS; do
     step py "GGUF reader, ggml dequantization = gguf.quants, inspect-model, hostile files ($bin)" python3 tests/py/test_gguf.py "$bin"
+done
 # dataset lifecycle (issue 23): reseal, architectures, panel-binding, qualify-root --local, publish (docs/LIFECYCLE.md)
 for bin in $BINS; do
     step py "lifecycle: reseal = dsreseal bytes, architectures list/show/prepare, panel-binding = resolve_panel, qualify-root --local, publish on a loopback Hub (5xx/timeout/tamper), refusals ($bin)" python3 tests/py/test_lifecycle.py "$bin"
