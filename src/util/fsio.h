@@ -3,9 +3,18 @@
 #ifndef FD_FSIO_H
 #define FD_FSIO_H
 #include <stddef.h>
+#include <sys/stat.h>
 #include "buf.h"
 #include "err.h"
 
+/* Opens path for reading as a regular file only: O_NONBLOCK so a FIFO never
+ * blocks the open, fstat S_ISREG before anything is read (a FIFO, device,
+ * socket or directory is refused as `unreadable` naming the kind), then
+ * blocking mode again.  nofollow adds O_NOFOLLOW (a symlink is refused).
+ * Returns the descriptor (st filled when non-NULL) or -1 with e set. */
+int fd_open_regular(const char *path, int nofollow, struct stat *st, fd_err *e);
+/* The whole regular file, at most max bytes (over it: `file_too_large`, by
+ * the fstat size before any read and again while reading). */
 int fd_read_file(const char *path, size_t max, fd_buf *out, fd_err *e);
 int fd_write_atomic(const char *path, const void *p, size_t n, fd_err *e);
 int fd_mkdirs(const char *path, fd_err *e);       /* mkdir -p */
