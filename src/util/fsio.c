@@ -1,6 +1,7 @@
 #include "fsio.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,4 +159,23 @@ int fd_is_dir(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char msg[] = "REFUSED [file_changed]: a memory-mapped input file shrank while it was read (SIGBUS); "
+                              "nothing was written under the destination name\n";
+    ssize_t w = write(1, msg, sizeof msg - 1);
+    (void)w;
+    _exit(3);
+}
+
+void fd_sigbus_refuses(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
 }

@@ -21,6 +21,10 @@ int fd_mkdirs(const char *path, fd_err *e);       /* mkdir -p */
 int fd_rmtree(const char *path);                  /* best effort, no symlink following */
 int fd_is_file(const char *path);                 /* regular file, not a symlink */
 int fd_is_dir(const char *path);
+/* SIGBUS (a memory-mapped input file shrank under the reader) becomes the
+ * named refusal "REFUSED [file_changed]" on stdout and exit 3 instead of a
+ * crash; a writer's OUT.partial-PID stays as after a kill. */
+void fd_sigbus_refuses(void);
 /* Joins a root and a relative path into a fresh string. */
 char *fd_path_join(const char *a, const char *b);
 
