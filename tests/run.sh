@@ -105,6 +105,13 @@ bash tests/tok/fetch.sh
 for bin in build/fidelity build-asan/fidelity; do
     step "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
 done
+# --- hostile I/O (issue 16 items 12-15): confinement, all-or-nothing compare, FIFOs/devices, bounded
+# hub bodies, .kld geometry, receipt size, files changed while compare/capture read them
+for bin in build/fidelity build-asan/fidelity; do
+    step "hostile I/O: labels, atomic compare, FIFOs, hub size, .kld geometry, truncation under read ($bin)" \
+        python3 tests/py/test_io_safety.py "$bin"
+done
+# --- end hostile I/O
 step "parity with the transformers goldens (tiny, flash-0.1b window 0: the issue targets)" bash tests/parity/run_parity.sh build/fidelity
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do
