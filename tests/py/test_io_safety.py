@@ -10,7 +10,7 @@ capture read them give a named refusal, never a signal death nor a receipt
 over bytes that were never verified.  usage: test_io_safety.py BINARY"""
 import http.server, json, os, random, resource, shutil, signal, socketserver, struct, subprocess, sys, tempfile
 import threading, time
-from dsutil import load, seal, refusal_code
+from dsutil import canonical, load, refusal_code, seal, sha
 
 BIN = os.path.abspath(sys.argv[1])
 ASAN = "asan" in BIN
@@ -277,11 +277,21 @@ seal(r, "receipt_sha256")
 BIGR = W("big-receipt.json")
 with open(BIGR, "w") as f:
     json.dump(r, f, indent=2)
+# speed relative to CPython doing the same parse + canonical dump + sha256 on
+# this host and load: 1.6x here, 7x before (two validation passes, up to 17
+# printf/strtod pairs a float); the bound applies to the release build (the
+# sanitizer build checks the result only)
+t0 = time.time()
+doc = json.load(open(BIGR))
+blank = dict(doc, receipt_sha256="")
+sha(canonical(blank))
+py_s = time.time() - t0
 t0 = time.time()
 rc, out = run("validate", "--receipt", BIGR, timeout=300)
 dt = time.time() - t0
-bound = 12.0 if ASAN else 8.0         # before: 2 passes x up to 17 printf/strtod per float (14 s release here)
-check("a 100,000-row receipt validates in %.1f s (bound %.0f s)" % (dt, bound), rc == 0 and dt < bound, out[-500:])
+ratio = dt / max(py_s, 1e-3)
+check("a 100,000-row receipt validates in %.1f s, %.1f x CPython's parse+seal%s" % (dt, ratio, "" if ASAN else " (bound 4x)"),
+      rc == 0 and "0 error(s)" in out and (ASAN or ratio < 4.0), out[-500:])
 
 # ------------------------------------------------------------ 15: files changed while compare reads them
 TR = W("tr")
