@@ -99,6 +99,8 @@ for bin in $BINS; do
     step py "forged, resealed datasets and receipts refused by meaning ($bin)" python3 tests/py/test_forger.py "$bin"
     step py "engine defects of issue 16: F32 weights, config spellings, engine name, tokenizer identity, enumerated flags ($bin)" \
         python3 tests/py/test_engine_defects.py "$bin"
+    step py "hostile I/O: labels, atomic compare, FIFOs, hub size, .kld geometry, truncation under read ($bin)" \
+        python3 tests/py/test_io_safety.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files
