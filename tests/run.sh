@@ -9,6 +9,9 @@
 # is "N passed, M failed".
 #
 # usage: tests/run.sh [--only unit|py|parity|fuzz] [--list] [--match SUBSTRING]
+# The whole script is one brace group, read before it runs: editing this file
+# while a run is going (a checkout, a merge) cannot change that run.
+{
 set -u
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
@@ -155,3 +158,5 @@ echo
 echo "suite wall time $((SECONDS - t0)) s on $JOBS jobs"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
+exit
+}
