@@ -40,5 +40,13 @@ void fd_cmp_result_free(fd_cmp_result *r);
  * Returns the number of findings; each is passed to cb. */
 int fd_validate_receipt(const jv *receipt, void (*cb)(void *, const char *code, const char *rule, const char *msg),
                         void *ctx);
+/* The receipt schema compiled once, for callers that validate many receipts
+ * (fd_validate_receipt compiles it per call). */
+typedef struct fd_receipt_schema fd_receipt_schema;
+fd_receipt_schema *fd_receipt_schema_new(fd_err *e);
+void fd_receipt_schema_free(fd_receipt_schema *rs);
+/* fd_validate_receipt with a compiled schema (NULL: compile one for this call). */
+int fd_validate_receipt_with(const fd_receipt_schema *rs, const jv *receipt,
+                             void (*cb)(void *, const char *code, const char *rule, const char *msg), void *ctx);
 
 #endif
