@@ -271,8 +271,11 @@ rc, out = run("compare", "--reference", REF, "--candidate", C1, "--out", W("rc-b
 r = load(W("rc-base", "comparison-receipt.json"))
 base = r["per_context"][0]
 rnd = random.Random(7)
-r["per_context"] = [dict(base, index=i, window_id="final-%06d" % i, mean=rnd.random(), max=rnd.random(),
-                         top1_agreement=rnd.random()) for i in range(100000)]
+def row(i):
+    mean = rnd.random()
+    return dict(base, index=i, window_id="final-%06d" % i, mean=mean, max=mean + rnd.random(),
+                top1_agreement=rnd.random())
+r["per_context"] = [row(i) for i in range(100000)]
 seal(r, "receipt_sha256")
 BIGR = W("big-receipt.json")
 with open(BIGR, "w") as f:
@@ -291,7 +294,10 @@ rc, out = run("validate", "--receipt", BIGR, timeout=300)
 dt = time.time() - t0
 ratio = dt / max(py_s, 1e-3)
 check("a 100,000-row receipt validates in %.1f s, %.1f x CPython's parse+seal%s" % (dt, ratio, "" if ASAN else " (bound 4x)"),
-      rc == 0 and "0 error(s)" in out and (ASAN or ratio < 4.0), out[-500:])
+      (ASAN or ratio < 4.0) and "0 warning(s)" in out and
+      # the rows are possible values but do not add up to the receipt's own totals:
+      # every finding is a count/mean consistency one (checked by meaning, issue 16.11)
+      all("[receipt_inconsistent/" in l for l in out.splitlines() if l.strip().startswith("ERROR")), out[-500:])
 
 # ------------------------------------------------------------ 15: files changed while compare reads them
 TR = W("tr")
