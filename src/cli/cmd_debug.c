@@ -111,3 +111,72 @@ int cmd_debug_logits(int argc, char **argv)
     fd_side_close(&s);
     return rc;
 }
+
+#include "kernels/kl.h"
+#include "util/buf.h"
+
+/* debug-kl REF.f32 CAND.f32 VOCAB: the canonical per-position reduction
+ * (docs/NUMERICS.md §2, and the JS pass) over raw little-endian fp32 logit
+ * rows, through every KL path this host supports; one line per path and
+ * row: "PATH ROW kl rkl entropy js top1" with the doubles as C99 hex floats
+ * (a test oracle hook: the exact-arithmetic tests feed it extreme logits).
+ * A non-finite logit prints "PATH ROW non_finite". */
+int cmd_debug_kl(int argc, char **argv)
+{
+    char *end = NULL;
+    unsigned long long vocab = argc == 4 ? strtoull(argv[3], &end, 10) : 0;
+    if (argc != 4 || !vocab || *end || vocab > (1ull << 24) || argv[3][0] == '-') {
+        fprintf(stderr, "usage: fidelity debug-kl REF.f32 CAND.f32 VOCAB\n");
+        return FD_EXIT_USAGE;
+    }
+    float *row[2] = {NULL, NULL};
+    size_t nb[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(argv[1 + k], "rb");
+        if (!f) { printf("REFUSED [unreadable]: %s\n", argv[1 + k]); free(row[0]); return FD_EXIT_REFUSED; }
+        size_t cap = 1 << 16;
+        row[k] = fd_xmalloc(cap);
+        size_t got;
+        while ((got = fread((char *)row[k] + nb[k], 1, cap - nb[k], f)) > 0) {
+            nb[k] += got;
+            if (nb[k] == cap) {
+                if (cap > ((size_t)1 << 30)) break;
+                cap *= 2;
+                row[k] = fd_xrealloc(row[k], cap);
+            }
+        }
+        fclose(f);
+    }
+    size_t rows = nb[0] / 4 / (size_t)vocab;
+    if (nb[0] != nb[1] || nb[0] % (4 * (size_t)vocab) || !rows) {
+        printf("REFUSED [bad_shape]: the two files must hold the same whole number of %llu-column fp32 rows\n", vocab);
+        free(row[0]); free(row[1]);
+        return FD_EXIT_REFUSED;
+    }
+    fd_ref_chunk *ch = fd_xmalloc(sizeof *ch);
+    for (int p = 0; p < FD_PATH_COUNT; p++) {
+        if (!fd_path_supported((fd_path)p)) continue;
+        const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
+        for (size_t r = 0; r < rows; r++) {
+            const float *lr = row[0] + r * vocab, *lc = row[1] + r * vocab;
+            fd_ref_state rs = {0};
+            fd_pair_state ps = {0};
+            int bad = 0;
+            for (size_t v0 = 0; v0 < vocab && !bad; v0 += FD_KL_CHUNK) {
+                size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+                bad = ops->ref_chunk(&rs, ch, lr + v0, n, v0) || ops->pair_chunk(&ps, &rs, ch, lr + v0, lc + v0, n, v0);
+            }
+            if (bad) { printf("%s %zu non_finite\n", fd_path_name((fd_path)p), r); continue; }
+            fd_kl_result res;
+            fd_kl_finish(&rs, &ps, &res);
+            double js = 0;
+            for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
+                size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+                js += ops->js_chunk(&rs, &ps, lr + v0, lc + v0, n);
+            }
+            printf("%s %zu %a %a %a %a %d\n", fd_path_name((fd_path)p), r, res.kl, res.rkl, res.entropy, js, res.top1_match);
+        }
+    }
+    free(ch); free(row[0]); free(row[1]);
+    return FD_EXIT_OK;
+}
