@@ -335,3 +335,74 @@ if ref and cand:
         case("an overflowing logit (hidden 3.39e38 x head) -> REFUSED [non_finite] naming the context and row",
              rc == 3 and refusal_code(out) == "non_finite" and "context 0, row 0" in out and "candidate" in out, out[-800:])
         case("... and no receipt left behind", not os.path.exists(os.path.join(WORK, "cmp-ovf", "comparison-receipt.json")))
+
+
+# ======================================================================================
+# 17. non-finite weights and hidden states, refused by name
+# ======================================================================================
+print("== 17. non-finite weights / hidden states")
+MODEL = os.path.join(WORK, "model")
+rc, out = fid("fixture", "--preset", "tiny", "--seed", "1", "--out", MODEL)
+case("tiny model fixture", rc == 0, out[-800:])
+
+
+def model_copy(name, tensor, fn):
+    """A copy of the fixture model with fn(header_entry) -> {element index: raw bytes} applied to one tensor."""
+    dst = os.path.join(WORK, name)
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(MODEL, dst)
+    p = os.path.join(dst, "model.safetensors")
+    data = bytearray(open(p, "rb").read())
+    n = struct.unpack("<Q", data[:8])[0]
+    hdr = json.loads(data[8:8 + n])
+    t = hdr[tensor]
+    es = 4 if t["dtype"] == "F32" else 2
+    for i, raw in fn(t).items():
+        at = 8 + n + t["data_offsets"][0] + i * es
+        data[at:at + es] = raw
+    open(p, "wb").write(bytes(data))
+    return dst
+
+
+def capture(model, name, *extra):
+    out_dir = os.path.join(WORK, "cap-" + name)
+    rc, out = fid("capture", "--model", model, "--panel", os.path.join(MODEL, "panel"), "--out", out_dir,
+                  "--role", "root", "--lane", "other", "--dataset-id", "t." + name, "--dataset-name", "t " + name,
+                  "--cold-run", "c1", "--run-name", "c1", *extra)
+    return rc, out, out_dir
+
+
+NAN32, INF32 = struct.pack("<I", 0x7fc00000), struct.pack("<I", 0x7f800000)
+NANBF, INFBF = struct.pack("<H", 0x7fc0), struct.pack("<H", 0xff80)
+hdr0 = json.loads(open(os.path.join(MODEL, "model.safetensors"), "rb").read()[8:8 + struct.unpack(
+    "<Q", open(os.path.join(MODEL, "model.safetensors"), "rb").read(8))[0]])
+bias = sorted(k for k in hdr0 if k.endswith("e_score_correction_bias"))
+case("the fixture has an F32 router bias (%s)" % (bias[:1],), bias and hdr0[bias[0]]["dtype"] == "F32")
+if bias:
+    m = model_copy("m-nan-bias", bias[0], lambda t: {3: NAN32})
+    rc, out, d = capture(m, "nan-bias")
+    case("NaN in %s -> REFUSED [non_finite] naming the tensor, at load" % bias[0],
+         rc == 3 and refusal_code(out) == "non_finite" and bias[0] in out, out[-600:])
+    case("... nothing written", not os.path.exists(d))
+    m = model_copy("m-inf-bias", bias[-1], lambda t: {0: INF32})
+    rc, out, d = capture(m, "inf-bias")
+    case("+inf in %s -> REFUSED [non_finite] naming the tensor" % bias[-1],
+         rc == 3 and refusal_code(out) == "non_finite" and bias[-1] in out, out[-600:])
+m = model_copy("m-nan-norm", "model.norm.weight", lambda t: {5: NANBF})
+rc, out, d = capture(m, "nan-norm")
+case("NaN in model.norm.weight (1-D BF16) -> REFUSED [non_finite] naming it",
+     rc == 3 and refusal_code(out) == "non_finite" and "model.norm.weight" in out, out[-600:])
+# a big BF16 matrix is not scanned: -inf in every embedding row reaches the hidden states
+emb = hdr0["model.embed_tokens.weight"]
+allrows = lambda t: {r * t["shape"][1]: INFBF for r in range(t["shape"][0])}
+m = model_copy("m-inf-emb", "model.embed_tokens.weight", allrows)
+rc, out, d = capture(m, "inf-emb-nosanity", "--no-sanity-check")
+case("-inf embeddings, --no-sanity-check -> REFUSED [non_finite] naming the window (was bad_json)",
+     rc == 3 and refusal_code(out) == "non_finite" and "window" in out and "hidden_states" in out, out[-600:])
+case("... nothing written", not os.path.exists(d))
+rc, out, d = capture(m, "inf-emb")
+case("-inf embeddings with the sanity probe -> REFUSED [non_finite] (the probe's hidden state)",
+     rc == 3 and refusal_code(out) == "non_finite" and "probe" in out, out[-600:])
+rc, out, d = capture(m, "inf-emb-lo", "--no-sanity-check", "--schedule", "layer-outer")
+case("-inf embeddings, layer-outer schedule -> REFUSED [non_finite] naming the window",
+     rc == 3 and refusal_code(out) == "non_finite" and "window" in out, out[-600:])
