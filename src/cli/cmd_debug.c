@@ -4,6 +4,7 @@
  * default serialisations, and its receipt_sha256 seal (or '-' when the
  * document is not an object).  A document we refuse prints "ERR code". */
 #include "cli.h"
+#include "args.h"
 #include "format/json.h"
 #include "format/sha.h"
 #include <stdio.h>
@@ -55,8 +56,8 @@ int cmd_kernel_selftest(int argc, char **argv)
 {
     unsigned long long products = 100000000ull, seed = 20261202ull;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--products") && i + 1 < argc) products = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
+        if (!strcmp(argv[i], "--products") && i + 1 < argc && !fd_arg_uint(argv[i + 1], 1, UINT64_MAX, &products)) i++;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc && !fd_arg_uint(argv[i + 1], 0, UINT64_MAX, &seed)) i++;
         else { fprintf(stderr, "usage: fidelity kernel-selftest [--products N] [--seed S]\n"); return FD_EXIT_USAGE; }
     }
     printf("kernel-selftest: paths supported here:");
@@ -82,7 +83,8 @@ int cmd_debug_logits(int argc, char **argv)
     fd_path path;
     if (fd_path_select(kernel, &path)) { fprintf(stderr, "unknown or unsupported kernel\n"); return FD_EXIT_USAGE; }
     if (fd_side_open(argv[1], "x", 0, 1, &s, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
-    const fd_ctx *c = fd_side_find(&s, strtoll(argv[2], NULL, 10));
+    long long ci = -1;
+    const fd_ctx *c = fd_arg_int(argv[2], 0, INT64_MAX, &ci) ? NULL : fd_side_find(&s, ci);
     uint16_t *head = NULL;
     fd_map m = {0};
     int rc = FD_EXIT_REFUSED;
@@ -123,9 +125,8 @@ int cmd_debug_logits(int argc, char **argv)
  * A non-finite logit prints "PATH ROW non_finite". */
 int cmd_debug_kl(int argc, char **argv)
 {
-    char *end = NULL;
-    unsigned long long vocab = argc == 4 ? strtoull(argv[3], &end, 10) : 0;
-    if (argc != 4 || !vocab || *end || vocab > (1ull << 24) || argv[3][0] == '-') {
+    unsigned long long vocab = 0;
+    if (argc != 4 || fd_arg_uint(argv[3], 1, 1ull << 24, &vocab)) {
         fprintf(stderr, "usage: fidelity debug-kl REF.f32 CAND.f32 VOCAB\n");
         return FD_EXIT_USAGE;
     }

@@ -406,3 +406,114 @@ case("-inf embeddings with the sanity probe -> REFUSED [non_finite] (the probe's
 rc, out, d = capture(m, "inf-emb-lo", "--no-sanity-check", "--schedule", "layer-outer")
 case("-inf embeddings, layer-outer schedule -> REFUSED [non_finite] naming the window",
      rc == 3 and refusal_code(out) == "non_finite" and "window" in out, out[-600:])
+
+
+# ======================================================================================
+# 18. the .kld adapter; strict numeric flags everywhere
+# ======================================================================================
+print("== 18. .kld adapter, strict numeric flags")
+try:
+    import numpy as np
+    import kld_ref as K
+except ImportError:
+    np = None
+KLD = os.path.join(WORK, "ok.kld")
+if np is None:
+    print("     note: numpy not installed: the .kld checks are skipped")
+else:
+    rng = np.random.default_rng(18)
+    n_ctx, vocab, n_chunk = 8, 53, 2
+    toks = rng.integers(0, vocab, n_chunk * n_ctx).tolist()
+    rows = [K.pack_row((rng.standard_normal(vocab) * 3).astype(np.float32)) for _ in range(n_chunk * K.rows_per_chunk(n_ctx))]
+    K.write_kld(KLD, n_ctx, vocab, toks, rows)
+    good = open(KLD, "rb").read()
+
+    def adapt(name, blob=None, *extra, path=None):
+        if path is None:
+            path = os.path.join(WORK, name + ".kld")
+            open(path, "wb").write(blob)
+        out_dir = os.path.join(WORK, "ad-" + name)
+        rc, out = fid("adapt", "--source", "llamacpp-kld", "--in", path, "--out", out_dir, *extra, timeout=60)
+        return rc, out, out_dir
+
+    # the fork's header as it writes it: "_logits_v2", then n_ctx, n_vocab, n_chunk, stride, window
+    v2 = b"_logits_v2" + struct.pack("<iiiii", 4096, 151936, 40, 2048, 16) + good[20:]
+    rc, out, d = adapt("v2-realistic", v2)
+    case("realistic _logits_v2 header (n_ctx 4096, n_vocab 151936) -> REFUSED [kld_v2_unsupported]",
+         rc == 3 and refusal_code(out) == "kld_v2_unsupported" and not os.path.exists(d), out[-500:])
+    v2s = b"_logits_v2" + struct.pack("<iiiii", 512, 32000, 3, 256, 24)
+    rc, out, d = adapt("v2-header-only", v2s)
+    case("a _logits_v2 header alone (30 bytes) -> REFUSED [kld_v2_unsupported]",
+         rc == 3 and refusal_code(out) == "kld_v2_unsupported", out[-500:])
+    rc, out, d = adapt("v2-short", b"_logits_v2\x01\x02")
+    case("a 12-byte _logits_v2 file -> REFUSED [kld_v2_unsupported]", rc == 3 and refusal_code(out) == "kld_v2_unsupported", out[-500:])
+    for bad in ("abc", "-5", "53x", " 53", "+53", "0", "99999999999999999999", "1e2", ""):
+        rc, out, d = adapt("vocab-%d" % len(bad) + "".join(c for c in bad if c.isalnum()), good, "--vocab", bad)
+        case("adapt --vocab %r -> usage (exit 4), nothing written" % bad, rc == 4 and not os.path.exists(d), out[-300:])
+    rc, out, d = adapt("vocab-ok", good, "--vocab", "53")
+    case("adapt --vocab 53 (the file's) -> exit 0", rc == 0, out[-300:])
+    rc, out, d = adapt("vocab-wrong", good, "--vocab", "52")
+    case("adapt --vocab 52 -> REFUSED [kld_vocab_mismatch]", rc == 3 and refusal_code(out) == "kld_vocab_mismatch", out[-300:])
+    # a FIFO as --in: refused at once, not waited on
+    fifo = os.path.join(WORK, "in.fifo")
+    os.mkfifo(fifo)
+    t = time.time()
+    try:
+        rc, out, d = adapt("fifo", None, path=fifo)
+        case("adapt --in FIFO -> REFUSED [unreadable] 'not a regular file' in %.1fs (no hang)" % (time.time() - t),
+             rc == 3 and refusal_code(out) == "unreadable" and "regular" in out, out[-300:])
+    except subprocess.TimeoutExpired:
+        case("adapt --in FIFO -> refused, not a hang", False, "killed after 60 s")
+    # an adapted dataset claims nothing the file does not say
+    rc, out, d = adapt("facts", good)
+    if case("adapt a plain .kld -> exit 0", rc == 0, out[-300:]):
+        m = load(os.path.join(d, "fidelity-dataset.json"))
+        sc = m["scope"]
+        case("adapted scope: policy, head_policy, kv_cache_dtype 'unknown'; every class unknown, bits null",
+             sc["policy"] == "unknown" and sc["head_policy"] == "unknown" and sc["kv_cache_dtype"] == "unknown" and
+             all(a["treatment"] == "unknown" and a["format"] == "unknown" and a["bits_per_weight"] is None
+                 for a in sc["assignments"]), sc)
+        case("adapted weights.declared_head_bits null, head.bits null (no head in the file)",
+             m["weights"]["declared_head_bits"] is None and m["head"]["bits"] is None, (m["weights"], m["head"].get("bits")))
+        case("weights.quantized still listed as inferred", any(f.startswith("weights.quantized")
+             for f in m["interop"]["adapted_from"]["inferred_fields"]), m["interop"]["adapted_from"]["inferred_fields"])
+        rc, out = fid("verify", d)
+        case("the adapted dataset verifies", rc == 0, out[-500:])
+        rc, out = fid("validate", d)
+        case("the adapted dataset validates (scope 'unknown' is schema-valid)", rc in (0, 2), out[-800:])
+        rc2, out2, d2 = adapt("facts2", good, "--vocab", "53")
+        rc, out = fid("compare", "--reference", d, "--candidate", d2, "--out", os.path.join(WORK, "cmp-facts"))
+        case("compare two adaptations of one .kld still works (exit 0 or 2)", rc2 == 0 and rc in (0, 2), out2 + out[-800:])
+
+# strict numeric values of every command's flags (usage, exit 4)
+FX_REF, FX_CAND = os.path.join(WORK, "ds", "huge-ref"), os.path.join(WORK, "ds", "huge-cand")
+strict = [
+    ("compare --threads ' 4'", ["compare", "--reference", FX_REF, "--candidate", FX_CAND, "--out", "@", "--threads", " 4"]),
+    ("compare --chunk-positions 8x", ["compare", "--reference", FX_REF, "--candidate", FX_CAND, "--out", "@", "--chunk-positions", "8x"]),
+    ("write-fixture --perturb 0.1abc", ["write-fixture", "--out", "@", "--perturb", "0.1abc"]),
+    ("write-fixture --declared-bits 4bits", ["write-fixture", "--out", "@", "--declared-bits", "4bits"]),
+    ("write-fixture --records ' 3'", ["write-fixture", "--out", "@", "--records", " 3"]),
+    ("fixture --seed -1", ["fixture", "--preset", "tiny", "--seed", "-1", "--out", "@"]),
+    ("fixture --seed 1x", ["fixture", "--preset", "tiny", "--seed", "1x", "--out", "@"]),
+    ("panel build --vocab 10x", ["panel", "build", "--out", "@", "--vocab", "10x", os.path.join(WORK, "none.json")]),
+    ("kernel-selftest --products abc", ["kernel-selftest", "--products", "abc"]),
+    ("kernel-selftest --seed -3", ["kernel-selftest", "--seed", "-3"]),
+    ("quantize --bits 4x", ["quantize", "--src", MODEL, "--dst", "@", "--match", "mlp", "--bits", "4x"]),
+    ("quantize --format fp8-block --block ' 128,128'", ["quantize", "--src", MODEL, "--dst", "@", "--match", "mlp",
+                                                        "--format", "fp8-block", "--block", " 128,128"]),
+]
+cap_base = ["capture", "--model", MODEL, "--panel", os.path.join(MODEL, "panel"), "--out", "@", "--role", "root",
+            "--lane", "other", "--dataset-id", "t.strict", "--dataset-name", "t strict", "--cold-run", "c", "--run-name", "c"]
+for flag, val in (("--memory-limit", "-1"), ("--windows", "99999999999999999999"), ("--windows", "2x"),
+                  ("--threads", "+2"), ("--declared-bits", "8bits"), ("--score-from", "-0")):
+    strict.append(("capture %s %r" % (flag, val), cap_base + [flag, val]))
+for i, (name, argv) in enumerate(strict):
+    out_dir = os.path.join(WORK, "strict-%d" % i)
+    argv = [out_dir if a == "@" else a for a in argv]
+    rc, out = fid(*argv)
+    case("%s -> usage (exit 4), nothing written" % name, rc == 4 and not os.path.exists(out_dir), "rc %d %s" % (rc, out[-300:]))
+
+shutil.rmtree(WORK, ignore_errors=True)
+passed = sum(results)
+print("numerics-defects: %d passed, %d failed (%.1fs)" % (passed, len(results) - passed, time.time() - T0))
+sys.exit(0 if passed == len(results) else 1)
