@@ -111,6 +111,9 @@ int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t 
 {
     memset(m, 0, sizeof *m);
     fd_st_file st;
+    if (!path)
+        return fd_fail(e, "missing_file", "HEAD", "the manifest names no head file (head.file is null): a hidden-form "
+                       "side cannot be replayed or exported without its head");
     if (fd_st_open(path, &st, e)) return -1;
     const fd_st_tensor *t = fd_st_find(&st, key);
     int rc = 0;
@@ -143,6 +146,9 @@ void fd_unmap(fd_map *m)
 int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e)
 {
     fd_st_file st;
+    if (!path)
+        return fd_fail(e, "missing_file", "HEAD", "the manifest names no head file (head.file is null): a hidden-form "
+                       "side cannot be replayed or exported without its head");
     if (fd_st_open(path, &st, e)) return -1;
     const fd_st_tensor *t = fd_st_find(&st, key);
     if (!t) t = fd_st_find(&st, "lm_head.weight");

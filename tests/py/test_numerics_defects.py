@@ -513,6 +513,71 @@ for i, (name, argv) in enumerate(strict):
     rc, out = fid(*argv)
     case("%s -> usage (exit 4), nothing written" % name, rc == 4 and not os.path.exists(out_dir), "rc %d %s" % (rc, out[-300:]))
 
+# ======================================================================================
+# 17b. refusal paths of every command, sanitizer-clean (run under build-asan/fidelity)
+# ======================================================================================
+print("== 17b. refusal paths (a sanitizer report is a failure)")
+SW = os.path.join(WORK, "sweep")
+os.makedirs(SW)
+ds = os.path.join(WORK, "ds", "huge-ref")
+ds2 = os.path.join(WORK, "ds", "huge-cand")
+nomani = os.path.join(SW, "nomani")
+shutil.copytree(ds, nomani)
+os.remove(os.path.join(nomani, "fidelity-dataset.json"))
+headnull = os.path.join(SW, "headnull")
+shutil.copytree(ds, headnull)
+reseal(headnull, manifest_edit=lambda m: m["head"].update(file=None))
+garbage, empty = os.path.join(SW, "garbage.txt"), os.path.join(SW, "empty.json")
+open(garbage, "w").write("garbage\n")
+open(empty, "w").write("{}\n")
+o = lambda n: os.path.join(SW, "out-" + n)
+ABSENT = os.path.join(SW, "absent")
+rc, out = fid("validate", nomani)
+case("validate DIR without fidelity-dataset.json -> a finding, exit 3, no sanitizer report",
+     rc == 3 and "fidelity-dataset.json" in out, out[-400:])
+rc, out = fid("compare", "--reference", headnull, "--candidate", ds2, "--out", o("hn1"))
+case("compare with head.file null (reference) -> REFUSED [missing_file] naming head.file",
+     rc == 3 and refusal_code(out) == "missing_file" and "head.file" in out, out[-400:])
+rc, out = fid("compare", "--reference", ds, "--candidate", headnull, "--out", o("hn2"))
+case("compare with head.file null (candidate; the reference's head is applied) -> exit 0/2", rc in (0, 2), out[-400:])
+rc, out = fid("export", "--format", "llamacpp-kld", "--dataset", headnull, "--out", o("hn.kld"))
+case("export of a dataset with head.file null -> refused, exit 3", rc == 3 and refusal_code(out), out[-400:])
+sweep = [
+    ["validate", ABSENT], ["validate", garbage], ["verify", nomani], ["verify", garbage], ["describe", nomani],
+    ["validate", "--receipt", garbage], ["validate", "--receipt", empty], ["validate", "--receipt", ABSENT],
+    ["compare", "--reference", nomani, "--candidate", ds2, "--out", o("c3")],
+    ["compare", "--reference", ds, "--candidate", ABSENT, "--out", o("c4")], ["compare"],
+    ["report", garbage, "--out", o("r.html")], ["report", ABSENT, "--out", o("r2.html")],
+    ["card", "--receipt", garbage, "--out", o("README.md")], ["card", "--check", garbage, "--receipt", empty],
+    ["merge", nomani, ds, "--out", o("m1")], ["merge", "--out", o("m2")],
+    ["tokenize", "--tokenizer", garbage, garbage], ["tokenize", "--tokenizer", ABSENT, garbage],
+    ["export", "--format", "llamacpp-kld", "--dataset", nomani, "--out", o("e.kld")],
+    ["panel", "check", nomani, "--vocab", "50"], ["panel", "build", "--out", o("p1"), "--vocab", "50", garbage],
+    ["panel", "build", "--out", o("p2"), "--vocab", "50", empty],
+    ["quantize", "--src", ABSENT, "--dst", o("q1"), "--match", "mlp"],
+    ["quantize", "--src", ds, "--dst", o("q2"), "--match", "mlp"],
+    ["capture", "--model", ABSENT, "--panel", os.path.join(ds, "panel"), "--out", o("k1"), "--role", "root",
+     "--lane", "other", "--dataset-id", "a", "--dataset-name", "b"],
+    ["capture", "--model", ds, "--panel", os.path.join(ds, "panel"), "--out", o("k2"), "--role", "root", "--lane",
+     "other", "--dataset-id", "a", "--dataset-name", "b"],
+    ["inspect-model", ABSENT], ["inspect-model", ds], ["verify-k3-compat", nomani], ["verify-k3-compat", ds],
+    ["provenance-template", "--out", os.path.join(garbage, "x.json")], ["fixture", "--preset", "nope", "--seed", "1", "--out", o("f")],
+    ["fetch", "hf://"], ["adapt", "--source", "llamacpp-kld", "--in", garbage, "--out", o("a1")],
+    ["adapt", "--source", "k3v1", "--in", SW, "--out", o("a2")], ["adapt", "--source", "k3v1", "--in", ds, "--out", o("a3")],
+    ["debug-logits", nomani, "0", o("x.f32")], ["debug-logits", headnull, "0", o("y.f32")],
+    ["debug-kl", garbage, empty, "3"], ["demo", "--out", os.path.join(garbage, "x")], ["write-fixture", "--out", os.path.join(garbage, "x")],
+]
+bad = []
+for argv in sweep:
+    rc, out = fid(*argv)
+    if rc not in (2, 3, 4) or any(m in out for m in SAN_MARKERS):
+        bad.append("%s -> rc %d %s" % (" ".join(argv[:3]), rc, out.strip()[-200:]))
+for argv in (["describe", headnull], ["verify", headnull], ["validate", headnull]):
+    rc, out = fid(*argv)   # (whether head.file null must be refused here is the forger checks' business)
+    if any(m in out for m in SAN_MARKERS):
+        bad.append("%s -> sanitizer report" % " ".join(argv[:2]))
+case("%d refusal paths of every command: exit 2/3/4, no sanitizer report" % len(sweep), not bad, "\n      " + "\n      ".join(bad))
+
 shutil.rmtree(WORK, ignore_errors=True)
 passed = sum(results)
 print("numerics-defects: %d passed, %d failed (%.1fs)" % (passed, len(results) - passed, time.time() - T0))
