@@ -105,6 +105,12 @@ bash tests/tok/fetch.sh
 for bin in build/fidelity build-asan/fidelity; do
     step "tokenizer parity with HF tokenizers ($bin)" python3 tests/py/test_tokenizer.py "$bin"
 done
+# issue 16 items 16-18: KL at the fp32 extremes vs an exact oracle, non-finite
+# weights/hidden states, sanitizer-clean refusal paths, the .kld adapter, strict flags
+for bin in build/fidelity build-asan/fidelity; do
+    step "numerics defects: KL extremes, non-finite, refusal paths, .kld, strict flags ($bin)" \
+        python3 tests/py/test_numerics_defects.py "$bin"
+done
 step "parity with the transformers goldens (tiny, flash-0.1b window 0: the issue targets)" bash tests/parity/run_parity.sh build/fidelity
 step "demo (README command)" ./build/fidelity demo --out build/test-demo
 for f in build-fuzz/fuzz_*; do
