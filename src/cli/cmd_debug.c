@@ -116,6 +116,9 @@ int cmd_debug_logits(int argc, char **argv)
 
 #include "kernels/kl.h"
 #include "util/buf.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* debug-kl REF.f32 CAND.f32 VOCAB: the canonical per-position reduction
  * (docs/NUMERICS.md §2, and the JS pass) over raw little-endian fp32 logit
@@ -133,20 +136,25 @@ int cmd_debug_kl(int argc, char **argv)
     float *row[2] = {NULL, NULL};
     size_t nb[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
-        FILE *f = fopen(argv[1 + k], "rb");
-        if (!f) { printf("REFUSED [unreadable]: %s\n", argv[1 + k]); free(row[0]); return FD_EXIT_REFUSED; }
-        size_t cap = 1 << 16;
-        row[k] = fd_xmalloc(cap);
-        size_t got;
-        while ((got = fread((char *)row[k] + nb[k], 1, cap - nb[k], f)) > 0) {
-            nb[k] += got;
-            if (nb[k] == cap) {
-                if (cap > ((size_t)1 << 30)) break;
-                cap *= 2;
-                row[k] = fd_xrealloc(row[k], cap);
-            }
+        int fd = open(argv[1 + k], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        FILE *f = NULL;
+        if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size <= (1 << 30)) f = fdopen(fd, "rb");
+        if (!f) {
+            if (fd >= 0) close(fd);
+            printf("REFUSED [unreadable]: %s: not a readable regular file of at most 1 GiB\n", argv[1 + k]);
+            free(row[0]);
+            return FD_EXIT_REFUSED;
         }
+        size_t cap = (size_t)st.st_size + 1; /* one byte more: a file that grew is refused below */
+        row[k] = fd_xmalloc(cap);
+        nb[k] = fread(row[k], 1, cap, f);
         fclose(f);
+        if (nb[k] != (size_t)st.st_size) {
+            printf("REFUSED [unreadable]: %s changed size while read\n", argv[1 + k]);
+            free(row[0]); free(row[1]);
+            return FD_EXIT_REFUSED;
+        }
     }
     size_t rows = nb[0] / 4 / (size_t)vocab;
     if (nb[0] != nb[1] || nb[0] % (4 * (size_t)vocab) || !rows) {
