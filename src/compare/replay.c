@@ -34,6 +34,7 @@ typedef struct {
     ctx_slot *slots;             /* [nctx] */
     const int64_t *ctx;          /* the shared context indices */
     size_t nctx;
+    const int64_t *ctxidx;       /* the shared context indices */
     pos_ref *pos;                /* every position, in output order */
     size_t npos;
     const fd_replay_opts *o;
@@ -143,7 +144,7 @@ static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, floa
                 logits(j, side, p0 + s0, ns, t0, nt, hid, lc);
                 for (size_t i = 0; i < ns; i++) {
                     const fd_pair_state *p = &ps[(s0 + i) * nc + side - 1];
-                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(fd_lse_ref(&rs[s0 + i]), fd_lse_pair(p),
+                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(&rs[s0 + i], p,
                                                                       lr + i * nt * FD_TILE, lc + i * nt * FD_TILE, n);
                 }
             }
@@ -174,7 +175,18 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                     else
                         bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], lr + i * nt * FD_TILE,
                                                  lc + i * nt * FD_TILE, n, v0);
-                    if (bad) { fail(j, "non-finite logit in the replay (refused, never clamped)"); return; }
+                    if (bad) {
+                        const pos_ref *pr = &j->pos[p0 + s0 + i];
+                        char msg[400];
+                        snprintf(msg, sizeof msg,
+                                 "%s (%s): a %s logit of context %lld, row %lld, in columns %zu..%zu is not finite "
+                                 "(an overflowing hidden x head product or a stored NaN/inf; refused, never clamped)",
+                                 side ? "candidate" : "reference", j->sides[side]->label ? j->sides[side]->label : "?",
+                                 j->sides[side]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
+                                 (long long)pr->row, v0, v0 + n - 1);
+                        fail(j, msg);
+                        return;
+                    }
                 }
             }
         }
@@ -232,6 +244,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     j.sides = sides;
     j.nsides = nsides;
     j.nctx = nctx;
+    j.ctxidx = ctx;
     j.o = o;
     j.out = out;
     j.gemm = fd_gemm_for(o->path);
