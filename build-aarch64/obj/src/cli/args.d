@@ -1,2 +1,0 @@
-build-aarch64/obj/src/cli/args.o: src/cli/args.c src/cli/args.h
-src/cli/args.h:
