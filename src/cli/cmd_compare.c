@@ -8,6 +8,7 @@
 #include "util/fsio.h"
 #include "hub_args.h"
 #include "compare/submission.h"
+#include "compare/tokstats.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,17 +158,35 @@ int cmd_compare(int argc, char **argv)
     if (dist.rank) { fd_cmp_result_free(&res); goto finish; }
     if (dist.launched) fprintf(stderr, "compare: %d ranks (records sharded, gathered on rank 0)\n", dist.size);
     int advisory = 0;
-    printf("%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
+    /* human text: stdout, or stderr under --json, whose stdout is one JSON document
+     * (the receipt with one candidate, an array of them with several) */
+    FILE *hf = json ? stderr : stdout;
+    fprintf(hf, "%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
     for (size_t i = 0; i < res.n; i++) {
         const jv *r = res.receipts[i], *kl = jv_get(r, "kl"), *t1 = jv_get(r, "top1_agreement");
         advisory |= !strcmp(res.classes[i], "advisory");
-        printf("%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res.classes[i],
-               jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res.receipt_paths[i]);
-        if (json) {
-            fd_buf b = {0};
-            if (!jv_dump(r, &JV_CANON, &b, &e)) printf("%s\n", b.p);
-            fd_buf_free(&b);
+        fprintf(hf, "%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res.classes[i],
+                jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res.receipt_paths[i]);
+    }
+    /* the summary in llama-perplexity --kl-divergence's shape, then the receipt path */
+    for (size_t i = 0; i < res.n; i++) {
+        const jv *r = res.receipts[i], *ts = jv_get(jv_get(r, "x_fidelity"), "token_statistics");
+        fprintf(hf, "\n###### %s vs %s (Q = candidate, base = reference) ######\n",
+                jv_get_str(jv_get(r, "candidate"), "label"), jv_get_str(jv_get(r, "reference"), "label"));
+        if (ts && ts->t == JV_OBJ) fd_tok_stats_print(ts, hf);
+        else fprintf(hf, "(no token statistics: the SC-1 hash proof replays nothing; --force-compute computes them)\n");
+        fprintf(hf, "receipt: %s\n", res.receipt_paths[i]);
+    }
+    if (json) {
+        fd_buf b = {0};
+        jv *arr = NULL;
+        if (res.n > 1) {
+            arr = jv_arr();
+            for (size_t i = 0; i < res.n; i++) jv_push(arr, jv_copy(res.receipts[i]));
         }
+        if (!jv_dump(arr ? arr : res.receipts[0], &JV_CANON, &b, &e)) printf("%s\n", b.p);
+        fd_buf_free(&b);
+        jv_free(arr);
     }
     rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
     if (emit_submission && emit_submissions(&res, provenance, measurer)) rc = FD_EXIT_REFUSED;

@@ -4,6 +4,8 @@
 #include "replay.h"
 #include "side.h"
 #include "stats.h"
+#include "observed.h"
+#include "tokstats.h"
 #include "format/npy.h"
 #include "format/sha.h"
 #include "format/version.h"
@@ -129,11 +131,21 @@ static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, co
     for (size_t c = lo; c < hi; c++) mine += (size_t)fd_side_find(ref, shared[c])->rows;
     fd_replay_out *part = fd_xcalloc(nc + 1, sizeof *part);
     int rc = 0;
-    if (hi > lo) rc = fd_replay((const fd_side *const *)sides, ns, heads, shared + lo, hi - lo, ro, part, e);
+    fd_replay_opts sro = *ro;   /* this rank's observed tokens start after the earlier ranks' positions */
+    if (ro->observed) {
+        size_t before = 0;
+        for (size_t c = 0; c < lo; c++) before += (size_t)fd_side_find(ref, shared[c])->rows;
+        sro.observed = ro->observed + before;
+    }
+    if (hi > lo) rc = fd_replay((const fd_side *const *)sides, ns, heads, shared + lo, hi - lo, &sro, part, e);
     else
         for (size_t k = 0; k < nc; k++) {   /* more ranks than records: an empty share */
             part[k].kl = fd_xmalloc(8); part[k].rkl = fd_xmalloc(8); part[k].entropy = fd_xmalloc(8);
             part[k].top1 = fd_xmalloc(1); part[k].js = ro->js ? fd_xmalloc(8) : NULL;
+            if (ro->observed) {
+                part[k].lp_ref = fd_xmalloc(8); part[k].lp_cand = fd_xmalloc(8); part[k].lp_ref_top1 = fd_xmalloc(8);
+                part[k].topk_ref = fd_xmalloc(4 * FD_TOPK); part[k].topk_cand = fd_xmalloc(4 * FD_TOPK);
+            }
         }
     if (fd_dist_agree(d, rc, e)) {
         if (!rc) fd_replay_out_free(part, nc);
@@ -151,6 +163,18 @@ static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, co
         }
         outs[k].top1 = root ? fd_xmalloc(npos + 1) : NULL;
         fd_dist_gather(d, part[k].top1, mine, outs[k].top1);
+        if (ro->observed) {
+            double **g[3] = {&outs[k].lp_ref, &outs[k].lp_cand, &outs[k].lp_ref_top1};
+            double *q[3] = {part[k].lp_ref, part[k].lp_cand, part[k].lp_ref_top1};
+            for (int a = 0; a < 3; a++) {
+                *g[a] = root ? fd_xmalloc((npos + 1) * 8) : NULL;
+                fd_dist_gather(d, q[a], mine * 8, *g[a]);
+            }
+            outs[k].topk_ref = root ? fd_xmalloc((npos + 1) * FD_TOPK * 4) : NULL;
+            fd_dist_gather(d, part[k].topk_ref, mine * FD_TOPK * 4, outs[k].topk_ref);
+            outs[k].topk_cand = root ? fd_xmalloc((npos + 1) * FD_TOPK * 4) : NULL;
+            fd_dist_gather(d, part[k].topk_cand, mine * FD_TOPK * 4, outs[k].topk_cand);
+        }
     }
     fd_replay_out_free(part, nc);
     free(part);
@@ -277,11 +301,16 @@ sync:
             computed[nc++] = group[k];
         }
         fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
-        if (nc) {
+        uint32_t *observed = NULL;
+        /* the observed next tokens for the token statistics (every rank reads them: a refusal is agreed below) */
+        if (nc) rc = fd_observed_tokens(&ref, cr[i].g.shared, cr[i].g.nshared, npos, &observed, e);
+        if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
+        if (nc && !rc) {
             fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
-                                 o->js};
+                                 o->js, observed};
             rc = replay_sharded(o->dist, sides, ns, heads, &ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
         }
+        free(observed);
         for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];
         free(outs);
         free(sides);

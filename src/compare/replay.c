@@ -101,13 +101,45 @@ static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, floa
     free(acc);
 }
 
-static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
-                      fd_pair_state *ps, fd_ref_chunk *ch)
+/* The running top-k of one position and side (token statistics). */
+typedef struct {
+    float v[FD_TOPK];
+    uint32_t id[FD_TOPK];
+    int n;
+    float obs;          /* the observed token's logit */
+} tok_state;
+
+/* Folds one chunk's n logits (columns v0..) into t: a column enters when it
+ * is strictly larger than the k-th entry, after every equal one, so ties go
+ * to the lower column as the kernel's argmax does.  The observed token's
+ * logit is kept when its column is in the chunk.  No arithmetic. */
+static void tok_fold(tok_state *t, const float *x, size_t n, size_t v0, uint32_t obs)
 {
-    size_t nc = j->nsides - 1;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (t->n == FD_TOPK && !(v > t->v[FD_TOPK - 1])) continue;
+        int at = t->n < FD_TOPK ? t->n : FD_TOPK - 1;
+        while (at > 0 && v > t->v[at - 1]) {
+            t->v[at] = t->v[at - 1];
+            t->id[at] = t->id[at - 1];
+            at--;
+        }
+        t->v[at] = v;
+        t->id[at] = (uint32_t)(v0 + i);
+        if (t->n < FD_TOPK) t->n++;
+    }
+    if (obs >= v0 && obs < v0 + n) t->obs = x[obs - v0];
+}
+
+static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
+                      fd_pair_state *ps, fd_ref_chunk *ch, tok_state *tk)
+{
+    size_t nc = j->nsides - 1, ns_all = j->nsides;
     size_t vocab = (size_t)j->sides[0]->vocab;
+    const uint32_t *obs = j->o->observed;
     memset(rs, 0, np * sizeof *rs);
     memset(ps, 0, np * nc * sizeof *ps);
+    if (obs) memset(tk, 0, np * ns_all * sizeof *tk);
     for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
         size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
         size_t t0 = v0 / FD_TILE, nt = (n + FD_TILE - 1) / FD_TILE;
@@ -115,6 +147,10 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
             for (size_t side = 0; side < j->nsides; side++) {
                 logits(j, side, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
+                if (obs)
+                    for (size_t i = 0; i < ns; i++)
+                        tok_fold(&tk[(s0 + i) * ns_all + side], (side ? lc : lr) + i * nt * FD_TILE, n, v0,
+                                 obs[p0 + s0 + i]);
                 for (size_t i = 0; i < ns; i++) {
                     int bad;
                     if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], lr + i * nt * FD_TILE, n, v0);
@@ -135,6 +171,17 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             j->out[c].rkl[at] = r.rkl;
             j->out[c].entropy[at] = r.entropy;
             j->out[c].top1[at] = (uint8_t)r.top1_match;
+            if (obs) {
+                const tok_state *tr = &tk[i * ns_all], *tc = &tk[i * ns_all + c + 1];
+                double lse_r = fd_lse_ref(&rs[i]), lse_c = fd_lse_pair(&ps[i * nc + c]);
+                j->out[c].lp_ref[at] = (double)tr->obs - lse_r;
+                j->out[c].lp_cand[at] = (double)tc->obs - lse_c;
+                j->out[c].lp_ref_top1[at] = (double)rs[i].best - lse_r;
+                for (int k = 0; k < FD_TOPK; k++) {
+                    j->out[c].topk_ref[at * FD_TOPK + (size_t)k] = k < tr->n ? tr->id[k] : UINT32_MAX;
+                    j->out[c].topk_cand[at * FD_TOPK + (size_t)k] = k < tc->n ? tc->id[k] : UINT32_MAX;
+                }
+            }
         }
     if (j->o->js) js_pass(j, p0, np, hid, lr, lc, rs, ps);
 }
@@ -148,6 +195,7 @@ static void *worker(void *arg)
     fd_ref_state *rs = fd_xmalloc(pb * sizeof *rs);
     fd_pair_state *ps = fd_xmalloc(pb * nc * sizeof *ps);
     fd_ref_chunk *ch = fd_xmalloc(SUB * sizeof *ch);
+    tok_state *tk = j->o->observed ? fd_xmalloc(pb * j->nsides * sizeof *tk) : NULL;
     /* per-position state lives across chunks, so the sub-tile loop needs one
      * chunk scratch per position of the sub-tile only */
     for (;;) {
@@ -155,10 +203,10 @@ static void *worker(void *arg)
         size_t b = atomic_fetch_add(&j->next_block, 1), p0 = b * pb;
         if (p0 >= j->npos) break;
         size_t np = j->npos - p0 < pb ? j->npos - p0 : pb;
-        run_block(j, p0, np, hid, lr, lc, rs, ps, ch);
+        run_block(j, p0, np, hid, lr, lc, rs, ps, ch, tk);
         atomic_fetch_add(&j->done, np);
     }
-    free(hid); free(lr); free(lc); free(rs); free(ps); free(ch);
+    free(hid); free(lr); free(lc); free(rs); free(ps); free(ch); free(tk);
     return NULL;
 }
 
@@ -215,6 +263,13 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
             out[c].entropy = fd_xmalloc((npos + 1) * 8);
             out[c].top1 = fd_xmalloc(npos + 1);
             out[c].js = o->js ? fd_xmalloc((npos + 1) * 8) : NULL;
+            if (o->observed) {
+                out[c].lp_ref = fd_xmalloc((npos + 1) * 8);
+                out[c].lp_cand = fd_xmalloc((npos + 1) * 8);
+                out[c].lp_ref_top1 = fd_xmalloc((npos + 1) * 8);
+                out[c].topk_ref = fd_xmalloc((npos + 1) * FD_TOPK * 4);
+                out[c].topk_cand = fd_xmalloc((npos + 1) * FD_TOPK * 4);
+            }
         }
         int nt = o->threads < 1 ? 1 : o->threads;
         pthread_t *th = fd_xcalloc((size_t)nt, sizeof *th);
@@ -254,6 +309,7 @@ void fd_replay_out_free(fd_replay_out *o, size_t ncand)
 {
     for (size_t c = 0; c < ncand; c++) {
         free(o[c].kl); free(o[c].rkl); free(o[c].entropy); free(o[c].top1); free(o[c].js);
+        free(o[c].lp_ref); free(o[c].lp_cand); free(o[c].lp_ref_top1); free(o[c].topk_ref); free(o[c].topk_cand);
         memset(&o[c], 0, sizeof o[c]);
     }
 }
