@@ -173,7 +173,10 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             j->out[c].top1[at] = (uint8_t)r.top1_match;
             if (obs) {
                 const tok_state *tr = &tk[i * ns_all], *tc = &tk[i * ns_all + c + 1];
-                double lse_r = fd_lse_ref(&rs[i]), lse_c = fd_lse_pair(&ps[i * nc + c]);
+                /* a logit-form side stores log-probabilities: read as stored, as llama.cpp
+                 * reads its base log-probs (docs/COMPARE-IMPL.md "Token statistics") */
+                double lse_r = j->sides[0]->logit ? 0.0 : fd_lse_ref(&rs[i]);
+                double lse_c = j->sides[c + 1]->logit ? 0.0 : fd_lse_pair(&ps[i * nc + c]);
                 j->out[c].lp_ref[at] = (double)tr->obs - lse_r;
                 j->out[c].lp_cand[at] = (double)tc->obs - lse_c;
                 j->out[c].lp_ref_top1[at] = (double)rs[i].best - lse_r;
