@@ -12,6 +12,7 @@ int cmd_write_fixture(int argc, char **argv);
 int cmd_debug_json(int argc, char **argv);
 int cmd_kernel_selftest(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_paired(int argc, char **argv);
 int cmd_debug_logits(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_panel(int argc, char **argv);

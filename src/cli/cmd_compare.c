@@ -9,6 +9,8 @@
 #include "hub_args.h"
 #include "compare/submission.h"
 #include "compare/tokstats.h"
+#include "compare/paired.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,20 @@ static int usage(void)
             "  [--emit-k3-compat]   (kimi-k3 views of both datasets in DIR/k3-compat/ and k3-summary.json per receipt)\n"
             "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n"
             "  [--emit-submission --submission-provenance FILE [--measurer HANDLE]]   (registry submission per candidate)\n"
-            "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n");
+            "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n"
+            "  [--paired [--tie-tolerance NATS]]   (exactly two candidates A, B: B - A per context, bootstrap CI,\n"
+            "                                       wins, sign test; DIR/paired-receipt.json, docs/COMPARE-IMPL.md)\n");
     return FD_EXIT_USAGE;
+}
+
+/* a finite number >= 0 (nats) */
+static int parse_tol(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !isfinite(v) || v < 0) return 0;
+    *out = v;
+    return 1;
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -78,7 +92,8 @@ int cmd_compare(int argc, char **argv)
     const char *report = NULL;
     fd_fetch_opts hub = {0};
     const char *provenance = NULL, *measurer = NULL;
-    int emit_submission = 0;
+    int emit_submission = 0, paired = 0;
+    double tie = FD_PAIRED_TIE_DEFAULT;
     char **local = fd_xcalloc((size_t)argc + 1, sizeof *local);
     o.progress = isatty(2);
     o.kernel = getenv("FIDELITY_KERNEL");
@@ -114,7 +129,14 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;
         else if (!strcmp(s, "--json")) json = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;
+        else if (!strcmp(s, "--paired")) paired = 1;
+        else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &tie)) { i++; }
         else { fprintf(stderr, "fidelity compare: bad or unknown option %s\n", s); rc = usage(); goto done; }
+    }
+    if (paired && o.ncand != 2) {
+        fprintf(stderr, "fidelity compare: --paired needs exactly two candidates (A, then B)\n");
+        rc = usage();
+        goto done;
     }
     if (!o.reference || !o.ncand || !o.out || (o.head && !o.disclose_head_substitution) || nlabels > o.ncand) {
         if (o.head && !o.disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
@@ -177,10 +199,37 @@ int cmd_compare(int argc, char **argv)
         else fprintf(hf, "(no token statistics: the SC-1 hash proof replays nothing; --force-compute computes them)\n");
         fprintf(hf, "receipt: %s\n", res.receipt_paths[i]);
     }
-    if (json) {
+    jv *pr = NULL;
+    if (paired) {
+        fd_buf pp = {0};
+        fd_buf_printf(&pp, "%s/paired-receipt.json", o.out);
+        fd_paired_opts po = {res.receipt_paths[0], res.receipt_paths[1], o.reference, tie, o.no_bootstrap, o.created_utc};
+        fd_buf b = {0};
+        if (fd_paired_build(&po, &pr, &e) || jv_dump(pr, &JV_PRETTY, &b, &e) ||
+            (fd_buf_putc(&b, '\n'), fd_write_atomic(pp.p, b.p, b.n, &e))) {
+            printf("REFUSED [%s]: %s (%s); no paired receipt written, the comparison receipts stand\n", e.code, e.msg,
+                   e.rule[0] ? e.rule : "paired");
+            jv_free(pr);
+            pr = NULL;
+            rc = FD_EXIT_REFUSED;
+        } else {
+            fputc('\n', hf);
+            fd_paired_print(pr, hf);
+            fprintf(hf, "paired receipt: %s\n", pp.p);
+        }
+        fd_buf_free(&b);
+        fd_buf_free(&pp);
+    }
+    if (json && rc != FD_EXIT_REFUSED) {
         fd_buf b = {0};
         jv *arr = NULL;
-        if (res.n > 1) {
+        if (paired) {
+            jv *rs = jv_arr();
+            arr = jv_obj();
+            for (size_t i = 0; i < res.n; i++) jv_push(rs, jv_copy(res.receipts[i]));
+            jv_set(arr, "receipts", rs);
+            jv_set(arr, "paired", jv_copy(pr));
+        } else if (res.n > 1) {
             arr = jv_arr();
             for (size_t i = 0; i < res.n; i++) jv_push(arr, jv_copy(res.receipts[i]));
         }
@@ -188,7 +237,8 @@ int cmd_compare(int argc, char **argv)
         fd_buf_free(&b);
         jv_free(arr);
     }
-    rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
+    jv_free(pr);
+    if (rc != FD_EXIT_REFUSED) rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
     if (emit_submission && emit_submissions(&res, provenance, measurer)) rc = FD_EXIT_REFUSED;
     if (report) { /* the receipts are written; the candidates supply their declared bits */
         fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
@@ -208,4 +258,65 @@ done:
     free(cands);
     free(labels);
     return rc;
+}
+
+/* paired A B: the paired analysis of two comparison receipts of one reference */
+static int paired_usage(FILE *f, int code)
+{
+    fprintf(f, "usage: fidelity paired RECEIPT_A RECEIPT_B --out FILE [--reference DATASET] [--tie-tolerance NATS]\n"
+               "  [--no-bootstrap] [--json] [--created-utc T]\n"
+               "  B - A per context of two comparison receipts against the same reference (tokenwise-kld.npy beside\n"
+               "  each), context-cluster bootstrap CI, wins (tie tolerance, default 1e-6 nats), sign test by document\n"
+               "  (--reference: the panel's document_id; else per context), largest differences; a sealed\n"
+               "  fidelity.paired-comparison-receipt.v1 (docs/COMPARE-IMPL.md \"Paired A-vs-B\").\n"
+               "\nEXAMPLES\n"
+               "  fidelity compare --reference R --candidate A --candidate B --out cmp --paired\n"
+               "  fidelity paired cmpA/comparison-receipt.json cmpB/comparison-receipt.json --out p.json --reference R\n");
+    return code;
+}
+
+int cmd_paired(int argc, char **argv)
+{
+    fd_paired_opts po = {0};
+    po.tie_tolerance = FD_PAIRED_TIE_DEFAULT;
+    const char *out = NULL, *pos[2] = {0};
+    int npos = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) return paired_usage(stdout, FD_EXIT_OK);
+        if (!strcmp(s, "--out") && v) { out = v; i++; }
+        else if (!strcmp(s, "--reference") && v) { po.reference = v; i++; }
+        else if (!strcmp(s, "--created-utc") && v) { po.created_utc = v; i++; }
+        else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &po.tie_tolerance)) i++;
+        else if (!strcmp(s, "--no-bootstrap")) po.no_bootstrap = 1;
+        else if (!strcmp(s, "--json")) json = 1;
+        else if (s[0] != '-' && npos < 2) pos[npos++] = s;
+        else { fprintf(stderr, "fidelity paired: bad or unknown option %s\n", s); return paired_usage(stderr, FD_EXIT_USAGE); }
+    }
+    if (npos != 2 || !out) {
+        fprintf(stderr, "fidelity paired: %s\n", npos != 2 ? "two receipts (A, then B) are required" : "--out FILE is required");
+        return paired_usage(stderr, FD_EXIT_USAGE);
+    }
+    po.receipt_a = pos[0];
+    po.receipt_b = pos[1];
+    fd_err e = {0};
+    jv *pr = NULL;
+    fd_buf b = {0};
+    if (fd_paired_build(&po, &pr, &e) || jv_dump(pr, &JV_PRETTY, &b, &e) || (fd_buf_putc(&b, '\n'), fd_write_atomic(out, b.p, b.n, &e))) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        jv_free(pr);
+        fd_buf_free(&b);
+        return FD_EXIT_REFUSED;
+    }
+    FILE *hf = json ? stderr : stdout;
+    fd_paired_print(pr, hf);
+    fprintf(hf, "paired receipt: %s\n", out);
+    if (json) {
+        fd_buf c = {0};
+        if (!jv_dump(pr, &JV_CANON, &c, &e)) printf("%s\n", c.p);
+        fd_buf_free(&c);
+    }
+    jv_free(pr);
+    fd_buf_free(&b);
+    return FD_EXIT_OK;
 }

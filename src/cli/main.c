@@ -9,6 +9,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"fetch", cmd_fetch, "fetch hf://owner/name[@rev] [--cache DIR] [--token-file F] [--allow-partial] [--manifest-only]: verified, resumable download"},
     {"compare", cmd_compare, "compare --reference A --candidate B [...] --out DIR: full-vocabulary KL, sealed receipts"},
     {"card", cmd_card, "card --receipt FILE... --out README.md [--card EXISTING] | card --check README.md --receipt FILE...: model card (model-index + x_fidelity)"},
+    {"paired", cmd_paired, "paired RECEIPT_A RECEIPT_B --out FILE [--reference DATASET] [--tie-tolerance NATS]: B - A of two receipts of one reference"},
     {"provenance-template", cmd_provenance_template, "provenance-template [--out FILE]: the skeleton for compare --emit-submission --submission-provenance FILE"},
     {"report", cmd_report, "report RECEIPT|DIR... --out FILE.html [--dataset DIR ...]: HTML comparison report with inline SVG plots"},
     {"panel", cmd_panel, "panel build --out DIR --vocab V INPUT... | panel check DIR --vocab V: upstream token panels"},
