@@ -113,6 +113,8 @@ done
 for bin in $BINS; do
     step py "compare token statistics: PPL, delta-p, same-top, top-k, KL percentiles/buckets = numpy; llama.cpp lines ($bin)" \
         python3 tests/py/test_token_stats.py "$bin"
+    step py "compare --paired / paired: B - A, bootstrap CI, wins, document sign test = numpy; refusals ($bin)" \
+        python3 tests/py/test_paired.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
