@@ -115,6 +115,8 @@ for bin in $BINS; do
         python3 tests/py/test_token_stats.py "$bin"
     step py "compare --paired / paired: B - A, bootstrap CI, wins, document sign test = numpy; refusals ($bin)" \
         python3 tests/py/test_paired.py "$bin"
+    step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
+        python3 tests/py/test_cli.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \

@@ -37,4 +37,11 @@ int cmd_panel_binding(int argc, char **argv);
 int cmd_qualify_root(int argc, char **argv);
 int cmd_publish(int argc, char **argv);
 
+/* help.c: `fidelity help CMD`, `CMD --help`, `CMD -h`: the command's usage (its
+ * own text, from running it with --help captured) with EXAMPLES, on stdout. */
+int fd_cli_help(const char *name, int (*fn)(int, char **), const char *oneline);
+/* The candidate nearest to word (edit distance, prefix), or NULL when none is close. */
+#include <stddef.h>
+const char *fd_cli_suggest(const char *word, const char *const *cands, size_t n);
+
 #endif

@@ -131,7 +131,20 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--progress")) o.progress = 1;
         else if (!strcmp(s, "--paired")) paired = 1;
         else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &tie)) { i++; }
-        else { fprintf(stderr, "fidelity compare: bad or unknown option %s\n", s); rc = usage(); goto done; }
+        else {
+            static const char *const FLAGS[] = {
+                "--reference", "--candidate", "--out", "--reference-label", "--candidate-label", "--head", "--report",
+                "--submission-provenance", "--measurer", "--emit-submission", "--kernel", "--created-utc", "--threads",
+                "--chunk-positions", "--vocab-chunk", "--self-compare", "--force-compute", "--allow-cross-lane",
+                "--allow-partial", "--own-heads", "--disclose-head-substitution", "--verify-tensors",
+                "--no-verify-tensors", "--no-bootstrap", "--js", "--emit-k3-compat", "--json", "--progress", "--paired",
+                "--tie-tolerance", "--cache", "--token-file", "--help"};
+            const char *near = s[0] == '-' ? fd_cli_suggest(s, FLAGS, sizeof FLAGS / sizeof *FLAGS) : NULL;
+            if (near && strcmp(near, s)) fprintf(stderr, "fidelity compare: unknown option %s; did you mean %s?\n", s, near);
+            else fprintf(stderr, "fidelity compare: bad or unknown option %s%s\n", s, near ? " (it takes a value)" : "");
+            rc = usage();
+            goto done;
+        }
     }
     if (paired && o.ncand != 2) {
         fprintf(stderr, "fidelity compare: --paired needs exactly two candidates (A, then B)\n");
@@ -140,6 +153,9 @@ int cmd_compare(int argc, char **argv)
     }
     if (!o.reference || !o.ncand || !o.out || (o.head && !o.disclose_head_substitution) || nlabels > o.ncand) {
         if (o.head && !o.disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
+        const char *missing = !o.reference ? "--reference" : !o.ncand ? "--candidate" : !o.out ? "--out" : NULL;
+        if (missing) fprintf(stderr, "fidelity compare: %s is required\n", missing);
+        if (nlabels > o.ncand) fprintf(stderr, "fidelity compare: %zu --candidate-label for %zu candidates\n", nlabels, o.ncand);
         rc = usage();
         goto done;
     }
