@@ -30,6 +30,7 @@ static int usage(void)
             "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n"
             "  [--emit-submission --submission-provenance FILE [--measurer HANDLE]]   (registry submission per candidate)\n"
             "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n"
+            "  [--csv]   (DIR[/NN-LABEL]/tokenwise.csv: context,row,position,token_id,kl,reverse_kl,delta_p,...)\n"
             "  [--paired [--tie-tolerance NATS]]   (exactly two candidates A, B: B - A per context, bootstrap CI,\n"
             "                                       wins, sign test; DIR/paired-receipt.json, docs/COMPARE-IMPL.md)\n");
     return FD_EXIT_USAGE;
@@ -133,6 +134,7 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--json")) json = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;
         else if (!strcmp(s, "--paired")) paired = 1;
+        else if (!strcmp(s, "--csv")) o.csv = 1;
         else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &tie)) { i++; }
         else {
             static const char *const FLAGS[] = {
@@ -141,7 +143,7 @@ int cmd_compare(int argc, char **argv)
                 "--chunk-positions", "--vocab-chunk", "--self-compare", "--force-compute", "--allow-cross-lane",
                 "--allow-partial", "--own-heads", "--disclose-head-substitution", "--verify-tensors",
                 "--no-verify-tensors", "--no-bootstrap", "--js", "--emit-k3-compat", "--json", "--progress", "--paired",
-                "--tie-tolerance", "--cache", "--token-file", "--help"};
+                "--tie-tolerance", "--csv", "--cache", "--token-file", "--help"};
             const char *near = s[0] == '-' ? fd_cli_suggest(s, FLAGS, sizeof FLAGS / sizeof *FLAGS) : NULL;
             if (near && strcmp(near, s)) fprintf(stderr, "fidelity compare: unknown option %s; did you mean %s?\n", s, near);
             else fprintf(stderr, "fidelity compare: bad or unknown option %s%s\n", s, near ? " (it takes a value)" : "");

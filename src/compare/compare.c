@@ -35,6 +35,7 @@ typedef struct cand_run {
     double *kl;                   /* tokenwise KL (zeros when hash-proven) */
     uint8_t *top1;
     size_t npos;
+    uint32_t *obs, *obs_pos;      /* observed token and its position per scored row (with --csv) */
 } cand_run;
 
 static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
@@ -358,8 +359,18 @@ sync:
         fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
         uint32_t *observed = NULL;
         /* the observed next tokens for the token statistics (every rank reads them: a refusal is agreed below) */
-        if (nc) rc = fd_observed_tokens(&ref, cr[i].g.shared, cr[i].g.nshared, npos, &observed, e);
+        uint32_t *obs_pos = NULL;
+        if (nc || o->csv)
+            rc = fd_observed_tokens_at(&ref, cr[i].g.shared, cr[i].g.nshared, npos, &observed, o->csv ? &obs_pos : NULL, e);
         if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
+        for (size_t k = 0; k < ng && !rc && o->csv; k++) {
+            cand_run *c = &cr[group[k]];
+            c->obs = fd_xmalloc((npos + 1) * 4);
+            c->obs_pos = fd_xmalloc((npos + 1) * 4);
+            memcpy(c->obs, observed, npos * 4);
+            memcpy(c->obs_pos, obs_pos, npos * 4);
+        }
+        free(obs_pos);
         if (nc && !rc) {
             fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
                                  o->js, observed};
@@ -408,6 +419,8 @@ out:
         if (cr[i].kl && cr[i].kl != cr[i].r.kl) free(cr[i].kl);
         if (cr[i].top1 && cr[i].top1 != cr[i].r.top1) free(cr[i].top1);
         fd_replay_out_free(&cr[i].r, 1);
+        free(cr[i].obs);
+        free(cr[i].obs_pos);
         fd_gates_free(&cr[i].g);
         if (i < opened) fd_side_close(&cr[i].side);
         free(cand_heads[i]);

@@ -50,10 +50,16 @@ static int read_mask(const fd_side *s, const jv *prec, size_t n, unsigned char *
 
 int fd_observed_tokens(const fd_side *s, const int64_t *shared, size_t nshared, size_t npos, uint32_t **out, fd_err *e)
 {
+    return fd_observed_tokens_at(s, shared, nshared, npos, out, NULL, e);
+}
+
+int fd_observed_tokens_at(const fd_side *s, const int64_t *shared, size_t nshared, size_t npos, uint32_t **out,
+                          uint32_t **pos_out, fd_err *e)
+{
     int64_t from = 0;
     const jv *sf = jv_get(jv_get(jv_get(s->manifest, "panel"), "scoring_window"), "score_from");
     if (sf && sf->t == JV_INT) from = sf->u.i;
-    uint32_t *tok = fd_xmalloc((npos + 1) * sizeof *tok);
+    uint32_t *tok = fd_xmalloc((npos + 1) * sizeof *tok), *at_p = fd_xmalloc((npos + 1) * sizeof *at_p);
     size_t at = 0;
     int rc = 0;
     for (size_t c = 0; c < nshared && !rc; c++) {
@@ -84,6 +90,7 @@ int fd_observed_tokens(const fd_side *s, const int64_t *shared, size_t nshared, 
                 break;
             }
             if (at >= npos) break;
+            at_p[at] = (uint32_t)p;
             tok[at++] = (uint32_t)t->u.i;
             taken++;
         }
@@ -95,7 +102,9 @@ int fd_observed_tokens(const fd_side *s, const int64_t *shared, size_t nshared, 
     }
     if (!rc && at != npos)
         rc = fd_fail(e, "bad_panel_tokens", "tokens", "%s: %zu observed tokens for %zu positions", s->root, at, npos);
-    if (rc) { free(tok); return -1; }
+    if (rc) { free(tok); free(at_p); return -1; }
     *out = tok;
+    if (pos_out) *pos_out = at_p;
+    else free(at_p);
     return 0;
 }

@@ -13,5 +13,8 @@
  * does not give the context's scored rows), token_out_of_range. */
 int fd_observed_tokens(const fd_side *s, const int64_t *shared, size_t nshared, size_t npos, uint32_t **out,
                        fd_err *e);
+/* The same, with the position p of each row in its window (NULL: not wanted). */
+int fd_observed_tokens_at(const fd_side *s, const int64_t *shared, size_t nshared, size_t npos, uint32_t **out,
+                          uint32_t **pos_out, fd_err *e);
 
 #endif

@@ -16,7 +16,9 @@ block against a numpy oracle, and the terminal summary against llama.cpp.
    kernel path, the receipt validates (ours and the vendored JSON Schema, which
    allows the extension key), the SC-1 hash proof records null with a note;
 3. --json prints one JSON document (the receipt; an array with two
-   candidates), the human summary going to stderr;
+   candidates), the human summary going to stderr; --csv writes tokenwise.csv
+   (context, row, position, token id, KL = the .npy bits, reverse KL, delta-p,
+   both probabilities, top-1 match; numpy);
 4. llama.cpp: a .kld-adapted reference (base) against a hidden candidate (Q)
    under HEAD-3; the printed PPL, ln-ratio, correlation, delta-p, RMS and
    same-top lines equal what perplexity.cpp's kl_divergence() prints
@@ -269,6 +271,40 @@ if case("compare ref_writer pair exits 0/2", rc in (0, 2), out):
          lines.index("====== Perplexity statistics ======") < lines.index("====== KL divergence statistics ======")
          < lines.index("====== Token probability statistics ======") < len(lines) - 1
          and lines[-1].startswith("receipt: "), so[-800:])
+
+    # --csv: one row per scored position
+    rc, out = fid("compare", "--reference", ref_w, "--candidate", cand_w, "--out", w("c-csv"), "--allow-cross-lane", "--csv")
+    if case("compare --csv exits 0/2", rc in (0, 2), out):
+        import csv as _csv
+        rows_ = list(_csv.DictReader(open(w("c-csv", "tokenwise.csv"))))
+        man = load(os.path.join(ref_w, "capture/manifest.json"))
+        prec = {x["index"]: x for x in load(os.path.join(ref_w, "panel/panel.json"))["records"]}
+        want_tok, want_ctx, want_row = [], [], []
+        for rec in sorted(man["records"], key=lambda x: x["index"]):
+            ids = json.load(open(os.path.join(ref_w, prec[rec["index"]]["token_file"])))
+            want_tok += ids[1:rec["scored_rows"] + 1]
+            want_ctx += [rec["index"]] * rec["scored_rows"]
+            want_row += list(range(rec["scored_rows"]))
+        tw_csv = np.load(w("c-csv", "tokenwise-kld.npy"))
+        lr_all = np.concatenate([canonical_logits(ref_w, i, VOCAB) for i in sorted(prec)])
+        lc_all = np.concatenate([canonical_logits(cand_w, i, VOCAB) for i in sorted(prec)])
+        a_, b_ = log_softmax64(lr_all), log_softmax64(lc_all)
+        N = len(want_tok)
+        dp_ = np.exp(b_[np.arange(N), want_tok]) - np.exp(a_[np.arange(N), want_tok])
+        rkl_ = (np.exp(b_) * (b_ - a_)).sum(axis=-1)
+        top_ = topk_ids(lr_all, 1)[:, 0] == topk_ids(lc_all, 1)[:, 0]
+        case("tokenwise.csv: one row per scored position, header as documented",
+             len(rows_) == N and list(rows_[0].keys()) == ["context", "row", "position", "token_id", "kl", "reverse_kl",
+                                                           "delta_p", "p_reference", "p_candidate", "top1_match"])
+        case("tokenwise.csv: context, row, position (= row, score_from 0), observed token id from the panel",
+             [int(x["context"]) for x in rows_] == want_ctx and [int(x["row"]) for x in rows_] == want_row
+             and [int(x["position"]) for x in rows_] == want_row and [int(x["token_id"]) for x in rows_] == want_tok)
+        case("tokenwise.csv: kl column = tokenwise-kld.npy bit for bit",
+             np.array([float(x["kl"]) for x in rows_]).tobytes() == tw_csv.tobytes())
+        case("tokenwise.csv: reverse KL, delta-p and top-1 match equal numpy (abs 1e-12)",
+             np.max(np.abs(np.array([float(x["reverse_kl"]) for x in rows_]) - rkl_)) < 1e-12
+             and np.max(np.abs(np.array([float(x["delta_p"]) for x in rows_]) - dp_)) < 1e-12
+             and [x["top1_match"] == "1" for x in rows_] == top_.tolist())
 
     # ---- 2. invariance over threads, blocks, kernel paths
     blocks = []
