@@ -348,7 +348,14 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
                 size_t d = atomic_load(&j.done);
-                fprintf(stderr, "\rcompare: %zu/%zu positions (%.0f pos/s)", d, npos, dt > 0 ? (double)d / dt : 0.0);
+                double rate = dt > 0 ? (double)d / dt : 0.0;
+                char eta[32] = "--";
+                if (rate > 0 && d) {
+                    long s = (long)((double)(npos - d) / rate + 0.5);
+                    snprintf(eta, sizeof eta, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+                }
+                fprintf(stderr, "\rcompare: %zu/%zu positions %5.1f%% (%.0f pos/s, ETA %s)   ", d, npos,
+                        npos ? 100.0 * (double)d / (double)npos : 100.0, rate, eta);
             }
             fprintf(stderr, "\n");
         }
