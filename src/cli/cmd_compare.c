@@ -217,7 +217,10 @@ int cmd_compare(int argc, char **argv)
         fprintf(hf, "\n###### %s vs %s (Q = candidate, base = reference) ######\n",
                 jv_get_str(jv_get(r, "candidate"), "label"), jv_get_str(jv_get(r, "reference"), "label"));
         if (ts && ts->t == JV_OBJ) fd_tok_stats_print(ts, hf);
-        else fprintf(hf, "(no token statistics: the SC-1 hash proof replays nothing; --force-compute computes them)\n");
+        else {
+            const char *why = jv_get_str(jv_get(r, "x_fidelity"), "token_statistics_note");
+            fprintf(hf, "(%s)\n", why ? why : "no token statistics");
+        }
         fprintf(hf, "receipt: %s\n", res.receipt_paths[i]);
     }
     jv *pr = NULL;
