@@ -57,7 +57,7 @@ static int parse_size(const char *s, size_t *out)
 
 /* One sealed submission-receipt.json beside each comparison receipt; the
  * comparison receipts stand whatever the submission's verdict. */
-static int emit_submissions(const fd_cmp_result *res, const char *provenance, const char *measurer)
+static int emit_submissions(const fd_cmp_result *res, const char *provenance, const char *measurer, FILE *hf)
 {
     fd_err e = {0};
     jv *prov = provenance ? jv_parse_file(provenance, &e) : jv_obj();
@@ -76,7 +76,7 @@ static int emit_submissions(const fd_cmp_result *res, const char *provenance, co
             (fd_buf_putc(&b, '\n'), fd_write_atomic(path.p, b.p, b.n, &e))) {
             printf("REFUSED [%s]: %s (%s); no submission written, the comparison receipt stands\n", e.code, e.msg, e.rule);
             bad = 1;
-        } else printf("SUBMISSION -> %s (receipt_sha256 %s)\n", path.p, jv_get_str(sub, "receipt_sha256"));
+        } else fprintf(hf, "SUBMISSION -> %s (receipt_sha256 %s)\n", path.p, jv_get_str(sub, "receipt_sha256"));
         jv_free(sub);
         fd_buf_free(&b);
         fd_buf_free(&path);
@@ -263,14 +263,14 @@ int cmd_compare(int argc, char **argv)
     }
     jv_free(pr);
     if (rc != FD_EXIT_REFUSED) rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
-    if (emit_submission && emit_submissions(&res, provenance, measurer)) rc = FD_EXIT_REFUSED;
+    if (emit_submission && emit_submissions(&res, provenance, measurer, hf)) rc = FD_EXIT_REFUSED;
     if (report) { /* the receipts are written; the candidates supply their declared bits */
         fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
                           .datasets = cands, .ndatasets = o.ncand};
         if (fd_rpt_write(&ro, report, &e)) {
             printf("REFUSED [%s]: %s\n", e.code, e.msg);
             rc = FD_EXIT_REFUSED;
-        } else printf("REPORT -> %s\n", report);
+        } else fprintf(hf, "REPORT -> %s\n", report);
     }
     fd_cmp_result_free(&res);
 finish:

@@ -69,6 +69,8 @@ for name, extra in (("ref", ()), ("cand", ("--noise-seed", "2", "--perturb", "0.
                     "16", "--vocab", "200", "--seed", "3", "--fixed-time", *extra], check=True, capture_output=True)
 jsons = [("compare", ("compare", "--reference", os.path.join(ds, "ref"), "--candidate", os.path.join(ds, "cand"),
                       "--out", os.path.join(ds, "cmp"), "--json")),
+         ("compare --report", ("compare", "--reference", os.path.join(ds, "ref"), "--candidate", os.path.join(ds, "cand"),
+                               "--out", os.path.join(ds, "cmp2"), "--json", "--report", os.path.join(ds, "r.html"))),
          ("architectures list", ("architectures", "list", "--json")),
          ("architectures show", ("architectures", "show", "glm_moe_dsa", "--json"))]
 for label, args in jsons:
