@@ -115,10 +115,10 @@ def oracle(ref, cand, tw, vocab, score_from=0):
     o = {"positions": N}
     mr, sr = mean_se(nr)
     mc, sc = mean_se(nc)
-    cov = (np.sum(nc * nr) / N - (np.sum(nc) / N) * (np.sum(nr) / N)) / (N - 1)
+    cov = (np.sum(nc * nr) / N - (np.sum(nc) / N) * (np.sum(nr) / N)) / (N - 1) if N >= 10 else 0.0
     o["ppl_ref"], o["ppl_ref_se"], o["ppl_cand"], o["ppl_cand_se"] = np.exp(mr), np.exp(mr) * sr, np.exp(mc), np.exp(mc) * sc
-    o["nll_ref"], o["nll_cand"], o["cov"], o["cor"] = mr, mc, cov, cov / (sc * sr)
-    o["ln_ratio"], o["ln_ratio_se"] = mc - mr, np.sqrt(sc * sc + sr * sr - 2 * cov)
+    o["nll_ref"], o["nll_cand"], o["cov"], o["cor"] = mr, mc, cov, (cov / (sc * sr) if sc > 0 and sr > 0 else None)
+    o["ln_ratio"], o["ln_ratio_se"] = mc - mr, np.sqrt(max(sc * sc + sr * sr - 2 * cov, 0.0))
     kl = np.asarray(tw, dtype=np.float64)
     o["kl_mean"], o["kl_se"] = mean_se(kl)
     for q, name in zip((0.001, 0.01, 0.05, 0.10, 0.5, 0.90, 0.95, 0.99, 0.999),
@@ -355,6 +355,20 @@ except ValueError:
     one = None
 case("--json with one candidate: stdout is the receipt alone", rc == 0 and isinstance(one, dict)
      and one == load(w("c-wf1", "comparison-receipt.json")), so[:300] + se[-300:])
+
+# ---- 1c. edge: a vocabulary smaller than k = 10 and n <= 10 positions (llama.cpp's SE rule gives 0)
+for name, extra in (("tiny-ref", ()), ("tiny-cand", ("--noise-seed", "5", "--perturb", "0.5", "--role", "quant"))):
+    rc, out = fid("write-fixture", "--out", w(name), "--records", "1", "--tokens", "9", "--hidden", "8", "--vocab", "7",
+                  "--seed", "2", "--fixed-time", *extra)
+rc, out = fid("compare", "--reference", w("tiny-ref"), "--candidate", w("tiny-cand"), "--out", w("c-tiny"))
+if case("vocab 7, 8 positions: compare exits 0", rc == 0, out):
+    r = load(w("c-tiny", "comparison-receipt.json"))
+    t = check_block("vocab 7", r["x_fidelity"]["token_statistics"],
+                    oracle(w("tiny-ref"), w("tiny-cand"), np.load(w("c-tiny", "tokenwise-kld.npy")), 7))
+    case("vocab 7: top-10 is the whole vocabulary (agreement 1 at k = 10); n <= 10 -> SE 0 (llama.cpp)",
+         t["top_k_agreement"]["candidate_top1_in_reference_topk"][2] == 1.0
+         and t["top_k_agreement"]["reference_top1_in_candidate_topk"][2] == 1.0
+         and t["kl"]["se"] == 0 and t["delta_p"]["se"] == 0 and t["perplexity"]["reference"]["ppl_se"] == 0, t)
 
 # ---- 2b. the SC-1 hash proof has no token statistics; --force-compute has them ------------
 rc, out = fid("compare", "--reference", fr, "--candidate", fixture("wf-ref2"), "--self-compare", "--out", w("c-sc"))
