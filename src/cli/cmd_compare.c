@@ -289,6 +289,7 @@ static int paired_usage(FILE *f, int code)
 {
     fprintf(f, "usage: fidelity paired RECEIPT_A RECEIPT_B --out FILE [--reference DATASET] [--tie-tolerance NATS]\n"
                "  [--no-bootstrap] [--json] [--created-utc T]\n"
+               "       fidelity paired --check PAIRED_RECEIPT   (seal and meaning of a paired receipt)\n"
                "  B - A per context of two comparison receipts against the same reference (tokenwise-kld.npy beside\n"
                "  each), context-cluster bootstrap CI, wins (tie tolerance, default 1e-6 nats), sign test by document\n"
                "  (--reference: the panel's document_id; else per context), largest differences; a sealed\n"
@@ -303,12 +304,13 @@ int cmd_paired(int argc, char **argv)
 {
     fd_paired_opts po = {0};
     po.tie_tolerance = FD_PAIRED_TIE_DEFAULT;
-    const char *out = NULL, *pos[2] = {0};
+    const char *out = NULL, *pos[2] = {0}, *check = NULL;
     int npos = 0, json = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) return paired_usage(stdout, FD_EXIT_OK);
         if (!strcmp(s, "--out") && v) { out = v; i++; }
+        else if (!strcmp(s, "--check") && v) { check = v; i++; }
         else if (!strcmp(s, "--reference") && v) { po.reference = v; i++; }
         else if (!strcmp(s, "--created-utc") && v) { po.created_utc = v; i++; }
         else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &po.tie_tolerance)) i++;
@@ -317,8 +319,21 @@ int cmd_paired(int argc, char **argv)
         else if (s[0] != '-' && npos < 2) pos[npos++] = s;
         else { fprintf(stderr, "fidelity paired: bad or unknown option %s\n", s); return paired_usage(stderr, FD_EXIT_USAGE); }
     }
-    if (npos != 2 || !out) {
-        fprintf(stderr, "fidelity paired: %s\n", npos != 2 ? "two receipts (A, then B) are required" : "--out FILE is required");
+    if (check && !npos && !out) {
+        fd_err ce = {0};
+        jv *doc = jv_parse_file(check, &ce);
+        if (!doc || fd_paired_check(doc, &ce)) {
+            printf("REFUSED [%s]: %s: %s\n", ce.code, check, ce.msg);
+            jv_free(doc);
+            return FD_EXIT_REFUSED;
+        }
+        printf("OK %s: %s, sealed %s\n", check, FD_PAIRED_SCHEMA, jv_get_str(doc, "receipt_sha256"));
+        jv_free(doc);
+        return FD_EXIT_OK;
+    }
+    if (npos != 2 || !out || check) {
+        fprintf(stderr, "fidelity paired: %s\n", check ? "--check takes one paired receipt and nothing else"
+                                                 : npos != 2 ? "two receipts (A, then B) are required" : "--out FILE is required");
         return paired_usage(stderr, FD_EXIT_USAGE);
     }
     po.receipt_a = pos[0];

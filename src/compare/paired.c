@@ -324,6 +324,7 @@ int fd_paired_build(const fd_paired_opts *o, jv **out, fd_err *e)
         char seal[65];
         if (jv_seal(p, "receipt_sha256", seal, e)) rc = -1;
         else jv_set(p, "receipt_sha256", jv_str(seal));
+        if (!rc && fd_paired_check(p, e)) rc = -1;   /* what is written passes its own check */
     }
     for (size_t c = 0; c < nc; c++) free(doc[c]);
     free(doc); free(idx); free(rows); free(diff); free(ma); free(mb); free(sd);
@@ -363,4 +364,44 @@ void fd_paired_print(const jv *p, FILE *f)
         fprintf(f, "  %6lld %-20s %10.6f -> %10.6f  (%+.6f)\n", inum(jv_get(x, "index")), wid ? wid : "-",
                 num(jv_get(x, "a")), num(jv_get(x, "b")), num(jv_get(x, "delta")));
     }
+}
+
+static int i64(const jv *o, const char *k, int64_t *v) { return jv_get_i64(o, k, v) || *v < 0; }
+
+int fd_paired_check(const jv *p, fd_err *e)
+{
+    const char *schema = jv_get_str(p, "schema"), *stored = jv_get_str(p, "receipt_sha256");
+    int64_t fv = 0;
+    if (!p || p->t != JV_OBJ || !schema || strcmp(schema, FD_PAIRED_SCHEMA) || jv_get_i64(p, "format_version", &fv) || fv != 1)
+        return fd_fail(e, "bad_schema", "paired", "not a %s document (format_version 1)", FD_PAIRED_SCHEMA);
+    char seal[65];
+    if (!stored || jv_seal(p, "receipt_sha256", seal, e) || strcmp(seal, stored))
+        return fd_fail(e, "seal_failed", "paired", "receipt_sha256 %s does not recompute (%s)", stored ? stored : "absent", seal);
+    const jv *w = jv_get(p, "wins"), *sg = jv_get(p, "sign_test"), *d = jv_get(p, "delta"), *u = jv_get(d, "uncertainty");
+    const jv *pc = jv_get(p, "per_context");
+    int64_t nc, npos, bw, aw, t, docs, sb, sa, st;
+    if (i64(p, "contexts", &nc) || i64(p, "scored_positions", &npos) || i64(w, "b_better", &bw) || i64(w, "a_better", &aw) ||
+        i64(w, "ties", &t) || i64(sg, "documents", &docs) || i64(sg, "b_better", &sb) || i64(sg, "a_better", &sa) ||
+        i64(sg, "ties", &st) || !pc || pc->t != JV_ARR)
+        return fd_fail(e, "paired_invalid", "paired", "a count is missing or negative");
+    if (bw + aw + t != nc || sb + sa + st != docs || docs > nc || docs < 1 || (int64_t)pc->u.a.n != nc)
+        return fd_fail(e, "paired_invalid", "paired", "wins (%lld+%lld+%lld), documents (%lld+%lld+%lld of %lld) or per_context "
+                       "(%zu) do not add up to %lld contexts", (long long)bw, (long long)aw, (long long)t, (long long)sb,
+                       (long long)sa, (long long)st, (long long)docs, pc->u.a.n, (long long)nc);
+    int64_t rows = 0;
+    for (size_t i = 0; i < pc->u.a.n; i++) {
+        int64_t r;
+        double a = num(jv_get(pc->u.a.v[i], "a")), b = num(jv_get(pc->u.a.v[i], "b")), dd = num(jv_get(pc->u.a.v[i], "delta"));
+        if (i64(pc->u.a.v[i], "scored_rows", &r) || r < 1 || !(a >= 0) || !(b >= 0) || dd != b - a)
+            return fd_fail(e, "paired_invalid", "paired", "per_context entry %zu is impossible (rows, means, delta = b - a)", i);
+        rows += r;
+    }
+    double am = num(jv_get(d, "a_mean")), bm = num(jv_get(d, "b_mean")), dv = num(jv_get(d, "value"));
+    double pv = num(jv_get(sg, "p_value")), tol = num(jv_get(w, "tie_tolerance_nats"));
+    const jv *lo = jv_get(u, "ci95_low"), *hi = jv_get(u, "ci95_high");
+    if (rows != npos || !(am >= 0) || !(bm >= 0) || dv != bm - am || !(pv >= 0 && pv <= 1) || !(tol >= 0) ||
+        (lo && lo->t != JV_NULL && !(num(lo) <= num(hi))))
+        return fd_fail(e, "paired_invalid", "paired", "the figures do not cohere (rows %lld of %lld, delta = b_mean - a_mean, "
+                       "0 <= p <= 1, tolerance >= 0, ci95_low <= ci95_high)", (long long)rows, (long long)npos);
+    return 0;
 }

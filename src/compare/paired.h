@@ -29,6 +29,12 @@ int fd_paired_build(const fd_paired_opts *o, jv **out, fd_err *e);
 /* Exact two-sided sign test: P(X <= min(w,l)) * 2 capped at 1, X ~ Bin(w+l, 1/2);
  * 1.0 when w + l == 0. */
 double fd_sign_test_p(size_t w, size_t l);
+/* A paired receipt checked by seal and by meaning: schema and version, the
+ * seal recomputes (seal_failed), and the figures cohere (paired_invalid):
+ * wins and sign-test counts add up, per_context covers `contexts` and
+ * `scored_positions`, delta = b_mean - a_mean, each per-context delta = b - a,
+ * ci95_low <= ci95_high, 0 <= p <= 1, tie tolerance >= 0. */
+int fd_paired_check(const jv *p, fd_err *e);
 /* The paired summary lines (terminal) from a paired receipt. */
 void fd_paired_print(const jv *p, FILE *f);
 

@@ -10,6 +10,8 @@
   reference panel's document_id, several contexts per document here) and the
   largest differences in order; the seal recomputes;
 - `fidelity paired A.json B.json --reference R` gives the same receipt bytes;
+  `paired --check` verifies the seal and the meaning (counts add up, delta =
+  b_mean - a_mean, p in [0, 1]) of a paired receipt;
   without --reference the sign test is per context;
 - --json prints one JSON document {receipts, paired}; the summary goes to stderr;
 - refusals: other reference (paired_mismatch), a tokenwise array that is not the
@@ -183,6 +185,33 @@ if P:
         case("A (perturb 0.1) vs C (0.3): A better in every context, CI above zero, sign test p = 2/2^5",
              pa["wins"]["a_better"] == 8 and pa["delta"]["uncertainty"]["ci95_low"] > 0
              and pa["sign_test"]["a_better"] == 5 and abs(pa["sign_test"]["p_value"] - 2 / 32) < 1e-12, pa["sign_test"])
+
+    # ---- paired --check: seal and meaning
+    rc, out = fid("paired", "--check", pp)
+    case("paired --check on the written receipt -> OK, exit 0", rc == 0 and out.startswith("OK "), out)
+    bad = dict(P)
+    bad["wins"] = dict(P["wins"], ties=P["wins"]["ties"] + 1)
+    dump(w("chk1.json"), bad)
+    rc, out = fid("paired", "--check", w("chk1.json"))
+    case("edited, not resealed -> exit 3 [seal_failed]", rc == 3 and refusal_code(out) == "seal_failed", out)
+    seal(bad, "receipt_sha256")
+    dump(w("chk2.json"), bad)
+    rc, out = fid("paired", "--check", w("chk2.json"))
+    case("resealed with wins that do not add up -> exit 3 [paired_invalid]", rc == 3 and refusal_code(out) == "paired_invalid", out)
+    bad = dict(P)
+    bad["delta"] = dict(P["delta"], value=P["delta"]["value"] * 2)
+    seal(bad, "receipt_sha256")
+    dump(w("chk3.json"), bad)
+    rc, out = fid("paired", "--check", w("chk3.json"))
+    case("resealed with delta != b_mean - a_mean -> exit 3 [paired_invalid]", rc == 3 and refusal_code(out) == "paired_invalid", out)
+    bad = dict(P)
+    bad["sign_test"] = dict(P["sign_test"], p_value=1.5)
+    seal(bad, "receipt_sha256")
+    dump(w("chk4.json"), bad)
+    rc, out = fid("paired", "--check", w("chk4.json"))
+    case("resealed with p = 1.5 -> exit 3 [paired_invalid]", rc == 3 and refusal_code(out) == "paired_invalid", out)
+    rc, out = fid("paired", "--check", ra_path)
+    case("a comparison receipt is not a paired receipt -> exit 3 [bad_schema]", rc == 3 and refusal_code(out) == "bad_schema", out)
 
     # ---- refusals
     rc, out = fid("compare", "--reference", ref0, "--candidate", A, "--out", w("cmp-other"), "--allow-cross-lane")
