@@ -104,6 +104,8 @@ for bin in $BINS; do
         python3 tests/py/test_engine_defects.py "$bin"
     step py "hostile I/O: labels, atomic compare, FIFOs, hub size, .kld geometry, truncation under read ($bin)" \
         python3 tests/py/test_io_safety.py "$bin"
+    step py "numerics defects: KL extremes, non-finite, refusal paths, .kld, strict flags ($bin)" \
+        python3 tests/py/test_numerics_defects.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files

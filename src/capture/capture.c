@@ -384,7 +384,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     }
     if ((lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &W, e)) goto out;
     wopen = 1;
-    if (fd_weights_check(&W, &c, e)) goto out;
+    if (fd_weights_check(&W, &c, e) || fd_weights_check_finite(&W, e)) goto out;
     const fd_tensor *head = fd_weights_get(&W, c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
     if (!head || head->ndim != 2 || head->shape[1] != (uint64_t)c.hidden_size) {
         fd_fail(e, "checkpoint_mismatch", "", "%s: no usable lm_head weight", o->model);
@@ -564,6 +564,15 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
             goto out;
         }
         win.scored_rows = rows - o->score_from;
+        /* a NaN or infinity in the hidden states is refused here, by window,
+         * before it reaches a statistic, a digest or the writer */
+        for (size_t k = o->score_from * H; k < rows * H; k++)
+            if ((hid[k] & 0x7f80u) == 0x7f80u) {
+                fd_fail(e, "non_finite", "", "window %s: hidden_states position %zu, column %zu is %s (the forward of %s "
+                        "produced a non-finite hidden state; refused, nothing written)", pw->window_id, k / H, k % H,
+                        hid[k] & 0x7fu ? "NaN" : "infinite", o->model);
+                goto out;
+            }
         win.elapsed_seconds = pre ? pre_s[i] : now_s() - t0;
         if (fd_dsw_add_window(dw, &win, hid + o->score_from * H, e)) goto out;
         free(hid);

@@ -14,6 +14,7 @@ int cmd_kernel_selftest(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_paired(int argc, char **argv);
 int cmd_debug_logits(int argc, char **argv);
+int cmd_debug_kl(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_panel(int argc, char **argv);
 int cmd_inspect_model(int argc, char **argv);

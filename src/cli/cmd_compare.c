@@ -1,5 +1,8 @@
 /* compare: one reference against one or more candidates. */
 #include "cli.h"
+#include "args.h"
+#include <limits.h>
+#include <stdint.h>
 #include "compare/compare.h"
 #include "kernels/gemm.h"
 #include "format/json.h"
@@ -48,9 +51,8 @@ static int parse_tol(const char *s, double *out)
 
 static int parse_size(const char *s, size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || !v || s[0] == '-') return -1;
+    unsigned long long v;
+    if (fd_arg_uint(s, 1, SIZE_MAX, &v)) return -1;
     *out = (size_t)v;
     return 0;
 }

@@ -39,6 +39,7 @@ static const struct { const char *name, *text; } EXAMPLES[] = {
     {"panel-binding", "  fidelity panel-binding --panel ./panel --tokenizer-root ./model --out binding.json"},
     {"qualify-root", "  fidelity qualify-root --local --model-dir ./model --first ./a --repeat ./b ... --out q.json"},
     {"publish", "  fidelity publish ./ds --repo me/ds --qualification q.json --job job.json --expected-head absent --dry-run"},
+    {"debug-kl", "  fidelity debug-kl ref.f32 cand.f32 151552"},
     {"debug-json", "  printf '{\"a\":1}\\n' | fidelity debug-json"},
 };
 

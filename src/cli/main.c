@@ -19,6 +19,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset"},
     {"kernel-selftest", cmd_kernel_selftest, "kernel-selftest [--products N]: prove every kernel path bit-identical"},
     {"debug-logits", cmd_debug_logits, "debug-logits DATASET CONTEXT OUT.f32: canonical logits of one context (tests)"},
+    {"debug-kl", cmd_debug_kl, "debug-kl REF.f32 CAND.f32 VOCAB: the canonical KL/JS of raw fp32 logit rows on every path (tests)"},
     {"inspect-model", cmd_inspect_model, "inspect-model DIR|FILE.gguf [--json]: config and tensor check of a checkpoint; a GGUF's metadata, tensors, type census and bits per weight"},
     {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint"},
     {"capture", cmd_capture, "capture --model DIR --panel DIR --out DIR --role root|quant --lane L --dataset-id ID --dataset-name NAME [...]"},

@@ -34,6 +34,7 @@ typedef struct {
     ctx_slot *slots;             /* [nctx] */
     const int64_t *ctx;          /* the shared context indices */
     size_t nctx;
+    const int64_t *ctxidx;       /* the shared context indices */
     pos_ref *pos;                /* every position, in output order */
     size_t npos;
     const fd_replay_opts *o;
@@ -143,7 +144,7 @@ static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, floa
                 logits(j, side, p0 + s0, ns, t0, nt, hid, lc);
                 for (size_t i = 0; i < ns; i++) {
                     const fd_pair_state *p = &ps[(s0 + i) * nc + side - 1];
-                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(fd_lse_ref(&rs[s0 + i]), fd_lse_pair(p),
+                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(&rs[s0 + i], p,
                                                                       lr + i * nt * FD_TILE, lc + i * nt * FD_TILE, n);
                 }
             }
@@ -210,7 +211,18 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                     else
                         bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], lr + i * nt * FD_TILE,
                                                  lc + i * nt * FD_TILE, n, v0);
-                    if (bad) { fail(j, "non-finite logit in the replay (refused, never clamped)"); return; }
+                    if (bad) {
+                        const pos_ref *pr = &j->pos[p0 + s0 + i];
+                        char msg[400];
+                        snprintf(msg, sizeof msg,
+                                 "%s (%s): a %s logit of context %lld, row %lld, in columns %zu..%zu is not finite "
+                                 "(an overflowing hidden x head product or a stored NaN/inf; refused, never clamped)",
+                                 side ? "candidate" : "reference", j->sides[side]->label ? j->sides[side]->label : "?",
+                                 j->sides[side]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
+                                 (long long)pr->row, v0, v0 + n - 1);
+                        fail(j, msg);
+                        return;
+                    }
                 }
             }
         }
@@ -228,11 +240,13 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                 const tok_state *tr = &tk[i * ns_all], *tc = &tk[i * ns_all + c + 1];
                 /* a logit-form side stores log-probabilities: read as stored, as llama.cpp
                  * reads its base log-probs (docs/COMPARE-IMPL.md "Token statistics") */
-                double lse_r = j->sides[0]->logit ? 0.0 : fd_lse_ref(&rs[i]);
-                double lse_c = j->sides[c + 1]->logit ? 0.0 : fd_lse_pair(&ps[i * nc + c]);
-                j->out[c].lp_ref[at] = (double)tr->obs - lse_r;
-                j->out[c].lp_cand[at] = (double)tc->obs - lse_c;
-                j->out[c].lp_ref_top1[at] = (double)rs[i].best - lse_r;
+                /* lp = (x - m) - log(s): relative to the running max first, no cancellation */
+                const fd_pair_state *pc = &ps[i * nc + c];
+                int lr_ = j->sides[0]->logit, lc_ = j->sides[c + 1]->logit;
+                double ls_r = lr_ ? 0.0 : fd_log_canonical(rs[i].s), ls_c = lc_ ? 0.0 : fd_log_canonical(pc->s);
+                j->out[c].lp_ref[at] = lr_ ? (double)tr->obs : ((double)tr->obs - rs[i].m) - ls_r;
+                j->out[c].lp_cand[at] = lc_ ? (double)tc->obs : ((double)tc->obs - pc->m) - ls_c;
+                j->out[c].lp_ref_top1[at] = lr_ ? (double)rs[i].best : ((double)rs[i].best - rs[i].m) - ls_r;
                 for (int k = 0; k < FD_TOPK; k++) {
                     j->out[c].topk_ref[at * FD_TOPK + (size_t)k] = k < tr->n ? tr->id[k] : UINT32_MAX;
                     j->out[c].topk_cand[at * FD_TOPK + (size_t)k] = k < tc->n ? tc->id[k] : UINT32_MAX;
@@ -283,6 +297,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     j.sides = sides;
     j.nsides = nsides;
     j.nctx = nctx;
+    j.ctxidx = ctx;
     j.o = o;
     j.out = out;
     j.gemm = fd_gemm_for(o->path);
