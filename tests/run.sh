@@ -45,6 +45,7 @@ step unit "unit tests (ASan+UBSan)" ./build-asan/unit
 step unit "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
 step unit "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
 step unit "AVX2-only CPU (qemu EPYC-Milan): selftest, unit tests, capture/compare bits = native" bash tests/avx2.sh
+step unit "aarch64 (cross build under qemu-user): selftest, unit tests, capture/compare bits and tiny goldens = x86-64" bash tests/aarch64.sh
 if python3 -c 'import numpy' 2>/dev/null; then
     step unit "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'

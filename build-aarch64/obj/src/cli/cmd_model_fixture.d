@@ -1,6 +1,7 @@
 build-aarch64/obj/src/cli/cmd_model_fixture.o: \
  src/cli/cmd_model_fixture.c src/capture/fixture.h src/util/err.h \
- src/cli/cli.h
+ src/cli/cli.h src/cli/args.h
 src/capture/fixture.h:
 src/util/err.h:
 src/cli/cli.h:
+src/cli/args.h:
