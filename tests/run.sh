@@ -117,6 +117,15 @@ done
 for bin in $BINS; do
     step py "lifecycle: reseal = dsreseal bytes, architectures list/show/prepare, panel-binding = resolve_panel, qualify-root --local, publish on a loopback Hub (5xx/timeout/tamper), refusals ($bin)" python3 tests/py/test_lifecycle.py "$bin"
 done
+# compare token statistics (issue 22 items 1, 3): numpy oracle, llama.cpp summary lines
+for bin in $BINS; do
+    step py "compare token statistics: PPL, delta-p, same-top, top-k, KL percentiles/buckets = numpy; llama.cpp lines ($bin)" \
+        python3 tests/py/test_token_stats.py "$bin"
+    step py "compare --paired / paired: B - A, bootstrap CI, wins, document sign test = numpy; refusals ($bin)" \
+        python3 tests/py/test_paired.py "$bin"
+    step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
+        python3 tests/py/test_cli.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do
