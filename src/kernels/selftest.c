@@ -4,6 +4,7 @@
  * bit for bit with the scalar emulation. */
 #include "selftest.h"
 #include "gemm.h"
+#include "gemm_f32.h"
 #include "kl.h"
 #include "../util/buf.h"
 #include "../util/rng.h"
@@ -65,6 +66,48 @@ static void extreme_rows(int round, float *r, float *c, size_t vocab, uint64_t *
     }
 }
 
+/* The F32-weight product (gemm_f32.h, NUMERICS §5b) on every path that has
+ * one, against the scalar definition fd_dot_f32seq: bf16-valued activations,
+ * fp32 weights over the whole exponent range with zeros and subnormals, a
+ * ragged row count and K; the SIMD kernels under FTZ+DAZ as the engine runs
+ * them.  Returns the number of failing paths. */
+static int f32_selftest(uint64_t seed, FILE *out)
+{
+    enum { NP = 11, K = 203, TILES = 5 };
+    uint64_t s = seed;
+    float *a = fd_xmalloc(NP * K * 4), *w = fd_xmalloc(TILES * K * FD_TILE * 4);
+    float *ref = fd_xmalloc(NP * TILES * FD_TILE * 4), *got = fd_xmalloc(NP * TILES * FD_TILE * 4);
+    for (size_t i = 0; i < NP * K; i++) a[i] = f32_bits(((uint32_t)fd_rng_next(&s) & 0xbfff0000u) | 0x20000000u);
+    for (size_t i = 0; i < TILES * K * FD_TILE; i++) {
+        uint64_t k = fd_rng_next(&s);
+        uint32_t u = (uint32_t)k;
+        if ((k >> 40) % 16 == 0) u &= 0x807fffffu;    /* subnormal (or zero) */
+        else if ((k >> 44) % 16 == 0) u &= 0x80000000u; /* signed zero */
+        if (i % FD_TILE < 4) u &= 0x80ffffffu;           /* four columns a tile stay near the bottom: */
+        w[i] = f32_bits(u & 0xbfffffffu);                /* their products and sums are subnormal, so */
+                                                          /* FTZ/DAZ decide them; all finite */
+    }
+    int fails = 0;
+    fprintf(out, "kernel-selftest: F32-weight products, paths:");
+    for (int p = 0; p < FD_PATH_COUNT; p++) {
+        fd_gemm_f32_fn f = fd_path_supported((fd_path)p) ? fd_gemm_f32_for((fd_path)p) : NULL;
+        if (!f) continue;
+        unsigned csr = fd_ftz_daz_enter();
+        f(a, NP, K, w, TILES, p == FD_PATH_SCALAR ? ref : got, TILES * FD_TILE);
+        fd_ftz_daz_leave(csr);
+        if (p != FD_PATH_SCALAR && memcmp(ref, got, NP * TILES * FD_TILE * 4)) fails++;
+        fprintf(out, " %s", fd_path_name((fd_path)p));
+    }
+    for (size_t i = 0; i < NP; i++)   /* the scalar kernel is the definition, output by output */
+        for (size_t j = 0; j < TILES * FD_TILE; j++) {
+            float d = fd_dot_f32seq(a + i * K, w + (j / FD_TILE) * K * FD_TILE + j % FD_TILE, K, FD_TILE);
+            if (memcmp(&d, &ref[i * TILES * FD_TILE + j], 4)) { fails++; i = NP; break; }
+        }
+    fprintf(out, "; %s\n", fails ? "MISMATCH" : "0 mismatching outputs");
+    free(a); free(w); free(ref); free(got);
+    return fails;
+}
+
 int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
 {
     /* not multiples of the 4x4 / 8x3 blocks: every edge kernel too (the
@@ -119,6 +162,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     fprintf(out, "kernel-selftest: %llu bf16 products per path, %llu mismatching logits\n",
             (unsigned long long)done, (unsigned long long)mismatches);
     free(hid); free(head); free(ref); free(got);
+    failures += f32_selftest(seed ^ 0xf32f32u, out);
 
     /* KL paths: random logits, several chunks with rising and falling maxima */
     size_t vocab = 3 * FD_KL_CHUNK + 77;
