@@ -3,7 +3,7 @@
 #include "capture/panel.h"
 #include "capture/qscope.h"
 #include "engine/config.h"
-#include "engine/forward.h"
+#include "engine/model.h"
 #include "capture/probe.h"
 #include "capture/schedule.h"
 #include "capture/shard.h"
@@ -385,7 +385,10 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     if ((lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &W, e)) goto out;
     wopen = 1;
     if (fd_weights_check(&W, &c, e)) goto out;
-    const fd_tensor *head = fd_weights_get(&W, c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
+    char embed[128];
+    fd_arch_prefix(c.arch, "embed_tokens", embed, sizeof embed - 8);
+    strcat(embed, "weight");
+    const fd_tensor *head = fd_weights_get(&W, c.tie_word_embeddings ? embed : "lm_head.weight");
     if (!head || head->ndim != 2 || head->shape[1] != (uint64_t)c.hidden_size) {
         fd_fail(e, "checkpoint_mismatch", "", "%s: no usable lm_head weight", o->model);
         goto out;
@@ -519,7 +522,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     char engine[200];
     /* the architecture the forward ran: the config's model_type */
     snprintf(engine, sizeof engine, "fidelity C forward: %s, transformers 5.16 rounding points, eager attention, "
-             "bf16 products in the %s order", c.nx ? "glm5_next" : "glm_moe_dsa", fd_order_name(o->order));
+             "bf16 products in the %s order", c.arch->info.model_type, fd_order_name(o->order));
     id.engine = engine;
     id.hidden = c.hidden_size;
     id.vocab = (int64_t)head->shape[0];

@@ -1,5 +1,5 @@
 #include "engine/config.h"
-#include "engine/next_config.h"
+#include "engine/model.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <stdio.h>
@@ -81,16 +81,26 @@ static int get_types(const jv *v, const char *k, int64_t L, const char *a, const
     return 0;
 }
 
+/* the architecture named by model_type (engine/model.h's table) parses the rest */
 static int parse(const jv *d, fd_glm_config *c, fd_err *e)
 {
     if (!d || d->t != JV_OBJ) return fd_fail(e, "bad_config", "", "config is not a JSON object");
     const jv *mt = jv_get(d, "model_type");
     if (!mt) return bad(e, "model_type", "is missing");
     if (mt->t != JV_STR) return bad(e, "model_type", "is not a string");
-    if (!strcmp(mt->u.s.p, "glm5_next")) return fd_next_config_parse(d, c, e);
-    if (strcmp(mt->u.s.p, "glm_moe_dsa"))
-        return fd_fail(e, "unsupported_model_type", "", "model_type \"%.200s\" is not supported (glm_moe_dsa, glm5_next)",
-                       mt->u.s.p);
+    const fd_arch *a = fd_arch_of(mt->u.s.p);
+    if (!a) {
+        char names[256];
+        fd_arch_names(names, sizeof names);
+        return fd_fail(e, "unsupported_model_type", "", "model_type \"%.200s\" is not supported (%s)", mt->u.s.p, names);
+    }
+    c->arch = a;
+    return a->parse(d, c, e);
+}
+
+/* GlmMoeDsaConfig (model_type glm_moe_dsa) */
+int fd_glm_moe_dsa_parse(const jv *d, fd_glm_config *c, fd_err *e)
+{
 
 #define I(field, def, lo) if (get_int(d, #field, def, lo, &c->field, e)) return -1
     I(vocab_size, 154880, 1);
@@ -240,8 +250,8 @@ void fd_glm_config_free(fd_glm_config *c)
     free(c->mlp_sparse);
     free(c->indexer_full);
     c->mlp_sparse = c->indexer_full = NULL;
-    fd_next_ext_free(c->nx);
-    c->nx = NULL;
+    if (c->arch && c->arch->free_ext) c->arch->free_ext(c->ext);
+    c->ext = NULL;
 }
 
 int64_t fd_glm_config_count_full(const fd_glm_config *c)

@@ -4,7 +4,6 @@
 #include "engine/matmul.h"
 #include "engine/mlp.h"
 #include "kernels/rowops.h"
-#include "engine/next_forward.h"
 #include "engine/ops.h"
 #include "engine/kblocks.h"
 #include "engine/torch_ops.h"
@@ -501,27 +500,24 @@ out:
 /* The state of one window between layers (the layer-outer schedule keeps
  * one per window): the residual stream, the DSA selection of the last full
  * layer, the RoPE tables. */
-struct fd_fwd {
+typedef struct dsa_fwd {
     size_t S;
     uint16_t *x;
     unsigned char *sel;
     int have_sel;
     rope R;
-};
+} dsa_fwd;
 
-void fd_forward_free(fd_fwd *f)
+void fd_dsa_free(void *st)
 {
+    dsa_fwd *f = st;
     if (!f) return;
     free(f->x); free(f->sel); free(f->R.c); free(f->R.s);
     free(f);
 }
 
-fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e)
+void *fd_dsa_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
-    if (c->nx) { /* glm5_next has its own forward (engine/next_forward.c), whole windows only */
-        fd_fail(e, "bad_config", "", "glm5_next: the layer-outer schedule is not implemented; use window-outer");
-        return NULL;
-    }
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
     if (strcmp(c->hidden_act, "silu")) {
         fd_fail(e, "bad_config", "", "hidden_act %s is not supported (silu only)", c->hidden_act);
@@ -544,7 +540,7 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
             fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
             return NULL;
         }
-    fd_fwd *f = fd_xcalloc(1, sizeof *f);
+    dsa_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
     f->x = fd_xmalloc(S * H * 2);
     for (size_t t = 0; t < S; t++)
@@ -556,8 +552,9 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
     return f;
 }
 
-int fd_forward_layer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e)
+int fd_dsa_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, void *st, fd_err *e)
 {
+    dsa_fwd *f = st;
     size_t H = (size_t)c->hidden_size, S = f->S;
     const fd_tensor *a = fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
     const fd_tensor *b = a ? fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
@@ -581,8 +578,9 @@ out:
     return rc;
 }
 
-int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uint16_t *out, fd_err *e)
+int fd_dsa_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *out, fd_err *e)
 {
+    dsa_fwd *f = st;
     size_t H = (size_t)c->hidden_size, S = f->S;
     const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, "model.norm.weight");
     if (!nrm) return -1;
@@ -591,19 +589,6 @@ int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uin
     fd_op_dump(-1, "final", "bf16", out, S * H * 2);
     free(lw);
     return 0;
-}
-
-int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S,
-                      uint16_t *out, fd_err *e)
-{
-    if (c->nx) return fd_next_forward_hidden(m, W, c, ids, S, out, e); /* glm5_next */
-    fd_fwd *f = fd_forward_begin(W, c, ids, S, e);
-    if (!f) return -1;
-    int rc = 0;
-    for (long long L = 0; L < c->num_hidden_layers && !rc; L++) rc = fd_forward_layer(m, W, c, L, f, e);
-    if (!rc) rc = fd_forward_end(W, c, f, out, e);
-    fd_forward_free(f);
-    return rc;
 }
 
 /* ------------------------------------------------------------ engine/ops.h */

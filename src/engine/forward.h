@@ -59,27 +59,22 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/config.h"
+#include "engine/model.h"
 #include "engine/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 
 typedef fd_glm_config fd_model_config;
 
-/* out_bf16: S x hidden_size bf16 values, row-major.  Refusals:
- * bad_config (unsupported schedule/activation), checkpoint_mismatch (a
- * tensor missing or misshaped), bad_token (an id outside the vocab). */
-int fd_forward_hidden(const fd_mm *m, const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S,
-                      uint16_t *out_bf16, fd_err *e);
-
-/* The same forward one layer at a time, for the layer-outer schedule:
- * begin (embedding; needs model.embed_tokens.* mapped), layer L (needs
- * model.layers.L.* mapped), end (final norm; model.norm.*).  Running begin,
- * every layer in order and end gives exactly fd_forward_hidden's bits,
- * whatever other windows run in between. */
-typedef struct fd_fwd fd_fwd;
-fd_fwd *fd_forward_begin(const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e);
-int fd_forward_layer(const fd_mm *m, const fd_weights *w, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e);
-int fd_forward_end(const fd_weights *w, const fd_model_config *c, fd_fwd *f, uint16_t *out_bf16, fd_err *e);
-void fd_forward_free(fd_fwd *f);
+/* The hooks of engine/model.h for glm_moe_dsa (the state of a window: the
+ * residual stream, the DSA selection of the last full layer, the RoPE
+ * tables).  begin needs model.embed_tokens.* mapped, layer L
+ * model.layers.L.*, end model.norm.*.  Refusals: bad_config (unsupported
+ * schedule/activation), checkpoint_mismatch (a tensor missing or
+ * misshaped), bad_token (an id outside the vocab). */
+void *fd_dsa_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
+int fd_dsa_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
+int fd_dsa_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
+void fd_dsa_free(void *st);
 
 #endif

@@ -17,7 +17,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
                    const uint16_t *qr, size_t S, unsigned char *sel, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
-           Di = (size_t)c->index_head_dim, kp = (size_t)c->nx->kpool, np = S / kp,
+           Di = (size_t)c->index_head_dim, kp = (size_t)NX(c)->kpool, np = S / kp,
            selk = (size_t)c->index_topk / kp < np ? (size_t)c->index_topk / kp : np;
     memset(sel, 0, S * S);
     for (size_t t = 0; t < S; t++) { /* the tail: tokens after the last complete pool */

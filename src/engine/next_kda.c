@@ -149,7 +149,7 @@ static void kda_head_task(void *ctx, size_t h, int worker)
 int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *x, size_t S, uint16_t *y,
            fd_err *e)
 {
-    const fd_next_ext *nx = c->nx;
+    const fd_next_ext *nx = NX(c);
     size_t H = (size_t)c->hidden_size, nh = (size_t)nx->lin_heads, d = (size_t)nx->lin_dim, Q = nh * d, K = (size_t)nx->conv_k;
     if (d > 1024) return fd_fail(e, "bad_config", "", "glm5_next: linear_head_dim > 1024 is not supported");
     char P[160];
