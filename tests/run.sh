@@ -109,6 +109,11 @@ done
 for bin in $BINS; do
     step py "lifecycle: reseal = dsreseal bytes, architectures list/show/prepare, panel-binding = resolve_panel, qualify-root --local, publish on a loopback Hub (5xx/timeout/tamper), refusals ($bin)" python3 tests/py/test_lifecycle.py "$bin"
 done
+# architecture table (issue 17): glm5_next on the generic driver of both schedules, one tensor list
+for bin in $BINS; do
+    step py "architecture table: glm5_next layer-outer schedule digest = window-outer, capture under RLIMIT_AS < weights ($bin)" \
+        python3 tests/py/test_arch.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do

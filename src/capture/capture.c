@@ -576,9 +576,11 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
             fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
                     rows, win.elapsed_seconds);
     }
-    uint16_t *hb = fd_xmalloc(head->nbytes + 2);
-    memcpy(hb, head->data, head->nbytes);
-    int hr = fd_dsw_set_head(dw, hb, e);
+    /* the head straight from the mapping (no second copy of a vocabulary
+     * matrix: layer-outer under a tight limit), copied only when misaligned */
+    uint16_t *hb = ((uintptr_t)head->data & 1) ? fd_xmalloc(head->nbytes + 2) : NULL;
+    if (hb) memcpy(hb, head->data, head->nbytes);
+    int hr = fd_dsw_set_head(dw, hb ? hb : (const uint16_t *)head->data, e);
     free(hb);
     if (hr) goto out;
     rc = fd_dsw_finish(dw, manifest, e);

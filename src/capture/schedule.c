@@ -128,8 +128,17 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
         if (b > layer) layer = b;
     }
     for (size_t i = 0; i < P->n; i++) S = P->w[i].n_ids > S ? P->w[i].n_ids : S;
+    /* layer-outer maps the embedding (begin), then one layer at a time,
+     * then the final norm and the head (end; the head stays mapped for the
+     * dataset): the peak is the largest of the three */
+    char norm[96];
     fd_arch_prefix(c->arch, "embed_tokens", embed, sizeof embed);
-    uint64_t head = fd_weights_prefix_bytes(W, "lm_head.") + fd_weights_prefix_bytes(W, embed);
+    fd_arch_prefix(c->arch, "norm", norm, sizeof norm);
+    uint64_t emb = fd_weights_prefix_bytes(W, embed), head = fd_weights_prefix_bytes(W, norm);
+    head += c->tie_word_embeddings ? emb : fd_weights_prefix_bytes(W, "lm_head.");
+    uint64_t peak = layer;
+    if (emb > peak) peak = emb;
+    if (head > peak) peak = head;
     uint64_t n = layer_outer ? P->n + 1 : 1; /* windows alive at once (+ the probe's) */
     /* a layer's packed bf16 copy (a quantized layer grows to its bf16 size),
      * per window alive its state between layers (the architecture's:
@@ -141,7 +150,7 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
     for (size_t i = 0; i < W->n; i++) /* the largest layer at its bf16 (logical) size */
         if (W->t[i].qfmt != FD_Q_NONE) { packed = layer * 4; break; }
     if (!packed) packed = layer;
-    est->weights = layer_outer ? layer + head : all;
+    est->weights = layer_outer ? peak : all;
     est->working = packed + n * c->arch->state_bytes(c, S) + 2 * S * wide * 2 + ((uint64_t)4 << 20);
     int as = 0; /* the limit is on the address space (then what the process has mapped counts), else on memory */
     if (explicit_limit) {
