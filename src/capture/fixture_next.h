@@ -1,7 +1,7 @@
 /* The glm5_next part of `fidelity fixture` (fixture.h): the config.json of
  * a random-init Glm5NextForConditionalGeneration checkpoint
  * (text trunk + vision tower); its tensors are the architecture's one list
- * (engine/next_weights.c, read through engine/model.h).
+ * (engine/arch/glm5_next/next_tensors.c, read through engine/model.h).
  *
  * Initialisation follows transformers 5.16.1 _init_weights: Linear / Conv /
  * embedding weights and hc_*_fn ~ normal(0, 0.02); RMSNorm, o_norm,
@@ -15,7 +15,7 @@
 #define FD_CAPTURE_FIXTURE_NEXT_H
 #include <stdint.h>
 #include "capture/fixture.h"
-#include "engine/model.h" /* FD_INIT_*; the tensor list is engine/next_weights.c */
+#include "engine/model.h" /* FD_INIT_*; the tensor list is engine/arch/glm5_next/next_tensors.c */
 #include "format/json.h"
 
 

@@ -9,7 +9,7 @@
 #include "capture/panel.h"
 #include "capture/probe.h"
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 

@@ -20,6 +20,13 @@ const fd_format_info FD_FORMATS[] = {
 };
 const size_t FD_N_FORMATS = sizeof FD_FORMATS / sizeof *FD_FORMATS;
 
+const fd_arch *fd_arch_of(const char *model_type)
+{
+    for (size_t i = 0; model_type && i < FD_N_ARCHS; i++)
+        if (!strcmp(FD_ARCHS[i]->info.model_type, model_type)) return FD_ARCHS[i];
+    return NULL;
+}
+
 const fd_arch_info *fd_arch_find(const char *model_type)
 {
     const fd_arch *a = fd_arch_of(model_type);

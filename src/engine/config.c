@@ -81,23 +81,6 @@ static int get_types(const jv *v, const char *k, int64_t L, const char *a, const
     return 0;
 }
 
-/* the architecture named by model_type (engine/model.h's table) parses the rest */
-static int parse(const jv *d, fd_glm_config *c, fd_err *e)
-{
-    if (!d || d->t != JV_OBJ) return fd_fail(e, "bad_config", "", "config is not a JSON object");
-    const jv *mt = jv_get(d, "model_type");
-    if (!mt) return bad(e, "model_type", "is missing");
-    if (mt->t != JV_STR) return bad(e, "model_type", "is not a string");
-    const fd_arch *a = fd_arch_of(mt->u.s.p);
-    if (!a) {
-        char names[256];
-        fd_arch_names(names, sizeof names);
-        return fd_fail(e, "unsupported_model_type", "", "model_type \"%.200s\" is not supported (%s)", mt->u.s.p, names);
-    }
-    c->arch = a;
-    return a->parse(d, c, e);
-}
-
 /* GlmMoeDsaConfig (model_type glm_moe_dsa) */
 int fd_glm_moe_dsa_parse(const jv *d, fd_glm_config *c, fd_err *e)
 {
@@ -217,41 +200,6 @@ int fd_glm_moe_dsa_parse(const jv *d, fd_glm_config *c, fd_err *e)
     }
     if (!c->indexer_full[0]) return bad(e, "indexer_types", "layer 0 is \"shared\" but has no earlier full layer to share from");
     return 0;
-}
-
-int fd_glm_config_from_json(const jv *doc, fd_glm_config *c, fd_err *e)
-{
-    memset(c, 0, sizeof *c);
-    if (parse(doc, c, e)) {
-        fd_glm_config_free(c);
-        return -1;
-    }
-    return 0;
-}
-
-int fd_glm_config_load(const char *path, fd_glm_config *c, fd_err *e)
-{
-    memset(c, 0, sizeof *c);
-    size_t n = strlen(path);
-    char *p = n > 5 && !strcmp(path + n - 5, ".json") ? fd_xstrdup(path) : fd_path_join(path, "config.json");
-    jv *doc = jv_parse_file(p, e);
-    int rc = -1;
-    if (doc) {
-        rc = fd_glm_config_from_json(doc, c, e);
-        if (rc && !strcmp(e->code, "bad_config")) fd_err_prefix(e, p);
-    }
-    jv_free(doc);
-    free(p);
-    return rc;
-}
-
-void fd_glm_config_free(fd_glm_config *c)
-{
-    free(c->mlp_sparse);
-    free(c->indexer_full);
-    c->mlp_sparse = c->indexer_full = NULL;
-    if (c->arch && c->arch->free_ext) c->arch->free_ext(c->ext);
-    c->ext = NULL;
 }
 
 int64_t fd_glm_config_count_full(const fd_glm_config *c)

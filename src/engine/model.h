@@ -3,7 +3,7 @@
  * table FD_ARCHS (engine/archtable.c: one line per architecture) is the only
  * place that lists them.  An architecture lives in its own folder
  * (engine/arch/<model_type>/) and calls only the shared ops (engine/ops/,
- * engine/ops.h); docs/ARCHITECTURE.md "A new architecture" says which file
+ * engine/ops/ops.h); docs/ARCHITECTURE.md "A new architecture" says which file
  * to copy.
  *
  *   parse     config.json -> the common fd_glm_config fields + the
@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "engine/archtable.h"
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "format/json.h"
 #include "util/err.h"

@@ -1,6 +1,6 @@
-/* glm5_next expected tensors (next_weights.h). */
-#include "engine/next_weights.h"
-#include "engine/next_config.h"
+/* glm5_next expected tensors (next_tensors.h). */
+#include "engine/arch/glm5_next/next_tensors.h"
+#include "engine/arch/glm5_next/next_config.h"
 #include <stdarg.h>
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* The tensor set of a glm_moe_dsa checkpoint (MODEL-GLM.md §2), in the
  * on-disk spelling: the one list the loader's check, the fixture writer and
  * the GGUF name map read (engine/model.h). */
-#include "engine/forward.h"
+#include "engine/arch/glm_moe_dsa/dsa_forward.h"
 #include <stdarg.h>
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* glm5_next forward driver: residual streams, mHC, MLP / MoE (next_forward.h;
  * rounding points in docs/MODEL-GLM5-NEXT.md §3). */
-#include "engine/next_internal.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm5_next/next_internal.h"
+#include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
@@ -9,41 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------ helpers */
-
-const fd_tensor *nx_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const fd_tensor *t = fd_op_vget(w, e, ndim, d0, d1, d2, fmt, ap);
-    va_end(ap);
-    return t;
-}
-
-int nx_lin(const fd_mm *m, size_t M, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
-{
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    return fd_lin_load(m, L, w, e, N, K, M, 0, name);
-}
-
-float *nx_vec_f32(const fd_tensor *t, size_t n)
-{
-    float *v = fd_xmalloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++) v[i] = fd_tensor_f32_at(t, i);
-    return v;
-}
-
-uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n)
-{
-    uint16_t *v = fd_xmalloc(n * 2 + 2);
-    for (size_t i = 0; i < n; i++) v[i] = fd_tensor_bf16_at(t, i);
-    return v;
-}
 
 /* ------------------------------------------------------------ MLP / MoE */
 
@@ -124,7 +89,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_keyscore *ks = fd_xmalloc(E * sizeof *ks);
     for (size_t t = 0; t < S; t++) {
         for (size_t xx = 0; xx < E; xx++) {
-            g[xx] = nx_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
+            g[xx] = fd_op_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
             ks[xx].s = g[xx] + bias[xx];
             ks[xx].j = xx;
         }

@@ -1,8 +1,8 @@
 /* Manifold-constrained hyper-connections of glm5_next
  * (Glm5NextTextHyperConnection; docs/MODEL-GLM5-NEXT.md §3.1, §6). */
-#include "engine/next_internal.h"
-#include "engine/kblocks.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm5_next/next_internal.h"
+#include "engine/ops/kblocks.h"
+#include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
@@ -78,13 +78,13 @@ static void apply_rows(void *ctx, size_t lo, size_t hi)
     for (size_t s = lo; s < hi; s++) {
         const uint16_t *xs = X + s * mH;
         for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
-        float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
+        float r = 1.0f / sqrtf(fd_op_sum_aten(sq, mH) / (float)mH + eps);
         for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
         for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, &kp);
         if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
         for (size_t i = 0; i < m; i++) {
-            pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
-            post[s * m + i] = 2.0f * nx_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
+            pre[i] = fd_op_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
+            post[s * m + i] = 2.0f * fd_op_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
         }
         float *cb = comb + s * m * m;
         for (size_t i = 0; i < m; i++) { /* softmax over the last axis (torch's lastdim kernel), + eps */

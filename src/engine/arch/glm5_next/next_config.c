@@ -1,5 +1,5 @@
 /* glm5_next config parsing (next_config.h). */
-#include "engine/next_config.h"
+#include "engine/arch/glm5_next/next_config.h"
 #include "util/buf.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* model_type glm5_next (GLM-5.3-Flash, Glm5NextForConditionalGeneration's
  * text forward): the fd_arch of engine/model.h. */
 #include "engine/model.h"
-#include "engine/next_config.h"
-#include "engine/next_forward.h"
-#include "engine/next_weights.h"
+#include "engine/arch/glm5_next/next_config.h"
+#include "engine/arch/glm5_next/next_forward.h"
+#include "engine/arch/glm5_next/next_tensors.h"
 
 /* per window between layers: hc_mult residual streams, the output rows,
  * the collapsed input and sublayer output, mHC post / comb, the selection */

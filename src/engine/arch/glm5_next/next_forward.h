@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 

@@ -1,5 +1,5 @@
 /* model_type glm_moe_dsa (GlmMoeDsaForCausalLM): the fd_arch of engine/model.h. */
-#include "engine/forward.h"
+#include "engine/arch/glm_moe_dsa/dsa_forward.h"
 #include "engine/model.h"
 
 void fd_dsa_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
