@@ -42,6 +42,7 @@ step unit "unit tests (ASan+UBSan)" ./build-asan/unit
 step unit "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
 step unit "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
 step unit "AVX2-only CPU (qemu EPYC-Milan): selftest, unit tests, capture/compare bits = native" bash tests/avx2.sh
+step unit "fences: no vector intrinsics outside src/kernels/ (and the check's self-test)" bash -c 'bash tests/check_fences.sh --self-test && bash tests/check_fences.sh'
 if python3 -c 'import numpy' 2>/dev/null; then
     step unit "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'
