@@ -32,7 +32,8 @@ TEST_SRC := $(sort $(wildcard tests/c/*.c))
 # objects of a flag set: $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all asan fuzz mpi test test-unit test-py test-parity test-fuzz test-avx2 clean demo bench install uninstall
+PHONY_EXTRA := aarch64 test-aarch64
+.PHONY: $(PHONY_EXTRA) all asan fuzz mpi test test-unit test-py test-parity test-fuzz test-avx2 clean demo bench install uninstall
 all: build/fidelity
 
 # The vendored JSON Schemas are compiled into the binary (no files at run time).
@@ -107,7 +108,22 @@ build-fuzz/%: build-fuzz/obj/fuzz/%.o build-fuzz/libfidelity.a
 	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
 fuzz: $(FUZZERS)
 
--include $(shell find build build-asan build-fuzz build-mpi -name '*.d' 2>/dev/null)
+# ---- aarch64 (issue 24): the same sources through Debian's cross compiler, run
+# under qemu-user (tests/aarch64.sh): the portable definitions of every kernel
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+A64_OBJ := $(call objs,build-aarch64,$(LIB_SRC))
+build-aarch64/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(AARCH64_CC) $(CSTD) $(WARN) $(OPT) -MMD -MP -c -o $@ $<
+build-aarch64/libfidelity.a: $(A64_OBJ)
+	rm -f $@ && aarch64-linux-gnu-ar rcs $@ $^
+build-aarch64/fidelity: build-aarch64/obj/src/cli/main.o build-aarch64/libfidelity.a
+	$(AARCH64_CC) $(OPT) -o $@ $^ $(LIBS)
+build-aarch64/unit: $(call objs,build-aarch64,$(TEST_SRC)) build-aarch64/libfidelity.a
+	$(AARCH64_CC) $(OPT) -o $@ $^ $(LIBS)
+aarch64: build-aarch64/fidelity build-aarch64/unit
+
+-include $(shell find build build-asan build-fuzz build-mpi build-aarch64 -name '*.d' 2>/dev/null)
 
 # ---- the job and the tests
 # issue 4: the three steps on the flash-0.1b shape (2 of its 8 windows of 2,048 tokens: ~1 min on 2 cores)
@@ -130,8 +146,12 @@ test-fuzz: fuzz
 test-avx2: all build/unit
 	bash tests/avx2.sh
 
+# The unit tests, kernel-selftest and captures/compares on aarch64 (qemu-user), same bits as x86-64.
+test-aarch64: all aarch64
+	bash tests/aarch64.sh
+
 clean:
-	rm -rf build build-asan build-fuzz build-mpi
+	rm -rf build build-asan build-fuzz build-mpi build-aarch64
 
 # ---- install: the binary, a man page made from its help, bash completion
 install: build/fidelity

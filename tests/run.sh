@@ -9,6 +9,9 @@
 # is "N passed, M failed".
 #
 # usage: tests/run.sh [--only unit|py|parity|fuzz] [--list] [--match SUBSTRING]
+# The whole script is one brace group, read before it runs: editing this file
+# while a run is going (a checkout, a merge) cannot change that run.
+{
 set -u
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
@@ -100,6 +103,8 @@ for bin in $BINS; do
     step py "forged, resealed datasets and receipts refused by meaning ($bin)" python3 tests/py/test_forger.py "$bin"
     step py "engine defects of issue 16: F32 weights, config spellings, engine name, tokenizer identity, enumerated flags ($bin)" \
         python3 tests/py/test_engine_defects.py "$bin"
+    step py "hostile I/O: labels, atomic compare, FIFOs, hub size, .kld geometry, truncation under read ($bin)" \
+        python3 tests/py/test_io_safety.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files
@@ -159,3 +164,5 @@ echo
 echo "suite wall time $((SECONDS - t0)) s on $JOBS jobs"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
+exit
+}

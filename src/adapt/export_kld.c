@@ -105,7 +105,7 @@ int fd_export_llamacpp_kld(const fd_export_opts *o, char summary[512], fd_err *e
     fd_gemm_fn gemm = fd_gemm_for(path);
     for (size_t i = 0; i < s.n && !rc; i++) {
         fd_map m;
-        if (fd_map_hidden(s.ctx[i].path, "hidden_states", s.ctx[i].rows, s.hidden, &m, e)) { rc = -1; break; }
+        if (fd_load_ctx(&s.ctx[i], "hidden_states", "BF16", s.hidden, &m, e)) { rc = -1; break; }
         for (int64_t j = 0; j < rows && !rc; j++) {
             int64_t r = first + j - score_from;   /* the row predicting token first+j+1 */
             fd_pack_hidden(m.data + (size_t)r * (size_t)s.hidden * 2, (size_t)s.hidden, hid);

@@ -1,10 +1,12 @@
 #include "kld.h"
 #include "util/buf.h"
+#include "util/fsio.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int32_t rd_i32(const unsigned char *p)
 {
@@ -165,13 +167,12 @@ int fd_kld_check_buffer(const unsigned char *p, size_t len, int64_t expect_vocab
 int fd_kld_open(const char *path, int64_t expect_vocab, fd_kld_reader *r, fd_err *e)
 {
     memset(r, 0, sizeof *r);
-    r->f = fopen(path, "rb");
     struct stat st;
-    if (!r->f || fstat(fileno(r->f), &st) || !S_ISREG(st.st_mode)) {
-        int rc = fd_fail(e, "unreadable", "", "%s: %s", path, r->f ? "not a regular file" : strerror(errno));
-        if (r->f) fclose(r->f);
-        r->f = NULL;
-        return rc;
+    int fd = fd_open_regular(path, 0, &st, e);   /* a FIFO is refused, never waited on */
+    if (fd < 0) return -1;
+    if (!(r->f = fdopen(fd, "rb"))) {
+        close(fd);
+        return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno));
     }
     r->path = fd_xstrdup(path);
     unsigned char h[FD_KLD_HEADER];
@@ -181,8 +182,23 @@ int fd_kld_open(const char *path, int64_t expect_vocab, fd_kld_reader *r, fd_err
         fd_kld_close(r);
         return -1;
     }
+    /* header and size can agree on a geometry no machine can hold (a sparse
+     * file): the token block, one chunk of codes and the adapter's decoded
+     * chunk (4 bytes a code) must fit in half the physical memory */
     size_t nt = (size_t)(r->k.n_chunk * r->k.n_ctx);
-    r->tokens = fd_xmalloc(nt * 4 + 4);
+    unsigned __int128 need = (unsigned __int128)nt * 4 + (unsigned __int128)(uint64_t)(r->k.rows * r->k.nv) * 6;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    unsigned __int128 limit = pages > 0 && psz > 0 ? (unsigned __int128)(uint64_t)pages * (uint64_t)psz / 2
+                                                    : (unsigned __int128)1 << 32;
+    if (need > limit || !(r->tokens = malloc(nt * 4 + 4)) ||
+        !(r->chunk = malloc((size_t)(r->k.rows * r->k.nv) * 2))) {
+        fd_fail(e, "kld_too_large", "KLD-2", "%s: the geometry n_ctx %lld, n_vocab %lld, n_chunk %lld needs %.3g GB of "
+                "working memory; this machine allows %.3g GB (half its physical memory): refused", path,
+                (long long)r->k.n_ctx, (long long)r->k.n_vocab, (long long)r->k.n_chunk, (double)need / 1e9,
+                (double)limit / 1e9);
+        fd_kld_close(r);
+        return -1;
+    }
     if (fread(r->tokens, 4, nt, r->f) != nt) {
         fd_fail(e, "kld_truncated", "KLD-2", "%s: short read in the token block", path);
         fd_kld_close(r);
@@ -195,7 +211,6 @@ int fd_kld_open(const char *path, int64_t expect_vocab, fd_kld_reader *r, fd_err
             fd_kld_close(r);
             return -1;
         }
-    r->chunk = fd_xmalloc((size_t)(r->k.rows * r->k.nv) * 2);
     return 0;
 }
 

@@ -583,6 +583,20 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     int hr = fd_dsw_set_head(dw, hb ? hb : (const uint16_t *)head->data, e);
     free(hb);
     if (hr) goto out;
+    {   /* the weights were read through mmap: the files are hashed again after
+         * use and must hash as they did before, or nothing is sealed (a page
+         * that vanished is SIGBUS, a named refusal: fd_sigbus_refuses) */
+        char ck2[65], cfg2[65];
+        jv *files2 = NULL;
+        int changed = fd_checkpoint_identity(o->model, ck2, cfg2, &files2, e);
+        jv_free(files2);
+        if (changed) goto out;
+        if (strcmp(ck2, ck)) {
+            fd_fail(e, "checkpoint_changed", "", "%s: the checkpoint files changed while the capture read them (their "
+                    "digests before and after the forward differ): nothing was sealed", o->model);
+            goto out;
+        }
+    }
     rc = fd_dsw_finish(dw, manifest, e);
     dw = NULL;
     if (!rc && o->memory_report) {

@@ -152,7 +152,7 @@ static int add_record(fd_dsw *w, const fd_side *s, const fd_ctx *c, fd_err *e)
     fd_map map = {0};
     int rc = read_ids(tp, &ids, &nid, e);
     if (!rc && mp) rc = fd_read_file(mp, (size_t)1 << 30, &mask, e);
-    if (!rc) rc = fd_map_hidden(c->path, "hidden_states", c->rows, s->hidden, &map, e);
+    if (!rc) rc = fd_load_ctx(c, "hidden_states", "BF16", s->hidden, &map, e);
     if (!rc) {
         size_t bytes = (size_t)c->rows * (size_t)s->hidden * 2;
         uint16_t *hid = fd_xmalloc(bytes + 2);   /* the mapped payload may sit at an odd offset */

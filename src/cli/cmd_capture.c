@@ -5,6 +5,7 @@
 #include "engine/qconfig.h"
 #include "format/writer.h"
 #include "mpi/dist.h"
+#include "util/fsio.h"
 #include "util/utc.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ static int capture_shard(const fd_capture_opts *o, const fd_dist *d)
 int cmd_capture(int argc, char **argv)
 {
     fd_capture_opts o = {0};
+    fd_sigbus_refuses();   /* the checkpoint is memory-mapped */
     o.progress = isatty(2); /* per-window lines only on a terminal, or with --progress */
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

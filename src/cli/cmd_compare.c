@@ -16,7 +16,9 @@
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: fidelity compare --reference A --candidate B [--candidate C ...] --out DIR\n"
+            "usage: fidelity compare --reference A --candidate B [--candidate C ...] --out DIR [--force]\n"
+            "  (DIR appears only when every receipt is written; an existing DIR is refused\n"
+            "   as destination_exists unless --force replaces it)\n"
             "  [--self-compare] [--force-compute] [--allow-cross-lane] [--allow-partial] [--own-heads]\n"
             "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
             "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
@@ -102,6 +104,7 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--vocab-chunk") && v && !parse_size(v, &n)) { o.vocab_chunk = n; i++; }
         else if (!strcmp(s, "--self-compare")) o.self_compare = 1;
         else if (!strcmp(s, "--force-compute")) o.force_compute = 1;
+        else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--allow-cross-lane")) o.allow_cross_lane = 1;
         else if (!strcmp(s, "--allow-partial")) o.allow_partial = 1;
         else if (!strcmp(s, "--own-heads")) o.own_heads = 1;

@@ -21,13 +21,12 @@ static int usage(void)
 int cmd_panel_binding(int argc, char **argv)
 {
     const char *panel = NULL, *tok = NULL, *role = "final", *out = NULL;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes one value */
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **slot = !strcmp(s, "--panel") ? &panel : !strcmp(s, "--tokenizer-root") ? &tok
                           : !strcmp(s, "--role") ? &role : !strcmp(s, "--out") ? &out : NULL;
         if (!slot || !v) { fprintf(stderr, "fidelity panel-binding: unknown or incomplete option %s\n", s); return usage(); }
         *slot = v;
-        i++;
     }
     if (!panel || !tok || !out) return usage();
     struct stat st;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_INPUT ((size_t)1 << 32)
 
@@ -198,8 +199,10 @@ static int decode_lists(const fd_tokenizer *t, const opts *o, const char *path, 
 
 static int is_list_of_lists(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    fd_err ign;
+    int fd = fd_open_regular(path, 0, NULL, &ign);   /* a FIFO is left to the reader, which refuses it */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) { if (fd >= 0) close(fd); return 0; }
     int c, k = 0;
     while ((c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '[') && (c != '[' || ++k < 2)) {}
     fclose(f);

@@ -105,8 +105,7 @@ int cmd_verify(int argc, char **argv)
 
 static void receipt_line(void *ctx, const char *code, const char *rule, const char *msg)
 {
-    (void)ctx;
-    printf("  ERROR   [%s/%s] %s\n", code, rule, msg);
+    fd_buf_printf(ctx, "  ERROR   [%s/%s] %s\n", code, rule, msg);
 }
 
 /* validate --receipt FILE: a comparison receipt on its own. */
@@ -115,9 +114,11 @@ static int validate_receipt_file(const char *path)
     fd_err e;
     jv *r = jv_parse_file(path, &e);
     if (!r) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
-    int n = fd_validate_receipt(r, NULL, NULL);
+    fd_buf lines = {0};   /* one pass: the count is printed before its findings */
+    int n = fd_validate_receipt(r, receipt_line, &lines);
     printf("%s: %d error(s), 0 warning(s)\n", path, n);
-    fd_validate_receipt(r, receipt_line, NULL);
+    if (lines.n) fwrite(lines.p, 1, lines.n, stdout);
+    fd_buf_free(&lines);
     jv_free(r);
     return n ? FD_EXIT_REFUSED : FD_EXIT_OK;
 }

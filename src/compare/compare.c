@@ -5,6 +5,7 @@
 #include "side.h"
 #include "stats.h"
 #include "format/npy.h"
+#include "format/paths.h"
 #include "format/sha.h"
 #include "format/version.h"
 #include "kernels/kl.h"
@@ -12,7 +13,10 @@
 #include "util/fsio.h"
 #include "util/utc.h"
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,9 +161,60 @@ static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, co
     return 0;
 }
 
-int fd_compare(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
+static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e);
+
+/* OUT.partial-PID / OUT.old-PID left by a compare that was killed (its PID
+ * no longer runs) are removed; a live run's are left alone. */
+static void sweep_stale(const char *out)
+{
+    char parent[4096];
+    fd_dirname(out, parent, sizeof parent);
+    if (!parent[0] && out[0] == '/') snprintf(parent, sizeof parent, "/");
+    const char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    size_t bl = strlen(base);
+    DIR *d = opendir(parent[0] ? parent : ".");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *n = de->d_name, *t;
+        if (strncmp(n, base, bl)) continue;
+        if (fd_starts(n + bl, ".partial-")) t = n + bl + 9;
+        else if (fd_starts(n + bl, ".old-")) t = n + bl + 5;
+        else continue;
+        char *end;
+        long pid = strtol(t, &end, 10);
+        if (!*t || *end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char *full = parent[0] ? fd_path_join(parent, n) : fd_xstrdup(n);
+        fd_rmtree(full);
+        free(full);
+    }
+    if (d) closedir(d);
+}
+
+int fd_compare(const fd_cmp_opts *o_in, fd_cmp_result *res, fd_err *e)
 {
     memset(res, 0, sizeof *res);
+    /* OUT without trailing slashes: OUT.partial-PID is its sibling, never inside it */
+    fd_cmp_opts oo = *o_in;
+    const fd_cmp_opts *o = &oo;
+    char *outn = fd_xstrdup(o_in->out ? o_in->out : "");
+    for (size_t l = strlen(outn); l > 1 && outn[l - 1] == '/'; l--) outn[l - 1] = 0;
+    oo.out = outn;
+    if (!o->dist || !o->dist->rank) sweep_stale(outn);
+    struct stat dsb;
+    if (lstat(outn, &dsb) == 0 && !o->force) {
+        fd_fail(e, "destination_exists", "cli", "%s already exists (pass --force to replace it)", outn);
+        free(outn);
+        if (o->dist) fd_dist_agree(o->dist, -1, e);
+        return -1;
+    }
+    int rc = compare_run(o, res, e);
+    free(outn);
+    return rc;
+}
+
+static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
+{
     fd_side ref;
     int rc = 0;
     if (fd_side_open(o->reference, o->reference_label ? o->reference_label : "reference", o->verify_tensors,

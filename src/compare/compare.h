@@ -13,6 +13,7 @@ typedef struct fd_cmp_opts {
     const char **candidate_labels;   /* may hold NULLs */
     int self_compare, force_compute, allow_cross_lane, allow_partial, own_heads;
     int disclose_head_substitution, verify_tensors, progress, no_bootstrap, js;
+    int force;                       /* replace an existing OUT (else destination_exists) */
     int emit_k3_compat;              /* kimi-k3 views + k3-summary.json (src/compare/k3summary.h) */
     const char *head;                /* with --disclose-head-substitution */
     int threads;
@@ -39,5 +40,13 @@ void fd_cmp_result_free(fd_cmp_result *r);
  * Returns the number of findings; each is passed to cb. */
 int fd_validate_receipt(const jv *receipt, void (*cb)(void *, const char *code, const char *rule, const char *msg),
                         void *ctx);
+/* The receipt schema compiled once, for callers that validate many receipts
+ * (fd_validate_receipt compiles it per call). */
+typedef struct fd_receipt_schema fd_receipt_schema;
+fd_receipt_schema *fd_receipt_schema_new(fd_err *e);
+void fd_receipt_schema_free(fd_receipt_schema *rs);
+/* fd_validate_receipt with a compiled schema (NULL: compile one for this call). */
+int fd_validate_receipt_with(const fd_receipt_schema *rs, const jv *receipt,
+                             void (*cb)(void *, const char *code, const char *rule, const char *msg), void *ctx);
 
 #endif

@@ -26,9 +26,11 @@ int fd_k3_check_panel(const fd_side *s, const int64_t *shared, size_t n, fd_err 
 
 /* Writes a view of each side into OUT/k3-compat/<names[i]>/ (staged in
  * OUT/.k3-compat-staging-PID, then renamed in; a previous view of the same
- * name is replaced) plus OUT/k3-compat/README.md, and fills views[i]. */
-int fd_k3_write_views(const char *out, const fd_side *const *sides, const char *const *names, size_t n,
-                      fd_k3_view *views, fd_err *e);
+ * name is replaced) plus OUT/k3-compat/README.md, and fills views[i].
+ * final_real: the absolute path OUT will have once compare renames its
+ * staging directory into place (the views' relative aliases start there). */
+int fd_k3_write_views(const char *out, const char *final_real, const fd_side *const *sides, const char *const *names,
+                      size_t n, fd_k3_view *views, fd_err *e);
 
 typedef struct fd_k3_summary_in {
     const double *kl, *js;          /* npos values in context order; js NULL without --js */

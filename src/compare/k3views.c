@@ -82,11 +82,10 @@ static const char README[] =
     "Back into a dataset: `fidelity adapt --source k3v1 --in <view> --head <its head>`.\n"
     "Check a view: `fidelity verify-k3-compat DATASET --view <view>`.\n";
 
-int fd_k3_write_views(const char *out, const fd_side *const *sides, const char *const *names, size_t n,
-                      fd_k3_view *views, fd_err *e)
+int fd_k3_write_views(const char *out, const char *final_real, const fd_side *const *sides, const char *const *names,
+                      size_t n, fd_k3_view *views, fd_err *e)
 {
-    char *real = realpath(out, NULL);
-    if (!real) return fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno));
+    char *real = fd_xstrdup(final_real);
     fd_buf st = {0}, fin = {0};
     fd_buf_printf(&st, "%s/.k3-compat-staging-%ld", out, (long)getpid());
     fd_buf_printf(&fin, "%s/k3-compat", out);

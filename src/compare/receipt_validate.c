@@ -2,8 +2,10 @@
  * the SC-1/SC-2/SC-3/BIAS-001/BIAS-006 rules. */
 #include "compare.h"
 #include "format/schema.h"
+#include "util/buf.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const unsigned char fd_schema_receipt_json[];
@@ -199,7 +201,38 @@ static void check_values(const jv *r, sink *s)
         inconsistent(s, "metric.value", mv, "kl.mean", mean);
 }
 
+struct fd_receipt_schema {
+    jv *doc;
+    fd_schema *sc;
+};
+
+fd_receipt_schema *fd_receipt_schema_new(fd_err *e)
+{
+    fd_receipt_schema *rs = fd_xcalloc(1, sizeof *rs);
+    rs->doc = jv_parse((const char *)fd_schema_receipt_json, fd_schema_receipt_json_len, e);
+    rs->sc = rs->doc ? fd_schema_new(rs->doc, e) : NULL;
+    if (!rs->sc) {
+        fd_receipt_schema_free(rs);
+        return NULL;
+    }
+    return rs;
+}
+
+void fd_receipt_schema_free(fd_receipt_schema *rs)
+{
+    if (!rs) return;
+    fd_schema_free(rs->sc);
+    jv_free(rs->doc);
+    free(rs);
+}
+
 int fd_validate_receipt(const jv *r, void (*cb)(void *, const char *, const char *, const char *), void *ctx)
+{
+    return fd_validate_receipt_with(NULL, r, cb, ctx);
+}
+
+int fd_validate_receipt_with(const fd_receipt_schema *given, const jv *r,
+                             void (*cb)(void *, const char *, const char *, const char *), void *ctx)
 {
     sink s = {cb, ctx, 0};
     char m[512];
@@ -208,12 +241,11 @@ int fd_validate_receipt(const jv *r, void (*cb)(void *, const char *, const char
         finding(&s, "bad_schema", "SCHEMA", "schema is not 'malaiwah.fidelity-comparison-receipt.v1'");
         return s.n;
     }
-    fd_err e;
-    jv *sd = jv_parse((const char *)fd_schema_receipt_json, fd_schema_receipt_json_len, &e);
-    fd_schema *sc = sd ? fd_schema_new(sd, &e) : NULL;
-    if (!sc || fd_schema_validate(sc, r, schema_cb, &s, &e) < 0) finding(&s, "schema_invalid", "SCHEMA", e.msg);
-    fd_schema_free(sc);
-    jv_free(sd);
+    fd_err e = {0};
+    fd_receipt_schema *own = given ? NULL : fd_receipt_schema_new(&e);
+    const fd_receipt_schema *rs = given ? given : own;
+    if (!rs || fd_schema_validate(rs->sc, r, schema_cb, &s, &e) < 0) finding(&s, "schema_invalid", "SCHEMA", e.msg);
+    fd_receipt_schema_free(own);
     char seal[65];
     const char *claimed = jv_get_str(r, "receipt_sha256");
     if (jv_seal(r, "receipt_sha256", seal, &e) || !claimed || strcmp(seal, claimed))

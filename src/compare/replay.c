@@ -16,12 +16,23 @@ typedef struct {
     int64_t row;
 } pos_ref;
 
+/* One shared context: its tensors (every side) are read when a block first
+ * needs them and freed when its last position is done, so memory holds the
+ * contexts in flight, not the datasets. */
+typedef struct {
+    pthread_mutex_t lock;
+    int state;                   /* 0 not read, 1 in memory, -1 refused */
+    size_t left;                 /* positions not yet done (under lock) */
+} ctx_slot;
+
 typedef struct {
     const fd_side *const *sides;
     size_t nsides;
     fd_packed_head *packed;      /* per side; shared heads alias the same words; unused for logit sides */
     size_t kp, hidden;           /* of the hidden-form sides (0 when none) */
     fd_map *maps;                /* [nsides][nctx] */
+    ctx_slot *slots;             /* [nctx] */
+    const int64_t *ctx;          /* the shared context indices */
     size_t nctx;
     pos_ref *pos;                /* every position, in output order */
     size_t npos;
@@ -32,15 +43,57 @@ typedef struct {
     atomic_size_t next_block;
     atomic_int failed;
     atomic_size_t done;
-    char errmsg[512];
+    char errcode[32], errmsg[512];
     pthread_mutex_t lock;
 } job;
 
-static void fail(job *j, const char *msg)
+static void fail_code(job *j, const char *code, const char *msg)
 {
     pthread_mutex_lock(&j->lock);
-    if (!atomic_exchange(&j->failed, 1)) snprintf(j->errmsg, sizeof j->errmsg, "%s", msg);
+    if (!atomic_exchange(&j->failed, 1)) {
+        snprintf(j->errcode, sizeof j->errcode, "%s", code);
+        snprintf(j->errmsg, sizeof j->errmsg, "%s", msg);
+    }
     pthread_mutex_unlock(&j->lock);
+}
+
+static void fail(job *j, const char *msg) { fail_code(j, "non_finite", msg); }
+
+/* Reads (and checks against its sealed digest) context c of every side,
+ * once; -1 when it is refused. */
+static int ctx_acquire(job *j, size_t c)
+{
+    ctx_slot *sl = &j->slots[c];
+    pthread_mutex_lock(&sl->lock);
+    for (size_t s = 0; s < j->nsides && !sl->state; s++) {
+        const fd_ctx *x = fd_side_find(j->sides[s], j->ctx[c]);
+        fd_err e = {0};
+        int bad = j->sides[s]->logit
+                      ? fd_load_ctx(x, "logits", "F32", j->sides[0]->vocab, &j->maps[s * j->nctx + c], &e)
+                      : fd_load_ctx(x, "hidden_states", "BF16", (int64_t)j->hidden, &j->maps[s * j->nctx + c], &e);
+        if (bad) {
+            for (size_t t = 0; t < s; t++) fd_unmap(&j->maps[t * j->nctx + c]);
+            sl->state = -1;
+            fail_code(j, e.code, e.msg);
+        }
+    }
+    if (!sl->state) sl->state = 1;
+    int rc = sl->state < 0 ? -1 : 0;
+    pthread_mutex_unlock(&sl->lock);
+    return rc;
+}
+
+/* n positions of context c are done: its memory goes with the last. */
+static void ctx_release(job *j, size_t c, size_t n)
+{
+    ctx_slot *sl = &j->slots[c];
+    pthread_mutex_lock(&sl->lock);
+    sl->left -= n < sl->left ? n : sl->left;
+    if (!sl->left && sl->state == 1) {
+        for (size_t s = 0; s < j->nsides; s++) fd_unmap(&j->maps[s * j->nctx + c]);
+        sl->state = 2;
+    }
+    pthread_mutex_unlock(&sl->lock);
 }
 
 /* Canonical logits of positions [p0+s0, p0+s0+ns) of one side over the
@@ -155,7 +208,16 @@ static void *worker(void *arg)
         size_t b = atomic_fetch_add(&j->next_block, 1), p0 = b * pb;
         if (p0 >= j->npos) break;
         size_t np = j->npos - p0 < pb ? j->npos - p0 : pb;
+        size_t c0 = j->pos[p0].ctx, c1 = j->pos[p0 + np - 1].ctx;
+        int bad = 0;
+        for (size_t c = c0; c <= c1 && !bad; c++) bad = ctx_acquire(j, c);
+        if (bad) break;
         run_block(j, p0, np, hid, lr, lc, rs, ps, ch);
+        for (size_t c = c0; c <= c1; c++) {
+            size_t n = 0;
+            for (size_t q = p0; q < p0 + np; q++) n += j->pos[q].ctx == c;
+            ctx_release(j, c, n);
+        }
         atomic_fetch_add(&j->done, np);
     }
     free(hid); free(lr); free(lc); free(rs); free(ps); free(ch);
@@ -191,16 +253,16 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
         if (!j.kp) j.kp = j.packed[s].kp;
     }
     j.maps = fd_xcalloc(nsides * nctx + 1, sizeof *j.maps);
+    j.slots = fd_xcalloc(nctx + 1, sizeof *j.slots);
+    j.ctx = ctx;
     size_t npos = 0;
-    for (size_t c = 0; c < nctx && !rc; c++) {
+    for (size_t c = 0; c < nctx; c++) {
         const fd_ctx *rc0 = fd_side_find(sides[0], ctx[c]);
         npos += (size_t)rc0->rows;
-        for (size_t s = 0; s < nsides && !rc; s++) {
-            const fd_ctx *x = fd_side_find(sides[s], ctx[c]);
-            rc = sides[s]->logit ? fd_map_tensor(x->path, "logits", "F32", x->rows, (int64_t)vocab, &j.maps[s * nctx + c], e)
-                                 : fd_map_hidden(x->path, "hidden_states", x->rows, (int64_t)hidden, &j.maps[s * nctx + c], e);
-        }
+        pthread_mutex_init(&j.slots[c].lock, NULL);
+        j.slots[c].left = (size_t)rc0->rows;
     }
+    (void)vocab;
     if (!rc) {
         j.pos = fd_xmalloc((npos + 1) * sizeof *j.pos);
         j.npos = npos;
@@ -234,9 +296,11 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
         }
         for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
         free(th);
-        if (atomic_load(&j.failed)) rc = fd_fail(e, "non_finite", "compute", "%s", j.errmsg);
+        if (atomic_load(&j.failed)) rc = fd_fail(e, j.errcode, "compute", "%s", j.errmsg);
     }
     for (size_t i = 0; i < nsides * nctx; i++) fd_unmap(&j.maps[i]);
+    for (size_t c = 0; c < nctx; c++) pthread_mutex_destroy(&j.slots[c].lock);
+    free(j.slots);
     free(j.maps);
     for (size_t s = nsides; s-- > 0;) { /* last first: aliases are freed through their owner */
         int owner = j.packed[s].w != NULL;

@@ -107,36 +107,99 @@ int fd_map_hidden(const char *path, const char *key, int64_t rows, int64_t hidde
     return fd_map_tensor(path, key, "BF16", rows, hidden, m, e);
 }
 
-int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t rows, int64_t width, fd_map *m, fd_err *e)
+/* Reads the whole regular file (expect_size bytes when >= 0) into memory,
+ * hashing while reading when hex is non-NULL, then checks the tensor. */
+static int load_file(const char *path, int64_t expect_size, const char *key, const char *dtype, int64_t rows,
+                     int64_t width, char hex[65], fd_map *m, fd_err *e)
 {
     memset(m, 0, sizeof *m);
-    fd_st_file st;
-    if (fd_st_open(path, &st, e)) return -1;
-    const fd_st_tensor *t = fd_st_find(&st, key);
+    struct stat sb;
+    int fd = fd_open_regular(path, 1, &sb, e);
+    if (fd < 0) return -1;
+    uint64_t size = (uint64_t)sb.st_size;
     int rc = 0;
-    if (!t || strcmp(t->dtype, dtype) || t->ndim != 2 || (int64_t)t->shape[0] != rows || (int64_t)t->shape[1] != width)
+    if (expect_size >= 0 && size != (uint64_t)expect_size)
+        rc = fd_fail(e, "tensor_mismatch", "", "%s: %llu bytes where the sealed record says %lld: the file changed since it "
+                     "was verified", path, (unsigned long long)size, (long long)expect_size);
+    else if (size < 8 || size > (uint64_t)SIZE_MAX - 1)
+        rc = fd_fail(e, "bad_tensor_file", "", "%s: file shorter than a safetensors header", path);
+    unsigned char *buf = rc ? NULL : malloc((size_t)size + 1);
+    if (!rc && !buf)
+        rc = fd_fail(e, "out_of_memory", "", "%s: %llu bytes cannot be allocated", path, (unsigned long long)size);
+    fd_sha *h = !rc && hex ? fd_sha_new() : NULL;
+    uint64_t got = 0;
+    while (!rc && got < size) {
+        size_t want = size - got < ((size_t)64 << 20) ? (size_t)(size - got) : ((size_t)64 << 20);
+        ssize_t k = pread(fd, buf + got, want, (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) rc = fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno));
+        else if (k == 0)
+            rc = fd_fail(e, "tensor_mismatch", "", "%s: ends at byte %llu of %llu while read: the file changed (shrank) "
+                         "since it was verified", path, (unsigned long long)got, (unsigned long long)size);
+        else {
+            if (h) fd_sha_update(h, buf + got, (size_t)k);
+            got += (uint64_t)k;
+        }
+    }
+    char extra;
+    if (!rc && pread(fd, &extra, 1, (off_t)size) > 0)
+        rc = fd_fail(e, "tensor_mismatch", "", "%s: grew past %llu bytes while read: the file changed since it was verified",
+                     path, (unsigned long long)size);
+    close(fd);
+    if (h) {
+        char got_hex[65];
+        fd_sha_final_hex(h, got_hex);
+        if (!rc && strcmp(got_hex, hex))
+            rc = fd_fail(e, "tensor_mismatch", "", "%s: the bytes read hash to %.16s..., the sealed record says %.16s...: the "
+                         "file changed since it was verified", path, got_hex, hex);
+    }
+    fd_st_file st;
+    memset(&st, 0, sizeof st);
+    uint64_t n = 0;
+    for (int i = 7; !rc && i >= 0; i--) n = n << 8 | buf[i];
+    if (!rc && (n > FD_ST_MAX_HEADER || n > size - 8))
+        rc = fd_fail(e, "bad_tensor_file", "SEAL-1(d)", "%s: header length %llu is larger than the file allows", path,
+                     (unsigned long long)n);
+    else if (!rc && fd_st_parse_header((const char *)buf + 8, (size_t)n, size - 8 - n, &st, e)) {
+        fd_err_prefix(e, path);
+        rc = -1;
+    }
+    const fd_st_tensor *t = rc ? NULL : fd_st_find(&st, key);
+    if (!rc && (!t || strcmp(t->dtype, dtype) || t->ndim != 2 || (int64_t)t->shape[0] != rows ||
+                (int64_t)t->shape[1] != width))
         rc = fd_fail(e, "bad_tensor_file", "", "%s: expected a %s [%lld, %lld] tensor '%s'", path, dtype, (long long)rows,
                      (long long)width, key);
-    uint64_t off = rc ? 0 : 8 + st.header_len + t->start;
-    fd_st_close(&st);
-    if (rc) return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0 || fstat(fd, &sb)) {
-        if (fd >= 0) close(fd);
-        return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno));
+    if (!rc) {
+        m->base = buf;
+        m->len = (size_t)size;
+        m->data = buf + 8 + n + t->start;
+        buf = NULL;
     }
-    m->len = (size_t)sb.st_size;
-    m->base = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m->base == MAP_FAILED) { m->base = NULL; return fd_fail(e, "unreadable", "", "%s: mmap: %s", path, strerror(errno)); }
-    m->data = (const unsigned char *)m->base + off;
-    return 0;
+    fd_st_close(&st);
+    free(buf);
+    return rc;
+}
+
+int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t rows, int64_t width, fd_map *m, fd_err *e)
+{
+    return load_file(path, -1, key, dtype, rows, width, NULL, m, e);
+}
+
+int fd_load_ctx(const fd_ctx *x, const char *key, const char *dtype, int64_t width, fd_map *m, fd_err *e)
+{
+    const char *sha = jv_get_str(x->rec, "sha256");
+    int64_t size;
+    if (!sha || !fd_is_hex64(sha) || jv_get_i64(x->rec, "size_bytes", &size) || size < 0)
+        return fd_fail(e, "tensor_mismatch", "", "%s: the capture record has no sha256 / size_bytes to check the bytes against",
+                       x->path);
+    char hex[65];
+    snprintf(hex, sizeof hex, "%s", sha);
+    return load_file(x->path, size, key, dtype, x->rows, width, hex, m, e);
 }
 
 void fd_unmap(fd_map *m)
 {
-    if (m->base) munmap(m->base, m->len);
+    free(m->base);
     memset(m, 0, sizeof *m);
 }
 

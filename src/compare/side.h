@@ -33,15 +33,23 @@ int fd_side_open(const char *path, const char *label, int verify_tensors, int al
 void fd_side_close(fd_side *s);
 const fd_ctx *fd_side_find(const fd_side *s, int64_t index);
 
-/* Maps a hidden-state file and returns its BF16 [rows, hidden] payload. */
+/* A tensor file read whole into private memory (never mmap: a file that
+ * shrinks while read is a short read and a named refusal, never SIGBUS; a
+ * file edited while read cannot change bytes already in memory). */
 typedef struct fd_map {
     void *base;
     size_t len;
-    const unsigned char *data;   /* BF16 little-endian, possibly unaligned */
+    const unsigned char *data;   /* BF16 / F32 little-endian, possibly unaligned */
 } fd_map;
+/* The BF16 [rows, hidden] payload of a hidden-state file. */
 int fd_map_hidden(const char *path, const char *key, int64_t rows, int64_t hidden, fd_map *m, fd_err *e);
-/* Any dtype: a logit-form side maps its F32 [rows, vocab] "logits". */
+/* Any dtype: a logit-form side reads its F32 [rows, vocab] "logits". */
 int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t rows, int64_t width, fd_map *m, fd_err *e);
+/* A context's capture tensor read exactly once: the bytes are hashed as
+ * they are read and must equal the sealed record's size_bytes and sha256
+ * (tensor_mismatch: "changed since it was verified"), and only those bytes
+ * are used (hash what is read, docs/COMPARE-IMPL.md). */
+int fd_load_ctx(const fd_ctx *x, const char *key, const char *dtype, int64_t width, fd_map *m, fd_err *e);
 /* Reads a BF16 [vocab, hidden] head into memory (refuses other dtypes). */
 int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e);
 void fd_unmap(fd_map *m);

@@ -1,4 +1,5 @@
 #include "json.h"
+#include "util/fsio.h"
 #include "pyfloat.h"
 #include "sha.h"
 #include <errno.h>
@@ -499,18 +500,8 @@ jv *jv_parse(const char *text, size_t n, fd_err *e)
 
 jv *jv_parse_file(const char *path, fd_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fd_fail(e, errno == ENOENT ? "missing_file" : "unreadable", "", "%s: %s", path, strerror(errno));
-        return NULL;
-    }
     fd_buf b = {0};
-    char chunk[65536];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fd_buf_put(&b, chunk, k);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { fd_buf_free(&b); fd_fail(e, "unreadable", "", "%s: read error", path); return NULL; }
+    if (fd_read_file(path, FD_JSON_MAX_FILE, &b, e)) { fd_buf_free(&b); return NULL; }
     jv *v = jv_parse(b.p ? b.p : "", b.n, e);
     fd_buf_free(&b);
     if (!v) fd_err_prefix(e, path);

@@ -34,6 +34,9 @@ jv *jv_parse(const char *text, size_t n, fd_err *e);
 /* Length of the strict UTF-8 sequence at p (0 if invalid); p < end. */
 int fd_utf8_len(const unsigned char *p, const unsigned char *end);
 /* Reads and parses a file; errors name the path (code bad_json / missing_file). */
+/* A JSON document file: regular files only, at most FD_JSON_MAX_FILE bytes
+ * (fd_read_file: a FIFO or device is refused, never waited on). */
+#define FD_JSON_MAX_FILE ((size_t)512 << 20)
 jv *jv_parse_file(const char *path, fd_err *e);
 void jv_free(jv *v);
 jv *jv_copy(const jv *v);

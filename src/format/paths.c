@@ -89,3 +89,18 @@ void fd_dirname(const char *path, char *out, size_t cap)
     memcpy(out, path, l);
     out[l] = 0;
 }
+
+void fd_path_component(const char *s, char *out, size_t cap)
+{
+    size_t n = 0, lim = cap ? (cap - 1 < 80 ? cap - 1 : 80) : 0;
+    if (!cap) return;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && n < lim; p++) {
+        unsigned c = *p;
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                 c == '+' || c == '-';
+        out[n] = ok && !(n == 0 && c == '.') ? (char)c : '_';
+        n++;
+    }
+    if (!n && lim) out[n++] = '_';
+    out[n] = 0;
+}

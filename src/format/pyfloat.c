@@ -48,26 +48,42 @@ static void step_digits(char *digits, int *exp10, int dir)
  * decimal, then its neighbour on the other side of d (the round-trip
  * interval is asymmetric at powers of two, where the nearest can fail while
  * the neighbour succeeds; David Gay's mode 0, which CPython uses, picks it). */
-static void shortest(double d, char *digits, int *exp10)
+static int try_precision(double d, int p, char *digits, int *exp10)
 {
     char buf[64];
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p - 1, d);
-        split_e(buf, digits, exp10);
-        double v = digits_value(digits, *exp10);
-        if (v == d) return;
-        char alt[32];
-        int aexp = *exp10;
-        memcpy(alt, digits, strlen(digits) + 1);
-        step_digits(alt, &aexp, v > d ? -1 : +1);
-        if (alt[0] != '0' && digits_value(alt, aexp) == d) {
-            memcpy(digits, alt, strlen(alt) + 1);
-            *exp10 = aexp;
-            return;
-        }
-    }
-    snprintf(buf, sizeof buf, "%.16e", d);
+    snprintf(buf, sizeof buf, "%.*e", p - 1, d);
     split_e(buf, digits, exp10);
+    double v = digits_value(digits, *exp10);
+    if (v == d) return 1;
+    char alt[32];
+    int aexp = *exp10;
+    memcpy(alt, digits, strlen(digits) + 1);
+    step_digits(alt, &aexp, v > d ? -1 : +1);
+    if (alt[0] != '0' && digits_value(alt, aexp) == d) {
+        memcpy(digits, alt, strlen(alt) + 1);
+        *exp10 = aexp;
+        return 1;
+    }
+    return 0;
+}
+
+/* "some p-digit decimal round-trips" is monotone in p (the p+1-digit nearest,
+ * or its neighbour on the wide side of an asymmetric interval, is at least
+ * as close as any p-digit one), so the smallest p is found by bisection:
+ * about 4 tries instead of up to 17 (a 100,000-row receipt's seal). */
+static void shortest(double d, char *digits, int *exp10)
+{
+    int lo = 1, hi = 17;   /* invariant: precision hi round-trips (17 always does) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (try_precision(d, mid, digits, exp10)) hi = mid;
+        else lo = mid + 1;
+    }
+    if (!try_precision(d, hi, digits, exp10)) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.16e", d);
+        split_e(buf, digits, exp10);
+    }
 }
 
 int fd_pyfloat_repr(double d, char *out, size_t cap)

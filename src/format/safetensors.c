@@ -106,14 +106,13 @@ int fd_st_parse_header(const char *hdr, size_t n, uint64_t data_size, fd_st_file
 int fd_st_open(const char *path, fd_st_file *out, fd_err *e)
 {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fd_fail(e, errno == ENOENT ? "missing_file" : "unreadable", "", "%s: %s", path, strerror(errno));
     struct stat st;
+    int fd = fd_open_regular(path, 0, &st, e);
+    if (fd < 0) return -1;
     unsigned char len8[8];
     int rc = 0;
     char *hdr = NULL;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) rc = fd_fail(e, "unreadable", "", "%s: not a regular file", path);
-    else if (st.st_size < 8 || pread(fd, len8, 8, 0) != 8)
+    if (st.st_size < 8 || pread(fd, len8, 8, 0) != 8)
         rc = fd_fail(e, "bad_tensor_file", "SEAL-1(d)", "%s: file shorter than a safetensors header", path);
     if (!rc) {
         uint64_t n = 0;

@@ -1,4 +1,5 @@
 #include "sha.h"
+#include "util/fsio.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -43,9 +44,8 @@ void fd_sha256_hex(const void *p, size_t n, char hex[65])
 
 int fd_sha256_file_range(const char *path, uint64_t off, uint64_t len, char hex[65], fd_err *e)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fd_fail(e, errno == ENOENT ? "missing_file" : "unreadable", "", "%s: %s", path, strerror(errno));
+    int fd = fd_open_regular(path, 0, NULL, e);   /* a FIFO or /dev/zero is refused, never read */
+    if (fd < 0) return -1;
     enum { CHUNK = 1 << 20 };
     char *buf = malloc(CHUNK);
     if (!buf) { close(fd); return fd_fail(e, "unreadable", "", "%s: out of memory", path); }

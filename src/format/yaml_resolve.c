@@ -17,8 +17,24 @@ const char *const FD_YAML_TS = "^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[
                                  "(?:[Tt]|[ \\t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\\.[0-9]*)?"
                                  "(?:[ \\t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$";
 
+/* The characters each resolver pattern can start with (read off the
+ * patterns above): a scalar that starts with none of them cannot match, so
+ * the pattern is not compiled for it.  Most plain scalars of a card are
+ * words, which this settles without PCRE2. */
+static int may_match(const char *pat, const char *s, size_t n)
+{
+    char c = n ? s[0] : 0;
+    if (pat == FD_YAML_BOOL) return n && strchr("yYnNtTfFoO", c);
+    if (pat == FD_YAML_INT) return n && strchr("-+0123456789", c);
+    if (pat == FD_YAML_FLOAT) return n && strchr("-+.0123456789", c);
+    if (pat == FD_YAML_NULL) return !n || strchr("~nN", c);
+    if (pat == FD_YAML_TS) return n && c >= '0' && c <= '9';
+    return 1; /* any other pattern: always ask PCRE2 */
+}
+
 int fd_yaml_rx(const char *pat, const char *s, size_t n)
 {
+    if (!may_match(pat, s, n)) return 0;
     int err;
     PCRE2_SIZE off;
     pcre2_code *c = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);

@@ -11,6 +11,7 @@
 #include "format/checksums.h"
 #include "format/json.h"
 #include "format/paths.h"
+#include "format/safetensors.h"
 #include "format/sha.h"
 #include "util/fsio.h"
 #include <errno.h>
@@ -121,7 +122,29 @@ typedef struct run {
     fd_hub_ref ref;
     char *dsdir, *staging;
     fd_fetch_stats *st;
+    /* what the manifests declare about sizes (docs/HUB.md) */
+    jv *capdoc;               /* the verified capture manifest, once fetched */
+    char capdir[1024];        /* its directory, "capture" */
+    const char *head_file;
+    uint64_t head_max, other_max;
 } run;
+
+/* The most bytes rel may have: a capture tensor its record's size_bytes, the
+ * head what its shape allows, anything else 64 MiB plus the declared total. */
+static size_t declared_max(const run *r, const char *rel)
+{
+    const jv *recs = jv_get(r->capdoc, "records");
+    size_t cl = strlen(r->capdir);
+    if (recs && recs->t == JV_ARR && cl && !strncmp(rel, r->capdir, cl) && rel[cl] == '/')
+        for (size_t i = 0; i < recs->u.a.n; i++) {
+            const char *f = jv_get_str(recs->u.a.v[i], "file");
+            int64_t sz;
+            if (f && !strcmp(f, rel + cl + 1) && !jv_get_i64(recs->u.a.v[i], "size_bytes", &sz) && sz >= 0)
+                return (size_t)sz;
+        }
+    if (r->head_file && !strcmp(rel, r->head_file)) return (size_t)r->head_max;
+    return (size_t)r->other_max;
+}
 
 static int fetch_one(run *r, const char *rel, const char *want, fd_err *e)
 {
@@ -147,7 +170,7 @@ static int fetch_one(run *r, const char *rel, const char *want, fd_err *e)
     }
     fd_buf url = {0};
     fd_hub_resolve_url(r->c.endpoint, &r->ref, rel, &url);
-    int g = fd_hub_get_file(&r->c, url.p, part, rel, e);
+    int g = fd_hub_get_file(&r->c, url.p, part, rel, declared_max(r, rel), e);
     fd_buf_free(&url);
     if (g) goto out;
     char got[65];
@@ -231,8 +254,33 @@ static int fetch_locked(run *r, const char *s, fd_err *e)
     }
     if (check_listing(&listed, cks, s, e)) goto out;
     if (own_dir(r->staging, e)) goto out;
+    {   /* size bounds: every body is cut off at what the manifests declare */
+        const jv *cap = jv_get(m, "capture"), *head = jv_get(m, "head");
+        int64_t total = 0, v = 0, hdim = 0;
+        jv_get_i64(cap, "total_size_bytes", &total);
+        jv_get_i64(cap, "vocab_size", &v);
+        jv_get_i64(cap, "hidden_width", &hdim);
+        r->other_max = (uint64_t)SMALL_MAX + (total > 0 ? (uint64_t)total : 0);
+        r->head_file = jv_get_str(head, "file");
+        r->head_max = 8 + (uint64_t)FD_ST_MAX_HEADER +
+                      (v > 0 && hdim > 0 && v < ((int64_t)1 << 31) && hdim < ((int64_t)1 << 31) ? (uint64_t)v * (uint64_t)hdim * 4 : 0);
+        const char *cm = jv_get_str(cap, "manifest_file");
+        if (cm) {
+            fd_dirname(cm, r->capdir, sizeof r->capdir);
+            for (size_t i = 0; i < listed.paths.n; i++)   /* the capture manifest first: it declares the tensor sizes */
+                if (!strcmp(listed.paths.v[i], cm)) {
+                    if (fetch_one(r, cm, listed.digests.v[i], e)) goto out;
+                    char *cp = joinf(r->dsdir, cm, NULL);
+                    r->capdoc = jv_parse_file(cp, e);
+                    free(cp);
+                    if (!r->capdoc) goto out;
+                    break;
+                }
+        }
+    }
     for (size_t i = 0; i < listed.paths.n; i++) {
         const char *rel = listed.paths.v[i];
+        if (r->capdoc && !strcmp(rel, jv_get_str(jv_get(m, "capture"), "manifest_file"))) continue;
         if (r->o->allow_partial && fd_starts(rel, "capture/") && strcmp(rel, "capture/manifest.json")) continue;
         if (fetch_one(r, rel, listed.digests.v[i], e)) goto out;
     }
@@ -244,6 +292,8 @@ static int fetch_locked(run *r, const char *s, fd_err *e)
 out:
     /* nothing unverified stays behind a refusal (a killed run keeps its .part files) */
     if (r->staging) fd_rmtree(r->staging);
+    jv_free(r->capdoc);
+    r->capdoc = NULL;
     fd_checksums_free(&listed);
     jv_free(m);
     fd_buf_free(&mb);

@@ -93,6 +93,9 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *ud)
     if (x->mem) {
         if (x->mem->n + n > x->max) { x->overflow = 1; return 0; }
         fd_buf_put(x->mem, p, n);
+    } else if (x->max && (uint64_t)x->offset + (uint64_t)x->got + n > x->max) {
+        x->overflow = 1;   /* aborted as soon as the body passes the declared size */
+        return 0;
     } else if (fwrite(p, 1, n, x->f) != n || fflush(x->f)) { x->io_err = errno; return 0; }
     x->got += (curl_off_t)n;
     return n;
@@ -195,6 +198,11 @@ static int get(fd_hub_client *c, const char *url, xfer *x, fd_err *e)
         if (auth) { explicit_bzero(auth, strlen(auth)); free(auth); }
         long status = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        if (x->overflow && x->f) {
+            fd_fail(e, "hub_error", "HUB-SIZE", "%s: the body passes the %zu bytes the dataset's manifests declare for "
+                    "it: transfer aborted", x->label, x->max);
+            break;
+        }
         if (x->overflow) { fd_fail(e, "hub_error", "HUB-HTTP", "%.300s: response exceeds %zu bytes", cur, x->max); break; }
         if (x->io_err) { fd_fail(e, "hub_error", "HUB-CACHE", "%s: write failed: %s", x->label, strerror(x->io_err)); break; }
         if (x->range_bad) {
@@ -271,11 +279,11 @@ int fd_hub_get_mem(fd_hub_client *c, const char *url, size_t max, fd_buf *out, f
     return rc;
 }
 
-int fd_hub_get_file(fd_hub_client *c, const char *url, const char *part_path, const char *label, fd_err *e)
+int fd_hub_get_file(fd_hub_client *c, const char *url, const char *part_path, const char *label, size_t max, fd_err *e)
 {
     FILE *f = fopen(part_path, "ab");
     if (!f) return fd_fail(e, "hub_error", "HUB-CACHE", "%s: %s", part_path, strerror(errno));
-    xfer x = {.f = f, .label = label, .progress = c->progress};
+    xfer x = {.f = f, .label = label, .progress = c->progress, .max = max};
     int rc = get(c, url, &x, e);
     if (fclose(f) && !rc) rc = fd_fail(e, "hub_error", "HUB-CACHE", "%s: %s", part_path, strerror(errno));
     return rc;

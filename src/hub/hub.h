@@ -51,8 +51,10 @@ typedef struct fd_hub_client {
 /* GET url into memory (at most max bytes). */
 int fd_hub_get_mem(fd_hub_client *c, const char *url, size_t max, fd_buf *out, fd_err *e);
 /* GET url appending to part_path, resuming with a Range request from its
- * current size; on success the file holds the whole body (not verified). */
-int fd_hub_get_file(fd_hub_client *c, const char *url, const char *part_path, const char *label, fd_err *e);
+ * current size; on success the file holds the whole body (not verified).
+ * max > 0: the transfer is aborted (HUB-SIZE) as soon as the file would
+ * pass max bytes. */
+int fd_hub_get_file(fd_hub_client *c, const char *url, const char *part_path, const char *label, size_t max, fd_err *e);
 
 typedef struct fd_fetch_opts {
     const char *cache;      /* NULL: $FIDELITY_CACHE, else ~/.cache/fidelity/datasets */

@@ -1,5 +1,7 @@
 #include "kl.h"
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <string.h>
 
 /* The vector helpers are always inlined: no vector crosses a call boundary,
@@ -12,6 +14,7 @@
 #undef KL_ATTR
 #undef KL_NAME
 
+#if defined(__x86_64__) /* the ISA builds of the same code; elsewhere the generic one runs */
 #define KL_ATTR __attribute__((target("avx2,fma")))
 #define KL_NAME(x) avx2_##x
 #include "kl_impl.inc"
@@ -29,14 +32,20 @@
 #undef KL_ATTR
 #undef KL_NAME
 #undef KL_GATHER
+#endif
 
 const fd_kl_ops *fd_kl_ops_for(fd_path p)
 {
+#if defined(__x86_64__)
     switch (p) {
     case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return &avx512_ops;
     case FD_PATH_AVX2: return &avx2_ops;
     default: return &generic_ops;
     }
+#else
+    (void)p;
+    return &generic_ops;
+#endif
 }
 
 double fd_exp_canonical(double x)

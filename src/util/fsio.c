@@ -1,7 +1,9 @@
 #include "fsio.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +19,49 @@ char *fd_path_join(const char *a, const char *b)
     return fd_buf_cstr(&p);
 }
 
+static const char *kind_name(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symlink" : "not a regular file";
+}
+
+int fd_open_regular(const char *path, int nofollow, struct stat *stp, fd_err *e)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0) {
+        int err = errno;
+        if (err == ELOOP && nofollow)
+            return fd_fail(e, "unreadable", "", "%s: a symlink (refused, never followed)", path);
+        return fd_fail(e, err == ENOENT ? "missing_file" : "unreadable", "", "%s: %s", path, strerror(err));
+    }
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int err = errno;
+        close(fd);
+        return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return fd_fail(e, "unreadable", "", "%s: %s, not a regular file (refused)", path, kind_name(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+        int err = errno;
+        close(fd);
+        return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(err));
+    }
+    if (stp) *stp = st;
+    return fd;
+}
+
 int fd_read_file(const char *path, size_t max, fd_buf *out, fd_err *e)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fd_fail(e, errno == ENOENT ? "missing_file" : "unreadable", "", "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+    int fd = fd_open_regular(path, 0, &st, e);
+    if (fd < 0) return -1;
+    if ((uint64_t)st.st_size > (uint64_t)max) {
         close(fd);
-        return fd_fail(e, "unreadable", "", "%s: not a regular file", path);
-    }
-    if ((size_t)st.st_size > max) {
-        close(fd);
-        return fd_fail(e, "unreadable", "", "%s: %lld bytes is over the %zu-byte limit for this file",
+        return fd_fail(e, "file_too_large", "", "%s: %lld bytes is over the %zu-byte limit for this file",
                        path, (long long)st.st_size, max);
     }
     out->n = 0;
@@ -37,9 +69,12 @@ int fd_read_file(const char *path, size_t max, fd_buf *out, fd_err *e)
     for (;;) {
         ssize_t k = read(fd, chunk, sizeof chunk);
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0) { close(fd); return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno)); }
+        if (k < 0) { int err = errno; close(fd); return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(err)); }
         if (k == 0) break;
-        if (out->n + (size_t)k > max) { close(fd); return fd_fail(e, "unreadable", "", "%s: grew past the limit", path); }
+        if (out->n + (size_t)k > max) {
+            close(fd);
+            return fd_fail(e, "file_too_large", "", "%s: grew past the %zu-byte limit while read", path, max);
+        }
         fd_buf_put(out, chunk, (size_t)k);
     }
     fd_buf_cstr(out);
@@ -124,4 +159,23 @@ int fd_is_dir(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char msg[] = "REFUSED [file_changed]: a memory-mapped input file shrank while it was read (SIGBUS); "
+                              "nothing was written under the destination name\n";
+    ssize_t w = write(1, msg, sizeof msg - 1);
+    (void)w;
+    _exit(3);
+}
+
+void fd_sigbus_refuses(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
 }

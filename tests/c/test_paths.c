@@ -120,7 +120,29 @@ static int credentials(void)
     return fails;
 }
 
+/* A user label as one confined path component (compare's NN-LABEL). */
+static int component(void)
+{
+    int fails = 0;
+    static const struct { const char *in, *out; } cases[] = {
+        {"rtn-int8", "rtn-int8"}, {"../../x", "_._.._x"}, {"x/../../../y", "x_.._.._.._y"}, {"/abs", "_abs"},
+        {".", "_"}, {"..", "_."}, {".hidden", "_hidden"}, {"", "_"}, {"a b\nc", "a_b_c"}, {"a+b_c.d-e", "a+b_c.d-e"},
+        {"\xc3\xa9", "__"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char got[96];
+        fd_path_component(cases[i].in, got, sizeof got);
+        CHECKF(!strcmp(got, cases[i].out), "path_component('%s') = '%s', want '%s'", cases[i].in, got, cases[i].out);
+    }
+    char longs[300], got[96];
+    memset(longs, 'a', sizeof longs - 1);
+    longs[sizeof longs - 1] = 0;
+    fd_path_component(longs, got, sizeof got);
+    CHECK(strlen(got) == 80, "path_component caps a component at 80 bytes");
+    return fails;
+}
+
 int test_paths(void)
 {
-    return normpath() + relpath() + credentials();
+    return normpath() + relpath() + credentials() + component();
 }

@@ -1,0 +1,12 @@
+build-aarch64/obj/src/cli/cmd_reseal.o: src/cli/cmd_reseal.c \
+ src/cli/cli.h src/format/reseal.h src/format/json.h \
+ src/format/../util/buf.h src/format/../util/err.h src/util/fsio.h \
+ src/util/buf.h src/util/err.h
+src/cli/cli.h:
+src/format/reseal.h:
+src/format/json.h:
+src/format/../util/buf.h:
+src/format/../util/err.h:
+src/util/fsio.h:
+src/util/buf.h:
+src/util/err.h:

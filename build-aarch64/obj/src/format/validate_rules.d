@@ -1,0 +1,18 @@
+build-aarch64/obj/src/format/validate_rules.o: \
+ src/format/validate_rules.c src/format/validate_util.h src/format/json.h \
+ src/format/../util/buf.h src/format/../util/err.h src/format/validate.h \
+ src/format/digest.h src/format/paths.h src/format/safetensors.h \
+ src/format/sha.h src/format/../util/fsio.h src/format/../util/buf.h \
+ src/format/../util/err.h
+src/format/validate_util.h:
+src/format/json.h:
+src/format/../util/buf.h:
+src/format/../util/err.h:
+src/format/validate.h:
+src/format/digest.h:
+src/format/paths.h:
+src/format/safetensors.h:
+src/format/sha.h:
+src/format/../util/fsio.h:
+src/format/../util/buf.h:
+src/format/../util/err.h:

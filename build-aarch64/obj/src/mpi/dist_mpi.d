@@ -1,0 +1,1 @@
+build-aarch64/obj/src/mpi/dist_mpi.o: src/mpi/dist_mpi.c

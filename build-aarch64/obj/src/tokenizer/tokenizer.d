@@ -1,0 +1,18 @@
+build-aarch64/obj/src/tokenizer/tokenizer.o: src/tokenizer/tokenizer.c \
+ src/tokenizer/tok_internal.h src/tokenizer/tokenizer.h \
+ src/tokenizer/../util/err.h src/tokenizer/../util/buf.h \
+ src/tokenizer/../format/json.h src/tokenizer/../format/../util/buf.h \
+ src/tokenizer/../format/../util/err.h src/tokenizer/../format/sha.h \
+ src/tokenizer/../util/fsio.h src/tokenizer/../util/buf.h \
+ src/tokenizer/../util/err.h
+src/tokenizer/tok_internal.h:
+src/tokenizer/tokenizer.h:
+src/tokenizer/../util/err.h:
+src/tokenizer/../util/buf.h:
+src/tokenizer/../format/json.h:
+src/tokenizer/../format/../util/buf.h:
+src/tokenizer/../format/../util/err.h:
+src/tokenizer/../format/sha.h:
+src/tokenizer/../util/fsio.h:
+src/tokenizer/../util/buf.h:
+src/tokenizer/../util/err.h:

@@ -1,0 +1,13 @@
+build-aarch64/obj/tests/c/test_safetensors.o: tests/c/test_safetensors.c \
+ tests/c/check.h src/format/safetensors.h src/format/json.h \
+ src/format/../util/buf.h src/format/../util/err.h src/format/sha.h \
+ src/util/fsio.h src/util/buf.h src/util/err.h
+tests/c/check.h:
+src/format/safetensors.h:
+src/format/json.h:
+src/format/../util/buf.h:
+src/format/../util/err.h:
+src/format/sha.h:
+src/util/fsio.h:
+src/util/buf.h:
+src/util/err.h:
