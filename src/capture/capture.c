@@ -345,7 +345,28 @@ int fd_capture_run_shard(const fd_capture_opts *o, fd_capture_shard *s, jv **man
     return capture_impl(o, s, manifest, e);
 }
 
-static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **manifest, fd_err *e)
+/* One capture's state, shared by the steps of capture_impl. */
+typedef struct cap {
+    const fd_capture_opts *o;
+    fd_capture_shard *sh;
+    fd_mm mm;
+    fd_glm_config c;
+    fd_weights W;
+    fd_panel P;
+    int mm_open, wopen, popen_, lo;
+    jv *scope, *files, *probe, *disc, *dbits, *shard_of, *swin;
+    fd_panel_window *all_w;         /* a shard narrows P to its windows; restored before the free */
+    size_t all_n, lo_w;
+    const char *dest;
+    uint16_t **pre;                 /* layer-outer: every window's rows, computed before the writer starts */
+    double *pre_s;
+    char codec[64], ck[65], cfg[65], repo[512], pid[600], engine[200];
+    fd_dsw *dw;
+    uint16_t *hid;
+    const fd_tensor *head;
+} cap;
+
+static int check_opts(const fd_capture_opts *o, const fd_capture_shard *sh, fd_err *e)
 {
     struct stat sb;
     if (!sh && !o->force && lstat(o->out, &sb) == 0)
@@ -357,270 +378,312 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
         if (!sl || sl == o->repository || !sl[1] || strchr(sl + 1, '/') || strpbrk(o->repository, " @:\\"))
             return fd_fail(e, "bad_usage", "", "--repository must be an owner/name Hub dataset id");
     }
-    fd_mm mm;
-    if (fd_mm_init(&mm, o->kernel, o->threads, o->order, e)) return -1;
-    fd_glm_config c;
-    memset(&c, 0, sizeof c);
-    if (fd_glm_config_load(o->model, &c, e)) { fd_mm_free(&mm); return -1; }
-    int rc = -1;
-    fd_weights W;
-    memset(&W, 0, sizeof W);
-    fd_panel P;
-    memset(&P, 0, sizeof P);
-    int wopen = 0, popen_ = 0;
-    jv *scope = NULL, *files = NULL, *probe = NULL, *disc = NULL, *dbits = NULL, *shard_of = NULL, *swin = NULL;
-    fd_panel_window *all_w = NULL;  /* a shard narrows P to its windows; restored before the free */
-    size_t all_n = 0, lo_w = 0;
-    const char *dest = o->out;
-    uint16_t **pre = NULL;          /* layer-outer: every window's rows, computed before the writer starts */
-    double *pre_s = NULL;
-    char codec[64] = "";
-    fd_dsw *dw = NULL;
-    uint16_t *hid = NULL;
-    int lo = o->schedule && !strcmp(o->schedule, "layer-outer");
-    if (o->schedule && !lo && strcmp(o->schedule, "window-outer")) {
-        fd_fail(e, "bad_usage", "", "--schedule must be window-outer or layer-outer, not %s", o->schedule);
-        goto out;
-    }
-    if ((lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &W, e)) goto out;
-    wopen = 1;
-    if (fd_weights_check(&W, &c, e)) goto out;
-    char embed[128];
-    fd_arch_prefix(c.arch, "embed_tokens", embed, sizeof embed - 8);
-    strcat(embed, "weight");
-    const fd_tensor *head = fd_weights_get(&W, c.tie_word_embeddings ? embed : "lm_head.weight");
-    if (!head || head->ndim != 2 || head->shape[1] != (uint64_t)c.hidden_size) {
-        fd_fail(e, "checkpoint_mismatch", "", "%s: no usable lm_head weight", o->model);
-        goto out;
-    }
-    if (strcmp(head->dtype, "BF16")) {
-        fd_fail(e, "lossy_cast", "", "%s: lm_head is %s, not BF16 (a cast would be lossy)", o->model, head->dtype);
-        goto out;
-    }
-    if (o->scope_file && !(scope = fd_capture_scope_load(o->scope_file, e))) goto out;
-    if (W.q.kind != FD_Q_NONE) {
+    if (o->schedule && strcmp(o->schedule, "layer-outer") && strcmp(o->schedule, "window-outer"))
+        return fd_fail(e, "bad_usage", "", "--schedule must be window-outer or layer-outer, not %s", o->schedule);
+    return 0;
+}
+
+/* The scope: a quantized checkpoint's own (refused as a root, or against a
+ * --scope-file that says otherwise), else --scope-file; the disclosures. */
+static int read_scope(cap *x, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
+    if (o->scope_file && !(x->scope = fd_capture_scope_load(o->scope_file, e))) return -1;
+    if (x->W.q.kind != FD_Q_NONE) {
         /* the checkpoint says which format each tensor has: the scope is read from it */
-        jv *derived = fd_qscope_derive(&W, &c);
+        jv *derived = fd_qscope_derive(&x->W, &x->c);
         if (!strcmp(o->role, "root")) {
             fd_fail(e, "quantized_root", "", "%s: the checkpoint is quantized (%s); a root is native, capture it with --role quant",
-                    o->model, W.q.source);
+                    o->model, x->W.q.source);
             jv_free(derived);
-            goto out;
+            return -1;
         }
-        if (scope && strcmp(jv_get_str(scope, "scope_digest"), jv_get_str(derived, "scope_digest"))) {
+        if (x->scope && strcmp(jv_get_str(x->scope, "scope_digest"), jv_get_str(derived, "scope_digest"))) {
             fd_fail(e, "scope_mismatch", "", "%s: --scope-file says %s but the checkpoint's tensors say %s", o->scope_file,
-                    jv_get_str(scope, "scope_digest"), jv_get_str(derived, "scope_digest"));
+                    jv_get_str(x->scope, "scope_digest"), jv_get_str(derived, "scope_digest"));
             jv_free(derived);
-            goto out;
+            return -1;
         }
-        jv_free(scope);
-        scope = derived;
-        disc = quant_disclosures(&W);
-        dbits = jv_int(fd_q_bits(W.q.kind));
-        fd_q_codec(&W.q, codec, sizeof codec);
-    } else if (strcmp(o->role, "root") && !scope) {
-        fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
-        goto out;
-    }
-    jv *f32d = f32_cast_disclosure(&W);
+        jv_free(x->scope);
+        x->scope = derived;
+        x->disc = quant_disclosures(&x->W);
+        x->dbits = jv_int(fd_q_bits(x->W.q.kind));
+        fd_q_codec(&x->W.q, x->codec, sizeof x->codec);
+    } else if (strcmp(o->role, "root") && !x->scope)
+        return fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
+    jv *f32d = f32_cast_disclosure(&x->W);
     if (f32d) {
-        if (!disc) disc = jv_arr();
-        jv_push(disc, f32d);
+        if (!x->disc) x->disc = jv_arr();
+        jv_push(x->disc, f32d);
     }
-    char ck[65], cfg[65];
-    if (fd_checkpoint_identity(o->model, ck, cfg, &files, e)) goto out;
-    if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, c.vocab_size, &P, e)) goto out;
-    popen_ = 1;
-    if (!P.n) { fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final"); goto out; }
-    for (size_t i = 0; i < P.n; i++)
-        if (mask_all_ones(&P.w[i], e)) goto out;
-    if (sh) {
-        size_t total = (size_t)sh->ranks < P.n ? (size_t)sh->ranks : P.n, hi_w;
-        if ((size_t)sh->rank >= total) { sh->idle = 1; rc = 0; goto out; }
-        fd_dist_range(P.n, sh->rank, (int)total, &lo_w, &hi_w);
-        char suite[65];
-        panel_suite_hash(&P, suite);
-        shard_of = fd_shard_of_block((size_t)sh->rank, total, suite);
-        sh->path = fd_shard_path(o->out, (size_t)sh->rank, total);
-        dest = sh->path;
-        fd_shard_clean_partials(dest);
-        jv *native = scope ? NULL : fd_native_scope();
-        fd_shard_expect x = {shard_of, (int64_t)lo_w, (int64_t)(hi_w - lo_w), (int64_t)P.n, o->dataset_id, o->dataset_name,
-                             o->role, o->lane, ck, jv_get_str(scope ? scope : native, "scope_digest")};
-        int reuse = fd_shard_reusable(dest, &x, manifest, e);
-        jv_free(native);
-        if (reuse == 1) { sh->reused = 1; rc = 0; goto out; }
-        if (reuse < 0 && !o->force) goto out;
-        all_w = P.w;
-        all_n = P.n;
-        P.w += lo_w;
-        P.n = hi_w - lo_w;
-    }
+    return 0;
+}
+
+/* config, checkpoint (lazily for layer-outer), the head, the scope, the identity */
+static int open_model(cap *x, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
+    if (fd_mm_init(&x->mm, o->kernel, o->threads, o->order, e)) return -1;
+    x->mm_open = 1;
+    if (fd_glm_config_load(o->model, &x->c, e)) return -1;
+    x->lo = o->schedule && !strcmp(o->schedule, "layer-outer");
+    if ((x->lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &x->W, e)) return -1;
+    x->wopen = 1;
+    if (fd_weights_check(&x->W, &x->c, e)) return -1;
+    char embed[128];
+    fd_arch_prefix(x->c.arch, "embed_tokens", embed, sizeof embed - 8);
+    strcat(embed, "weight");
+    const fd_tensor *head = fd_weights_get(&x->W, x->c.tie_word_embeddings ? embed : "lm_head.weight");
+    if (!head || head->ndim != 2 || head->shape[1] != (uint64_t)x->c.hidden_size)
+        return fd_fail(e, "checkpoint_mismatch", "", "%s: no usable lm_head weight", o->model);
+    if (strcmp(head->dtype, "BF16"))
+        return fd_fail(e, "lossy_cast", "", "%s: lm_head is %s, not BF16 (a cast would be lossy)", o->model, head->dtype);
+    x->head = head;
+    if (read_scope(x, e)) return -1;
+    return fd_checkpoint_identity(o->model, x->ck, x->cfg, &x->files, e);
+}
+
+/* The panel, narrowed to the shard's windows under MPI; *done set when the
+ * shard is idle or its dataset is reused (manifest set). */
+static int load_panel(cap *x, jv **manifest, int *done, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
+    fd_capture_shard *sh = x->sh;
+    fd_panel *P = &x->P;
+    if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, x->c.vocab_size, P, e)) return -1;
+    x->popen_ = 1;
+    if (!P->n) return fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final");
+    for (size_t i = 0; i < P->n; i++)
+        if (mask_all_ones(&P->w[i], e)) return -1;
+    if (!sh) return 0;
+    size_t total = (size_t)sh->ranks < P->n ? (size_t)sh->ranks : P->n, hi_w;
+    if ((size_t)sh->rank >= total) { sh->idle = 1; *done = 1; return 0; }
+    fd_dist_range(P->n, sh->rank, (int)total, &x->lo_w, &hi_w);
+    char suite[65];
+    panel_suite_hash(P, suite);
+    x->shard_of = fd_shard_of_block((size_t)sh->rank, total, suite);
+    sh->path = fd_shard_path(o->out, (size_t)sh->rank, total);
+    x->dest = sh->path;
+    fd_shard_clean_partials(x->dest);
+    jv *native = x->scope ? NULL : fd_native_scope();
+    fd_shard_expect ex = {x->shard_of, (int64_t)x->lo_w, (int64_t)(hi_w - x->lo_w), (int64_t)P->n, o->dataset_id,
+                          o->dataset_name, o->role, o->lane, x->ck, jv_get_str(x->scope ? x->scope : native, "scope_digest")};
+    int reuse = fd_shard_reusable(x->dest, &ex, manifest, e);
+    jv_free(native);
+    if (reuse == 1) { sh->reused = 1; *done = 1; return 0; }
+    if (reuse < 0 && !o->force) return -1;
+    x->all_w = P->w;
+    x->all_n = P->n;
+    P->w += x->lo_w;
+    P->n = hi_w - x->lo_w;
+    return 0;
+}
+
+/* The memory pre-flight, then the generation sanity probe: one extra
+ * window, before the panel loop (window-outer) or as window N+1 of the same
+ * pass (layer-outer, FORMAT §6, which also computes every window's rows
+ * here); a refusal here writes nothing. */
+static int preflight_and_probe(cap *x, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
     fd_mem_estimate me;
-    if (fd_memory_preflight(&W, &c, &P, lo, o->memory_limit, &me, e)) goto out;
+    if (fd_memory_preflight(&x->W, &x->c, &x->P, x->lo, o->memory_limit, &me, e)) return -1;
     if (o->progress)
         fprintf(stderr, "{\"stage\":\"memory_preflight\",\"schedule\":\"%s\",\"estimate_bytes\":%llu,\"limit_bytes\":%llu}\n",
-                lo ? "layer-outer" : "window-outer", (unsigned long long)me.total, (unsigned long long)me.limit);
-    /* the generation sanity probe: one extra window, before the panel loop
-     * (window-outer) or as window N+1 of the same pass (layer-outer, FORMAT
-     * §6); a refusal here writes nothing */
+                x->lo ? "layer-outer" : "window-outer", (unsigned long long)me.total, (unsigned long long)me.limit);
     fd_probe_opts po = {o->sanity_prompt, o->sanity_expect, o->no_sanity_check};
-    if (lo) {
+    if (x->lo) {
         fd_probe_plan pp;
-        if (fd_probe_prepare(&po, o->model, &pp, e)) goto out;
-        pre = fd_xcalloc(P.n + 1, sizeof *pre);
-        pre_s = fd_xcalloc(P.n + 1, sizeof *pre_s);
-        int lr = fd_layer_outer(&mm, &W, &c, &P, &pp, head->name, pre, pre_s, &probe, o->progress, e);
-        if (!lr && !probe) { probe = pp.skipped; pp.skipped = NULL; }
+        if (fd_probe_prepare(&po, o->model, &pp, e)) return -1;
+        x->pre = fd_xcalloc(x->P.n + 1, sizeof *x->pre);
+        x->pre_s = fd_xcalloc(x->P.n + 1, sizeof *x->pre_s);
+        int lr = fd_layer_outer(&x->mm, &x->W, &x->c, &x->P, &pp, x->head->name, x->pre, x->pre_s, &x->probe, o->progress, e);
+        if (!lr && !x->probe) { x->probe = pp.skipped; pp.skipped = NULL; }
         fd_probe_plan_free(&pp);
-        if (lr) goto out;
-    } else if (fd_probe_run(&po, o->model, &mm, &W, &c, head, &probe, e)) goto out;
+        if (lr) return -1;
+    } else if (fd_probe_run(&po, o->model, &x->mm, &x->W, &x->c, x->head, &x->probe, e)) return -1;
     if (o->progress) {
-        const char *st = jv_get_str(probe, "status");
+        const char *st = jv_get_str(x->probe, "status");
         fprintf(stderr, "{\"stage\":\"sanity_probe\",\"status\":\"%s\"}\n", st ? st : "?");
     }
-    char repo[512];
-    if (o->weights_repository) snprintf(repo, sizeof repo, "%s", o->weights_repository);
-    else if (P.receipt_tokenizer_id) snprintf(repo, sizeof repo, "%s", P.receipt_tokenizer_id);
-    else if (tokenizer_identity(o->model, c.vocab_size, repo, sizeof repo, e)) goto out;
-    fd_ds_identity id = {0};
-    id.dataset_id = o->dataset_id;
-    id.dataset_name = o->dataset_name;
-    id.role = o->role;
-    id.lane = o->lane;
-    id.run_name = o->run_name ? o->run_name : o->cold_run;
-    id.cold_run = o->cold_run ? o->cold_run : sh ? sh->run_stamp : NULL;
-    id.shard_of = shard_of;
-    id.index_base = (int64_t)lo_w;
-    id.declared_records = sh ? (int64_t)all_n : 0;
-    id.weights_repository = repo;
-    id.weights_revision = o->weights_revision;
-    id.repository = o->repository;
-    id.scope = scope;
-    if (o->declared_bits > 0) { /* --declared-bits: for checkpoints that do not say it themselves */
-        double have = !dbits ? 0 : dbits->t == JV_INT ? (double)dbits->u.i : dbits->t == JV_FLOAT ? dbits->u.f : 0;
-        if (have > 0 && have != o->declared_bits) {
-            fd_fail(e, "declared_bits_mismatch", "", "--declared-bits %g contradicts the checkpoint's %g bits",
-                    o->declared_bits, have);
-            goto out;
-        }
-        jv_free(dbits);
-        dbits = jv_float(o->declared_bits);
+    return 0;
+}
+
+/* --declared-bits (for checkpoints that do not say it themselves) and --score-from */
+static int declared_and_scored(cap *x, fd_ds_identity *id, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
+    if (o->declared_bits > 0) {
+        jv *d = x->dbits;
+        double have = !d ? 0 : d->t == JV_INT ? (double)d->u.i : d->t == JV_FLOAT ? d->u.f : 0;
+        if (have > 0 && have != o->declared_bits)
+            return fd_fail(e, "declared_bits_mismatch", "", "--declared-bits %g contradicts the checkpoint's %g bits",
+                           o->declared_bits, have);
+        jv_free(x->dbits);
+        x->dbits = jv_float(o->declared_bits);
     }
-    id.extra_disclosures = disc;
-    id.declared_bits = dbits;
-    id.codec = codec[0] ? codec : NULL;
+    if (o->score_from && o->emit_k3_compat)
+        return fd_fail(e, "k3_incompatible_panel", "", "--emit-k3-compat with --score-from %zu: kimi-k3 scores every row 0..L-2 "
+                       "of a context, so a windowed capture has no kimi-k3 view", o->score_from);
+    if (o->score_from) { /* --score-from N: rows N .. L-2 of each window (a windowed panel, PANEL-D3) */
+        for (size_t i = 0; i < x->P.n; i++)
+            if (x->P.w[i].n_ids < o->score_from + 2)
+                return fd_fail(e, "bad_score_from", "", "--score-from %zu leaves window %s (%zu tokens) no scored row",
+                               o->score_from, x->P.w[i].window_id, x->P.w[i].n_ids);
+        x->swin = fd_scoring_window_block((int64_t)o->score_from, (int64_t)x->P.context_length,
+                                          (int64_t)(x->all_w ? x->all_n : x->P.n));
+        id->scoring_window = x->swin;
+    }
+    return 0;
+}
+
+/* The dataset's identity block (its strings live in x). */
+static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
+    if (o->weights_repository) snprintf(x->repo, sizeof x->repo, "%s", o->weights_repository);
+    else if (x->P.receipt_tokenizer_id) snprintf(x->repo, sizeof x->repo, "%s", x->P.receipt_tokenizer_id);
+    else if (tokenizer_identity(o->model, x->c.vocab_size, x->repo, sizeof x->repo, e)) return -1;
+    id->dataset_id = o->dataset_id;
+    id->dataset_name = o->dataset_name;
+    id->role = o->role;
+    id->lane = o->lane;
+    id->run_name = o->run_name ? o->run_name : o->cold_run;
+    id->cold_run = o->cold_run ? o->cold_run : x->sh ? x->sh->run_stamp : NULL;
+    id->shard_of = x->shard_of;
+    id->index_base = (int64_t)x->lo_w;
+    id->declared_records = x->sh ? (int64_t)x->all_n : 0;
+    id->weights_repository = x->repo;
+    id->weights_revision = o->weights_revision;
+    id->repository = o->repository;
+    id->scope = x->scope;
+    if (declared_and_scored(x, id, e)) return -1;
+    id->extra_disclosures = x->disc;
+    id->declared_bits = x->dbits;
+    id->codec = x->codec[0] ? x->codec : NULL;
     /* the dataset schema wants panel ids spelled "panel--..."; a declared id
      * without that prefix is recorded with it prepended */
-    char pid[600];
-    snprintf(pid, sizeof pid, "%s%s", strncmp(P.panel_id, "panel--", 7) ? "panel--" : "", P.panel_id);
-    id.panel_id = pid;
-    id.panel_name = P.name;
-    id.checkpoint_identity_sha256 = ck;
-    id.config_sha256 = cfg;
-    id.checkpoint_files = files;
-    char engine[200];
+    snprintf(x->pid, sizeof x->pid, "%s%s", strncmp(x->P.panel_id, "panel--", 7) ? "panel--" : "", x->P.panel_id);
+    id->panel_id = x->pid;
+    id->panel_name = x->P.name;
+    id->checkpoint_identity_sha256 = x->ck;
+    id->config_sha256 = x->cfg;
+    id->checkpoint_files = x->files;
     /* the architecture the forward ran: the config's model_type */
-    snprintf(engine, sizeof engine, "fidelity C forward: %s, transformers 5.16 rounding points, eager attention, "
-             "bf16 products in the %s order", c.arch->info.model_type, fd_order_name(o->order));
-    id.engine = engine;
-    id.hidden = c.hidden_size;
-    id.vocab = (int64_t)head->shape[0];
-    id.context_length = (int64_t)P.context_length;
-    id.force = o->force;
-    id.emit_k3_compat = o->emit_k3_compat;
-    id.generation_sanity_probe = probe;
-    if (o->score_from && o->emit_k3_compat) {
-        fd_fail(e, "k3_incompatible_panel", "", "--emit-k3-compat with --score-from %zu: kimi-k3 scores every row 0..L-2 "
-                "of a context, so a windowed capture has no kimi-k3 view", o->score_from);
-        goto out;
-    }
-    if (o->score_from) { /* --score-from N: rows N .. L-2 of each window (a windowed panel, PANEL-D3) */
-        for (size_t i = 0; i < P.n; i++)
-            if (P.w[i].n_ids < o->score_from + 2) {
-                fd_fail(e, "bad_score_from", "", "--score-from %zu leaves window %s (%zu tokens) no scored row",
-                        o->score_from, P.w[i].window_id, P.w[i].n_ids);
-                goto out;
-            }
-        swin = fd_scoring_window_block((int64_t)o->score_from, (int64_t)P.context_length, (int64_t)(all_w ? all_n : P.n));
-        id.scoring_window = swin;
-    }
-    dw = fd_dsw_begin(dest, &id, e);
-    if (!dw) goto out;
-    size_t H = (size_t)c.hidden_size;
-    for (size_t i = 0; i < P.n; i++) {
-        const fd_panel_window *pw = &P.w[i];
+    snprintf(x->engine, sizeof x->engine, "fidelity C forward: %s, transformers 5.16 rounding points, eager attention, "
+             "bf16 products in the %s order", x->c.arch->info.model_type, fd_order_name(o->order));
+    id->engine = x->engine;
+    id->hidden = x->c.hidden_size;
+    id->vocab = (int64_t)x->head->shape[0];
+    id->context_length = (int64_t)x->P.context_length;
+    id->force = o->force;
+    id->emit_k3_compat = o->emit_k3_compat;
+    id->generation_sanity_probe = x->probe;
+    return 0;
+}
+
+/* every window's rows into the writer (window-outer: the forward runs here) */
+static int write_windows(cap *x, fd_err *e)
+{
+    const fd_capture_opts *o = x->o;
+    size_t H = (size_t)x->c.hidden_size;
+    for (size_t i = 0; i < x->P.n; i++) {
+        const fd_panel_window *pw = &x->P.w[i];
         double t0 = now_s();
-        if (pre) {
-            hid = pre[i];
-            pre[i] = NULL;
+        if (x->pre) {
+            x->hid = x->pre[i];
+            x->pre[i] = NULL;
         } else {
-            hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
-            if (fd_forward_hidden(&mm, &W, &c, pw->ids, pw->n_ids, hid, e)) goto out;
+            x->hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
+            if (fd_forward_hidden(&x->mm, &x->W, &x->c, pw->ids, pw->n_ids, x->hid, e)) return -1;
         }
         fd_ds_window win;
         fd_panel_ds_window(pw, &win);
         size_t rows = pw->n_ids - 1; /* all-ones mask: causal = rows 0..L-2 */
-        if (rows != pw->prediction_positions) {
-            fd_fail(e, "bad_panel", "", "window %s: %zu scored rows but %zu prediction positions", pw->window_id,
-                    rows, pw->prediction_positions);
-            goto out;
-        }
+        if (rows != pw->prediction_positions)
+            return fd_fail(e, "bad_panel", "", "window %s: %zu scored rows but %zu prediction positions", pw->window_id,
+                           rows, pw->prediction_positions);
         win.scored_rows = rows - o->score_from;
-        win.elapsed_seconds = pre ? pre_s[i] : now_s() - t0;
-        if (fd_dsw_add_window(dw, &win, hid + o->score_from * H, e)) goto out;
-        free(hid);
-        hid = NULL;
-        test_die_hook(i + 1, sh);
+        win.elapsed_seconds = x->pre ? x->pre_s[i] : now_s() - t0;
+        if (fd_dsw_add_window(x->dw, &win, x->hid + o->score_from * H, e)) return -1;
+        free(x->hid);
+        x->hid = NULL;
+        test_die_hook(i + 1, x->sh);
         if (o->progress)
             fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
                     rows, win.elapsed_seconds);
     }
+    return 0;
+}
+
+/* The head, then the checkpoint hashed again: the weights were read through
+ * mmap, so the files must hash as they did before, or nothing is sealed (a
+ * page that vanished is SIGBUS, a named refusal: fd_sigbus_refuses). */
+static int head_and_recheck(cap *x, fd_err *e)
+{
+    const fd_tensor *head = x->head;
     /* the head straight from the mapping (no second copy of a vocabulary
      * matrix: layer-outer under a tight limit), copied only when misaligned */
     uint16_t *hb = ((uintptr_t)head->data & 1) ? fd_xmalloc(head->nbytes + 2) : NULL;
     if (hb) memcpy(hb, head->data, head->nbytes);
-    int hr = fd_dsw_set_head(dw, hb ? hb : (const uint16_t *)head->data, e);
+    int hr = fd_dsw_set_head(x->dw, hb ? hb : (const uint16_t *)head->data, e);
     free(hb);
-    if (hr) goto out;
-    {   /* the weights were read through mmap: the files are hashed again after
-         * use and must hash as they did before, or nothing is sealed (a page
-         * that vanished is SIGBUS, a named refusal: fd_sigbus_refuses) */
-        char ck2[65], cfg2[65];
-        jv *files2 = NULL;
-        int changed = fd_checkpoint_identity(o->model, ck2, cfg2, &files2, e);
-        jv_free(files2);
-        if (changed) goto out;
-        if (strcmp(ck2, ck)) {
-            fd_fail(e, "checkpoint_changed", "", "%s: the checkpoint files changed while the capture read them (their "
-                    "digests before and after the forward differ): nothing was sealed", o->model);
-            goto out;
-        }
-    }
-    rc = fd_dsw_finish(dw, manifest, e);
-    dw = NULL;
+    if (hr) return -1;
+    char ck2[65], cfg2[65];
+    jv *files2 = NULL;
+    int changed = fd_checkpoint_identity(x->o->model, ck2, cfg2, &files2, e);
+    jv_free(files2);
+    if (changed) return -1;
+    if (strcmp(ck2, x->ck))
+        return fd_fail(e, "checkpoint_changed", "", "%s: the checkpoint files changed while the capture read them (their "
+                       "digests before and after the forward differ): nothing was sealed", x->o->model);
+    return 0;
+}
+
+static void cap_free(cap *x)
+{
+    if (x->mm_open) fd_mm_free(&x->mm);
+    if (x->dw) fd_dsw_abort(x->dw);
+    free(x->hid);
+    for (size_t i = 0; x->pre && i < x->P.n; i++) free(x->pre[i]);
+    free(x->pre);
+    free(x->pre_s);
+    if (x->all_w) { x->P.w = x->all_w; x->P.n = x->all_n; }
+    if (x->popen_) fd_panel_free(&x->P);
+    jv_free(x->shard_of);
+    if (x->wopen) fd_weights_close(&x->W);
+    fd_glm_config_free(&x->c);
+    jv_free(x->scope);
+    jv_free(x->files);
+    jv_free(x->probe);
+    jv_free(x->disc);
+    jv_free(x->dbits);
+    jv_free(x->swin);
+}
+
+static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **manifest, fd_err *e)
+{
+    if (check_opts(o, sh, e)) return -1;
+    cap *x = fd_xcalloc(1, sizeof *x);
+    x->o = o;
+    x->sh = sh;
+    x->dest = o->out;
+    int rc = -1, done = 0;
+    fd_ds_identity id = {0};
+    if (open_model(x, e) || load_panel(x, manifest, &done, e)) goto out;
+    if (done) { rc = 0; goto out; } /* an idle shard, or a shard whose dataset is reused */
+    if (preflight_and_probe(x, e) || fill_identity(x, &id, e)) goto out;
+    if (!(x->dw = fd_dsw_begin(x->dest, &id, e))) goto out;
+    if (write_windows(x, e) || head_and_recheck(x, e)) goto out;
+    rc = fd_dsw_finish(x->dw, manifest, e);
+    x->dw = NULL;
     if (!rc && o->memory_report) {
         size_t mt = 0;
-        for (size_t i = 0; i < P.n; i++) mt = P.w[i].n_ids > mt ? P.w[i].n_ids : mt;
-        rc = write_memory_report(o->memory_report, &W, files, P.n, mt, e);
+        for (size_t i = 0; i < x->P.n; i++) mt = x->P.w[i].n_ids > mt ? x->P.w[i].n_ids : mt;
+        rc = write_memory_report(o->memory_report, &x->W, x->files, x->P.n, mt, e);
     }
 out:
-    fd_mm_free(&mm);
-    if (dw) fd_dsw_abort(dw);
-    free(hid);
-    for (size_t i = 0; pre && i < P.n; i++) free(pre[i]);
-    free(pre);
-    free(pre_s);
-    if (all_w) { P.w = all_w; P.n = all_n; }
-    if (popen_) fd_panel_free(&P);
-    jv_free(shard_of);
-    if (wopen) fd_weights_close(&W);
-    fd_glm_config_free(&c);
-    jv_free(scope);
-    jv_free(files);
-    jv_free(probe);
-    jv_free(disc);
-    jv_free(dbits);
-    jv_free(swin);
+    cap_free(x);
+    free(x);
     return rc;
 }
