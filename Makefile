@@ -111,6 +111,8 @@ fuzz: $(FUZZERS)
 # ---- aarch64 (issue 24): the same sources through Debian's cross compiler, run
 # under qemu-user (tests/aarch64.sh): the portable definitions of every kernel
 AARCH64_CC ?= aarch64-linux-gnu-gcc
+# the cross compiler and the arm64 -dev libraries (Debian multiarch) both present
+HAVE_AARCH64 := $(shell command -v $(AARCH64_CC) >/dev/null 2>&1 && for l in crypto pcre2-8 curl yaml; do test -e /usr/lib/aarch64-linux-gnu/lib$$l.so || exit 1; done && echo yes)
 A64_OBJ := $(call objs,build-aarch64,$(LIB_SRC))
 build-aarch64/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -131,10 +133,10 @@ demo: build/fidelity
 	./build/fidelity demo --preset flash-0.1b --windows 2 --out build/demo
 
 # The whole suite, steps run on a pool of $(nproc) jobs (tests/run.sh; TEST_JOBS=N to choose).
-test: all build/unit asan fuzz $(if $(HAVE_MPICC),mpi)
+test: all build/unit asan fuzz $(if $(HAVE_MPICC),mpi) $(if $(HAVE_AARCH64),aarch64)
 	bash tests/run.sh
 # Named subsets of the same steps (tests/run.sh --only GROUP).
-test-unit: all build/unit asan
+test-unit: all build/unit asan $(if $(HAVE_AARCH64),aarch64)
 	bash tests/run.sh --only unit
 test-py: all asan $(if $(HAVE_MPICC),mpi)
 	bash tests/run.sh --only py

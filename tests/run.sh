@@ -45,6 +45,7 @@ step unit "unit tests (ASan+UBSan)" ./build-asan/unit
 step unit "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity kernel-selftest --products 100000000
 step unit "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
 step unit "AVX2-only CPU (qemu EPYC-Milan): selftest, unit tests, capture/compare bits = native" bash tests/avx2.sh
+step unit "aarch64 (cross build under qemu-user): selftest, unit tests, capture/compare bits and tiny goldens = x86-64" bash tests/aarch64.sh
 step unit "fences: no vector intrinsics outside src/kernels/ (and the check's self-test)" bash -c 'bash tests/check_fences.sh --self-test && bash tests/check_fences.sh'
 if python3 -c 'import numpy' 2>/dev/null; then
     step unit "stats table in test_stats.c regenerates from numpy" bash -c \
@@ -105,6 +106,8 @@ for bin in $BINS; do
         python3 tests/py/test_engine_defects.py "$bin"
     step py "hostile I/O: labels, atomic compare, FIFOs, hub size, .kld geometry, truncation under read ($bin)" \
         python3 tests/py/test_io_safety.py "$bin"
+    step py "numerics defects: KL extremes, non-finite, refusal paths, .kld, strict flags ($bin)" \
+        python3 tests/py/test_numerics_defects.py "$bin"
 done
 step py "demo (README command)" ./build/fidelity demo --out build/test-demo
 # GGUF (issue 18): reader, 26 ggml dequantizers = gguf.quants bit for bit (committed vectors; live with pip gguf), inspect-model, hostile files
@@ -119,6 +122,15 @@ done
 for bin in $BINS; do
     step py "architecture table: glm5_next layer-outer schedule digest = window-outer, capture under RLIMIT_AS < weights ($bin)" \
         python3 tests/py/test_arch.py "$bin"
+done
+# compare token statistics (issue 22 items 1, 3): numpy oracle, llama.cpp summary lines
+for bin in $BINS; do
+    step py "compare token statistics: PPL, delta-p, same-top, top-k, KL percentiles/buckets = numpy; llama.cpp lines ($bin)" \
+        python3 tests/py/test_token_stats.py "$bin"
+    step py "compare --paired / paired: B - A, bootstrap CI, wins, document sign test = numpy; refusals ($bin)" \
+        python3 tests/py/test_paired.py "$bin"
+    step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
+        python3 tests/py/test_cli.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \

@@ -7,6 +7,8 @@
  * is listed in interop.adapted_from.inferred_fields. */
 #include "adapt.h"
 #include "format/scoring_window.h"
+#include "format/digest.h"
+#include "util/buf.h"
 #include "kld.h"
 #include "compare/side.h"
 #include "format/safetensors.h"
@@ -42,6 +44,33 @@ static int load_head(const char *path, int64_t vocab, uint16_t **head, int64_t *
     fd_st_close(&st);
     if (rc) return -1;
     return fd_read_head(path, key, vocab, *hidden, head, e);
+}
+
+/* The quantization scope of a .kld's producer: the file says nothing of it,
+ * so every class is "unknown" (format "unknown", bits null), as the Python
+ * tool records a recipe it was not told, never a guessed native bf16. */
+static jv *unknown_scope(fd_err *e)
+{
+    jv *s = jv_obj(), *as = jv_arr();
+    for (size_t i = 0; i < FD_N_SCOPE_CLASSES; i++) {
+        jv *a = jv_obj();
+        jv_set(a, "tensor_class", jv_str(FD_SCOPE_CLASSES[i]));
+        jv_set(a, "treatment", jv_str("unknown"));
+        jv_set(a, "format", jv_str("unknown"));
+        jv_set(a, "bits_per_weight", jv_null());
+        jv_set(a, "layer_range", jv_null());
+        jv_set(a, "note", jv_str("a llama.cpp .kld records no quantization recipe"));
+        jv_push(as, a);
+    }
+    jv_set(s, "policy", jv_str("unknown"));
+    jv_set(s, "head_policy", jv_str("unknown"));
+    jv_set(s, "kv_cache_dtype", jv_str("unknown"));
+    jv_set(s, "assignments", as);
+    fd_buf d = {0};
+    if (fd_scope_digest(s, &d, e)) { fd_buf_free(&d); jv_free(s); return NULL; }
+    jv_set(s, "scope_digest", jv_strn(d.p, d.n));
+    fd_buf_free(&d);
+    return s;
 }
 
 int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
@@ -99,6 +128,7 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
     jv *inferred = strs(inferred_common);
     jv_push(inferred, jv_str(head ? "head (declared by the adapter's user: the .kld records no head)"
                                   : "head.shape (placeholder [n_vocab, 1]: the .kld records no head)"));
+    if (head) jv_push(inferred, jv_str("weights.declared_head_bits (16: the declared head is BF16; the .kld records no head)"));
     jv *from = jv_obj();
     jv_set(from, "source_format", jv_str("llamacpp-kld"));
     jv_set(from, "adapter", jv_str("fidelity adapt --source llamacpp-kld (src/adapt/adapt_kld.c)"));
@@ -127,7 +157,12 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
     jv_set(d, "detail", jv_str(desc));
     jv_push(discl, d);
 
+    jv *scope = unknown_scope(e);
+    if (!scope) { jv_free(codec); jv_free(sw); jv_free(base); jv_free(from); jv_free(tokz); jv_free(fp); jv_free(discl);
+                  free(head); fd_kld_close(&r); return -1; }
     fd_ds_identity id = {0};
+    id.scope = scope;
+    id.weights_quantized = -1; /* unchanged (listed in inferred_fields: the file does not say) */
     id.dataset_id = o->dataset_id ? o->dataset_id : "fidelity--adapted.llamacpp-kld";
     id.dataset_name = o->name ? o->name : "adapted llama.cpp --kl-divergence-base file";
     id.role = role;
@@ -185,6 +220,7 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
                  (long long)r.k.n_ctx, (long long)r.k.n_vocab, (long long)r.k.n_chunk, (long long)r.k.rows, window,
                  head ? "declared" : "absent");
     jv_free(codec); jv_free(sw); jv_free(base); jv_free(from); jv_free(tokz); jv_free(fp); jv_free(discl);
+    jv_free(scope);
     free(head);
     fd_kld_close(&r);
     return rc;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +17,30 @@ static int32_t rd_i32(const unsigned char *p)
     return s;
 }
 
+static int header_v1(const unsigned char *p, size_t len, uint64_t file_size, int64_t expect_vocab, fd_kld_info *k,
+                     fd_err *e);
+
+/* The AesSedai fork writes "_logits_v2" and then its own fields: read as the
+ * v1 layout, its 9th/10th bytes become part of n_ctx and every later field
+ * is shifted, so the v1 reading fails in one of several ways (an absurd or
+ * impossible geometry, a size mismatch, a short header).  Every such failure
+ * of a "_logits_v2" file is kld_v2_unsupported; a file whose v1 reading is
+ * fully consistent (n_ctx = 12918 mod 65536 and the exact size) stays v1. */
 int fd_kld_header(const unsigned char *p, size_t len, uint64_t file_size, int64_t expect_vocab, fd_kld_info *k,
                   fd_err *e)
+{
+    int v2 = len >= 10 && !memcmp(p, "_logits_v2", 10);
+    if (!header_v1(p, len, file_size, expect_vocab, k, e)) return 0;
+    if (v2 && strcmp(e->code, "kld_vocab_mismatch")) {
+        memset(k, 0, sizeof *k);
+        return fd_fail(e, "kld_v2_unsupported", "KLD-1", "a \"_logits_v2\" file (the AesSedai fork's layout, not llama.cpp's) "
+                       "is refused: its header does not read as a consistent llama.cpp file");
+    }
+    return -1;
+}
+
+static int header_v1(const unsigned char *p, size_t len, uint64_t file_size, int64_t expect_vocab, fd_kld_info *k,
+                     fd_err *e)
 {
     memset(k, 0, sizeof *k);
     if (len < 8 || memcmp(p, "_logits_", 8))
@@ -25,11 +48,7 @@ int fd_kld_header(const unsigned char *p, size_t len, uint64_t file_size, int64_
     if (len < FD_KLD_HEADER)
         return fd_fail(e, "kld_truncated", "KLD-2", "the file ends inside the 20-byte header (%zu bytes)", len);
     int32_t n_ctx = rd_i32(p + 8), n_vocab = rd_i32(p + 12), n_chunk = rd_i32(p + 16);
-    /* the AesSedai fork writes "_logits_v2" + stride/window fields: an
-     * incompatible layout whose 9th/10th bytes read as part of n_ctx here */
-    int v2 = p[8] == 'v' && p[9] == '2';
     if (n_ctx < 3 || n_vocab < 1 || n_chunk < 1) {
-        if (v2) return fd_fail(e, "kld_v2_unsupported", "KLD-1", "a \"_logits_v2\" file (a fork's incompatible layout) is refused");
         return fd_fail(e, "bad_kld_header", "KLD-2", "header n_ctx %d, n_vocab %d, n_chunk %d: need n_ctx >= 3 (one scored row), "
                        "n_vocab >= 1, n_chunk >= 1", n_ctx, n_vocab, n_chunk);
     }
@@ -49,7 +68,6 @@ int fd_kld_header(const unsigned char *p, size_t len, uint64_t file_size, int64_
     k->size = (uint64_t)size;
     k->body = (uint64_t)(FD_KLD_HEADER + tok);
     if (file_size != k->size) {
-        if (v2) return fd_fail(e, "kld_v2_unsupported", "KLD-1", "a \"_logits_v2\" file (a fork's incompatible layout) is refused");
         if (file_size < k->size)
             return fd_fail(e, "kld_truncated", "KLD-2", "the header (n_ctx %d, n_vocab %d, n_chunk %d) implies %llu bytes, the file "
                            "has %llu: truncated", n_ctx, n_vocab, n_chunk, (unsigned long long)k->size,

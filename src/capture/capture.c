@@ -174,7 +174,7 @@ static int open_model(cap *x, fd_err *e)
     x->lo = o->schedule && !strcmp(o->schedule, "layer-outer");
     if ((x->lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &x->W, e)) return -1;
     x->wopen = 1;
-    if (fd_weights_check(&x->W, &x->c, e)) return -1;
+    if (fd_weights_check(&x->W, &x->c, e) || fd_weights_check_finite(&x->W, e)) return -1;
     char embed[128];
     fd_arch_prefix(x->c.arch, "embed_tokens", embed, sizeof embed - 8);
     strcat(embed, "weight");
@@ -349,6 +349,13 @@ static int write_windows(cap *x, fd_err *e)
             return fd_fail(e, "bad_panel", "", "window %s: %zu scored rows but %zu prediction positions", pw->window_id,
                            rows, pw->prediction_positions);
         win.scored_rows = rows - o->score_from;
+        /* a NaN or infinity in the hidden states is refused here, by window,
+         * before it reaches a statistic, a digest or the writer */
+        for (size_t k = o->score_from * H; k < rows * H; k++)
+            if ((x->hid[k] & 0x7f80u) == 0x7f80u)
+                return fd_fail(e, "non_finite", "", "window %s: hidden_states position %zu, column %zu is %s (the forward "
+                               "of %s produced a non-finite hidden state; refused, nothing written)", pw->window_id, k / H,
+                               k % H, x->hid[k] & 0x7fu ? "NaN" : "infinite", o->model);
         win.elapsed_seconds = x->pre ? x->pre_s[i] : now_s() - t0;
         if (fd_dsw_add_window(x->dw, &win, x->hid + o->score_from * H, e)) return -1;
         free(x->hid);

@@ -193,6 +193,10 @@ int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, co
     char *txt = NULL;
     jv *r = NULL;
     *record = NULL;
+    for (size_t k = 0; k < H; k++)
+        if ((last[k] & 0x7f80u) == 0x7f80u)
+            return fd_fail(e, "non_finite", "", "the generation sanity probe: the last hidden state (column %zu) is not "
+                           "finite; the forward produced a NaN or infinity (refused, nothing written)", k);
     /* logits of the last position through the head, as one product */
     fd_packed_head ph;
     fd_mm_alloc(&ph, V, H);
@@ -210,6 +214,12 @@ int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, co
     for (size_t v = 0; v < V; v++) lg[v] = fd_bf16_to_f32(fd_f32_to_bf16(out[v]));
     free(out); free(hp);
     fd_packed_head_free(&ph);
+    for (size_t v = 0; v < V; v++)
+        if (!isfinite(lg[v])) {
+            free(lg);
+            return fd_fail(e, "non_finite", "", "the generation sanity probe: logit %zu of the last position is not "
+                           "finite (the hidden state x %s overflows or the head holds a NaN/inf; refused)", v, head->name);
+        }
     fd_probe_stats st;
     fd_probe_stats_of(lg, V, &st);
 

@@ -12,7 +12,9 @@ int cmd_write_fixture(int argc, char **argv);
 int cmd_debug_json(int argc, char **argv);
 int cmd_kernel_selftest(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_paired(int argc, char **argv);
 int cmd_debug_logits(int argc, char **argv);
+int cmd_debug_kl(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_panel(int argc, char **argv);
 int cmd_inspect_model(int argc, char **argv);
@@ -35,5 +37,12 @@ int cmd_architectures(int argc, char **argv);
 int cmd_panel_binding(int argc, char **argv);
 int cmd_qualify_root(int argc, char **argv);
 int cmd_publish(int argc, char **argv);
+
+/* help.c: `fidelity help CMD`, `CMD --help`, `CMD -h`: the command's usage (its
+ * own text, from running it with --help captured) with EXAMPLES, on stdout. */
+int fd_cli_help(const char *name, int (*fn)(int, char **), const char *oneline);
+/* The candidate nearest to word (edit distance, prefix), or NULL when none is close. */
+#include <stddef.h>
+const char *fd_cli_suggest(const char *word, const char *const *cands, size_t n);
 
 #endif

@@ -1,5 +1,8 @@
 /* adapt: foreign captures into a sealed fidelity dataset (docs/ADAPTERS.md). */
 #include "cli.h"
+#include "args.h"
+#include <limits.h>
+#include <stdint.h>
 #include "adapt/adapt.h"
 #include "format/writer.h"
 #include <stdio.h>
@@ -35,7 +38,11 @@ int cmd_adapt(int argc, char **argv)
         else if (!strcmp(s, "--in")) o.in = v;
         else if (!strcmp(s, "--out")) o.out = v;
         else if (!strcmp(s, "--head")) o.head = v;
-        else if (!strcmp(s, "--vocab")) o.vocab = strtoll(v, NULL, 10);
+        else if (!strcmp(s, "--vocab")) {
+            long long n;
+            if (fd_arg_int(v, 1, INT32_MAX, &n)) return usage("--vocab must be a positive integer (at most 2^31-1)");
+            o.vocab = n;
+        }
         else if (!strcmp(s, "--tokenizer-id")) o.tokenizer_id = v;
         else if (!strcmp(s, "--weights-repository")) o.weights_repository = v;
         else if (!strcmp(s, "--panel-id")) o.panel_id = v;
@@ -45,9 +52,9 @@ int cmd_adapt(int argc, char **argv)
         else if (!strcmp(s, "--lane")) o.lane = v;
         else if (!strcmp(s, "--created-utc")) o.created_utc = v;
         else if (!strcmp(s, "--limit")) {
-            char *end;
-            o.limit = strtoll(v, &end, 10);
-            if (!*v || *end || o.limit < 1) return usage("--limit must be a positive integer");
+            long long n;
+            if (fd_arg_int(v, 1, INT64_MAX, &n)) return usage("--limit must be a positive integer");
+            o.limit = n;
         }
         else return usage("bad or unknown option");
     }

@@ -1,6 +1,9 @@
 /* capture: the C glm_moe_dsa forward over a panel -> a sealed dataset
  * (capture/capture.h). */
 #include "cli.h"
+#include "args.h"
+#include <limits.h>
+#include <stdint.h>
 #include "capture/capture.h"
 #include "engine/qconfig.h"
 #include "format/writer.h"
@@ -78,30 +81,26 @@ int cmd_capture(int argc, char **argv)
             *dst = v;
             i++;
         } else if (!strcmp(s, "--windows")) {
-            char *end;
+            long long n;
             if (!v) return usage("--windows needs a value");
-            o.windows = strtol(v, &end, 10);
-            if (!*v || *end || o.windows < 1) return usage("--windows must be a positive integer");
+            if (fd_arg_int(v, 1, LONG_MAX, &n)) return usage("--windows must be a positive integer");
+            o.windows = (long)n;
             i++;
         } else if (!strcmp(s, "--score-from")) {
-            char *end;
+            long long n;
             if (!v) return usage("--score-from needs a value");
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 0) return usage("--score-from must be a non-negative integer");
+            if (fd_arg_int(v, 0, INT32_MAX, &n)) return usage("--score-from must be a non-negative integer");
             o.score_from = (size_t)n;
             i++;
         } else if (!strcmp(s, "--threads")) {
-            char *end;
+            long long t;
             if (!v) return usage("--threads needs a value");
-            long t = strtol(v, &end, 10);
-            if (!*v || *end || t < 1 || t > 4096) return usage("--threads must be an integer in 1..4096");
+            if (fd_arg_int(v, 1, 4096, &t)) return usage("--threads must be an integer in 1..4096");
             o.threads = (int)t;
             i++;
         } else if (!strcmp(s, "--declared-bits")) {
-            char *end;
             if (!v) return usage("--declared-bits needs a value");
-            o.declared_bits = strtod(v, &end);
-            if (!*v || *end || !(o.declared_bits > 0 && o.declared_bits <= 64)) return usage("--declared-bits must be in (0, 64]");
+            if (fd_arg_real(v, 0, 64, &o.declared_bits) || !(o.declared_bits > 0)) return usage("--declared-bits must be in (0, 64]");
             i++;
         } else if (!strcmp(s, "--gemm-order")) {
             if (!v || fd_order_parse(v, &o.order)) return usage("--gemm-order must be tile or pair");
@@ -110,9 +109,9 @@ int cmd_capture(int argc, char **argv)
         else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;
         else if (!strcmp(s, "--no-sanity-check")) o.no_sanity_check = 1;
         else if (!strcmp(s, "--memory-limit") && v) {
-            char *end;
-            o.memory_limit = strtoull(v, &end, 10);
-            if (!*v || *end || !o.memory_limit) return usage("--memory-limit must be a positive number of bytes");
+            unsigned long long n;
+            if (fd_arg_uint(v, 1, UINT64_MAX, &n)) return usage("--memory-limit must be a positive number of bytes");
+            o.memory_limit = n;
             i++;
         }
         else if (!strcmp(s, "--progress")) o.progress = 1;

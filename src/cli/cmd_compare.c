@@ -1,5 +1,8 @@
 /* compare: one reference against one or more candidates. */
 #include "cli.h"
+#include "args.h"
+#include <limits.h>
+#include <stdint.h>
 #include "compare/compare.h"
 #include "kernels/gemm.h"
 #include "format/json.h"
@@ -8,6 +11,9 @@
 #include "util/fsio.h"
 #include "hub_args.h"
 #include "compare/submission.h"
+#include "compare/tokstats.h"
+#include "compare/paired.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,22 +32,34 @@ static int usage(void)
             "  [--emit-k3-compat]   (kimi-k3 views of both datasets in DIR/k3-compat/ and k3-summary.json per receipt)\n"
             "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n"
             "  [--emit-submission --submission-provenance FILE [--measurer HANDLE]]   (registry submission per candidate)\n"
-            "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n");
+            "  [--cache DIR] [--token-file PATH]   (hf://owner/name[@rev] datasets)\n"
+            "  [--csv]   (DIR[/NN-LABEL]/tokenwise.csv: context,row,position,token_id,kl,reverse_kl,delta_p,...)\n"
+            "  [--paired [--tie-tolerance NATS]]   (exactly two candidates A, B: B - A per context, bootstrap CI,\n"
+            "                                       wins, sign test; DIR/paired-receipt.json, docs/COMPARE-IMPL.md)\n");
     return FD_EXIT_USAGE;
+}
+
+/* a finite number >= 0 (nats) */
+static int parse_tol(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !isfinite(v) || v < 0) return 0;
+    *out = v;
+    return 1;
 }
 
 static int parse_size(const char *s, size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || !v || s[0] == '-') return -1;
+    unsigned long long v;
+    if (fd_arg_uint(s, 1, SIZE_MAX, &v)) return -1;
     *out = (size_t)v;
     return 0;
 }
 
 /* One sealed submission-receipt.json beside each comparison receipt; the
  * comparison receipts stand whatever the submission's verdict. */
-static int emit_submissions(const fd_cmp_result *res, const char *provenance, const char *measurer)
+static int emit_submissions(const fd_cmp_result *res, const char *provenance, const char *measurer, FILE *hf)
 {
     fd_err e = {0};
     jv *prov = provenance ? jv_parse_file(provenance, &e) : jv_obj();
@@ -60,7 +78,7 @@ static int emit_submissions(const fd_cmp_result *res, const char *provenance, co
             (fd_buf_putc(&b, '\n'), fd_write_atomic(path.p, b.p, b.n, &e))) {
             printf("REFUSED [%s]: %s (%s); no submission written, the comparison receipt stands\n", e.code, e.msg, e.rule);
             bad = 1;
-        } else printf("SUBMISSION -> %s (receipt_sha256 %s)\n", path.p, jv_get_str(sub, "receipt_sha256"));
+        } else fprintf(hf, "SUBMISSION -> %s (receipt_sha256 %s)\n", path.p, jv_get_str(sub, "receipt_sha256"));
         jv_free(sub);
         fd_buf_free(&b);
         fd_buf_free(&path);
@@ -79,7 +97,8 @@ int cmd_compare(int argc, char **argv)
     const char *report = NULL;
     fd_fetch_opts hub = {0};
     const char *provenance = NULL, *measurer = NULL;
-    int emit_submission = 0;
+    int emit_submission = 0, paired = 0;
+    double tie = FD_PAIRED_TIE_DEFAULT;
     char **local = fd_xcalloc((size_t)argc + 1, sizeof *local);
     o.progress = isatty(2);
     o.kernel = getenv("FIDELITY_KERNEL");
@@ -116,10 +135,34 @@ int cmd_compare(int argc, char **argv)
         else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;
         else if (!strcmp(s, "--json")) json = 1;
         else if (!strcmp(s, "--progress")) o.progress = 1;
-        else { fprintf(stderr, "fidelity compare: bad or unknown option %s\n", s); rc = usage(); goto done; }
+        else if (!strcmp(s, "--paired")) paired = 1;
+        else if (!strcmp(s, "--csv")) o.csv = 1;
+        else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &tie)) { i++; }
+        else {
+            static const char *const FLAGS[] = {
+                "--reference", "--candidate", "--out", "--reference-label", "--candidate-label", "--head", "--report",
+                "--submission-provenance", "--measurer", "--emit-submission", "--kernel", "--created-utc", "--threads",
+                "--chunk-positions", "--vocab-chunk", "--self-compare", "--force-compute", "--allow-cross-lane",
+                "--allow-partial", "--own-heads", "--disclose-head-substitution", "--verify-tensors",
+                "--no-verify-tensors", "--no-bootstrap", "--js", "--emit-k3-compat", "--json", "--progress", "--paired",
+                "--tie-tolerance", "--csv", "--cache", "--token-file", "--help"};
+            const char *near = s[0] == '-' ? fd_cli_suggest(s, FLAGS, sizeof FLAGS / sizeof *FLAGS) : NULL;
+            if (near && strcmp(near, s)) fprintf(stderr, "fidelity compare: unknown option %s; did you mean %s?\n", s, near);
+            else fprintf(stderr, "fidelity compare: bad or unknown option %s%s\n", s, near ? " (it takes a value)" : "");
+            rc = usage();
+            goto done;
+        }
+    }
+    if (paired && o.ncand != 2) {
+        fprintf(stderr, "fidelity compare: --paired needs exactly two candidates (A, then B)\n");
+        rc = usage();
+        goto done;
     }
     if (!o.reference || !o.ncand || !o.out || (o.head && !o.disclose_head_substitution) || nlabels > o.ncand) {
         if (o.head && !o.disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
+        const char *missing = !o.reference ? "--reference" : !o.ncand ? "--candidate" : !o.out ? "--out" : NULL;
+        if (missing) fprintf(stderr, "fidelity compare: %s is required\n", missing);
+        if (nlabels > o.ncand) fprintf(stderr, "fidelity compare: %zu --candidate-label for %zu candidates\n", nlabels, o.ncand);
         rc = usage();
         goto done;
     }
@@ -160,27 +203,76 @@ int cmd_compare(int argc, char **argv)
     if (dist.rank) { fd_cmp_result_free(&res); goto finish; }
     if (dist.launched) fprintf(stderr, "compare: %d ranks (records sharded, gathered on rank 0)\n", dist.size);
     int advisory = 0;
-    printf("%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
+    /* human text: stdout, or stderr under --json, whose stdout is one JSON document
+     * (the receipt with one candidate, an array of them with several) */
+    FILE *hf = json ? stderr : stdout;
+    fprintf(hf, "%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
     for (size_t i = 0; i < res.n; i++) {
         const jv *r = res.receipts[i], *kl = jv_get(r, "kl"), *t1 = jv_get(r, "top1_agreement");
         advisory |= !strcmp(res.classes[i], "advisory");
-        printf("%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res.classes[i],
-               jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res.receipt_paths[i]);
-        if (json) {
-            fd_buf b = {0};
-            if (!jv_dump(r, &JV_CANON, &b, &e)) printf("%s\n", b.p);
-            fd_buf_free(&b);
-        }
+        fprintf(hf, "%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res.classes[i],
+                jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res.receipt_paths[i]);
     }
-    rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
-    if (emit_submission && emit_submissions(&res, provenance, measurer)) rc = FD_EXIT_REFUSED;
+    /* the summary in llama-perplexity --kl-divergence's shape, then the receipt path */
+    for (size_t i = 0; i < res.n; i++) {
+        const jv *r = res.receipts[i], *ts = jv_get(jv_get(r, "x_fidelity"), "token_statistics");
+        fprintf(hf, "\n###### %s vs %s (Q = candidate, base = reference) ######\n",
+                jv_get_str(jv_get(r, "candidate"), "label"), jv_get_str(jv_get(r, "reference"), "label"));
+        if (ts && ts->t == JV_OBJ) fd_tok_stats_print(ts, hf);
+        else {
+            const char *why = jv_get_str(jv_get(r, "x_fidelity"), "token_statistics_note");
+            fprintf(hf, "(%s)\n", why ? why : "no token statistics");
+        }
+        fprintf(hf, "receipt: %s\n", res.receipt_paths[i]);
+    }
+    jv *pr = NULL;
+    if (paired) {
+        fd_buf pp = {0};
+        fd_buf_printf(&pp, "%s/paired-receipt.json", o.out);
+        fd_paired_opts po = {res.receipt_paths[0], res.receipt_paths[1], o.reference, tie, o.no_bootstrap, o.created_utc};
+        fd_buf b = {0};
+        if (fd_paired_build(&po, &pr, &e) || jv_dump(pr, &JV_PRETTY, &b, &e) ||
+            (fd_buf_putc(&b, '\n'), fd_write_atomic(pp.p, b.p, b.n, &e))) {
+            printf("REFUSED [%s]: %s (%s); no paired receipt written, the comparison receipts stand\n", e.code, e.msg,
+                   e.rule[0] ? e.rule : "paired");
+            jv_free(pr);
+            pr = NULL;
+            rc = FD_EXIT_REFUSED;
+        } else {
+            fputc('\n', hf);
+            fd_paired_print(pr, hf);
+            fprintf(hf, "paired receipt: %s\n", pp.p);
+        }
+        fd_buf_free(&b);
+        fd_buf_free(&pp);
+    }
+    if (json && rc != FD_EXIT_REFUSED) {
+        fd_buf b = {0};
+        jv *arr = NULL;
+        if (paired) {
+            jv *rs = jv_arr();
+            arr = jv_obj();
+            for (size_t i = 0; i < res.n; i++) jv_push(rs, jv_copy(res.receipts[i]));
+            jv_set(arr, "receipts", rs);
+            jv_set(arr, "paired", jv_copy(pr));
+        } else if (res.n > 1) {
+            arr = jv_arr();
+            for (size_t i = 0; i < res.n; i++) jv_push(arr, jv_copy(res.receipts[i]));
+        }
+        if (!jv_dump(arr ? arr : res.receipts[0], &JV_CANON, &b, &e)) printf("%s\n", b.p);
+        fd_buf_free(&b);
+        jv_free(arr);
+    }
+    jv_free(pr);
+    if (rc != FD_EXIT_REFUSED) rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
+    if (emit_submission && emit_submissions(&res, provenance, measurer, hf)) rc = FD_EXIT_REFUSED;
     if (report) { /* the receipts are written; the candidates supply their declared bits */
         fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
                           .datasets = cands, .ndatasets = o.ncand};
         if (fd_rpt_write(&ro, report, &e)) {
             printf("REFUSED [%s]: %s\n", e.code, e.msg);
             rc = FD_EXIT_REFUSED;
-        } else printf("REPORT -> %s\n", report);
+        } else fprintf(hf, "REPORT -> %s\n", report);
     }
     fd_cmp_result_free(&res);
 finish:
@@ -192,4 +284,80 @@ done:
     free(cands);
     free(labels);
     return rc;
+}
+
+/* paired A B: the paired analysis of two comparison receipts of one reference */
+static int paired_usage(FILE *f, int code)
+{
+    fprintf(f, "usage: fidelity paired RECEIPT_A RECEIPT_B --out FILE [--reference DATASET] [--tie-tolerance NATS]\n"
+               "  [--no-bootstrap] [--json] [--created-utc T]\n"
+               "       fidelity paired --check PAIRED_RECEIPT   (seal and meaning of a paired receipt)\n"
+               "  B - A per context of two comparison receipts against the same reference (tokenwise-kld.npy beside\n"
+               "  each), context-cluster bootstrap CI, wins (tie tolerance, default 1e-6 nats), sign test by document\n"
+               "  (--reference: the panel's document_id; else per context), largest differences; a sealed\n"
+               "  fidelity.paired-comparison-receipt.v1 (docs/COMPARE-IMPL.md \"Paired A-vs-B\").\n"
+               "\nEXAMPLES\n"
+               "  fidelity compare --reference R --candidate A --candidate B --out cmp --paired\n"
+               "  fidelity paired cmpA/comparison-receipt.json cmpB/comparison-receipt.json --out p.json --reference R\n");
+    return code;
+}
+
+int cmd_paired(int argc, char **argv)
+{
+    fd_paired_opts po = {0};
+    po.tie_tolerance = FD_PAIRED_TIE_DEFAULT;
+    const char *out = NULL, *pos[2] = {0}, *check = NULL;
+    int npos = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) return paired_usage(stdout, FD_EXIT_OK);
+        if (!strcmp(s, "--out") && v) { out = v; i++; }
+        else if (!strcmp(s, "--check") && v) { check = v; i++; }
+        else if (!strcmp(s, "--reference") && v) { po.reference = v; i++; }
+        else if (!strcmp(s, "--created-utc") && v) { po.created_utc = v; i++; }
+        else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &po.tie_tolerance)) i++;
+        else if (!strcmp(s, "--no-bootstrap")) po.no_bootstrap = 1;
+        else if (!strcmp(s, "--json")) json = 1;
+        else if (s[0] != '-' && npos < 2) pos[npos++] = s;
+        else { fprintf(stderr, "fidelity paired: bad or unknown option %s\n", s); return paired_usage(stderr, FD_EXIT_USAGE); }
+    }
+    if (check && !npos && !out) {
+        fd_err ce = {0};
+        jv *doc = jv_parse_file(check, &ce);
+        if (!doc || fd_paired_check(doc, &ce)) {
+            printf("REFUSED [%s]: %s: %s\n", ce.code, check, ce.msg);
+            jv_free(doc);
+            return FD_EXIT_REFUSED;
+        }
+        printf("OK %s: %s, sealed %s\n", check, FD_PAIRED_SCHEMA, jv_get_str(doc, "receipt_sha256"));
+        jv_free(doc);
+        return FD_EXIT_OK;
+    }
+    if (npos != 2 || !out || check) {
+        fprintf(stderr, "fidelity paired: %s\n", check ? "--check takes one paired receipt and nothing else"
+                                                 : npos != 2 ? "two receipts (A, then B) are required" : "--out FILE is required");
+        return paired_usage(stderr, FD_EXIT_USAGE);
+    }
+    po.receipt_a = pos[0];
+    po.receipt_b = pos[1];
+    fd_err e = {0};
+    jv *pr = NULL;
+    fd_buf b = {0};
+    if (fd_paired_build(&po, &pr, &e) || jv_dump(pr, &JV_PRETTY, &b, &e) || (fd_buf_putc(&b, '\n'), fd_write_atomic(out, b.p, b.n, &e))) {
+        printf("REFUSED [%s]: %s\n", e.code, e.msg);
+        jv_free(pr);
+        fd_buf_free(&b);
+        return FD_EXIT_REFUSED;
+    }
+    FILE *hf = json ? stderr : stdout;
+    fd_paired_print(pr, hf);
+    fprintf(hf, "paired receipt: %s\n", out);
+    if (json) {
+        fd_buf c = {0};
+        if (!jv_dump(pr, &JV_CANON, &c, &e)) printf("%s\n", c.p);
+        fd_buf_free(&c);
+    }
+    jv_free(pr);
+    fd_buf_free(&b);
+    return FD_EXIT_OK;
 }

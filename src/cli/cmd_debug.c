@@ -4,6 +4,7 @@
  * default serialisations, and its receipt_sha256 seal (or '-' when the
  * document is not an object).  A document we refuse prints "ERR code". */
 #include "cli.h"
+#include "args.h"
 #include "format/json.h"
 #include "format/sha.h"
 #include <stdio.h>
@@ -55,8 +56,8 @@ int cmd_kernel_selftest(int argc, char **argv)
 {
     unsigned long long products = 100000000ull, seed = 20261202ull;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--products") && i + 1 < argc) products = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
+        if (!strcmp(argv[i], "--products") && i + 1 < argc && !fd_arg_uint(argv[i + 1], 1, UINT64_MAX, &products)) i++;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc && !fd_arg_uint(argv[i + 1], 0, UINT64_MAX, &seed)) i++;
         else { fprintf(stderr, "usage: fidelity kernel-selftest [--products N] [--seed S]\n"); return FD_EXIT_USAGE; }
     }
     printf("kernel-selftest: paths supported here:");
@@ -82,7 +83,8 @@ int cmd_debug_logits(int argc, char **argv)
     fd_path path;
     if (fd_path_select(kernel, &path)) { fprintf(stderr, "unknown or unsupported kernel\n"); return FD_EXIT_USAGE; }
     if (fd_side_open(argv[1], "x", 0, 1, &s, &e)) { printf("REFUSED [%s]: %s\n", e.code, e.msg); return FD_EXIT_REFUSED; }
-    const fd_ctx *c = fd_side_find(&s, strtoll(argv[2], NULL, 10));
+    long long ci = -1;
+    const fd_ctx *c = fd_arg_int(argv[2], 0, INT64_MAX, &ci) ? NULL : fd_side_find(&s, ci);
     uint16_t *head = NULL;
     fd_map m = {0};
     int rc = FD_EXIT_REFUSED;
@@ -199,4 +201,80 @@ int cmd_debug_gguf_dequant(int argc, char **argv)
     free(h);
     fd_buf_free(&in);
     return rc;
+}
+
+#include "kernels/kl.h"
+#include "util/buf.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* debug-kl REF.f32 CAND.f32 VOCAB: the canonical per-position reduction
+ * (docs/NUMERICS.md §2, and the JS pass) over raw little-endian fp32 logit
+ * rows, through every KL path this host supports; one line per path and
+ * row: "PATH ROW kl rkl entropy js top1" with the doubles as C99 hex floats
+ * (a test oracle hook: the exact-arithmetic tests feed it extreme logits).
+ * A non-finite logit prints "PATH ROW non_finite". */
+int cmd_debug_kl(int argc, char **argv)
+{
+    unsigned long long vocab = 0;
+    if (argc != 4 || fd_arg_uint(argv[3], 1, 1ull << 24, &vocab)) {
+        fprintf(stderr, "usage: fidelity debug-kl REF.f32 CAND.f32 VOCAB\n");
+        return FD_EXIT_USAGE;
+    }
+    float *row[2] = {NULL, NULL};
+    size_t nb[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        int fd = open(argv[1 + k], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        FILE *f = NULL;
+        if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size <= (1 << 30)) f = fdopen(fd, "rb");
+        if (!f) {
+            if (fd >= 0) close(fd);
+            printf("REFUSED [unreadable]: %s: not a readable regular file of at most 1 GiB\n", argv[1 + k]);
+            free(row[0]);
+            return FD_EXIT_REFUSED;
+        }
+        size_t cap = (size_t)st.st_size + 1; /* one byte more: a file that grew is refused below */
+        row[k] = fd_xmalloc(cap);
+        nb[k] = fread(row[k], 1, cap, f);
+        fclose(f);
+        if (nb[k] != (size_t)st.st_size) {
+            printf("REFUSED [unreadable]: %s changed size while read\n", argv[1 + k]);
+            free(row[0]); free(row[1]);
+            return FD_EXIT_REFUSED;
+        }
+    }
+    size_t rows = nb[0] / 4 / (size_t)vocab;
+    if (nb[0] != nb[1] || nb[0] % (4 * (size_t)vocab) || !rows) {
+        printf("REFUSED [bad_shape]: the two files must hold the same whole number of %llu-column fp32 rows\n", vocab);
+        free(row[0]); free(row[1]);
+        return FD_EXIT_REFUSED;
+    }
+    fd_ref_chunk *ch = fd_xmalloc(sizeof *ch);
+    for (int p = 0; p < FD_PATH_COUNT; p++) {
+        if (!fd_path_supported((fd_path)p)) continue;
+        const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
+        for (size_t r = 0; r < rows; r++) {
+            const float *lr = row[0] + r * vocab, *lc = row[1] + r * vocab;
+            fd_ref_state rs = {0};
+            fd_pair_state ps = {0};
+            int bad = 0;
+            for (size_t v0 = 0; v0 < vocab && !bad; v0 += FD_KL_CHUNK) {
+                size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+                bad = ops->ref_chunk(&rs, ch, lr + v0, n, v0) || ops->pair_chunk(&ps, &rs, ch, lr + v0, lc + v0, n, v0);
+            }
+            if (bad) { printf("%s %zu non_finite\n", fd_path_name((fd_path)p), r); continue; }
+            fd_kl_result res;
+            fd_kl_finish(&rs, &ps, &res);
+            double js = 0;
+            for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
+                size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+                js += ops->js_chunk(&rs, &ps, lr + v0, lc + v0, n);
+            }
+            printf("%s %zu %a %a %a %a %d\n", fd_path_name((fd_path)p), r, res.kl, res.rkl, res.entropy, js, res.top1_match);
+        }
+    }
+    free(ch); free(row[0]); free(row[1]);
+    return FD_EXIT_OK;
 }

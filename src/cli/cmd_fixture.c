@@ -2,6 +2,7 @@
  * hidden states and head from a seeded generator), for tests and the demo
  * until a real capture is run.  demo: write one and verify it. */
 #include "cli.h"
+#include "args.h"
 #include "format/json.h"
 #include "format/validate.h"
 #include "format/writer.h"
@@ -24,10 +25,9 @@ typedef struct {
 
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) return -1;
-    *out = v;
+    long long v;
+    if (fd_arg_int(s, lo, hi, &v)) return -1;
+    *out = (long)v;
     return 0;
 }
 
@@ -132,8 +132,8 @@ static int parse_fixture(int argc, char **argv, fixture_args *a, const char *cmd
         else if (!strcmp(s, "--seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->seed = (unsigned long long)t; i++; }
         else if (!strcmp(s, "--head-seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->head_seed = (unsigned long long)t; a->have_head_seed = 1; i++; }
         else if (!strcmp(s, "--noise-seed") && v && !parse_long(v, 0, 1L << 62, &t)) { a->noise_seed = (unsigned long long)t; i++; }
-        else if (!strcmp(s, "--perturb") && v && sscanf(v, "%lf", &d) == 1 && d >= 0 && d < 100) { a->perturb = d; i++; }
-        else if (!strcmp(s, "--declared-bits") && v && sscanf(v, "%lf", &d) == 1 && d > 0 && d <= 64) { a->declared_bits = d; i++; }
+        else if (!strcmp(s, "--perturb") && v && !fd_arg_real(v, 0, 100, &d) && d < 100) { a->perturb = d; i++; }
+        else if (!strcmp(s, "--declared-bits") && v && !fd_arg_real(v, 0, 64, &d) && d > 0) { a->declared_bits = d; i++; }
         else if (!strcmp(s, "--declared-records") && v && !parse_long(v, 1, 100000, &a->declared)) i++;
         else if (!strcmp(s, "--lane") && v) { a->lane = v; i++; }
         else if (!strcmp(s, "--role") && v) { a->role = v; i++; }

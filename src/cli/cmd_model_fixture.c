@@ -3,6 +3,7 @@
  * (capture/fixture.h).  Exit 0 ok, 3 refused, 4 usage. */
 #include "capture/fixture.h"
 #include "cli.h"
+#include "args.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +37,8 @@ int cmd_model_fixture(int argc, char **argv)
     if (!out || !*out) return usage("--out is required");
     const fd_fixture_preset *p = fd_fixture_preset_find(preset);
     if (!p) return usage("unknown preset");
-    char *end = NULL;
-    errno = 0;
-    unsigned long long seed = strtoull(seed_s, &end, 10);
-    if (errno || !*seed_s || *end || seed_s[0] == '-') return usage("--seed must be a non-negative integer");
+    unsigned long long seed;
+    if (fd_arg_uint(seed_s, 0, UINT64_MAX, &seed)) return usage("--seed must be a non-negative integer");
 
     fd_err e;
     fd_err_clear(&e);

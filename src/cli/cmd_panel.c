@@ -2,6 +2,7 @@
  * (quant-pipeline.glm53-token-panel.v1) from token lists, and load one the
  * way a capture does (FORMAT.md §5), printing what it would capture. */
 #include "cli.h"
+#include "args.h"
 #include "capture/panel.h"
 #include "tokenizer/tokenizer.h"
 #include <stdio.h>
@@ -10,9 +11,8 @@
 
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) return -1;
+    long long v;
+    if (fd_arg_int(s, lo, hi, &v)) return -1;
     *out = v;
     return 0;
 }

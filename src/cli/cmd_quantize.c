@@ -2,6 +2,7 @@
  * so a comparison has a real candidate.  Prints P's summary JSON; writes
  * the optional scope document and report exactly as P's json.dump does. */
 #include "cli.h"
+#include "args.h"
 #include "capture/quantize.h"
 #include "capture/quantize_fmt.h"
 #include "capture/qscope.h"
@@ -71,10 +72,18 @@ static int run_format(const char *format, const char *block, fd_qz_opts *base, c
     o.kind = !strcmp(format, "fp8-block") ? FD_Q_FP8_BLOCK : !strcmp(format, "nvfp4") ? FD_Q_NVFP4 : FD_Q_NONE;
     if (o.kind == FD_Q_NONE) return usage("--format must be fp8-block or nvfp4");
     if (block) {
-        char tail;
-        if (o.kind != FD_Q_FP8_BLOCK || sscanf(block, "%d,%d%c", &o.bm, &o.bn, &tail) != 2 || o.bm < 1 || o.bn < 1 ||
-            o.bm > 65536 || o.bn > 65536)
-            return usage("--block R,C (positive) applies to --format fp8-block only");
+        char rs[32];
+        const char *comma = strchr(block, ',');
+        long long bm = 0, bn = 0;
+        int ok = o.kind == FD_Q_FP8_BLOCK && comma && (size_t)(comma - block) < sizeof rs;
+        if (ok) {
+            memcpy(rs, block, (size_t)(comma - block));
+            rs[comma - block] = 0;
+            ok = !fd_arg_int(rs, 1, 65536, &bm) && !fd_arg_int(comma + 1, 1, 65536, &bn);
+        }
+        if (!ok) return usage("--block R,C (positive) applies to --format fp8-block only");
+        o.bm = (int)bm;
+        o.bn = (int)bn;
     }
     fd_err e;
     fd_err_clear(&e);
@@ -126,9 +135,8 @@ int cmd_quantize(int argc, char **argv)
         else if (!strcmp(s, "--format")) format = v;
         else if (!strcmp(s, "--block")) block = v;
         else if (!strcmp(s, "--bits")) {
-            char *end;
-            long b = strtol(v, &end, 10);
-            if (!*v || *end || !fd_qz_bits_ok((int)b) || b != (int)b) rc = usage("--bits must be one of 2, 3, 4, 5, 6, 8");
+            long long b;
+            if (fd_arg_int(v, 2, 8, &b) || !fd_qz_bits_ok((int)b)) rc = usage("--bits must be one of 2, 3, 4, 5, 6, 8");
             else { o.bits = (int)b; have_bits = 1; }
         } else if (!strcmp(s, "--dry-run")) o.dry_run = 1;
         else if (!strcmp(s, "--force")) o.force = 1;

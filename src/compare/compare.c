@@ -4,6 +4,8 @@
 #include "replay.h"
 #include "side.h"
 #include "stats.h"
+#include "observed.h"
+#include "tokstats.h"
 #include "format/npy.h"
 #include "format/paths.h"
 #include "format/sha.h"
@@ -33,6 +35,7 @@ typedef struct cand_run {
     double *kl;                   /* tokenwise KL (zeros when hash-proven) */
     uint8_t *top1;
     size_t npos;
+    uint32_t *obs, *obs_pos;      /* observed token and its position per scored row (with --csv) */
 } cand_run;
 
 static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
@@ -133,11 +136,21 @@ static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, co
     for (size_t c = lo; c < hi; c++) mine += (size_t)fd_side_find(ref, shared[c])->rows;
     fd_replay_out *part = fd_xcalloc(nc + 1, sizeof *part);
     int rc = 0;
-    if (hi > lo) rc = fd_replay((const fd_side *const *)sides, ns, heads, shared + lo, hi - lo, ro, part, e);
+    fd_replay_opts sro = *ro;   /* this rank's observed tokens start after the earlier ranks' positions */
+    if (ro->observed) {
+        size_t before = 0;
+        for (size_t c = 0; c < lo; c++) before += (size_t)fd_side_find(ref, shared[c])->rows;
+        sro.observed = ro->observed + before;
+    }
+    if (hi > lo) rc = fd_replay((const fd_side *const *)sides, ns, heads, shared + lo, hi - lo, &sro, part, e);
     else
         for (size_t k = 0; k < nc; k++) {   /* more ranks than records: an empty share */
             part[k].kl = fd_xmalloc(8); part[k].rkl = fd_xmalloc(8); part[k].entropy = fd_xmalloc(8);
             part[k].top1 = fd_xmalloc(1); part[k].js = ro->js ? fd_xmalloc(8) : NULL;
+            if (ro->observed) {
+                part[k].lp_ref = fd_xmalloc(8); part[k].lp_cand = fd_xmalloc(8); part[k].lp_ref_top1 = fd_xmalloc(8);
+                part[k].topk_ref = fd_xmalloc(4 * FD_TOPK); part[k].topk_cand = fd_xmalloc(4 * FD_TOPK);
+            }
         }
     if (fd_dist_agree(d, rc, e)) {
         if (!rc) fd_replay_out_free(part, nc);
@@ -155,6 +168,18 @@ static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, co
         }
         outs[k].top1 = root ? fd_xmalloc(npos + 1) : NULL;
         fd_dist_gather(d, part[k].top1, mine, outs[k].top1);
+        if (ro->observed) {
+            double **g[3] = {&outs[k].lp_ref, &outs[k].lp_cand, &outs[k].lp_ref_top1};
+            double *q[3] = {part[k].lp_ref, part[k].lp_cand, part[k].lp_ref_top1};
+            for (int a = 0; a < 3; a++) {
+                *g[a] = root ? fd_xmalloc((npos + 1) * 8) : NULL;
+                fd_dist_gather(d, q[a], mine * 8, *g[a]);
+            }
+            outs[k].topk_ref = root ? fd_xmalloc((npos + 1) * FD_TOPK * 4) : NULL;
+            fd_dist_gather(d, part[k].topk_ref, mine * FD_TOPK * 4, outs[k].topk_ref);
+            outs[k].topk_cand = root ? fd_xmalloc((npos + 1) * FD_TOPK * 4) : NULL;
+            fd_dist_gather(d, part[k].topk_cand, mine * FD_TOPK * 4, outs[k].topk_cand);
+        }
     }
     fd_replay_out_free(part, nc);
     free(part);
@@ -332,11 +357,26 @@ sync:
             computed[nc++] = group[k];
         }
         fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
-        if (nc) {
+        uint32_t *observed = NULL;
+        /* the observed next tokens for the token statistics (every rank reads them: a refusal is agreed below) */
+        uint32_t *obs_pos = NULL;
+        if (nc || o->csv)
+            rc = fd_observed_tokens_at(&ref, cr[i].g.shared, cr[i].g.nshared, npos, &observed, o->csv ? &obs_pos : NULL, e);
+        if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
+        for (size_t k = 0; k < ng && !rc && o->csv; k++) {
+            cand_run *c = &cr[group[k]];
+            c->obs = fd_xmalloc((npos + 1) * 4);
+            c->obs_pos = fd_xmalloc((npos + 1) * 4);
+            memcpy(c->obs, observed, npos * 4);
+            memcpy(c->obs_pos, obs_pos, npos * 4);
+        }
+        free(obs_pos);
+        if (nc && !rc) {
             fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
-                                 o->js};
+                                 o->js, observed};
             rc = replay_sharded(o->dist, sides, ns, heads, &ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
         }
+        free(observed);
         for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];
         free(outs);
         free(sides);
@@ -379,6 +419,8 @@ out:
         if (cr[i].kl && cr[i].kl != cr[i].r.kl) free(cr[i].kl);
         if (cr[i].top1 && cr[i].top1 != cr[i].r.top1) free(cr[i].top1);
         fd_replay_out_free(&cr[i].r, 1);
+        free(cr[i].obs);
+        free(cr[i].obs_pos);
         fd_gates_free(&cr[i].g);
         if (i < opened) fd_side_close(&cr[i].side);
         free(cand_heads[i]);

@@ -14,7 +14,8 @@ typedef struct fd_cmp_opts {
     int self_compare, force_compute, allow_cross_lane, allow_partial, own_heads;
     int disclose_head_substitution, verify_tensors, progress, no_bootstrap, js;
     int force;                       /* replace an existing OUT (else destination_exists) */
-    int emit_k3_compat;              /* kimi-k3 views + k3-summary.json (src/compare/k3summary.h) */
+    int emit_k3_compat;
+    int csv;                         /* tokenwise.csv beside each receipt: one row per scored position */              /* kimi-k3 views + k3-summary.json (src/compare/k3summary.h) */
     const char *head;                /* with --disclose-head-substitution */
     int threads;
     size_t position_block, vocab_chunk;

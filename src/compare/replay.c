@@ -34,6 +34,7 @@ typedef struct {
     ctx_slot *slots;             /* [nctx] */
     const int64_t *ctx;          /* the shared context indices */
     size_t nctx;
+    const int64_t *ctxidx;       /* the shared context indices */
     pos_ref *pos;                /* every position, in output order */
     size_t npos;
     const fd_replay_opts *o;
@@ -143,7 +144,7 @@ static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, floa
                 logits(j, side, p0 + s0, ns, t0, nt, hid, lc);
                 for (size_t i = 0; i < ns; i++) {
                     const fd_pair_state *p = &ps[(s0 + i) * nc + side - 1];
-                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(fd_lse_ref(&rs[s0 + i]), fd_lse_pair(p),
+                    acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(&rs[s0 + i], p,
                                                                       lr + i * nt * FD_TILE, lc + i * nt * FD_TILE, n);
                 }
             }
@@ -154,13 +155,45 @@ static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, floa
     free(acc);
 }
 
-static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
-                      fd_pair_state *ps, fd_ref_chunk *ch)
+/* The running top-k of one position and side (token statistics). */
+typedef struct {
+    float v[FD_TOPK];
+    uint32_t id[FD_TOPK];
+    int n;
+    float obs;          /* the observed token's logit */
+} tok_state;
+
+/* Folds one chunk's n logits (columns v0..) into t: a column enters when it
+ * is strictly larger than the k-th entry, after every equal one, so ties go
+ * to the lower column as the kernel's argmax does.  The observed token's
+ * logit is kept when its column is in the chunk.  No arithmetic. */
+static void tok_fold(tok_state *t, const float *x, size_t n, size_t v0, uint32_t obs)
 {
-    size_t nc = j->nsides - 1;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (t->n == FD_TOPK && !(v > t->v[FD_TOPK - 1])) continue;
+        int at = t->n < FD_TOPK ? t->n : FD_TOPK - 1;
+        while (at > 0 && v > t->v[at - 1]) {
+            t->v[at] = t->v[at - 1];
+            t->id[at] = t->id[at - 1];
+            at--;
+        }
+        t->v[at] = v;
+        t->id[at] = (uint32_t)(v0 + i);
+        if (t->n < FD_TOPK) t->n++;
+    }
+    if (obs >= v0 && obs < v0 + n) t->obs = x[obs - v0];
+}
+
+static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
+                      fd_pair_state *ps, fd_ref_chunk *ch, tok_state *tk)
+{
+    size_t nc = j->nsides - 1, ns_all = j->nsides;
     size_t vocab = (size_t)j->sides[0]->vocab;
+    const uint32_t *obs = j->o->observed;
     memset(rs, 0, np * sizeof *rs);
     memset(ps, 0, np * nc * sizeof *ps);
+    if (obs) memset(tk, 0, np * ns_all * sizeof *tk);
     for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
         size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
         size_t t0 = v0 / FD_TILE, nt = (n + FD_TILE - 1) / FD_TILE;
@@ -168,13 +201,28 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
             for (size_t side = 0; side < j->nsides; side++) {
                 logits(j, side, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
+                if (obs)
+                    for (size_t i = 0; i < ns; i++)
+                        tok_fold(&tk[(s0 + i) * ns_all + side], (side ? lc : lr) + i * nt * FD_TILE, n, v0,
+                                 obs[p0 + s0 + i]);
                 for (size_t i = 0; i < ns; i++) {
                     int bad;
                     if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], lr + i * nt * FD_TILE, n, v0);
                     else
                         bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], lr + i * nt * FD_TILE,
                                                  lc + i * nt * FD_TILE, n, v0);
-                    if (bad) { fail(j, "non-finite logit in the replay (refused, never clamped)"); return; }
+                    if (bad) {
+                        const pos_ref *pr = &j->pos[p0 + s0 + i];
+                        char msg[400];
+                        snprintf(msg, sizeof msg,
+                                 "%s (%s): a %s logit of context %lld, row %lld, in columns %zu..%zu is not finite "
+                                 "(an overflowing hidden x head product or a stored NaN/inf; refused, never clamped)",
+                                 side ? "candidate" : "reference", j->sides[side]->label ? j->sides[side]->label : "?",
+                                 j->sides[side]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
+                                 (long long)pr->row, v0, v0 + n - 1);
+                        fail(j, msg);
+                        return;
+                    }
                 }
             }
         }
@@ -188,6 +236,22 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             j->out[c].rkl[at] = r.rkl;
             j->out[c].entropy[at] = r.entropy;
             j->out[c].top1[at] = (uint8_t)r.top1_match;
+            if (obs) {
+                const tok_state *tr = &tk[i * ns_all], *tc = &tk[i * ns_all + c + 1];
+                /* a logit-form side stores log-probabilities: read as stored, as llama.cpp
+                 * reads its base log-probs (docs/COMPARE-IMPL.md "Token statistics") */
+                /* lp = (x - m) - log(s): relative to the running max first, no cancellation */
+                const fd_pair_state *pc = &ps[i * nc + c];
+                int lr_ = j->sides[0]->logit, lc_ = j->sides[c + 1]->logit;
+                double ls_r = lr_ ? 0.0 : fd_log_canonical(rs[i].s), ls_c = lc_ ? 0.0 : fd_log_canonical(pc->s);
+                j->out[c].lp_ref[at] = lr_ ? (double)tr->obs : ((double)tr->obs - rs[i].m) - ls_r;
+                j->out[c].lp_cand[at] = lc_ ? (double)tc->obs : ((double)tc->obs - pc->m) - ls_c;
+                j->out[c].lp_ref_top1[at] = lr_ ? (double)rs[i].best : ((double)rs[i].best - rs[i].m) - ls_r;
+                for (int k = 0; k < FD_TOPK; k++) {
+                    j->out[c].topk_ref[at * FD_TOPK + (size_t)k] = k < tr->n ? tr->id[k] : UINT32_MAX;
+                    j->out[c].topk_cand[at * FD_TOPK + (size_t)k] = k < tc->n ? tc->id[k] : UINT32_MAX;
+                }
+            }
         }
     if (j->o->js) js_pass(j, p0, np, hid, lr, lc, rs, ps);
 }
@@ -201,6 +265,7 @@ static void *worker(void *arg)
     fd_ref_state *rs = fd_xmalloc(pb * sizeof *rs);
     fd_pair_state *ps = fd_xmalloc(pb * nc * sizeof *ps);
     fd_ref_chunk *ch = fd_xmalloc(SUB * sizeof *ch);
+    tok_state *tk = j->o->observed ? fd_xmalloc(pb * j->nsides * sizeof *tk) : NULL;
     /* per-position state lives across chunks, so the sub-tile loop needs one
      * chunk scratch per position of the sub-tile only */
     for (;;) {
@@ -212,7 +277,7 @@ static void *worker(void *arg)
         int bad = 0;
         for (size_t c = c0; c <= c1 && !bad; c++) bad = ctx_acquire(j, c);
         if (bad) break;
-        run_block(j, p0, np, hid, lr, lc, rs, ps, ch);
+        run_block(j, p0, np, hid, lr, lc, rs, ps, ch, tk);
         for (size_t c = c0; c <= c1; c++) {
             size_t n = 0;
             for (size_t q = p0; q < p0 + np; q++) n += j->pos[q].ctx == c;
@@ -220,7 +285,7 @@ static void *worker(void *arg)
         }
         atomic_fetch_add(&j->done, np);
     }
-    free(hid); free(lr); free(lc); free(rs); free(ps); free(ch);
+    free(hid); free(lr); free(lc); free(rs); free(ps); free(ch); free(tk);
     return NULL;
 }
 
@@ -232,6 +297,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     j.sides = sides;
     j.nsides = nsides;
     j.nctx = nctx;
+    j.ctxidx = ctx;
     j.o = o;
     j.out = out;
     j.gemm = fd_gemm_for(o->path);
@@ -277,6 +343,13 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
             out[c].entropy = fd_xmalloc((npos + 1) * 8);
             out[c].top1 = fd_xmalloc(npos + 1);
             out[c].js = o->js ? fd_xmalloc((npos + 1) * 8) : NULL;
+            if (o->observed) {
+                out[c].lp_ref = fd_xmalloc((npos + 1) * 8);
+                out[c].lp_cand = fd_xmalloc((npos + 1) * 8);
+                out[c].lp_ref_top1 = fd_xmalloc((npos + 1) * 8);
+                out[c].topk_ref = fd_xmalloc((npos + 1) * FD_TOPK * 4);
+                out[c].topk_cand = fd_xmalloc((npos + 1) * FD_TOPK * 4);
+            }
         }
         int nt = o->threads < 1 ? 1 : o->threads;
         pthread_t *th = fd_xcalloc((size_t)nt, sizeof *th);
@@ -290,7 +363,14 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
                 size_t d = atomic_load(&j.done);
-                fprintf(stderr, "\rcompare: %zu/%zu positions (%.0f pos/s)", d, npos, dt > 0 ? (double)d / dt : 0.0);
+                double rate = dt > 0 ? (double)d / dt : 0.0;
+                char eta[32] = "--";
+                if (rate > 0 && d) {
+                    long s = (long)((double)(npos - d) / rate + 0.5);
+                    snprintf(eta, sizeof eta, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+                }
+                fprintf(stderr, "\rcompare: %zu/%zu positions %5.1f%% (%.0f pos/s, ETA %s)   ", d, npos,
+                        npos ? 100.0 * (double)d / (double)npos : 100.0, rate, eta);
             }
             fprintf(stderr, "\n");
         }
@@ -318,6 +398,7 @@ void fd_replay_out_free(fd_replay_out *o, size_t ncand)
 {
     for (size_t c = 0; c < ncand; c++) {
         free(o[c].kl); free(o[c].rkl); free(o[c].entropy); free(o[c].top1); free(o[c].js);
+        free(o[c].lp_ref); free(o[c].lp_cand); free(o[c].lp_ref_top1); free(o[c].topk_ref); free(o[c].topk_cand);
         memset(&o[c], 0, sizeof o[c]);
     }
 }

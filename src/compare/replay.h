@@ -16,12 +16,25 @@ typedef struct fd_replay_opts {
     fd_path path;            /* kernel path */
     int progress;            /* report on stderr */
     int js;                  /* second pass: Jensen-Shannon divergence */
+    const uint32_t *observed;/* per position (output order): the panel's observed next
+                                token, or NULL: no token statistics (lp_*, topk_* NULL) */
 } fd_replay_opts;
+
+/* top-k sets kept per position and side: the FD_TOPK largest logits, value
+ * descending, ties to the lower column (entry 0 is the kernel's argmax) */
+#define FD_TOPK 10
 
 typedef struct fd_replay_out {
     double *kl, *rkl, *entropy;  /* per position, context order then row order */
     double *js;                  /* with opts.js, else NULL */
     uint8_t *top1;
+    /* with opts.observed (docs/COMPARE-IMPL.md "Token statistics"), else NULL:
+     * log-probability of the observed token on each side (logit - lse, fp64,
+     * the lse the KL kernel folded), the reference's top-1 log-probability,
+     * and both sides' top-k column ids (FD_TOPK per position; UINT32_MAX
+     * pads when the vocabulary is smaller) */
+    double *lp_ref, *lp_cand, *lp_ref_top1;
+    uint32_t *topk_ref, *topk_cand;
 } fd_replay_out;
 
 /* ctx: the shared context indices (ascending); heads[i] is the head applied

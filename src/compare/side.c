@@ -113,6 +113,7 @@ static int load_file(const char *path, int64_t expect_size, const char *key, con
                      int64_t width, char hex[65], fd_map *m, fd_err *e)
 {
     memset(m, 0, sizeof *m);
+    if (!path) return fd_fail(e, "missing_file", "", "no tensor file is named (a null path in the manifest)");
     struct stat sb;
     int fd = fd_open_regular(path, 1, &sb, e);
     if (fd < 0) return -1;
@@ -206,6 +207,9 @@ void fd_unmap(fd_map *m)
 int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e)
 {
     fd_st_file st;
+    if (!path)
+        return fd_fail(e, "missing_file", "HEAD", "the manifest names no head file (head.file is null): a hidden-form "
+                       "side cannot be replayed or exported without its head");
     if (fd_st_open(path, &st, e)) return -1;
     const fd_st_tensor *t = fd_st_find(&st, key);
     if (!t) t = fd_st_find(&st, "lm_head.weight");

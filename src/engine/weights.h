@@ -96,6 +96,9 @@ uint64_t fd_weights_prefix_bytes(const fd_weights *w, const char *prefix);
 int fd_weights_read(const fd_weights *w, const fd_tensor *t, void *buf, size_t n, fd_err *e);
 /* Fills the lists; -1 with checkpoint_mismatch when any list is non-empty. */
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e);
+/* non_finite when a small F32 tensor or a 1-D float tensor holds a NaN or
+ * infinity (weights_finite.c; the big BF16 matrices are not scanned). */
+int fd_weights_check_finite(const fd_weights *w, fd_err *e);
 const fd_tensor *fd_weights_get(const fd_weights *w, const char *name);
 /* Row `row` (of the leading dims flattened) of a 2-D/3-D weight as bf16:
  * plain BF16 copied, F32 rounded to nearest even, FP8 block / NVFP4

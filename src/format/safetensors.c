@@ -106,6 +106,7 @@ int fd_st_parse_header(const char *hdr, size_t n, uint64_t data_size, fd_st_file
 int fd_st_open(const char *path, fd_st_file *out, fd_err *e)
 {
     memset(out, 0, sizeof *out);
+    if (!path) return fd_fail(e, "missing_file", "", "no safetensors file is named (a null path)");
     struct stat st;
     int fd = fd_open_regular(path, 0, &st, e);
     if (fd < 0) return -1;

@@ -102,7 +102,7 @@ jv *fd_report_to_json(const fd_report *r)
     jv_set(d, "subject", jv_str(r->subject ? r->subject : ""));
     jv_set(d, "structural_status", jv_str(r->n_errors ? "invalid" : "sealed"));
     char **sorted = fd_xmalloc((r->n_checks + 1) * sizeof *sorted);
-    memcpy(sorted, r->checks, r->n_checks * sizeof *sorted);
+    if (r->n_checks) memcpy(sorted, r->checks, r->n_checks * sizeof *sorted); /* checks is NULL when none ran */
     qsort(sorted, r->n_checks, sizeof *sorted, cmp_cstr);
     jv *checks = jv_arr();
     for (size_t i = 0; i < r->n_checks; i++) jv_push(checks, jv_str(sorted[i]));

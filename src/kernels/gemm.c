@@ -42,8 +42,8 @@ int fd_path_parse(const char *name, fd_path *out)
  * (a timed choice can differ from run to run under load): avx512f where the
  * CPU has AVX-512F, else avx2 (AVX2 + FMA), else scalar.  Every path
  * computes the same bits; avx512bf16 is used only when asked for, since two
- * 512-bit FMAs beat one vdpbf16ps on the Intel and AMD hosts measured
- * (bench/README.md). */
+ * 512-bit FMAs beat one vdpbf16ps on the Intel hosts measured
+ * (bench/README.md; docs/HOSTS.md). */
 fd_path fd_path_default(void)
 {
     if (fd_path_supported(FD_PATH_AVX512F)) return FD_PATH_AVX512F;

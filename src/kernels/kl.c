@@ -62,14 +62,13 @@ double fd_log_canonical(double x)
     return generic_vlog(v)[0];
 }
 
-double fd_lse_ref(const fd_ref_state *rs) { return rs->m + fd_log_canonical(rs->s); }
-double fd_lse_pair(const fd_pair_state *ps) { return ps->m + fd_log_canonical(ps->s); }
-
 void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result *out)
 {
     double lr = fd_log_canonical(rs->s), lc = fd_log_canonical(ps->s);
-    out->kl = ps->t / rs->s + ((ps->m - rs->m) + (lc - lr));
-    out->rkl = ps->u / ps->s + ((rs->m - ps->m) + (lr - lc));
+    /* no term of the maxima themselves: t and u hold differences of
+     * max-relative logits, so huge common offsets never cancel (NUMERICS §2) */
+    out->kl = ps->t / rs->s + (lc - lr);
+    out->rkl = ps->u / ps->s + (lr - lc);
     out->entropy = lr - rs->e / rs->s;
     out->top1_match = rs->argmax == ps->argmax;
 }

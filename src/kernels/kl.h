@@ -19,7 +19,8 @@ typedef struct fd_ref_state {     /* reference side of one position */
 } fd_ref_state;
 
 typedef struct fd_pair_state {    /* one candidate against the reference */
-    double m, s, t, u;            /* cand max, sum exp(c-m), sum p~(r-c), sum q~(c-r) */
+    double m, s, t, u;            /* cand max m_c, sum exp(c-m_c), and with a = r-m_r, b = c-m_c:
+                                     t = sum exp(a)(a-b), u = sum exp(b)(b-a) */
     float best;
     uint32_t argmax;
     int started;
@@ -30,6 +31,8 @@ typedef struct fd_ref_chunk {
     double er[FD_KL_CHUNK];
     double m;                     /* the reference max the exps are relative to */
     double scale;                 /* factor applied to the running reference sums */
+    double shift;                 /* old reference max - new one (<= 0; 0 on the first chunk) */
+    double s_old;                 /* the reference sum before this chunk (relative to the old max) */
 } fd_ref_chunk;
 
 typedef struct fd_kl_ops {
@@ -38,8 +41,9 @@ typedef struct fd_kl_ops {
     /* Folds candidate logits c[0..n) into ps, against the same chunk. */
     int (*pair_chunk)(fd_pair_state *ps, const fd_ref_state *rs, const fd_ref_chunk *ch, const float *r,
                       const float *c, size_t n, size_t v0);
-    /* Jensen-Shannon contribution of one chunk, given both sides' log-sum-exp. */
-    double (*js_chunk)(double lse_r, double lse_c, const float *r, const float *c, size_t n);
+    /* Jensen-Shannon contribution of one chunk, given both sides' finished
+     * first-pass states (max and sum). */
+    double (*js_chunk)(const fd_ref_state *rs, const fd_pair_state *ps, const float *r, const float *c, size_t n);
 } fd_kl_ops;
 
 const fd_kl_ops *fd_kl_ops_for(fd_path p);
@@ -51,9 +55,6 @@ typedef struct fd_kl_result {
 void fd_kl_finish(const fd_ref_state *rs, const fd_pair_state *ps, fd_kl_result *out);
 /* 1 when a and b hold the same bits in every field (padding ignored). */
 int fd_kl_result_same(const fd_kl_result *a, const fd_kl_result *b);
-/* m + log(S): the log-sum-exp a state stands for (for the JS pass). */
-double fd_lse_ref(const fd_ref_state *rs);
-double fd_lse_pair(const fd_pair_state *ps);
 
 /* The canonical exp (x <= 0, finite) and log (x >= 1), exposed for tests. */
 double fd_exp_canonical(double x);

@@ -4,6 +4,7 @@
  * bit for bit with the scalar emulation. */
 #include "selftest.h"
 #include "gemm.h"
+#include "gemm_f32.h"
 #include "kl.h"
 #include "../util/buf.h"
 #include "../util/rng.h"
@@ -20,6 +21,91 @@ static uint16_t rand_bf16(uint64_t *s, int wide)
     else if (wide && sel < 56) exp = 180 + (unsigned)((r >> 16) % 40);
     else exp = 110 + (unsigned)((r >> 16) % 30);             /* ordinary magnitudes */
     return (uint16_t)(sign | exp << 7 | mant);
+}
+
+static float f32_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* The extremes of fp32 for the KL paths: huge values of both signs, FLT_MAX
+ * ties, +-0, subnormals, mixes of huge and tiny, a large common offset, and
+ * maxima jumping by orders of magnitude between chunks. */
+static void extreme_rows(int round, float *r, float *c, size_t vocab, uint64_t *s)
+{
+    const float fmax = f32_bits(0x7f7fffffu), sub = f32_bits(1u);
+    static const float pool[] = {1e38f, -1e38f, 3.0e38f, 1e-38f, -1e-38f, 0.0f, -0.0f, 1.5f, -2.25f, 7e-45f};
+    for (size_t v = 0; v < vocab; v++) {
+        double u = fd_rng_unit(s), w = fd_rng_unit(s);
+        uint64_t k = fd_rng_next(s);
+        switch (round % 8) {
+        case 0: r[v] = (float)(u * 3.0e38); c[v] = (float)(r[v] + w * 1e37); break;
+        case 1: r[v] = k % 97 ? -fmax : fmax; c[v] = (k >> 8) % 211 ? -fmax : fmax; break;
+        case 2: r[v] = (float)-1e38 * (1.0f + (float)(k % 4) * 0x1p-23f); c[v] = (float)-1e38 * (1.0f + (float)((k >> 4) % 4) * 0x1p-23f); break;
+        case 3: r[v] = pool[k % 10] * (k & 1024 ? 0.75f : 1.0f); c[v] = pool[(k >> 12) % 10] * (k & 2048 ? 0.5f : 1.0f); break;
+        case 4: r[v] = (float)(k % (1u << 20)) * sub; c[v] = r[v] + (float)((k >> 24) % 3) * sub; break;
+        case 5: r[v] = 1.6e7f + (float)((int)(k % 17) - 8); c[v] = r[v] + (float)((int)((k >> 8) % 5) - 2); break;
+        case 6: { /* maxima rising by 1e10 per chunk, the candidate's falling */
+            int ch = (int)(v * 4 / vocab);
+            r[v] = (float)(u * 3.0 * __builtin_pow(10.0, 10.0 * ch));
+            c[v] = (float)(w * 3.0 * __builtin_pow(10.0, 10.0 * (3 - ch)));
+            break;
+        }
+        default: r[v] = (float)(u * 3.3e38); c[v] = r[v]; break; /* identical huge rows */
+        }
+    }
+    if (round >= 90) { /* the window, the argmax in the last chunk */
+        size_t j = vocab - 5, t = 0;
+        for (size_t v = 0; v < vocab; v++) { r[v] = 0x1p126f; c[v] = 0x1p125f; }
+        r[j] = 0x1p127f;
+        c[j] = 0x1p126f;
+        for (size_t v = round == 90 ? 0 : 1; t < 269; v += 17)
+            if (v % vocab != j && c[v % vocab] != 0x1p126f) { c[v % vocab] = 0x1p126f; t++; }
+    }
+}
+
+/* The F32-weight product (gemm_f32.h, NUMERICS §5b) on every path that has
+ * one, against the scalar definition fd_dot_f32seq: bf16-valued activations,
+ * fp32 weights over the whole exponent range with zeros and subnormals, a
+ * ragged row count and K; the SIMD kernels under FTZ+DAZ as the engine runs
+ * them.  Returns the number of failing paths. */
+static int f32_selftest(uint64_t seed, FILE *out)
+{
+    enum { NP = 11, K = 203, TILES = 5 };
+    uint64_t s = seed;
+    float *a = fd_xmalloc(NP * K * 4), *w = fd_xmalloc(TILES * K * FD_TILE * 4);
+    float *ref = fd_xmalloc(NP * TILES * FD_TILE * 4), *got = fd_xmalloc(NP * TILES * FD_TILE * 4);
+    for (size_t i = 0; i < NP * K; i++) a[i] = f32_bits(((uint32_t)fd_rng_next(&s) & 0xbfff0000u) | 0x20000000u);
+    for (size_t i = 0; i < TILES * K * FD_TILE; i++) {
+        uint64_t k = fd_rng_next(&s);
+        uint32_t u = (uint32_t)k;
+        if ((k >> 40) % 16 == 0) u &= 0x807fffffu;    /* subnormal (or zero) */
+        else if ((k >> 44) % 16 == 0) u &= 0x80000000u; /* signed zero */
+        if (i % FD_TILE < 4) u &= 0x80ffffffu;           /* four columns a tile stay near the bottom: */
+        w[i] = f32_bits(u & 0xbfffffffu);                /* their products and sums are subnormal, so */
+                                                          /* FTZ/DAZ decide them; all finite */
+    }
+    int fails = 0;
+    fprintf(out, "kernel-selftest: F32-weight products, paths:");
+    for (int p = 0; p < FD_PATH_COUNT; p++) {
+        fd_gemm_f32_fn f = fd_path_supported((fd_path)p) ? fd_gemm_f32_for((fd_path)p) : NULL;
+        if (!f) continue;
+        unsigned csr = fd_ftz_daz_enter();
+        f(a, NP, K, w, TILES, p == FD_PATH_SCALAR ? ref : got, TILES * FD_TILE);
+        fd_ftz_daz_leave(csr);
+        if (p != FD_PATH_SCALAR && memcmp(ref, got, NP * TILES * FD_TILE * 4)) fails++;
+        fprintf(out, " %s", fd_path_name((fd_path)p));
+    }
+    for (size_t i = 0; i < NP; i++)   /* the scalar kernel is the definition, output by output */
+        for (size_t j = 0; j < TILES * FD_TILE; j++) {
+            float d = fd_dot_f32seq(a + i * K, w + (j / FD_TILE) * K * FD_TILE + j % FD_TILE, K, FD_TILE);
+            if (memcmp(&d, &ref[i * TILES * FD_TILE + j], 4)) { fails++; i = NP; break; }
+        }
+    fprintf(out, "; %s\n", fails ? "MISMATCH" : "0 mismatching outputs");
+    free(a); free(w); free(ref); free(got);
+    return fails;
 }
 
 int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
@@ -76,15 +162,20 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     fprintf(out, "kernel-selftest: %llu bf16 products per path, %llu mismatching logits\n",
             (unsigned long long)done, (unsigned long long)mismatches);
     free(hid); free(head); free(ref); free(got);
+    failures += f32_selftest(seed ^ 0xf32f32u, out);
 
     /* KL paths: random logits, several chunks with rising and falling maxima */
     size_t vocab = 3 * FD_KL_CHUNK + 77;
     float *r = fd_xmalloc(vocab * 4), *c = fd_xmalloc(vocab * 4);
     fd_ref_chunk *ch = fd_xmalloc(sizeof *ch);
     /* rounds 64..71 add far-off logits (exp clamped to +0, subnormal exps);
-     * 72 and 73 compare a capture with itself: KL must be exactly +0.0 */
-    for (int round = 0; round < 74; round++) {
-        for (size_t v = 0; v < vocab; v++) {
+     * 72 and 73 compare a capture with itself: KL must be exactly +0.0;
+     * 74..89 are the extremes of fp32 (extreme_row), 90..91 the issue's
+     * window: a one-hot 2^127 reference against 270 ties at 2^126, whose
+     * KL is exactly the canonical log(270) */
+    for (int round = 0; round < 92; round++) {
+        if (round >= 74) extreme_rows(round, r, c, vocab, &s);
+        else for (size_t v = 0; v < vocab; v++) {
             r[v] = (float)(fd_rng_unit(&s) * (round % 8 + 1) * 4 + (double)v / (double)vocab * (round % 3) * 10);
             c[v] = r[v] + (float)(fd_rng_unit(&s) * 0.1 * (round % 5));
             if (round >= 64 && fd_rng_next(&s) % 16 == 0) {
@@ -95,6 +186,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
             if (round >= 72) c[v] = r[v];
         }
         fd_kl_result res[FD_PATH_COUNT];
+        double js[FD_PATH_COUNT];
         /* each entry's padding poisoned differently: only the fields may be compared */
         for (int p = 0; p < FD_PATH_COUNT; p++) memset(&res[p], 0xA0 + p, sizeof res[p]);
         int have[FD_PATH_COUNT] = {0};
@@ -109,7 +201,27 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
                 ops->pair_chunk(&ps, &rs, ch, r + v0, c + v0, n, v0);
             }
             fd_kl_finish(&rs, &ps, &res[p]);
+            js[p] = 0;
+            for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
+                size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
+                js[p] += ops->js_chunk(&rs, &ps, r + v0, c + v0, n);
+            }
             have[p] = 1;
+            if (memcmp(&js[p], &js[0], sizeof js[p])) {
+                fprintf(out, "kernel-selftest: JS path %s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), round);
+                failures++;
+            }
+            double want = fd_log_canonical(270.0);
+            if (round >= 90 && (memcmp(&res[p].kl, &want, 8) || !(res[p].rkl > 1e37))) {
+                fprintf(out, "kernel-selftest: KL path %s: huge logits cancel (KL %.17g, want log 270 = %.17g)\n",
+                        fd_path_name((fd_path)p), res[p].kl, want);
+                failures++;
+            }
+            if (round >= 74 && !(res[p].kl >= -1e-9 && res[p].rkl >= -1e-9 && js[p] >= -1e-9 && js[p] <= 0.6931471805599453 + 1e-12)) {
+                fprintf(out, "kernel-selftest: KL path %s: round %d gives KL %g, reverse %g, JS %g\n", fd_path_name((fd_path)p),
+                        round, res[p].kl, res[p].rkl, js[p]);
+                failures++;
+            }
             /* field by field: the struct's padding bytes are not part of the result
              * (comparing them made AVX2-only hosts report spurious differences) */
             if (!fd_kl_result_same(&res[p], &res[0])) {
@@ -117,7 +229,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
                 failures++;
             }
             const double pz = 0.0;
-            if (round >= 72 && (memcmp(&res[p].kl, &pz, 8) || memcmp(&res[p].rkl, &pz, 8) || !res[p].top1_match)) {
+            if ((round == 72 || round == 73 || (round >= 74 && round < 90 && round % 8 == 7)) && (memcmp(&res[p].kl, &pz, 8) || memcmp(&res[p].rkl, &pz, 8) || !res[p].top1_match)) {
                 fprintf(out, "kernel-selftest: KL path %s: identical logits do not give exactly +0.0\n", fd_path_name((fd_path)p));
                 failures++;
             }

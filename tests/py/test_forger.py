@@ -351,6 +351,16 @@ def receipt_cases(receipt_path):
     rcase("run-means-order", "receipt_impossible", S("determinism.min_run_mean", 1.0))
     rcase("nan-free-huge-js", "receipt_impossible", S("js", 0.9))
     rcase("run-means-disagree", "receipt_inconsistent", S("determinism.run_count", 2))
+    # fp64 rounding can leave a KL statistic of (nearly) equal distributions a few ulps below 0: that
+    # is a possible receipt (KL_FLOOR = -1e-9 nats); -1e-6 is not
+    doc = json.loads(json.dumps(base))
+    setpath(doc, "kl_reverse_mean", -1e-16)
+    seal(doc, "receipt_sha256")
+    p = os.path.join(WORK, "receipt-ulp-negative-min.json")
+    dump(p, doc)
+    rc, out = run(BIN, "validate", "--receipt", p)
+    check("receipt  kl_reverse_mean -1e-16 (rounding) still validates", rc == 0, out)
+    rcase("reverse-kl-negative-1e-6", "receipt_impossible", S("kl_reverse_mean", -1e-6))
 
 
 def d_max(r):

@@ -1,3 +1,0 @@
-build-aarch64/obj/src/kernels/gemm_tile_x86.o: \
- src/kernels/gemm_tile_x86.c src/kernels/gemm.h
-src/kernels/gemm.h:

@@ -1,1 +1,0 @@
-build-aarch64/obj/src/mpi/dist_mpi.o: src/mpi/dist_mpi.c
