@@ -46,6 +46,7 @@ step unit "kernel paths bit-identical (10^8 bf16 products)" ./build/fidelity ker
 step unit "kernel paths bit-identical under ASan (10^6 products)" ./build-asan/fidelity kernel-selftest --products 1000000
 step unit "AVX2-only CPU (qemu EPYC-Milan): selftest, unit tests, capture/compare bits = native" bash tests/avx2.sh
 step unit "aarch64 (cross build under qemu-user): selftest, unit tests, capture/compare bits and tiny goldens = x86-64" bash tests/aarch64.sh
+step unit "fences: no vector intrinsics outside src/kernels/ (and the check's self-test)" bash -c 'bash tests/check_fences.sh --self-test && bash tests/check_fences.sh'
 if python3 -c 'import numpy' 2>/dev/null; then
     step unit "stats table in test_stats.c regenerates from numpy" bash -c \
         'diff <(python3 tests/py/stats_oracle.py) <(sed -n "/BEGIN GENERATED/,/END GENERATED/p" tests/c/test_stats.c)'
@@ -116,6 +117,11 @@ done
 # dataset lifecycle (issue 23): reseal, architectures, panel-binding, qualify-root --local, publish (docs/LIFECYCLE.md)
 for bin in $BINS; do
     step py "lifecycle: reseal = dsreseal bytes, architectures list/show/prepare, panel-binding = resolve_panel, qualify-root --local, publish on a loopback Hub (5xx/timeout/tamper), refusals ($bin)" python3 tests/py/test_lifecycle.py "$bin"
+done
+# architecture table (issue 17): glm5_next on the generic driver of both schedules, one tensor list
+for bin in $BINS; do
+    step py "architecture table: glm5_next layer-outer schedule digest = window-outer, capture under RLIMIT_AS < weights ($bin)" \
+        python3 tests/py/test_arch.py "$bin"
 done
 # compare token statistics (issue 22 items 1, 3): numpy oracle, llama.cpp summary lines
 for bin in $BINS; do

@@ -1,4 +1,4 @@
-/* `fidelity capture`: runs the C glm_moe_dsa forward (engine/forward.h)
+/* `fidelity capture`: runs the C forward of the checkpoint's architecture (engine/model.h)
  * over a token panel and writes a sealed dataset (FORMAT.md §6 mechanics):
  * one window per forward, the hook is the input of lm_head (the final
  * RMSNorm output), scored rows are hidden[:-1][mask[:-1] & mask[1:]]
@@ -12,7 +12,7 @@
  * file directly in the model directory, sorted by name (byte order). */
 #ifndef FD_CAPTURE_CAPTURE_H
 #define FD_CAPTURE_CAPTURE_H
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "format/json.h"
 #include "util/err.h"
 
@@ -35,7 +35,7 @@ typedef struct fd_capture_opts {
     int progress;                   /* per-window JSON lines on stderr */
     int threads;                    /* <= 0: one per online CPU (no effect on any bit) */
     const char *kernel;             /* GEMM path override (no effect on any bit) */
-    fd_order order;                 /* bf16 product order (engine/matmul.h); 0: tile */
+    fd_order order;                 /* bf16 product order (engine/ops/matmul.h); 0: tile */
     const char *sanity_prompt;      /* NULL: "The capital of France is" */
     const char *sanity_expect;      /* NULL/blank: the probe records, never refuses on content */
     int no_sanity_check;            /* skip the probe (recorded as skipped, caveat disclosure) */

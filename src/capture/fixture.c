@@ -4,6 +4,7 @@
 #include "capture/model_dir.h"
 #include "capture/panel.h"
 #include "engine/config.h"
+#include "engine/model.h"
 #include "engine/weights.h"
 #include "format/json.h"
 #include "util/bf16.h"
@@ -85,59 +86,26 @@ static void add(tlist *l, const char *dtype, int init, int ndim, int64_t a, int6
     t->shape[1] = (uint64_t)b;
 }
 
-static void add_shaped(void *ctx, const char *dtype, int init, int ndim, const uint64_t *shape, const char *name)
+static void add_spec(void *ctx, const fd_tensor_spec *t)
 {
     tlist *l = ctx;
-    add(l, dtype, init, ndim > 2 ? 2 : ndim, 0, 0, "%s", name);
-    l->v[l->n - 1].ndim = ndim;
-    for (int d = 0; d < ndim; d++) l->v[l->n - 1].shape[d] = shape[d];
+    add(l, t->dtype, t->init, t->ndim > 2 ? 2 : t->ndim, 0, 0, "%s", t->name);
+    l->v[l->n - 1].ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) l->v[l->n - 1].shape[d] = t->shape[d];
 }
 
-static void build_tensors(const fd_fixture_preset *p, tlist *l)
+/* The architecture's own tensor list (engine/model.h) of the config the
+ * fixture writes: the list the loader checks. */
+static int build_tensors(const jv *config, tlist *l, fd_err *e)
 {
-    if (p->next) { fd_fixture_next_tensors(p, add_shaped, l); return; }
-    int64_t H = p->hidden, V = p->vocab;
-    add(l, "BF16", INIT_NORMAL, 2, V, H, "model.embed_tokens.weight");
-    add(l, "BF16", INIT_ONES, 1, H, 0, "model.norm.weight");
-    add(l, "BF16", INIT_NORMAL, 2, V, H, "lm_head.weight");
-    for (int64_t n = 0; n < p->layers; n++) {
-        long long N = (long long)n;
-        const char *P = "model.layers.";
-        add(l, "BF16", INIT_ONES, 1, H, 0, "%s%lld.input_layernorm.weight", P, N);
-        add(l, "BF16", INIT_ONES, 1, H, 0, "%s%lld.post_attention_layernorm.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, p->q_lora, H, "%s%lld.self_attn.q_a_proj.weight", P, N);
-        add(l, "BF16", INIT_ONES, 1, p->q_lora, 0, "%s%lld.self_attn.q_a_layernorm.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, p->heads * (p->dn + p->dr), p->q_lora, "%s%lld.self_attn.q_b_proj.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, p->kv_lora + p->dr, H, "%s%lld.self_attn.kv_a_proj_with_mqa.weight", P, N);
-        add(l, "BF16", INIT_ONES, 1, p->kv_lora, 0, "%s%lld.self_attn.kv_a_layernorm.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, p->heads * (p->dn + p->dv), p->kv_lora, "%s%lld.self_attn.kv_b_proj.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, H, p->heads * p->dv, "%s%lld.self_attn.o_proj.weight", P, N);
-        if (p->indexer_types[n] == 'F') {
-            add(l, "BF16", INIT_NORMAL, 2, p->idx_heads * p->idx_dim, p->q_lora, "%s%lld.self_attn.indexer.wq_b.weight",
-                P, N);
-            add(l, "BF16", INIT_NORMAL, 2, p->idx_dim, H, "%s%lld.self_attn.indexer.wk.weight", P, N);
-            add(l, "BF16", INIT_ONES, 1, p->idx_dim, 0, "%s%lld.self_attn.indexer.k_norm.weight", P, N);
-            add(l, "BF16", INIT_ZEROS, 1, p->idx_dim, 0, "%s%lld.self_attn.indexer.k_norm.bias", P, N);
-            add(l, "BF16", INIT_NORMAL, 2, p->idx_heads, H, "%s%lld.self_attn.indexer.weights_proj.weight", P, N);
-        }
-        if (p->mlp_types[n] == 'D') {
-            add(l, "BF16", INIT_NORMAL, 2, p->inter, H, "%s%lld.mlp.gate_proj.weight", P, N);
-            add(l, "BF16", INIT_NORMAL, 2, p->inter, H, "%s%lld.mlp.up_proj.weight", P, N);
-            add(l, "BF16", INIT_NORMAL, 2, H, p->inter, "%s%lld.mlp.down_proj.weight", P, N);
-            continue;
-        }
-        int64_t Im = p->moe_inter, Is = p->moe_inter * p->shared;
-        add(l, "BF16", INIT_NORMAL, 2, p->experts, H, "%s%lld.mlp.gate.weight", P, N);
-        add(l, "F32", INIT_ZEROS, 1, p->experts, 0, "%s%lld.mlp.gate.e_score_correction_bias", P, N);
-        for (int64_t k = 0; k < p->experts; k++) {
-            add(l, "BF16", INIT_NORMAL, 2, Im, H, "%s%lld.mlp.experts.%lld.gate_proj.weight", P, N, (long long)k);
-            add(l, "BF16", INIT_NORMAL, 2, Im, H, "%s%lld.mlp.experts.%lld.up_proj.weight", P, N, (long long)k);
-            add(l, "BF16", INIT_NORMAL, 2, H, Im, "%s%lld.mlp.experts.%lld.down_proj.weight", P, N, (long long)k);
-        }
-        add(l, "BF16", INIT_NORMAL, 2, Is, H, "%s%lld.mlp.shared_experts.gate_proj.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, Is, H, "%s%lld.mlp.shared_experts.up_proj.weight", P, N);
-        add(l, "BF16", INIT_NORMAL, 2, H, Is, "%s%lld.mlp.shared_experts.down_proj.weight", P, N);
+    fd_glm_config c;
+    if (fd_glm_config_from_json(config, &c, e)) {
+        fd_err_prefix(e, "fixture config");
+        return -1;
     }
+    c.arch->tensors(&c, NULL, add_spec, l);
+    fd_glm_config_free(&c);
+    return 0;
 }
 
 static uint64_t numel(const ftensor *t)
@@ -522,7 +490,12 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", out);
 
     tlist l = {0};
-    build_tensors(p, &l);
+    jv *config = config_doc(p);
+    if (build_tensors(config, &l, e)) {
+        jv_free(config);
+        free(l.v);
+        return -1;
+    }
     r->tensors = l.n;
     for (size_t i = 0; i < l.n; i++) {
         if (strstr(l.v[i].name, "e_score_correction_bias")) r->bias_elems += numel(&l.v[i]);
@@ -535,7 +508,8 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
     fd_rmtree(tmp.p);
     int rc = fd_mkdirs(tmp.p, e);
     char *wp = fd_path_join(tmp.p, "model.safetensors");
-    if (!rc) rc = write_json(tmp.p, "config.json", config_doc(p), &JV_PRETTY, e);
+    if (!rc) rc = write_json(tmp.p, "config.json", config, &JV_PRETTY, e);
+    else jv_free(config);
     if (!rc) rc = write_json(tmp.p, "generation_config.json", generation_doc(), &JV_PRETTY, e);
     if (!rc) rc = write_json(tmp.p, "tokenizer.json", tokenizer_doc(), &JV_PRETTY, e);
     if (!rc) rc = write_json(tmp.p, "tokenizer_config.json", tokenizer_config_doc(), &JV_PRETTY, e);

@@ -1,6 +1,7 @@
-/* The glm5_next part of `fidelity fixture` (fixture.h): the tensor list and
- * config.json of a random-init Glm5NextForConditionalGeneration checkpoint
- * (text trunk + vision tower, on-disk spelling of engine/next_weights.h).
+/* The glm5_next part of `fidelity fixture` (fixture.h): the config.json of
+ * a random-init Glm5NextForConditionalGeneration checkpoint
+ * (text trunk + vision tower); its tensors are the architecture's one list
+ * (engine/arch/glm5_next/next_tensors.c, read through engine/model.h).
  *
  * Initialisation follows transformers 5.16.1 _init_weights: Linear / Conv /
  * embedding weights and hc_*_fn ~ normal(0, 0.02); RMSNorm, o_norm,
@@ -14,9 +15,9 @@
 #define FD_CAPTURE_FIXTURE_NEXT_H
 #include <stdint.h>
 #include "capture/fixture.h"
+#include "engine/model.h" /* FD_INIT_*; the tensor list is engine/arch/glm5_next/next_tensors.c */
 #include "format/json.h"
 
-enum { FD_INIT_NORMAL, FD_INIT_ONES, FD_INIT_ZEROS, FD_INIT_DT_BIAS };
 
 typedef struct fd_next_preset {
     int64_t lin_heads, lin_dim, conv_k, kpool, hc_mult, hc_iters;
@@ -27,9 +28,6 @@ typedef struct fd_next_preset {
 
 extern const fd_next_preset fd_next_preset_flash;
 
-typedef void (*fd_fixture_put_fn)(void *ctx, const char *dtype, int init, int ndim, const uint64_t *shape,
-                                  const char *name);
-void fd_fixture_next_tensors(const fd_fixture_preset *p, fd_fixture_put_fn put, void *ctx);
 jv *fd_fixture_next_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 /* One F32 value of init kind `init` from the tensor's generator state. */
 float fd_fixture_f32_init(int init, uint64_t *state);

@@ -1,5 +1,5 @@
 #include "capture/probe.h"
-#include "engine/forward.h"
+#include "engine/model.h"
 #include "tokenizer/tokenizer.h"
 #include "util/bf16.h"
 #include "util/buf.h"

@@ -12,7 +12,7 @@
 #ifndef FD_CAPTURE_PROBE_H
 #define FD_CAPTURE_PROBE_H
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "format/json.h"
 #include "util/err.h"

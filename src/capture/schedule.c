@@ -1,5 +1,5 @@
 #include "capture/schedule.h"
-#include "engine/forward.h"
+#include "engine/model.h"
 #include "util/buf.h"
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,7 +28,11 @@ int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const 
     /* window i < P->n is panel window i; the probe's is the last (FORMAT §6: window N+1 of the pass) */
 #define IDS(i) ((i) < P->n ? P->w[i].ids : pp->ids)
 #define LEN(i) ((i) < P->n ? P->w[i].n_ids : pp->n)
-    if (fd_weights_map_prefix(W, "model.embed_tokens.", e)) goto out;
+    const fd_arch *a = c->arch;
+    char embed[96], norm[96];
+    fd_arch_prefix(a, "embed_tokens", embed, sizeof embed);
+    fd_arch_prefix(a, "norm", norm, sizeof norm);
+    if (fd_weights_map_prefix(W, embed, e)) goto out;
     for (size_t i = 0; i < n; i++) {
         double t0 = now_s();
         if (!(st[i] = fd_forward_begin(W, c, IDS(i), LEN(i), e))) goto out;
@@ -37,7 +41,7 @@ int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const 
     fd_weights_unmap(W);
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         double t0 = now_s();
-        snprintf(prefix, sizeof prefix, "model.layers.%lld.", L);
+        fd_arch_layer_prefix(a, L, prefix, sizeof prefix);
         if (fd_weights_map_prefix(W, prefix, e)) goto out;
         uint64_t mapped = W->mapped_bytes;
         for (size_t i = 0; i < n; i++) {
@@ -50,7 +54,7 @@ int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const 
             fprintf(stderr, "{\"stage\":\"layer\",\"layer\":%lld,\"windows\":%zu,\"mapped_bytes\":%" PRIu64 ",\"seconds\":%.3f}\n",
                     L, n, mapped, now_s() - t0);
     }
-    if (fd_weights_map_prefix(W, "model.norm.", e) || fd_weights_map_prefix(W, head_prefix, e)) goto out;
+    if (fd_weights_map_prefix(W, norm, e) || fd_weights_map_prefix(W, head_prefix, e)) goto out;
     for (size_t i = 0; i < n; i++) {
         uint16_t *out = fd_xmalloc(LEN(i) * H * 2 + 2);
         double t2 = now_s();
@@ -115,33 +119,39 @@ int fd_memory_preflight(fd_weights *W, const fd_glm_config *c, const fd_panel *P
                         uint64_t explicit_limit, fd_mem_estimate *est, fd_err *e)
 {
     memset(est, 0, sizeof *est);
-    uint64_t all = 0, layer = 0, S = 0, H = (uint64_t)c->hidden_size;
+    uint64_t all = 0, layer = 0, S = 0;
     for (size_t i = 0; i < W->n; i++) all += W->t[i].nbytes;
-    char prefix[96];
+    char prefix[96], embed[96];
     for (long long L = 0; L < c->num_hidden_layers; L++) {
-        snprintf(prefix, sizeof prefix, "model.layers.%lld.", L);
+        fd_arch_layer_prefix(c->arch, L, prefix, sizeof prefix);
         uint64_t b = fd_weights_prefix_bytes(W, prefix);
         if (b > layer) layer = b;
     }
     for (size_t i = 0; i < P->n; i++) S = P->w[i].n_ids > S ? P->w[i].n_ids : S;
-    uint64_t head = fd_weights_prefix_bytes(W, "lm_head.") + fd_weights_prefix_bytes(W, "model.embed_tokens.");
+    /* layer-outer maps the embedding (begin), then one layer at a time,
+     * then the final norm and the head (end; the head stays mapped for the
+     * dataset): the peak is the largest of the three */
+    char norm[96];
+    fd_arch_prefix(c->arch, "embed_tokens", embed, sizeof embed);
+    fd_arch_prefix(c->arch, "norm", norm, sizeof norm);
+    uint64_t emb = fd_weights_prefix_bytes(W, embed), head = fd_weights_prefix_bytes(W, norm);
+    head += c->tie_word_embeddings ? emb : fd_weights_prefix_bytes(W, "lm_head.");
+    uint64_t peak = layer;
+    if (emb > peak) peak = emb;
+    if (head > peak) peak = head;
     uint64_t n = layer_outer ? P->n + 1 : 1; /* windows alive at once (+ the probe's) */
     /* a layer's packed bf16 copy (a quantized layer grows to its bf16 size),
-     * per window alive the residual stream, the selection bitmap and the
-     * output rows, and the largest per-layer temporaries: a few rows of the
-     * widest activation per position, and 4 MB for the allocator */
-    uint64_t I = (uint64_t)c->intermediate_size, Im = (uint64_t)c->moe_intermediate_size * (uint64_t)c->num_experts_per_tok,
-             A = (uint64_t)c->num_attention_heads * (uint64_t)(c->qk_nope_head_dim + c->qk_rope_head_dim + c->v_head_dim);
-    uint64_t wide = H;
-    if (I > wide) wide = I;
-    if (Im > wide) wide = Im;
-    if (A > wide) wide = A;
+     * per window alive its state between layers (the architecture's:
+     * residual stream, selection bitmap, output rows), and the largest
+     * per-layer temporaries: a few rows of the widest activation per
+     * position, and 4 MB for the allocator */
+    uint64_t wide = c->arch->wide(c);
     uint64_t packed = 0;
     for (size_t i = 0; i < W->n; i++) /* the largest layer at its bf16 (logical) size */
         if (W->t[i].qfmt != FD_Q_NONE) { packed = layer * 4; break; }
     if (!packed) packed = layer;
-    est->weights = layer_outer ? layer + head : all;
-    est->working = packed + n * (S * H * 4 + S * S) + 2 * S * wide * 2 + ((uint64_t)4 << 20);
+    est->weights = layer_outer ? peak : all;
+    est->working = packed + n * c->arch->state_bytes(c, S) + 2 * S * wide * 2 + ((uint64_t)4 << 20);
     int as = 0; /* the limit is on the address space (then what the process has mapped counts), else on memory */
     if (explicit_limit) {
         est->limit = explicit_limit;

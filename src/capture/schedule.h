@@ -9,7 +9,7 @@
 #include "capture/panel.h"
 #include "capture/probe.h"
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 
@@ -22,7 +22,8 @@ int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const 
                    fd_err *e);
 
 typedef struct fd_mem_estimate {
-    uint64_t weights;       /* bytes mapped at the peak: the checkpoint, or the largest layer */
+    uint64_t weights;       /* bytes mapped at the peak: the checkpoint, or (layer-outer) the largest of the
+                               embedding, a layer, the final norm + head */
     uint64_t working;       /* packed copies of a layer's weights, activations, outputs */
     uint64_t total;
     uint64_t limit;         /* 0: none found */

@@ -5,6 +5,7 @@
 #include "capture/panel.h"
 #include "capture/schedule.h"
 #include "engine/archtable.h"
+#include "engine/model.h"
 #include "engine/config.h"
 #include "engine/qconfig.h"
 #include "engine/weights.h"
@@ -71,7 +72,7 @@ static int cmd_list(int json)
     if (json) {
         jv *o = jv_obj(), *a = jv_arr(), *f = jv_arr();
         jv_set(o, "schema", jv_str("fidelity.architectures.v1"));
-        for (size_t i = 0; i < FD_N_ARCHS; i++) jv_push(a, arch_json(&FD_ARCHS[i]));
+        for (size_t i = 0; i < FD_N_ARCHS; i++) jv_push(a, arch_json(&FD_ARCHS[i]->info));
         for (size_t i = 0; i < FD_N_FORMATS; i++) jv_push(f, format_json(&FD_FORMATS[i]));
         jv_set(o, "architectures", a);
         jv_set(o, "formats", f);
@@ -81,8 +82,8 @@ static int cmd_list(int json)
     }
     printf("architectures (config.json model_type)\n");
     for (size_t i = 0; i < FD_N_ARCHS; i++)
-        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", FD_ARCHS[i].model_type,
-               FD_ARCHS[i].hf_class, "", FD_ARCHS[i].summary, FD_ARCHS[i].formats, FD_ARCHS[i].presets, FD_ARCHS[i].doc);
+        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", FD_ARCHS[i]->info.model_type,
+               FD_ARCHS[i]->info.hf_class, "", FD_ARCHS[i]->info.summary, FD_ARCHS[i]->info.formats, FD_ARCHS[i]->info.presets, FD_ARCHS[i]->info.doc);
     printf("weight formats (read as shipped; capture role)\n");
     for (size_t i = 0; i < FD_N_FORMATS; i++)
         printf("  %-12s %-6s %s\n  %-12s   declared by %s; %s\n", FD_FORMATS[i].id, FD_FORMATS[i].role, FD_FORMATS[i].name,
@@ -120,8 +121,8 @@ static int cmd_show(const char *name, int json)
                "  architectures ", f->id, f->name, f->declared_by, f->role, f->doc);
     int first = 1;
     for (size_t i = 0; i < (a ? FD_N_FORMATS : FD_N_ARCHS); i++)
-        if (a ? fd_arch_has_format(a, FD_FORMATS[i].id) : fd_arch_has_format(&FD_ARCHS[i], f->id)) {
-            printf("%s%s", first ? "" : ", ", a ? FD_FORMATS[i].id : FD_ARCHS[i].model_type);
+        if (a ? fd_arch_has_format(a, FD_FORMATS[i].id) : fd_arch_has_format(&FD_ARCHS[i]->info, f->id)) {
+            printf("%s%s", first ? "" : ", ", a ? FD_FORMATS[i].id : FD_ARCHS[i]->info.model_type);
             first = 0;
         }
     printf("\n");
@@ -233,8 +234,8 @@ static int cmd_prepare(const prep *a)
     char *model = absolute(a->model), *panel = absolute(a->panel), *out = absolute(a->out), *tmp = NULL;
     fd_buf sh = {0}, runs = {0}, wj = {0};
     jv *wf = NULL;
-    const char *model_type = c.nx ? "glm5_next" : "glm_moe_dsa";
-    const fd_arch_info *arch = fd_arch_find(model_type);
+    const char *model_type = c.arch->info.model_type;
+    const fd_arch_info *arch = &c.arch->info;
     if (fd_qconfig_load(a->model, &q, &e)) goto refused;
     qopen = 1;
     const fd_format_info *fmt = fd_format_find(q.kind == FD_Q_FP8_BLOCK ? "fp8-block" : q.kind == FD_Q_NVFP4 ? "nvfp4" : "bf16");

@@ -3,6 +3,7 @@
  * parameters, bytes).  Exit 0 ok, 3 refused, 4 usage. */
 #include "cli.h"
 #include "engine/config.h"
+#include "engine/model.h"
 #include "engine/weights.h"
 #include "util/buf.h"
 #include <stdio.h>
@@ -55,7 +56,7 @@ static jv *config_json(const fd_glm_config *c, const fd_weights *w)
 
 static void print_text(const fd_glm_config *c, const fd_weights *w)
 {
-    printf("model_type %s\n", c->nx ? "glm5_next" : "glm_moe_dsa");
+    printf("model_type %s\n", c->arch->info.model_type);
     printf("dims: vocab %lld hidden %lld layers %lld heads %lld (kv %lld) q_lora %lld kv_lora %lld "
            "qk_nope %lld qk_rope %lld v %lld qk_head %lld head_dim %lld\n",
            (long long)c->vocab_size, (long long)c->hidden_size, (long long)c->num_hidden_layers,

@@ -1,14 +1,12 @@
-#include "archtable.h"
+#include "engine/archtable.h"
+#include "engine/model.h"
 #include <stdio.h>
 #include <string.h>
 
-const fd_arch_info FD_ARCHS[] = {
-    {"glm_moe_dsa", "GlmMoeDsaForCausalLM",
-     "GLM-5 MoE with DeepSeek sparse attention (MLA + indexer), dense-then-MoE MLP schedule",
-     "tiny, flash-0.1b, small", "docs/CAPTURE.md", "bf16, fp8-block, nvfp4"},
-    {"glm5_next", "Glm5NextForConditionalGeneration (text forward)",
-     "GLM-5.3-Flash: NoPE DSA and KDA layers, hyper-connections; text fields under text_config",
-     "flash-0.1b-next", "docs/MODEL-GLM5-NEXT.md", "bf16"},
+/* THE table of architectures: one line each (engine/model.h). */
+const fd_arch *const FD_ARCHS[] = {
+    &FD_ARCH_GLM_MOE_DSA,
+    &FD_ARCH_GLM5_NEXT,
 };
 const size_t FD_N_ARCHS = sizeof FD_ARCHS / sizeof *FD_ARCHS;
 
@@ -22,11 +20,17 @@ const fd_format_info FD_FORMATS[] = {
 };
 const size_t FD_N_FORMATS = sizeof FD_FORMATS / sizeof *FD_FORMATS;
 
-const fd_arch_info *fd_arch_find(const char *model_type)
+const fd_arch *fd_arch_of(const char *model_type)
 {
     for (size_t i = 0; model_type && i < FD_N_ARCHS; i++)
-        if (!strcmp(FD_ARCHS[i].model_type, model_type)) return &FD_ARCHS[i];
+        if (!strcmp(FD_ARCHS[i]->info.model_type, model_type)) return FD_ARCHS[i];
     return NULL;
+}
+
+const fd_arch_info *fd_arch_find(const char *model_type)
+{
+    const fd_arch *a = fd_arch_of(model_type);
+    return a ? &a->info : NULL;
 }
 
 const fd_format_info *fd_format_find(const char *id)
@@ -41,7 +45,7 @@ void fd_arch_names(char *out, size_t cap)
     size_t n = 0;
     if (cap) out[0] = 0;
     for (size_t i = 0; i < FD_N_ARCHS && n < cap; i++)
-        n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", FD_ARCHS[i].model_type);
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", FD_ARCHS[i]->info.model_type);
 }
 
 int fd_arch_has_format(const fd_arch_info *a, const char *format_id)

@@ -1,7 +1,8 @@
-/* The supported architectures and weight formats, as one static table
- * (`fidelity architectures`).  This is the one place that lists them; when
- * the engine itself becomes table-driven, this table is what it replaces.
- * config.c / next_config.c / qconfig.c remain the parsers that decide. */
+/* The supported architectures and weight formats (`fidelity architectures`).
+ * The architectures are the table of engine/model.h (FD_ARCHS, one line per
+ * architecture in archtable.c; each fd_arch carries its fd_arch_info); the
+ * formats are FD_FORMATS below.  qconfig.c remains the parser that decides
+ * a checkpoint's format. */
 #ifndef FD_ENGINE_ARCHTABLE_H
 #define FD_ENGINE_ARCHTABLE_H
 #include <stddef.h>
@@ -23,8 +24,6 @@ typedef struct fd_format_info {
     const char *doc;
 } fd_format_info;
 
-extern const fd_arch_info FD_ARCHS[];
-extern const size_t FD_N_ARCHS;
 extern const fd_format_info FD_FORMATS[];
 extern const size_t FD_N_FORMATS;
 

@@ -1,5 +1,5 @@
 #include "engine/config.h"
-#include "engine/next_config.h"
+#include "engine/model.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <stdio.h>
@@ -81,16 +81,9 @@ static int get_types(const jv *v, const char *k, int64_t L, const char *a, const
     return 0;
 }
 
-static int parse(const jv *d, fd_glm_config *c, fd_err *e)
+/* GlmMoeDsaConfig (model_type glm_moe_dsa) */
+int fd_glm_moe_dsa_parse(const jv *d, fd_glm_config *c, fd_err *e)
 {
-    if (!d || d->t != JV_OBJ) return fd_fail(e, "bad_config", "", "config is not a JSON object");
-    const jv *mt = jv_get(d, "model_type");
-    if (!mt) return bad(e, "model_type", "is missing");
-    if (mt->t != JV_STR) return bad(e, "model_type", "is not a string");
-    if (!strcmp(mt->u.s.p, "glm5_next")) return fd_next_config_parse(d, c, e);
-    if (strcmp(mt->u.s.p, "glm_moe_dsa"))
-        return fd_fail(e, "unsupported_model_type", "", "model_type \"%.200s\" is not supported (glm_moe_dsa, glm5_next)",
-                       mt->u.s.p);
 
 #define I(field, def, lo) if (get_int(d, #field, def, lo, &c->field, e)) return -1
     I(vocab_size, 154880, 1);
@@ -207,41 +200,6 @@ static int parse(const jv *d, fd_glm_config *c, fd_err *e)
     }
     if (!c->indexer_full[0]) return bad(e, "indexer_types", "layer 0 is \"shared\" but has no earlier full layer to share from");
     return 0;
-}
-
-int fd_glm_config_from_json(const jv *doc, fd_glm_config *c, fd_err *e)
-{
-    memset(c, 0, sizeof *c);
-    if (parse(doc, c, e)) {
-        fd_glm_config_free(c);
-        return -1;
-    }
-    return 0;
-}
-
-int fd_glm_config_load(const char *path, fd_glm_config *c, fd_err *e)
-{
-    memset(c, 0, sizeof *c);
-    size_t n = strlen(path);
-    char *p = n > 5 && !strcmp(path + n - 5, ".json") ? fd_xstrdup(path) : fd_path_join(path, "config.json");
-    jv *doc = jv_parse_file(p, e);
-    int rc = -1;
-    if (doc) {
-        rc = fd_glm_config_from_json(doc, c, e);
-        if (rc && !strcmp(e->code, "bad_config")) fd_err_prefix(e, p);
-    }
-    jv_free(doc);
-    free(p);
-    return rc;
-}
-
-void fd_glm_config_free(fd_glm_config *c)
-{
-    free(c->mlp_sparse);
-    free(c->indexer_full);
-    c->mlp_sparse = c->indexer_full = NULL;
-    fd_next_ext_free(c->nx);
-    c->nx = NULL;
 }
 
 int64_t fd_glm_config_count_full(const fd_glm_config *c)

@@ -29,9 +29,12 @@ typedef struct fd_glm_config {
     char hidden_act[32], rope_type[32];
     unsigned char *mlp_sparse;   /* [num_hidden_layers]: 1 "sparse" (MoE), 0 "dense" */
     unsigned char *indexer_full; /* [num_hidden_layers]: 1 "full", 0 "shared" */
-    struct fd_next_ext *nx;      /* model_type glm5_next (engine/next_config.h); NULL for glm_moe_dsa */
+    const struct fd_arch *arch;  /* the architecture of model_type (engine/model.h); set by the parser */
+    void *ext;                   /* its private part (glm5_next: fd_next_ext); NULL for glm_moe_dsa */
 } fd_glm_config;
 
+/* model_type glm_moe_dsa's parser (its fd_arch's parse hook). */
+int fd_glm_moe_dsa_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 int fd_glm_config_from_json(const jv *doc, fd_glm_config *c, fd_err *e);
 /* Reads DIR/config.json (or a file path ending in .json). */
 int fd_glm_config_load(const char *path, fd_glm_config *c, fd_err *e);

@@ -1,5 +1,5 @@
 #include "engine/weights.h"
-#include "engine/next_weights.h"
+#include "engine/model.h"
 #include "engine/weights_quant.h"
 #include "util/buf.h"
 #include "util/fsio.h"
@@ -15,19 +15,6 @@
 static int cmp_tensor(const void *a, const void *b)
 {
     return strcmp(((const fd_tensor *)a)->name, ((const fd_tensor *)b)->name);
-}
-
-const fd_tensor *fd_weights_get(const fd_weights *w, const char *name)
-{
-    size_t lo = 0, hi = w->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(w->t[mid].name, name);
-        if (!c) return &w->t[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
 }
 
 static int shard_name_ok(const char *s)
@@ -232,20 +219,6 @@ void fd_weights_unmap(fd_weights *w)
     for (size_t i = 0; i < w->n; i++) w->t[i].data = NULL;
 }
 
-int fd_weights_read(const fd_weights *w, const fd_tensor *t, void *buf, size_t n, fd_err *e)
-{
-    if (n > t->nbytes) return fd_fail(e, "bad_tensor_file", "", "%s: reading %zu bytes of a %llu-byte tensor", t->name, n,
-                                      (unsigned long long)t->nbytes);
-    if (t->data) { memcpy(buf, t->data, n); return 0; }
-    const char *path = w->shards[t->shard].path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fd_fail(e, "unreadable", "", "%s: %s", path, strerror(errno));
-    ssize_t r = pread(fd, buf, n, (off_t)t->off);
-    close(fd);
-    if (r != (ssize_t)n) return fd_fail(e, "unreadable", "", "%s: short read of %s", path, t->name);
-    return 0;
-}
-
 static void free_lists(fd_weights *w)
 {
     fd_strv_free(&w->missing);
@@ -314,73 +287,18 @@ static int cmp_exp(const void *a, const void *b)
     return strcmp(((const exp_t *)a)->name, ((const exp_t *)b)->name);
 }
 
-static void add_next(void *ctx, int f32only, int ndim, const uint64_t *shape, const char *name)
+static void add_spec(void *ctx, const fd_tensor_spec *t)
 {
     expv *x = ctx;
-    add(x, f32only, ndim > 3 ? 3 : ndim, 0, 0, 0, "%s", name);
-    x->v[x->n - 1].ndim = ndim;
-    for (int d = 0; d < ndim; d++) x->v[x->n - 1].shape[d] = shape[d];
+    add(x, t->f32only, t->ndim > 3 ? 3 : t->ndim, 0, 0, 0, "%s", t->name);
+    x->v[x->n - 1].ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) x->v[x->n - 1].shape[d] = t->shape[d];
 }
 
+/* the architecture's one tensor list (engine/model.h) */
 static void build_expected(const fd_glm_config *c, fd_weights *w, expv *x)
 {
-    if (c->nx) { fd_next_expected(c, w, add_next, x); return; }
-    uint64_t H = (uint64_t)c->hidden_size, V = (uint64_t)c->vocab_size, rq = (uint64_t)c->q_lora_rank,
-             rkv = (uint64_t)c->kv_lora_rank, nh = (uint64_t)c->num_attention_heads, dn = (uint64_t)c->qk_nope_head_dim,
-             dr = (uint64_t)c->qk_rope_head_dim, dv = (uint64_t)c->v_head_dim, Hi = (uint64_t)c->index_n_heads,
-             Di = (uint64_t)c->index_head_dim, I = (uint64_t)c->intermediate_size, Im = (uint64_t)c->moe_intermediate_size,
-             E = (uint64_t)c->n_routed_experts, Is = Im * (uint64_t)c->n_shared_experts;
-    add(x, 0, 2, V, H, 0, "model.embed_tokens.weight");
-    add(x, 0, 1, H, 0, 0, "model.norm.weight");
-    if (!c->tie_word_embeddings) add(x, 0, 2, V, H, 0, "lm_head.weight");
-    for (int64_t l = 0; l < c->num_hidden_layers; l++) {
-        const char *p = "model.layers.";
-        long long n = (long long)l;
-        add(x, 0, 1, H, 0, 0, "%s%lld.input_layernorm.weight", p, n);
-        add(x, 0, 1, H, 0, 0, "%s%lld.post_attention_layernorm.weight", p, n);
-        add(x, 0, 2, rq, H, 0, "%s%lld.self_attn.q_a_proj.weight", p, n);
-        add(x, 0, 1, rq, 0, 0, "%s%lld.self_attn.q_a_layernorm.weight", p, n);
-        add(x, 0, 2, nh * (dn + dr), rq, 0, "%s%lld.self_attn.q_b_proj.weight", p, n);
-        add(x, 0, 2, rkv + dr, H, 0, "%s%lld.self_attn.kv_a_proj_with_mqa.weight", p, n);
-        add(x, 0, 1, rkv, 0, 0, "%s%lld.self_attn.kv_a_layernorm.weight", p, n);
-        add(x, 0, 2, nh * (dn + dv), rkv, 0, "%s%lld.self_attn.kv_b_proj.weight", p, n);
-        add(x, 0, 2, H, nh * dv, 0, "%s%lld.self_attn.o_proj.weight", p, n);
-        if (c->attention_bias) {
-            add(x, 0, 1, rq, 0, 0, "%s%lld.self_attn.q_a_proj.bias", p, n);
-            add(x, 0, 1, rkv + dr, 0, 0, "%s%lld.self_attn.kv_a_proj_with_mqa.bias", p, n);
-            add(x, 0, 1, H, 0, 0, "%s%lld.self_attn.o_proj.bias", p, n);
-        }
-        if (c->indexer_full[l]) {
-            add(x, 0, 2, Hi * Di, rq, 0, "%s%lld.self_attn.indexer.wq_b.weight", p, n);
-            add(x, 0, 2, Di, H, 0, "%s%lld.self_attn.indexer.wk.weight", p, n);
-            add(x, 0, 1, Di, 0, 0, "%s%lld.self_attn.indexer.k_norm.weight", p, n);
-            add(x, 0, 1, Di, 0, 0, "%s%lld.self_attn.indexer.k_norm.bias", p, n);
-            add(x, 0, 2, Hi, H, 0, "%s%lld.self_attn.indexer.weights_proj.weight", p, n);
-        }
-        if (!c->mlp_sparse[l]) {
-            add(x, 0, 2, I, H, 0, "%s%lld.mlp.gate_proj.weight", p, n);
-            add(x, 0, 2, I, H, 0, "%s%lld.mlp.up_proj.weight", p, n);
-            add(x, 0, 2, H, I, 0, "%s%lld.mlp.down_proj.weight", p, n);
-            continue;
-        }
-        add(x, 0, 2, E, H, 0, "%s%lld.mlp.gate.weight", p, n);
-        add(x, 1, 1, E, 0, 0, "%s%lld.mlp.gate.e_score_correction_bias", p, n);
-        char probe[128];
-        snprintf(probe, sizeof probe, "%s%lld.mlp.experts.gate_up_proj", p, n);
-        w->fused[l] = fd_weights_get(w, probe) != NULL;
-        if (w->fused[l]) {
-            add(x, 0, 3, E, 2 * Im, H, "%s%lld.mlp.experts.gate_up_proj", p, n);
-            add(x, 0, 3, E, H, Im, "%s%lld.mlp.experts.down_proj", p, n);
-        } else
-            for (uint64_t k = 0; k < E; k++) {
-                add(x, 0, 2, Im, H, 0, "%s%lld.mlp.experts.%llu.gate_proj.weight", p, n, (unsigned long long)k);
-                add(x, 0, 2, Im, H, 0, "%s%lld.mlp.experts.%llu.up_proj.weight", p, n, (unsigned long long)k);
-                add(x, 0, 2, H, Im, 0, "%s%lld.mlp.experts.%llu.down_proj.weight", p, n, (unsigned long long)k);
-            }
-        add(x, 0, 2, Is, H, 0, "%s%lld.mlp.shared_experts.gate_proj.weight", p, n);
-        add(x, 0, 2, Is, H, 0, "%s%lld.mlp.shared_experts.up_proj.weight", p, n);
-        add(x, 0, 2, H, Is, 0, "%s%lld.mlp.shared_experts.down_proj.weight", p, n);
-    }
+    c->arch->tensors(c, w, add_spec, x);
 }
 
 static void shape_str(fd_buf *b, int ndim, const uint64_t *s)

@@ -1,3 +1,4 @@
+#include "kernels/relax.h"
 #include "util/pool.h"
 #include "util/buf.h"
 #include <pthread.h>
@@ -34,12 +35,7 @@ typedef struct worker_arg {
     int id;
 } worker_arg;
 
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
+static inline void relax(void) { fd_cpu_relax(); }
 
 static void run_indices(fd_pool *p, int worker)
 {

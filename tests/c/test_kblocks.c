@@ -1,7 +1,7 @@
-/* torch's K-blocks (src/engine/kblocks.c) against the splits measured on
+/* torch's K-blocks (src/engine/ops/kblocks.c) against the splits measured on
  * torch 2.11 (docs/CAPTURE.md, bench/amx/KBLOCKS.md). */
 #include "check.h"
-#include "engine/kblocks.h"
+#include "engine/ops/kblocks.h"
 
 /* blocks as lengths, terminated by 0 */
 static int same(const fd_kplan *p, const size_t *want)

@@ -1,4 +1,4 @@
-/* src/engine/mkl_vml.c against bit patterns torch 2.11 produced
+/* src/kernels/mkl_vml.c against bit patterns torch 2.11 produced
  * (tests/c/mkl_vml_vectors.inc, written by tests/parity/mkl_vml_vectors.py):
  * torch.exp = MKL vsExp, torch.sqrt = MKL vsSqrt; and, on an AVX-512 host,
  * fd_rsqrt14 against the VRSQRT14SS instruction on every input of [1, 4)
@@ -6,7 +6,7 @@
  * binades. */
 #include "check.h"
 #include "util/bf16.h"
-#include "engine/mkl_vml.h"
+#include "kernels/mkl_vml.h"
 #include <stdint.h>
 #include <string.h>
 #if defined(__x86_64__)

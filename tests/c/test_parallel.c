@@ -3,9 +3,9 @@
  * thread count and either packing routine, and the SIMD bf16 rounding equals
  * the scalar recipe on every bit pattern class. */
 #include "check.h"
-#include "engine/matmul.h"
-#include "engine/torch_ops.h"
-#include "engine/mkl_vml.h"
+#include "engine/ops/matmul.h"
+#include "kernels/torch_ops.h"
+#include "kernels/mkl_vml.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
 #include "util/pool.h"

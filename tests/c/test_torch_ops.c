@@ -1,9 +1,9 @@
-/* src/engine/torch_ops.c against bit patterns torch 2.11 produced
+/* src/kernels/torch_ops.c against bit patterns torch 2.11 produced
  * (tests/c/torch_ops_vectors.inc, written by tests/parity/torch_ops_vectors.py):
  * sigmoid and silu (Sleef exp, vector blocks + libm tail), the masked
  * softmax row and LayerNorm (output, mean, rstd). */
 #include "check.h"
-#include "engine/torch_ops.h"
+#include "kernels/torch_ops.h"
 #include "util/bf16.h"
 #include <math.h>
 #include <stdint.h>

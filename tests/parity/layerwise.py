@@ -4,7 +4,7 @@ only; needs torch + transformers).
 
 usage: layerwise.py MODEL_DIR DUMP_DIR [ATTN]
   DUMP_DIR: written by `FIDELITY_FORWARD_DUMP=DUMP_DIR fidelity capture ...`
-            (src/engine/forward.c dump(): raw little-endian arrays
+            (src/engine/ops/tensor.c fd_op_dump(): raw little-endian arrays
             <stage>[.L<layer>].<bf16|f32|u8|i64> of the FIRST forward call).
   ATTN:     transformers attn_implementation (default eager).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference vectors for src/engine/mkl_vml.c from torch itself (test oracle;
+"""Reference vectors for src/kernels/mkl_vml.c from torch itself (test oracle;
 needs torch + numpy, x86-64 wheel on an AVX-512 host as the goldens: torch.exp
 and torch.sqrt on fp32 CPU tensors run MKL VML's vsExp / vsSqrt).
 

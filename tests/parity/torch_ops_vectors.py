@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference vectors for src/engine/torch_ops.c from torch itself (test
+"""Reference vectors for src/kernels/torch_ops.c from torch itself (test
 oracle; needs torch + numpy, run on an x86-64 AVX-512 host as the goldens).
 
 usage: torch_ops_vectors.py > tests/c/torch_ops_vectors.inc

@@ -1,4 +1,4 @@
-#include "engine/kblocks.h"
+#include "engine/ops/kblocks.h"
 
 void fd_kplan_onednn(size_t K, fd_kplan *p)
 {

@@ -1,13 +1,12 @@
 /* glm_moe_dsa forward to the final RMSNorm output; see forward.h for every
  * rounding, tie and order choice. */
-#include "engine/forward.h"
-#include "engine/matmul.h"
-#include "engine/mlp.h"
+#include "engine/arch/glm_moe_dsa/dsa_forward.h"
+#include "engine/ops/matmul.h"
+#include "engine/arch/glm_moe_dsa/dsa_mlp.h"
 #include "kernels/rowops.h"
-#include "engine/next_forward.h"
-#include "engine/ops.h"
-#include "engine/kblocks.h"
-#include "engine/torch_ops.h"
+#include "engine/ops/ops.h"
+#include "engine/ops/kblocks.h"
+#include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
 #include "util/buf.h"
@@ -21,160 +20,19 @@
 #define F fd_bf16_to_f32
 
 
-/* ------------------------------------------------------------ debug dump */
-
-/* FIDELITY_FORWARD_DUMP=DIR: write intermediate arrays of the forward as raw
- * little-endian files DIR/<stage>[.L<layer>].<bf16|f32|u8> (row-major, no
- * header; shapes follow from config.json and S).  A file that already exists
- * is kept (fopen "wx"), so with several windows DIR holds the FIRST forward
- * call of the process.  Debug aid for tests/parity/layerwise.py; off when
- * the variable is unset or empty. */
-void fd_op_dump(long long L, const char *stage, const char *ext, const void *p, size_t bytes)
-{
-    const char *dir = getenv("FIDELITY_FORWARD_DUMP");
-    if (!dir || !*dir) return;
-    char path[1024];
-    if (L >= 0) snprintf(path, sizeof path, "%s/%s.L%lld.%s", dir, stage, L, ext);
-    else snprintf(path, sizeof path, "%s/%s.%s", dir, stage, ext);
-    FILE *f = fopen(path, "wbx");
-    if (!f) return;
-    fwrite(p, 1, bytes, f);
-    fclose(f);
-}
-
-/* ------------------------------------------------------------ weights */
-
-const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
-                            const char *fmt, va_list ap)
-{
-    char name[512];
-    vsnprintf(name, sizeof name, fmt, ap);
-    const fd_tensor *t = fd_weights_get(w, name);
-    if (!t) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s is missing", name); return NULL; }
-    uint64_t want[3] = {d0, d1, d2};
-    int ok = t->ndim == ndim && (t->qfmt || !strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
-    for (int i = 0; ok && i < ndim; i++) ok = t->lshape[i] == want[i];
-    if (!ok) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s has the wrong shape or dtype", name); return NULL; }
-    return t;
-}
-
-const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
-                           const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const fd_tensor *t = fd_op_vget(w, e, ndim, d0, d1, d2, fmt, ap);
-    va_end(ap);
-    return t;
-}
-
-/* Element i of a BF16/F32 tensor as bf16 (an F32 weight is cast to the
- * bf16 load dtype with round to nearest even, as from_pretrained does). */
-static uint16_t t_bf16(const fd_tensor *t, uint64_t i)
-{
-    const unsigned char *p = t->data;
-    if (!strcmp(t->dtype, "BF16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
-    float f;
-    memcpy(&f, p + 4 * i, 4);
-    return BF(f);
-}
-
-static float t_f32(const fd_tensor *t, uint64_t i)
-{
-    const unsigned char *p = t->data;
-    if (!strcmp(t->dtype, "F32")) { float f; memcpy(&f, p + 4 * i, 4); return f; }
-    uint16_t v;
-    memcpy(&v, p + 2 * i, 2);
-    return F(v);
-}
-
-static uint16_t *vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n)
-{
-    uint16_t *v = fd_xmalloc(n * 2 + 2);
-    for (uint64_t i = 0; i < n; i++) v[i] = t_bf16(t, off + i);
-    return v;
-}
-
 typedef fd_lin lin;
 
+/* the shared ops under this file's short names (engine/ops/ops.h) */
+#define rmsnorm fd_op_rmsnorm_mm
+#define layernorm fd_op_layernorm_bf16
+#define vec_bf16 fd_op_vec_bf16
+#define t_bf16 fd_tensor_bf16_at
+#define residual_add fd_op_residual_add
+#define rot fd_rope_rot
+#define rope_init fd_rope_init
+typedef fd_rope rope;
+
 /* ------------------------------------------------------------ norms, rope */
-
-typedef struct norm_job {
-    const uint16_t *x, *w;
-    size_t n;
-    float eps;
-    uint16_t *y;
-} norm_job;
-
-static void rmsnorm_rows(void *ctx, size_t lo, size_t hi)
-{
-    const norm_job *j = ctx;
-    size_t n = j->n;
-    float *t = fd_xmalloc(n * 4 + 4), *w = fd_xmalloc(n * 4 + 4);
-    for (size_t k = 0; k < n; k++) w[k] = F(j->w[k]);
-    for (size_t r = lo; r < hi; r++) {
-        const uint16_t *xr = j->x + r * n;
-        uint16_t *yr = j->y + r * n;
-        fd_bf16_square(xr, n, t);
-        float ss = fd_torch_sum(t, n); /* x.pow(2).mean(-1): torch's cascade order */
-        float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
-        fd_bf16_scale_round(xr, rs, n, yr);                /* bf(x * rstd) */
-        fd_bf16_weight_round(w, n, yr);                    /* bf(w * that) */
-    }
-    free(t);
-    free(w);
-}
-
-/* RMSNorm (§3.1) of rows x rows of n, in place allowed (x may equal y);
- * rows spread over m's threads (m NULL: the caller's thread). */
-static void rmsnorm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
-{
-    norm_job j = {x, w, n, eps, y};
-    fd_mm_range(m, rows, 16, rmsnorm_rows, &j);
-}
-
-/* LayerNorm (indexer k_norm), torch's CPU kernel (torch_ops.h). */
-static void layernorm(uint16_t *x, size_t rows, size_t n, const uint16_t *w, const uint16_t *b, float eps)
-{
-    for (size_t r = 0; r < rows; r++) fd_torch_layernorm_bf16(x + r * n, n, w, b, eps, x + r * n);
-}
-
-typedef struct rope {
-    uint16_t *c, *s; /* S x d/2 */
-    size_t half;
-} rope;
-
-static void rope_init(rope *R, size_t S, size_t d, double theta)
-{
-    R->half = d / 2;
-    R->c = fd_xmalloc(S * R->half * 2 + 2);
-    R->s = fd_xmalloc(S * R->half * 2 + 2);
-    for (size_t i = 0; i < R->half; i++) {
-        float ex = (float)(2 * i) / (float)d;
-        float inv = 1.0f / powf((float)theta, ex);
-        for (size_t p = 0; p < S; p++) {
-            float a = (float)p * inv;
-            R->c[p * R->half + i] = BF(cosf(a));
-            R->s[p * R->half + i] = BF(sinf(a));
-        }
-    }
-}
-
-/* Interleaved rotation of z[0..d) at position p, stored de-interleaved. */
-static void rot(uint16_t *z, const rope *R, size_t p)
-{
-    size_t h = R->half;
-    uint16_t tmp[1024];
-    uint16_t *o = 2 * h <= 1024 ? tmp : fd_xmalloc(2 * h * 2);
-    const uint16_t *c = R->c + p * h, *s = R->s + p * h;
-    for (size_t i = 0; i < h; i++) {
-        float ci = F(c[i]), si = F(s[i]), e0 = F(z[2 * i]), o1 = F(z[2 * i + 1]);
-        o[i] = BF(F(BF(e0 * ci)) - F(BF(o1 * si)));
-        o[h + i] = BF(F(BF(o1 * ci)) + F(BF(e0 * si)));
-    }
-    memcpy(z, o, 2 * h * 2);
-    if (o != tmp) free(o);
-}
 
 /* RoPE of the query heads and the shared key, token rows on m's threads. */
 typedef struct rope_job {
@@ -192,27 +50,9 @@ static void rope_rows(void *ctx, size_t lo, size_t hi)
     }
 }
 
-/* x = bf16(x + y) element-wise (the residual adds), on m's threads. */
-typedef struct add_job {
-    uint16_t *x;
-    const uint16_t *y;
-} add_job;
-
-static void add_range(void *ctx, size_t lo, size_t hi)
-{
-    const add_job *j = ctx;
-    fd_bf16_add(j->x + lo, j->y + lo, hi - lo);
-}
-
-static void residual_add(const fd_mm *m, uint16_t *x, const uint16_t *y, size_t n)
-{
-    add_job j = {x, y};
-    fd_mm_range(n >= 1u << 16 ? m : NULL, n, 1u << 15, add_range, &j);
-}
-
 /* ------------------------------------------------------------ selection */
 
-typedef fd_keyscore keyscore; /* engine/ops.h */
+typedef fd_keyscore keyscore; /* engine/ops/ops.h */
 
 
 
@@ -330,92 +170,6 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
     return 0;
 }
 
-/* ------------------------------------------------------------ attention */
-
-typedef struct head_job {
-    const uint16_t *q, *kv, *a;
-    const unsigned char *sel;
-    uint16_t *o;
-    size_t S, nh, dn, dr, dv, rkv;
-    float lam;
-} head_job;
-
-/* one attention head: o[:, hh, :] = softmax(bf(bf(Q_h K_h^T) * lam)) V_h */
-static void attn_head(void *ctx, size_t hh, const fd_mm *m)
-{
-    const head_job *J = ctx;
-    const uint16_t *q = J->q, *kv = J->kv, *a = J->a;
-    const unsigned char *sel = J->sel;
-    uint16_t *o = J->o;
-    size_t S = J->S, nh = J->nh, dn = J->dn, dr = J->dr, dv = J->dv, rkv = J->rkv, dq = dn + dr;
-    float lam = J->lam;
-    enum { TB = 32 };
-    uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
-    /* P.V contracts over the S keys: oneDNN's K-blocks apply (measured for
-     * bmm as for Linear in the pair order: two blocks to 2,048 keys,
-     * 1024-blocks past it) */
-    fd_kplan kpl;
-    fd_kplan_bf16(m->order == FD_ORDER_TILE, S, dv, S, &kpl);
-    size_t nvb = kpl.nb;
-    fd_packed_head kh, *vb = fd_xcalloc(nvb, sizeof *vb);
-    fd_mm_alloc(&kh, S, dq);
-    for (size_t b = 0; b < nvb; b++) fd_mm_alloc(&vb[b], dv, kpl.st[b + 1] - kpl.st[b]);
-    size_t os = kh.tiles * FD_TILE, ov = vb[0].tiles * FD_TILE;
-    uint32_t *qp = fd_xmalloc((TB * kh.kp + 1) * 4), *pp = fd_xmalloc((TB * vb[0].kp + 1) * 4);
-    float *sc = fd_xmalloc((TB * os + 1) * sizeof *sc);
-    float *ob = fd_xmalloc((TB * ov + 1) * 4), *ob2 = fd_xmalloc((TB * ov + 1) * 4);
-    uint16_t *P = fd_xmalloc(TB * S * 2 + 2);
-    {
-        for (size_t j = 0; j < S; j++) {
-            memcpy(row, kv + (j * nh + hh) * (dn + dv), dn * 2);
-            if (dr) memcpy(row + dn, a + j * (rkv + dr) + rkv, dr * 2);
-            fd_mm_set_row(&kh, j, row);
-        }
-        for (size_t d = 0; d < dv; d++) {
-            for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
-            for (size_t b = 0; b < nvb; b++) fd_mm_set_row(&vb[b], d, row + kpl.st[b]);
-        }
-        for (size_t t0 = 0; t0 < S; t0 += TB) {
-            size_t nb = S - t0 < TB ? S - t0 : TB;
-            fd_mm_pack_rows(q + (t0 * nh + hh) * dq, nb, dq, nh * dq, qp);
-            fd_packed_head kc = kh; /* causal: no query of the block sees a later key */
-            kc.tiles = (t0 + nb + FD_TILE - 1) / FD_TILE;
-            if (kc.tiles > kh.tiles) kc.tiles = kh.tiles;
-            fd_mm_run(m, qp, nb, &kc, sc, os);
-            for (size_t i = 0; i < nb; i++) {
-                const unsigned char *st = sel + (t0 + i) * S;
-                size_t nk = t0 + i + 1; /* selections are causal */
-                float *si = sc + i * os;
-                fd_bf16_rescale(si, nk, lam); /* unselected keys too: the softmax zeroes them */
-                fd_torch_softmax_masked(si, st, nk, S); /* the row is S long in torch */
-                uint16_t *pi = P + i * S;
-                fd_round_bf16(si, NULL, nk, pi);
-                memset(pi + nk, 0, (S - nk) * 2);
-            }
-            fd_mm_pack_rows(P, nb, kpl.st[1], S, pp);
-            fd_mm_run(m, pp, nb, &vb[0], ob, ov);
-            for (size_t b = 1; b < nvb && t0 + nb > kpl.st[b]; b++) { /* later blocks are all +0: they add nothing */
-                fd_mm_pack_rows(P + kpl.st[b], nb, kpl.st[b + 1] - kpl.st[b], S, pp);
-                fd_mm_run(m, pp, nb, &vb[b], ob2, ov);
-                for (size_t i = 0; i < nb * ov; i++) ob[i] += ob2[i];
-            }
-            for (size_t i = 0; i < nb; i++)
-                for (size_t d = 0; d < dv; d++) o[((t0 + i) * nh + hh) * dv + d] = BF(ob[i * ov + d]);
-        }
-    }
-    free(row); free(qp); free(pp); free(ob); free(ob2); free(sc); free(P);
-    fd_packed_head_free(&kh);
-    for (size_t b = 0; b < nvb; b++) fd_packed_head_free(&vb[b]);
-    free(vb);
-}
-
-void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
-                     uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv)
-{
-    head_job hj = {q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5)};
-    fd_mm_each(m, nh, attn_head, &hj);
-}
-
 static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, uint16_t *x, size_t S,
                      const uint16_t *ln_w, const rope *R, unsigned char *sel, int *have_sel, fd_err *e)
 {
@@ -501,27 +255,24 @@ out:
 /* The state of one window between layers (the layer-outer schedule keeps
  * one per window): the residual stream, the DSA selection of the last full
  * layer, the RoPE tables. */
-struct fd_fwd {
+typedef struct dsa_fwd {
     size_t S;
     uint16_t *x;
     unsigned char *sel;
     int have_sel;
     rope R;
-};
+} dsa_fwd;
 
-void fd_forward_free(fd_fwd *f)
+void fd_dsa_free(void *st)
 {
+    dsa_fwd *f = st;
     if (!f) return;
-    free(f->x); free(f->sel); free(f->R.c); free(f->R.s);
+    free(f->x); free(f->sel); fd_rope_free(&f->R);
     free(f);
 }
 
-fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e)
+void *fd_dsa_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
-    if (c->nx) { /* glm5_next has its own forward (engine/next_forward.c), whole windows only */
-        fd_fail(e, "bad_config", "", "glm5_next: the layer-outer schedule is not implemented; use window-outer");
-        return NULL;
-    }
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
     if (strcmp(c->hidden_act, "silu")) {
         fd_fail(e, "bad_config", "", "hidden_act %s is not supported (silu only)", c->hidden_act);
@@ -544,7 +295,7 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
             fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
             return NULL;
         }
-    fd_fwd *f = fd_xcalloc(1, sizeof *f);
+    dsa_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
     f->x = fd_xmalloc(S * H * 2);
     for (size_t t = 0; t < S; t++)
@@ -556,8 +307,9 @@ fd_fwd *fd_forward_begin(const fd_weights *W, const fd_model_config *c, const in
     return f;
 }
 
-int fd_forward_layer(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e)
+int fd_dsa_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, void *st, fd_err *e)
 {
+    dsa_fwd *f = st;
     size_t H = (size_t)c->hidden_size, S = f->S;
     const fd_tensor *a = fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
     const fd_tensor *b = a ? fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
@@ -581,8 +333,9 @@ out:
     return rc;
 }
 
-int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uint16_t *out, fd_err *e)
+int fd_dsa_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *out, fd_err *e)
 {
+    dsa_fwd *f = st;
     size_t H = (size_t)c->hidden_size, S = f->S;
     const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, "model.norm.weight");
     if (!nrm) return -1;
@@ -593,36 +346,3 @@ int fd_forward_end(const fd_weights *W, const fd_model_config *c, fd_fwd *f, uin
     return 0;
 }
 
-int fd_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_model_config *c, const int64_t *ids, size_t S,
-                      uint16_t *out, fd_err *e)
-{
-    if (c->nx) return fd_next_forward_hidden(m, W, c, ids, S, out, e); /* glm5_next */
-    fd_fwd *f = fd_forward_begin(W, c, ids, S, e);
-    if (!f) return -1;
-    int rc = 0;
-    for (long long L = 0; L < c->num_hidden_layers && !rc; L++) rc = fd_forward_layer(m, W, c, L, f, e);
-    if (!rc) rc = fd_forward_end(W, c, f, out, e);
-    fd_forward_free(f);
-    return rc;
-}
-
-/* ------------------------------------------------------------ engine/ops.h */
-
-void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
-{
-    rmsnorm(NULL, x, rows, n, w, eps, y);
-}
-void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps)
-{
-    /* the weights arrive widened from bf16, so narrowing them back is exact */
-    uint16_t *wb = fd_xmalloc(n * 2 + 2), *bb = fd_xmalloc(n * 2 + 2);
-    for (size_t i = 0; i < n; i++) { wb[i] = BF(w[i]); bb[i] = BF(b[i]); }
-    layernorm(x, rows, n, wb, bb, eps);
-    free(wb);
-    free(bb);
-}
-/* torch's vector-path silu (engine/torch_ops.h); per element, so a row's
- * scalar tail is not told apart here (glm5_next's shapes have none) */
-float fd_op_silu(float a) { return fd_torch_silu(a); }
-uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i) { return t_bf16(t, i); }
-float fd_tensor_f32_at(const fd_tensor *t, uint64_t i) { return t_f32(t, i); }

@@ -3,9 +3,9 @@
  * bias, group-limited top-k in torch.topk's order, experts over their
  * tokens, the fp32 combine in slot order, the shared experts).  Rounding
  * points: forward.h. */
-#include "engine/mlp.h"
-#include "engine/kblocks.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm_moe_dsa/dsa_mlp.h"
+#include "engine/ops/kblocks.h"
+#include "kernels/torch_ops.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
 #include "util/buf.h"

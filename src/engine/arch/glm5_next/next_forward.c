@@ -1,7 +1,7 @@
 /* glm5_next forward driver: residual streams, mHC, MLP / MoE (next_forward.h;
  * rounding points in docs/MODEL-GLM5-NEXT.md §3). */
-#include "engine/next_internal.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm5_next/next_internal.h"
+#include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
@@ -9,41 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------ helpers */
-
-const fd_tensor *nx_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const fd_tensor *t = fd_op_vget(w, e, ndim, d0, d1, d2, fmt, ap);
-    va_end(ap);
-    return t;
-}
-
-int nx_lin(const fd_mm *m, size_t M, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
-{
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    return fd_lin_load(m, L, w, e, N, K, M, 0, name);
-}
-
-float *nx_vec_f32(const fd_tensor *t, size_t n)
-{
-    float *v = fd_xmalloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++) v[i] = fd_tensor_f32_at(t, i);
-    return v;
-}
-
-uint16_t *nx_vec_bf16(const fd_tensor *t, size_t n)
-{
-    uint16_t *v = fd_xmalloc(n * 2 + 2);
-    for (size_t i = 0; i < n; i++) v[i] = fd_tensor_bf16_at(t, i);
-    return v;
-}
 
 /* ------------------------------------------------------------ MLP / MoE */
 
@@ -88,7 +53,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
 {
     size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
            k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group, per = E / G;
-    float lim = (float)c->nx->swiglu_limit;
+    float lim = (float)NX(c)->swiglu_limit;
     char P[160];
     snprintf(P, sizeof P, FD_NEXT_PREFIX "layers.%lld.mlp", L);
     const fd_tensor *gw = nx_get(W, e, 2, E, H, 0, "%s.gate.weight", P);
@@ -124,7 +89,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_keyscore *ks = fd_xmalloc(E * sizeof *ks);
     for (size_t t = 0; t < S; t++) {
         for (size_t xx = 0; xx < E; xx++) {
-            g[xx] = nx_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
+            g[xx] = fd_op_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
             ks[xx].s = g[xx] + bias[xx];
             ks[xx].j = xx;
         }
@@ -187,7 +152,7 @@ out:
 
 static int check_config(const fd_glm_config *c, fd_err *e)
 {
-    const fd_next_ext *x = c->nx;
+    const fd_next_ext *x = NX(c);
     if (x->hc_mult > 64) return fd_fail(e, "bad_config", "", "glm5_next: hc_mult > 64 is not supported");
     if (c->n_group > 1024 || c->n_routed_experts > 1 << 20)
         return fd_fail(e, "bad_config", "", "glm5_next: n_group > 1024 is not supported");
@@ -201,79 +166,119 @@ static int check_config(const fd_glm_config *c, fd_err *e)
     return 0;
 }
 
-int fd_next_forward_hidden(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S,
-                           uint16_t *out, fd_err *e)
+/* The state of one window between layers: the hc_mult residual streams,
+ * the DSA selection of the last full DSA layer, the per-layer buffers. */
+typedef struct nx_fwd {
+    size_t S;
+    uint16_t *X, *h, *y;
+    float *post, *comb;
+    unsigned char *sel;
+} nx_fwd;
+
+void fd_next_free(void *st)
 {
-    if (check_config(c, e)) return -1;
-    if (S < 1) return fd_fail(e, "bad_usage", "", "empty token sequence");
-    size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, M = (size_t)c->nx->hc_mult;
+    nx_fwd *f = st;
+    if (!f) return;
+    free(f->X); free(f->h); free(f->y); free(f->post); free(f->comb); free(f->sel);
+    free(f);
+}
+
+void *fd_next_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e)
+{
+    if (check_config(c, e)) return NULL;
+    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
+    size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, M = (size_t)NX(c)->hc_mult;
     const fd_tensor *emb = nx_get(W, e, 2, V, H, 0, FD_NEXT_PREFIX "embed_tokens.weight");
-    const fd_tensor *nrm = emb ? nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "norm.weight") : NULL;
-    if (!nrm) return -1;
+    if (!emb) return NULL;
     for (size_t t = 0; t < S; t++)
-        if (ids[t] < 0 || (uint64_t)ids[t] >= V)
-            return fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
-    uint16_t *X = fd_xmalloc(S * M * H * 2), *h = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2), *lw = NULL;
-    float *post = fd_xmalloc(S * M * 4), *comb = fd_xmalloc(S * M * M * 4);
-    unsigned char *sel = fd_xcalloc(S * S, 1);
+        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
+            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
+            return NULL;
+        }
+    nx_fwd *f = fd_xcalloc(1, sizeof *f);
+    f->S = S;
+    f->X = fd_xmalloc(S * M * H * 2);
+    f->h = fd_xmalloc(S * H * 2);
+    f->y = fd_xmalloc(S * H * 2);
+    f->post = fd_xmalloc(S * M * 4);
+    f->comb = fd_xmalloc(S * M * M * 4);
+    f->sel = fd_xcalloc(S * S, 1);
     for (size_t t = 0; t < S; t++)
         for (size_t i = 0; i < M; i++)
-            for (size_t d = 0; d < H; d++) X[(t * M + i) * H + d] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + d);
-    int rc = -1;
+            for (size_t d = 0; d < H; d++) f->X[(t * M + i) * H + d] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + d);
     nx_dump(-1, "ids", "i64", ids, S * 8);
-    for (long long L = 0; L < c->num_hidden_layers; L++) {
-        static const char *const site[2] = {"attn", "ffn"};
-        for (int s = 0; s < 2; s++) {
-            nx_hc hh;
-            if (nx_hc_load(&hh, W, c, L, site[s], e)) goto out;
-            size_t nmix = (2 + M) * M;
-            float *mixd = getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * nmix * 4) : NULL;
-            nx_hc_apply(m, &hh, c, X, S, post, comb, h, mixd);
-            free(hh.fn);
-            char dn[32];
-            snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
-            if (mixd) nx_dump(L, dn, "f32", mixd, S * nmix * 4);
-            free(mixd);
-            snprintf(dn, sizeof dn, "hcpost_%s", site[s]);
-            nx_dump(L, dn, "f32", post, S * M * 4);
-            snprintf(dn, sizeof dn, "hccomb_%s", site[s]);
-            nx_dump(L, dn, "f32", comb, S * M * M * 4);
-            snprintf(dn, sizeof dn, "hccol_%s", site[s]);
-            nx_dump(L, dn, "bf16", h, S * H * 2);
-            const fd_tensor *nw = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "layers.%lld.%s.weight", L,
-                                         s ? "post_attention_layernorm" : "input_layernorm");
-            if (!nw) goto out;
-            lw = nx_vec_bf16(nw, H);
-            fd_op_rmsnorm(h, S, H, lw, (float)c->rms_norm_eps, h);
-            nx_dump(L, s ? "post_ln" : "attn_in", "bf16", h, S * H * 2);
-            free(lw);
-            lw = NULL;
-            int r;
-            if (!s) r = c->nx->kda[L] ? nx_kda(m, W, c, L, h, S, y, e) : nx_dsa(m, W, c, L, h, S, sel, y, e);
-            else if (c->mlp_sparse[L]) r = moe(m, W, c, L, h, S, y, e);
-            else {
-                char P[160];
-                snprintf(P, sizeof P, FD_NEXT_PREFIX "layers.%lld.mlp", L);
-                r = mlp3(m, W, H, (size_t)c->intermediate_size, P, h, S, (float)c->nx->swiglu_limit, y, e);
-            }
-            if (r) goto out;
-            nx_dump(L, s ? "mlp" : "attn", "bf16", y, S * H * 2);
-            nx_hc_combine(m, c, post, comb, y, X, S);
-            if (!s) nx_dump(L, "attn_mid", "bf16", X, S * M * H * 2);
+    return f;
+}
+
+/* mHC collapse of site s (0 attn, 1 ffn) of layer L into f->h, then its norm */
+static int site_in(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, int s, nx_fwd *f, fd_err *e)
+{
+    static const char *const site[2] = {"attn", "ffn"};
+    size_t H = (size_t)c->hidden_size, M = (size_t)NX(c)->hc_mult, S = f->S;
+    nx_hc hh;
+    if (nx_hc_load(&hh, W, c, L, site[s], e)) return -1;
+    size_t nmix = (2 + M) * M;
+    float *mixd = getenv("FIDELITY_FORWARD_DUMP") ? fd_xmalloc(S * nmix * 4) : NULL;
+    nx_hc_apply(m, &hh, c, f->X, S, f->post, f->comb, f->h, mixd);
+    free(hh.fn);
+    char dn[32];
+    snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
+    if (mixd) nx_dump(L, dn, "f32", mixd, S * nmix * 4);
+    free(mixd);
+    snprintf(dn, sizeof dn, "hcpost_%s", site[s]);
+    nx_dump(L, dn, "f32", f->post, S * M * 4);
+    snprintf(dn, sizeof dn, "hccomb_%s", site[s]);
+    nx_dump(L, dn, "f32", f->comb, S * M * M * 4);
+    snprintf(dn, sizeof dn, "hccol_%s", site[s]);
+    nx_dump(L, dn, "bf16", f->h, S * H * 2);
+    const fd_tensor *nw = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "layers.%lld.%s.weight", L,
+                                 s ? "post_attention_layernorm" : "input_layernorm");
+    if (!nw) return -1;
+    uint16_t *lw = nx_vec_bf16(nw, H);
+    fd_op_rmsnorm(f->h, S, H, lw, (float)c->rms_norm_eps, f->h);
+    nx_dump(L, s ? "post_ln" : "attn_in", "bf16", f->h, S * H * 2);
+    free(lw);
+    return 0;
+}
+
+int fd_next_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, void *st, fd_err *e)
+{
+    nx_fwd *f = st;
+    size_t H = (size_t)c->hidden_size, M = (size_t)NX(c)->hc_mult, S = f->S;
+    for (int s = 0; s < 2; s++) {
+        if (site_in(m, W, c, L, s, f, e)) return -1;
+        int r;
+        if (!s) r = NX(c)->kda[L] ? nx_kda(m, W, c, L, f->h, S, f->y, e) : nx_dsa(m, W, c, L, f->h, S, f->sel, f->y, e);
+        else if (c->mlp_sparse[L]) r = moe(m, W, c, L, f->h, S, f->y, e);
+        else {
+            char P[160];
+            snprintf(P, sizeof P, FD_NEXT_PREFIX "layers.%lld.mlp", L);
+            r = mlp3(m, W, H, (size_t)c->intermediate_size, P, f->h, S, (float)NX(c)->swiglu_limit, f->y, e);
         }
-        nx_dump(L, "layer_out", "bf16", X, S * M * H * 2);
+        if (r) return -1;
+        nx_dump(L, s ? "mlp" : "attn", "bf16", f->y, S * H * 2);
+        nx_hc_combine(m, c, f->post, f->comb, f->y, f->X, S);
+        if (!s) nx_dump(L, "attn_mid", "bf16", f->X, S * M * H * 2);
     }
+    nx_dump(L, "layer_out", "bf16", f->X, S * M * H * 2);
+    return 0;
+}
+
+int fd_next_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *out, fd_err *e)
+{
+    nx_fwd *f = st;
+    size_t H = (size_t)c->hidden_size, M = (size_t)NX(c)->hc_mult, S = f->S;
+    const fd_tensor *nrm = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "norm.weight");
+    if (!nrm) return -1;
     for (size_t t = 0; t < S; t++) /* hc_head: mean over the streams (fp32 sum, / M, one bf16 rounding) */
         for (size_t d = 0; d < H; d++) {
-            float acc = F(X[t * M * H + d]);
-            for (size_t i = 1; i < M; i++) acc += F(X[(t * M + i) * H + d]);
-            h[t * H + d] = BF(acc / (float)M);
+            float acc = F(f->X[t * M * H + d]);
+            for (size_t i = 1; i < M; i++) acc += F(f->X[(t * M + i) * H + d]);
+            f->h[t * H + d] = BF(acc / (float)M);
         }
-    lw = nx_vec_bf16(nrm, H);
-    fd_op_rmsnorm(h, S, H, lw, (float)c->rms_norm_eps, out);
+    uint16_t *lw = nx_vec_bf16(nrm, H);
+    fd_op_rmsnorm(f->h, S, H, lw, (float)c->rms_norm_eps, out);
     nx_dump(-1, "final", "bf16", out, S * H * 2);
-    rc = 0;
-out:
-    free(X); free(h); free(y); free(lw); free(post); free(comb); free(sel);
-    return rc;
+    free(lw);
+    return 0;
 }

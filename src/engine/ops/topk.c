@@ -1,6 +1,6 @@
 /* torch.topk on the CPU, replayed exactly (which of several equal scores
- * is kept, and the output order of sorted=False); engine/ops.h. */
-#include "engine/ops.h"
+ * is kept, and the output order of sorted=False); engine/ops/ops.h. */
+#include "engine/ops/ops.h"
 #include <stddef.h>
 #include <string.h>
 

@@ -4,17 +4,17 @@
  * self_attn.f_a_proj / f_b_proj / dt_bias / A_log, q/k/v_conv1d, routed
  * experts per expert (or fused gate_up_proj / down_proj, chosen per layer as
  * for glm_moe_dsa), plus the vision tower's tensors under model.visual.
- * weights.c's check calls this instead of the glm_moe_dsa list when
- * config->nx is set. */
+ * The loader's check and the fixture writer read this list. */
 #ifndef FD_ENGINE_NEXT_WEIGHTS_H
 #define FD_ENGINE_NEXT_WEIGHTS_H
 #include <stdint.h>
 #include "engine/weights.h"
 
-typedef void (*fd_expect_fn)(void *ctx, int f32only, int ndim, const uint64_t *shape, const char *name);
+#include "engine/model.h"
 
-/* Calls f once per expected tensor; sets w->fused[l] for MoE layers. */
-void fd_next_expected(const fd_glm_config *c, fd_weights *w, fd_expect_fn f, void *ctx);
+/* Calls f once per expected tensor; sets w->fused[l] for MoE layers (the
+ * tensors hook of engine/model.h). */
+void fd_next_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
 
 #define FD_NEXT_PREFIX "model.language_model."
 

@@ -1,8 +1,8 @@
 /* Manifold-constrained hyper-connections of glm5_next
  * (Glm5NextTextHyperConnection; docs/MODEL-GLM5-NEXT.md §3.1, §6). */
-#include "engine/next_internal.h"
-#include "engine/kblocks.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm5_next/next_internal.h"
+#include "engine/ops/kblocks.h"
+#include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <math.h>
@@ -34,7 +34,7 @@ static float mkl_dot(const float *a, const float *b, const fd_kplan *p)
 
 int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e)
 {
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mix = (2 + m) * m;
+    size_t m = (size_t)NX(c)->hc_mult, H = (size_t)c->hidden_size, mix = (2 + m) * m;
     const fd_tensor *fn = nx_get(W, e, 2, mix, m * H, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_fn", L, site);
     const fd_tensor *ba = fn ? nx_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
     const fd_tensor *sc = ba ? nx_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
@@ -71,20 +71,20 @@ static void apply_rows(void *ctx, size_t lo, size_t hi)
     size_t S = J->S;
     float *post = J->post, *comb = J->comb, *mixdump = J->mixdump;
     uint16_t *collapsed = J->collapsed;
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
-    float eps = (float)c->rms_norm_eps, heps = (float)c->nx->hc_eps;
+    size_t m = (size_t)NX(c)->hc_mult, H = (size_t)c->hidden_size, mH = m * H, mix = (2 + m) * m;
+    float eps = (float)c->rms_norm_eps, heps = (float)NX(c)->hc_eps;
     float *flat = fd_xmalloc(mH * 4), *sq = fd_xmalloc(mH * 4), mx[64 * 66], pre[64];
     const fd_kplan kp = *J->kp;
     for (size_t s = lo; s < hi; s++) {
         const uint16_t *xs = X + s * mH;
         for (size_t i = 0; i < mH; i++) { flat[i] = F(xs[i]); sq[i] = flat[i] * flat[i]; }
-        float r = 1.0f / sqrtf(nx_sum_aten(sq, mH) / (float)mH + eps);
+        float r = 1.0f / sqrtf(fd_op_sum_aten(sq, mH) / (float)mH + eps);
         for (size_t i = 0; i < mH; i++) flat[i] = flat[i] * r;
         for (size_t j = 0; j < mix; j++) mx[j] = mkl_dot(flat, h->fn + j * mH, &kp);
         if (mixdump) memcpy(mixdump + s * mix, mx, mix * 4);
         for (size_t i = 0; i < m; i++) {
-            pre[i] = nx_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
-            post[s * m + i] = 2.0f * nx_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
+            pre[i] = fd_op_sigmoid_at(mx[i] * h->scale[0] + h->base[i], s * m + i, S * m) + heps;
+            post[s * m + i] = 2.0f * fd_op_sigmoid_at(mx[m + i] * h->scale[1] + h->base[m + i], s * m + i, S * m);
         }
         float *cb = comb + s * m * m;
         for (size_t i = 0; i < m; i++) { /* softmax over the last axis (torch's lastdim kernel), + eps */
@@ -93,7 +93,7 @@ static void apply_rows(void *ctx, size_t lo, size_t hi)
             fd_torch_softmax_masked(row, NULL, m, m);
             for (size_t j = 0; j < m; j++) row[j] += heps;
         }
-        for (int64_t it = 0; it < c->nx->hc_iters; it++) {
+        for (int64_t it = 0; it < NX(c)->hc_iters; it++) {
             if (it) /* rows (dim -1), from the second iteration on */
                 for (size_t i = 0; i < m; i++) {
                     float sum = 0.0f;
@@ -119,7 +119,7 @@ static void apply_rows(void *ctx, size_t lo, size_t hi)
 void nx_hc_apply(const fd_mm *mm, const nx_hc *h, const fd_glm_config *c, const uint16_t *X, size_t S, float *post,
                  float *comb, uint16_t *collapsed, float *mixdump)
 {
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size;
+    size_t m = (size_t)NX(c)->hc_mult, H = (size_t)c->hidden_size;
     fd_kplan kp;
     fd_kplan_mkl(S, m * H, &kp); /* the blocking depends on the whole call's S */
     apply_job j = {h, c, X, S, post, comb, mixdump, collapsed, &kp};
@@ -138,7 +138,7 @@ static void combine_rows(void *ctx, size_t lo, size_t hi)
 {
     const combine_job *J = ctx;
     const fd_glm_config *c = J->c;
-    size_t m = (size_t)c->nx->hc_mult, H = (size_t)c->hidden_size, kp = (m + 1) / 2;
+    size_t m = (size_t)NX(c)->hc_mult, H = (size_t)c->hidden_size, kp = (m + 1) / 2;
     uint32_t a[33], b[33];
     uint16_t *nx = fd_xmalloc(m * H * 2), cbt[64];
     for (size_t s = lo; s < hi; s++) {

@@ -2,9 +2,9 @@
  * torch fallbacks causal_conv1d_fn and chunk_kimi_delta_attention, which is
  * what runs on CPU without the fla / kernels packages).  Rounding points in
  * docs/MODEL-GLM5-NEXT.md §3.3. */
-#include "engine/next_internal.h"
-#include "engine/mkl_vml.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm5_next/next_internal.h"
+#include "kernels/mkl_vml.h"
+#include "kernels/torch_ops.h"
 #include "util/buf.h"
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@ static void l2norm(float *x, size_t n)
 {
     float sq[1024] = {0};
     for (size_t i = 0; i < n; i++) sq[i] = x[i] * x[i];
-    float r = fd_mkl_sqrtf(nx_sum_aten(sq, n) + 1e-6f); /* torch.sqrt: MKL vsSqrt */
+    float r = fd_mkl_sqrtf(fd_op_sum_aten(sq, n) + 1e-6f); /* torch.sqrt: MKL vsSqrt */
     for (size_t i = 0; i < n; i++) x[i] = x[i] / r;
 }
 
@@ -66,13 +66,13 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t j = 0; j < CH; j++) {
                 if (j >= i) { A[i * CH + j] = 0.0f; continue; }
                 for (size_t x = 0; x < d; x++) tmp[x] = kbc[i * d + x] * kc[j * d + x] * dm[(i * CH + j) * d + x];
-                A[i * CH + j] = -nx_sum_aten(tmp, d);
+                A[i * CH + j] = -fd_op_sum_aten(tmp, d);
             }
         for (size_t i = 1; i < CH; i++) { /* row + (row[j] * A[j][:i]).sum over j (an outer reduction) */
             memcpy(row, A + i * CH, i * 4);
             for (size_t j = 0; j < i; j++)
                 for (size_t mm = 0; mm < i; mm++) prod[j * CH + mm] = row[j] * A[j * CH + mm];
-            for (size_t mm = 0; mm < i; mm++) A[i * CH + mm] = row[mm] + nx_sum_outer(prod + mm, CH, i, mm, i);
+            for (size_t mm = 0; mm < i; mm++) A[i * CH + mm] = row[mm] + fd_op_sum_outer(prod + mm, CH, i, mm, i);
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
         fd_mkl_expf_n(Gc, eG, CH * d); /* exp(G), used twice below */
@@ -80,8 +80,8 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * eG[t * d + x];
         for (size_t i = 0; i < CH; i++)
             for (size_t x = 0; x < d; x++) {
-                val[i * d + x] = nx_chain32(A + i * CH, 1, vbc + x, d, CH);
-                kcd[i * d + x] = nx_chain32(A + i * CH, 1, kbg + x, d, CH);
+                val[i * d + x] = fd_op_chain32(A + i * CH, 1, vbc + x, d, CH);
+                kcd[i * d + x] = fd_op_chain32(A + i * CH, 1, kbg + x, d, CH);
             }
         /* inter/intra chunk with the running state st [d_k][d_v] */
         for (size_t t = 0; t < CH; t++)
@@ -90,15 +90,15 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t j = 0; j < CH; j++) {
                 if (j > i) { ai[i * CH + j] = 0.0f; continue; }
                 for (size_t x = 0; x < d; x++) tmp[x] = qc[i * d + x] * kc[j * d + x] * dm[(i * CH + j) * d + x];
-                ai[i * CH + j] = nx_sum_aten(tmp, d);
+                ai[i * CH + j] = fd_op_sum_aten(tmp, d);
             }
         for (size_t t = 0; t < CH; t++)
-            for (size_t x = 0; x < d; x++) vn[t * d + x] = val[t * d + x] - nx_chain32(kcd + t * d, 1, st + x, d, d);
+            for (size_t x = 0; x < d; x++) vn[t * d + x] = val[t * d + x] - fd_op_chain32(kcd + t * d, 1, st + x, d, d);
         for (size_t t = 0; t < CH; t++) {
             size_t gt = c * CH + t;
             for (size_t x = 0; x < d; x++) {
-                float inter = nx_chain32(qg + t * d, 1, st + x, d, d);
-                float intra = nx_chain32(ai + t * CH, 1, vn + x, d, CH);
+                float inter = fd_op_chain32(qg + t * d, 1, st + x, d, d);
+                float intra = fd_op_chain32(ai + t * CH, 1, vn + x, d, CH);
                 if (gt < S) out[gt * d + x] = inter + intra;
             }
         }
@@ -110,7 +110,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
         }
         fd_mkl_expf_n(gl, eG, d);
         for (size_t a = 0; a < d; a++)
-            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * eG[a] + nx_chain32(kk + a, d, vn + b, d, CH);
+            for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * eG[a] + fd_op_chain32(kk + a, d, vn + b, d, CH);
         memcpy(st, ns, d * d * 4);
     }
     free(q); free(k); free(kb); free(vb); free(G); free(dm); free(A); free(tmp); free(row); free(val); free(kcd);
@@ -149,7 +149,7 @@ static void kda_head_task(void *ctx, size_t h, int worker)
 int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *x, size_t S, uint16_t *y,
            fd_err *e)
 {
-    const fd_next_ext *nx = c->nx;
+    const fd_next_ext *nx = NX(c);
     size_t H = (size_t)c->hidden_size, nh = (size_t)nx->lin_heads, d = (size_t)nx->lin_dim, Q = nh * d, K = (size_t)nx->conv_k;
     if (d > 1024) return fd_fail(e, "bad_config", "", "glm5_next: linear_head_dim > 1024 is not supported");
     char P[160];
@@ -197,7 +197,7 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
                 if (src >= 0) acc = fmaf(w[j], F(mix[(size_t)src * 3 * Q + ch]), acc);
             }
             /* silu on the [3Q, S] (channel-major) fp32 conv output */
-            float a = nx_torch_vec(ch * S + t, 3 * Q * S, 32) ? fd_torch_silu(acc) : fd_torch_silu_tail(acc);
+            float a = fd_op_torch_vec(ch * S + t, 3 * Q * S, 32) ? fd_torch_silu(acc) : fd_torch_silu_tail(acc);
             qkv[t * 3 * Q + ch] = F(BF(a));
         }
     }
@@ -211,14 +211,14 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
             float A = fd_mkl_expf(Alog[ch / d]); /* torch.exp: MKL vsExp */
-            g[t * Q + ch] = (float)nx->lower * nx_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
+            g[t * Q + ch] = (float)nx->lower * fd_op_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
         }
     nx_dump(L, "kda_g", "f32", g, S * Q * 4);
     uint16_t *b16 = fd_xmalloc(S * nh * 2 + 2);
     fd_lin_apply(m, &bp, x, S, b16);
     beta = fd_xmalloc(S * nh * 4);
     for (size_t i = 0; i < S * nh; i++) /* bf16 sigmoid kernel: vector blocks of 64 */
-        beta[i] = F(BF(nx_torch_vec(i, S * nh, 64) ? fd_torch_sigmoid(F(b16[i])) : fd_torch_sigmoid_tail(F(b16[i]))));
+        beta[i] = F(BF(fd_op_torch_vec(i, S * nh, 64) ? fd_torch_sigmoid(F(b16[i])) : fd_torch_sigmoid_tail(F(b16[i]))));
     free(b16);
     nx_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     /* per head: l2norm(q), l2norm(k), chunked delta rule */
@@ -237,10 +237,10 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
         for (size_t h = 0; h < nh; h++) {
             const float *cr = core + t * Q + h * d;
             for (size_t j = 0; j < d; j++) { xs[j] = F(BF(cr[j])); sq[j] = xs[j] * xs[j]; }
-            float r = 1.0f / sqrtf(nx_sum_aten(sq, d) / (float)d + (float)c->rms_norm_eps);
+            float r = 1.0f / sqrtf(fd_op_sum_aten(sq, d) / (float)d + (float)c->rms_norm_eps);
             for (size_t j = 0; j < d; j++) {
                 float v = F(ow[j]) * (xs[j] * r);
-                o[t * Q + h * d + j] = BF(v * nx_sigmoid_at(F(gate[t * Q + h * d + j]), t * Q + h * d + j, S * Q));
+                o[t * Q + h * d + j] = BF(v * fd_op_sigmoid_at(F(gate[t * Q + h * d + j]), t * Q + h * d + j, S * Q));
             }
         }
     nx_dump(L, "kda_core", "f32", core, S * Q * 4);

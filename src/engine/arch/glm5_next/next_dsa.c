@@ -1,8 +1,8 @@
 /* NoPE MLA + kpool DSA indexer of glm5_next (Glm5NextTextAttention,
  * Glm5NextTextIndexer, eager attention).  Rounding points in
  * docs/MODEL-GLM5-NEXT.md §3.4. */
-#include "engine/next_internal.h"
-#include "engine/torch_ops.h"
+#include "engine/arch/glm5_next/next_internal.h"
+#include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
 #include <float.h>
@@ -17,7 +17,7 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
                    const uint16_t *qr, size_t S, unsigned char *sel, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
-           Di = (size_t)c->index_head_dim, kp = (size_t)c->nx->kpool, np = S / kp,
+           Di = (size_t)c->index_head_dim, kp = (size_t)NX(c)->kpool, np = S / kp,
            selk = (size_t)c->index_topk / kp < np ? (size_t)c->index_topk / kp : np;
     memset(sel, 0, S * S);
     for (size_t t = 0; t < S; t++) { /* the tail: tokens after the last complete pool */
@@ -75,8 +75,8 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     fd_mm_alloc(&pkh, np, Di);
     /* q.pk: MKL sgemm on bf16 values (exact products), one chain in increasing
      * k: the canonical odd-then-even pair chain on pair-swapped operands */
-    nx_swap_pairs(pk, np * Di);
-    nx_swap_pairs(q, S * Hi * Di);
+    fd_op_swap_pairs16(pk, np * Di);
+    fd_op_swap_pairs16(q, S * Hi * Di);
     for (size_t p = 0; p < np; p++) fd_mm_set_row(&pkh, p, pk + p * Di);
     size_t os = pkh.tiles * FD_TILE;
     enum { TB = 16 };
@@ -160,7 +160,7 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     fd_lin_apply(m, &kvb, ck, S, kv);
     if (c->indexer_full[L] && indexer(m, W, c, P, x, qr, S, sel, e)) goto out;
     nx_dump(L, "sel", "u8", sel, S * S);
-    /* eager attention per head, as forward.c's (no rope part: dr = 0):
+    /* eager attention per head, as ops/attention.c's fd_op_attention (no rope part: dr = 0):
      * s = bf(bf(q.k) * dn^-0.5); unselected keys get finfo(bf16).min, i.e.
      * probability exactly 0; torch's lastdim softmax over the S-long row;
      * P.V over oneDNN's K-blocks of the S keys */

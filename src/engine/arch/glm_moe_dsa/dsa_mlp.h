@@ -1,10 +1,10 @@
-/* MLP blocks of the glm_moe_dsa forward (mlp.c). */
+/* MLP blocks of the glm_moe_dsa forward (dsa_mlp.c). */
 #ifndef FD_ENGINE_MLP_H
 #define FD_ENGINE_MLP_H
 #include <stddef.h>
 #include <stdint.h>
-#include "engine/forward.h"
-#include "engine/ops.h"
+#include "engine/arch/glm_moe_dsa/dsa_forward.h"
+#include "engine/ops/ops.h"
 
 /* y = down(bf(bf(silu(gate(x))) * up(x))) for `rows` rows of x, the
  * Linears PREFIX.{gate,up,down}_proj of [I, H] / [H, I]. */

@@ -25,7 +25,7 @@
  *       o = bf(P.V) with fp32 accumulation.
  *     (transformers' default is sdpa; its CPU kernel keeps scores fp32.)
  *   - RMSNorm sum of squares: torch 2.11's CPU reduction order (8-lane
- *     vectors, 4 accumulators; sum_sq_aten in forward.c); LayerNorm
+ *     vectors, 4 accumulators; fd_torch_sum in ops/norm.c); LayerNorm
  *     (indexer k_norm): fd_torch_layernorm_bf16 (Welford moments of the
  *     AVX2 build, contracted affine).
  *   - SiLU: x / (1 + exp(-x)) with Sleef exp in blocks of 64 elements of
@@ -37,7 +37,7 @@
  *   - Indexer top-k: the k' largest fp32 scores (future keys -inf); among
  *     EQUAL scores (frequent: ReLU makes many scores exactly 0) the set is
  *     the one torch's CPU topk returns, by replaying libstdc++'s
- *     nth_element / partial_sort (torch_topk_select in forward.c).  When t+1 <= index_topk (in
+ *     nth_element / partial_sort (fd_op_topk_select in ops/topk.c).  When t+1 <= index_topk (in
  *     particular whenever S <= index_topk) every causal key is kept and the
  *     indexer is not evaluated (exact: its output is irrelevant).  Shared
  *     layers reuse the selection of the last full layer; a first layer that
@@ -48,10 +48,10 @@
  *     routed = bf(sum_slots fp32(y_e * r_e)) (grouped_mm) run in slot order.
  *
  * Debug: FIDELITY_FORWARD_DUMP=DIR writes the intermediates of the first
- * forward call as raw arrays (see dump() in forward.c and
+ * forward call as raw arrays (see fd_op_dump in ops/tensor.c and
  * tests/parity/layerwise.py).
  *
- * Every matrix product runs through fd_mm_run (engine/matmul.h): threads
+ * Every matrix product runs through fd_mm_run (engine/ops/matmul.h): threads
  * split output columns only, so results are a pure function of the weights
  * and ids, whatever the thread count or kernel path. */
 #ifndef FD_ENGINE_FORWARD_H
@@ -59,27 +59,22 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/model.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 
 typedef fd_glm_config fd_model_config;
 
-/* out_bf16: S x hidden_size bf16 values, row-major.  Refusals:
- * bad_config (unsupported schedule/activation), checkpoint_mismatch (a
- * tensor missing or misshaped), bad_token (an id outside the vocab). */
-int fd_forward_hidden(const fd_mm *m, const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S,
-                      uint16_t *out_bf16, fd_err *e);
-
-/* The same forward one layer at a time, for the layer-outer schedule:
- * begin (embedding; needs model.embed_tokens.* mapped), layer L (needs
- * model.layers.L.* mapped), end (final norm; model.norm.*).  Running begin,
- * every layer in order and end gives exactly fd_forward_hidden's bits,
- * whatever other windows run in between. */
-typedef struct fd_fwd fd_fwd;
-fd_fwd *fd_forward_begin(const fd_weights *w, const fd_model_config *c, const int64_t *ids, size_t S, fd_err *e);
-int fd_forward_layer(const fd_mm *m, const fd_weights *w, const fd_model_config *c, long long L, fd_fwd *f, fd_err *e);
-int fd_forward_end(const fd_weights *w, const fd_model_config *c, fd_fwd *f, uint16_t *out_bf16, fd_err *e);
-void fd_forward_free(fd_fwd *f);
+/* The hooks of engine/model.h for glm_moe_dsa (the state of a window: the
+ * residual stream, the DSA selection of the last full layer, the RoPE
+ * tables).  begin needs model.embed_tokens.* mapped, layer L
+ * model.layers.L.*, end model.norm.*.  Refusals: bad_config (unsupported
+ * schedule/activation), checkpoint_mismatch (a tensor missing or
+ * misshaped), bad_token (an id outside the vocab). */
+void *fd_dsa_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
+int fd_dsa_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
+int fd_dsa_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
+void fd_dsa_free(void *st);
 
 #endif

@@ -1,14 +1,16 @@
-/* Operations of the glm_moe_dsa forward (forward.c) shared with the glm5_next
- * forward (next_*.c), so both follow the same rounding contract (forward.h):
- * Linear = canonical fp32 dot + bias, one bf16 rounding; RMSNorm with torch's
- * reduction order; LayerNorm; silu; torch.topk's selection among ties.
- * forward.c defines them (thin wrappers at its end). */
+/* The op library every architecture calls (engine/arch/<model_type>/), so
+ * all follow the same rounding contract (engine/arch/glm_moe_dsa/forward.h):
+ * Linear = canonical fp32 dot + bias, one bf16 rounding (ops/linear.c);
+ * RMSNorm with torch's reduction order, LayerNorm, silu, the residual add
+ * (ops/norm.c); RoPE (ops/rope.c); eager attention (ops/attention.c);
+ * torch.topk's selection among ties (ops/topk.c); tensor access and the
+ * debug dump (ops/tensor.c).  No op calls into an architecture. */
 #ifndef FD_ENGINE_OPS_H
 #define FD_ENGINE_OPS_H
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 
@@ -19,7 +21,7 @@ enum lin_mode { LIN_BF16, LIN_F32_SEQ, LIN_F32_W };
 typedef struct fd_lin {
     fd_packed_head p;      /* K-block 0 (all of K when there is one block) */
     fd_packed_head *more;  /* K-blocks 1 .. nb-1 */
-    size_t *kst;           /* nb + 1 block starts (engine/kblocks.h) */
+    size_t *kst;           /* nb + 1 block starts (engine/ops/kblocks.h) */
     size_t nb, half;       /* half > 0: blocks [half, nb) are summed apart and added last */
     float *bias;           /* N or NULL */
     float **fw;            /* LIN_F32_W: per K-block, p.tiles x block K x 16 fp32 words (kernels/gemm_f32.h) */
@@ -30,7 +32,7 @@ typedef struct fd_lin {
 typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
 
 /* Eager MLA attention of S queries, nh heads, as transformers computes it
- * (forward.c attn_head): per head, scores q.k over [k_nope | k_rope] (q rows
+ * (ops/attention.c attn_head): per head, scores q.k over [k_nope | k_rope] (q rows
  * of dn + dr, kv rows of nh x (dn + dv), the shared rope key at a + rkv of
  * rows rkv + dr; dr may be 0 and a NULL), bf(bf(s) * (dn+dr)^-0.5), the
  * selection sel[t*S + j] (causal), torch's softmax over the S-long row, P.V
@@ -72,6 +74,28 @@ void fd_lin_pack_plan(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t ro
 const struct fd_kplan *fd_router_plan(size_t S, size_t E, size_t K, struct fd_kplan *p);
 /* pairs (2i, 2i+1) of v swapped (LIN_F32_SEQ operands) */
 void fd_swap_pairs(uint16_t *v, size_t K);
+/* RMSNorm of rows x n (x may equal y), rows on m's threads (NULL: the caller's). */
+void fd_op_rmsnorm_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
+/* LayerNorm in place, torch's CPU kernel (torch_ops.h), bf16 weight and bias. */
+void fd_op_layernorm_bf16(uint16_t *x, size_t rows, size_t n, const uint16_t *w, const uint16_t *b, float eps);
+/* x = bf16(x + y) element-wise (the residual adds), on m's threads from 65,536 elements. */
+void fd_op_residual_add(const fd_mm *m, uint16_t *x, const uint16_t *y, size_t n);
+/* The first n elements of a BF16/F32 tensor as fp32 (caller frees). */
+float *fd_op_vec_f32(const fd_tensor *t, size_t n);
+/* A Linear [N, K] named by the format (".weight" appended), no bias, for M rows. */
+int fd_op_lin_named(const fd_mm *m, size_t M, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+/* n elements from off of a BF16/F32 tensor as bf16 (caller frees). */
+uint16_t *fd_op_vec_bf16(const fd_tensor *t, uint64_t off, uint64_t n);
+/* RoPE tables (default rope_type): cos/sin of S positions x d/2 rounded to bf16. */
+typedef struct fd_rope {
+    uint16_t *c, *s; /* S x d/2 */
+    size_t half;
+} fd_rope;
+void fd_rope_init(fd_rope *R, size_t S, size_t d, double theta);
+/* Interleaved rotation of z[0..d) at position p, stored de-interleaved (as HF). */
+void fd_rope_rot(uint16_t *z, const fd_rope *R, size_t p);
+void fd_rope_free(fd_rope *R);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
 float fd_op_silu(float a);

@@ -1,5 +1,5 @@
 /* torch 2.11 CPU kernels, one lane at a time; see torch_ops.h. */
-#include "engine/torch_ops.h"
+#include "kernels/torch_ops.h"
 #include "util/bf16.h"
 #include <math.h>
 #include <string.h>

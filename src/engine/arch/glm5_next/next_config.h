@@ -29,8 +29,11 @@ typedef struct fd_next_ext {
     int v_bias;
 } fd_next_ext;
 
+/* the private part of a glm5_next config */
+#define NX(c) ((const fd_next_ext *)(c)->ext)
+
 /* d: the whole config.json object (model_type glm5_next). */
 int fd_next_config_parse(const jv *d, fd_glm_config *c, fd_err *e);
-void fd_next_ext_free(fd_next_ext *x);
+void fd_next_ext_free(void *x);
 
 #endif

@@ -1,5 +1,5 @@
 /* glm5_next config parsing (next_config.h). */
-#include "engine/next_config.h"
+#include "engine/arch/glm5_next/next_config.h"
 #include "util/buf.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,7 +155,7 @@ int fd_next_config_parse(const jv *d, fd_glm_config *c, fd_err *e)
     if (!t || t->t == JV_NULL) t = d; /* flat text-only config */
     if (t->t != JV_OBJ) return bad(e, "text_config", "is not an object");
     fd_next_ext *x = fd_xcalloc(1, sizeof *x);
-    c->nx = x;
+    c->ext = x;
     if (text_fields(t, c, e) || next_fields(t, c, x, e)) return -1;
     int tie_top = 0, tie_text = 0;
     if (fd_cfg_bool(d, "tie_word_embeddings", 0, &tie_top, e)) return -1;
@@ -180,8 +180,9 @@ int fd_next_config_parse(const jv *d, fd_glm_config *c, fd_err *e)
     return vision_fields(jv_get(d, "vision_config"), x, e);
 }
 
-void fd_next_ext_free(fd_next_ext *x)
+void fd_next_ext_free(void *p)
 {
+    fd_next_ext *x = p;
     if (!x) return;
     free(x->kda);
     free(x);

@@ -1,20 +1,20 @@
-/* torch 2.11 CPU reductions and elementwise kernel paths as the glm5_next
- * forward needs them (next_internal.h; docs/MODEL-GLM5-NEXT.md §6). */
-#include "engine/next_internal.h"
-#include "engine/torch_ops.h"
+/* torch 2.11 CPU reductions and elementwise kernel paths (reduce.h;
+ * docs/MODEL-GLM5-NEXT.md §6). */
+#include "engine/ops/reduce.h"
+#include "kernels/torch_ops.h"
 #include <math.h>
 
-float nx_multi_row_sum(const float *x, size_t stride, size_t size) { return fd_torch_multi_row_sum(x, stride, size); }
-float nx_row_sum(const float *x, size_t stride, size_t size) { return fd_torch_row_sum(x, stride, size); }
-float nx_sum_aten(const float *x, size_t n) { return fd_torch_sum(x, n); }
+float fd_op_multi_row_sum(const float *x, size_t stride, size_t size) { return fd_torch_multi_row_sum(x, stride, size); }
+float fd_op_row_sum(const float *x, size_t stride, size_t size) { return fd_torch_row_sum(x, stride, size); }
+float fd_op_sum_aten(const float *x, size_t n) { return fd_torch_sum(x, n); }
 
-float nx_sum_outer(const float *x, size_t stride, size_t size, size_t col, size_t ncols)
+float fd_op_sum_outer(const float *x, size_t stride, size_t size, size_t col, size_t ncols)
 {
     size_t full = ncols >= 8 ? ncols / 32 * 32 : ncols / 4 * 4;
-    return col < full ? nx_multi_row_sum(x, stride, size) : nx_row_sum(x, stride, size);
+    return col < full ? fd_op_multi_row_sum(x, stride, size) : fd_op_row_sum(x, stride, size);
 }
 
-int nx_torch_vec(size_t i, size_t n, size_t block)
+int fd_op_torch_vec(size_t i, size_t n, size_t block)
 {
     enum { GRAIN = 32768, THREADS = 2 };
     size_t b0 = 0, len = n;
@@ -26,12 +26,12 @@ int nx_torch_vec(size_t i, size_t n, size_t block)
     return i - b0 < len - len % block;
 }
 
-float nx_sigmoid_at(float x, size_t i, size_t n)
+float fd_op_sigmoid_at(float x, size_t i, size_t n)
 {
-    return nx_torch_vec(i, n, 32) ? fd_torch_sigmoid(x) : fd_torch_sigmoid_tail(x);
+    return fd_op_torch_vec(i, n, 32) ? fd_torch_sigmoid(x) : fd_torch_sigmoid_tail(x);
 }
 
-void nx_swap_pairs(uint16_t *v, size_t n)
+void fd_op_swap_pairs16(uint16_t *v, size_t n)
 {
     for (size_t i = 0; i + 1 < n; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
 }
@@ -50,7 +50,7 @@ __attribute__((target("fma"))) static float chain32_fma(const float *a, size_t a
 }
 #endif
 
-float nx_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
+float fd_op_chain32(const float *a, size_t as, const float *b, size_t bs, size_t n)
 {
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("fma")) return chain32_fma(a, as, b, bs, n);

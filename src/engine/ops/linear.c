@@ -1,18 +1,20 @@
 /* Linear layers on the fenced GEMMs: weights packed as column tiles per
  * K-block, fp32 dots in torch's summation order, the bias and one bf16
- * rounding (engine/ops.h fd_lin; the public API is there). */
-#include "engine/ops.h"
-#include "engine/kblocks.h"
+ * rounding (engine/ops/ops.h fd_lin; the public API is there). */
+#include "engine/ops/ops.h"
+#include "engine/ops/kblocks.h"
 #include "kernels/gemm_f32.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
 #include "util/buf.h"
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define F fd_bf16_to_f32
 
-/* A Linear, its rows packed as column tiles for fd_mm_run (fd_lin, engine/ops.h).
+/* A Linear, its rows packed as column tiles for fd_mm_run (fd_lin, engine/ops/ops.h).
  *
  * Summation order (measured against torch 2.11 on CPU, tests/parity/):
  *   LIN_BF16: oneDNN's matmul is one dot chain in the fd_mm's order (pair:
@@ -287,4 +289,14 @@ void fd_lin_apply(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows, 
 void fd_lin_pack_f32seq(fd_lin *L, const fd_tensor *t, uint64_t row0, size_t N, size_t K)
 {
     fd_lin_pack_plan(NULL, L, t, row0, N, K, LIN_F32_SEQ, NULL);
+}
+
+int fd_op_lin_named(const fd_mm *m, size_t M, fd_lin *L, const fd_weights *w, fd_err *e, size_t N, size_t K, const char *fmt, ...)
+{
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return fd_lin_load(m, L, w, e, N, K, M, 0, name);
 }

@@ -2,7 +2,7 @@
  * kernel behind torch.exp on float CPU tensors in the x86-64 wheel
  * (ATen's vml.h maps exp to MKL's vsExp); read from the torch 2.11 wheel's
  * disassembly and its constant table vsexp_data_avx512.  mkl_vml.h. */
-#include "engine/mkl_vml.h"
+#include "kernels/mkl_vml.h"
 #include "util/bf16.h"
 #include <math.h>
 #include <stdint.h>

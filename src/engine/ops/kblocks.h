@@ -1,7 +1,7 @@
 /* How torch's CPU matmuls cut the K axis (measured, torch 2.11 x86-64
  * wheel): each block is one chain from +0, the block sums are added in
  * order (and, for a two-half plan, half 0 + half 1 last).  Used by the
- * Linear layers of both forwards (forward.c, next_hc.c). */
+ * Linear layers of every architecture (ops/linear.c; arch/glm5_next/next_hc.c). */
 #ifndef FD_ENGINE_KBLOCKS_H
 #define FD_ENGINE_KBLOCKS_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "kernels/gemm_f32.h"
 #include "kernels/rowops.h"
 #include "util/buf.h"

@@ -18,11 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/config.h"
-#include "engine/matmul.h"
+#include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "util/err.h"
 
-int fd_next_forward_hidden(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S,
-                           uint16_t *out_bf16, fd_err *e);
+/* The hooks of engine/model.h (the state: the hc_mult residual streams and
+ * the DSA selection of the last full DSA layer). */
+void *fd_next_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
+int fd_next_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
+int fd_next_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
+void fd_next_free(void *st);
 
 #endif

@@ -1,0 +1,276 @@
+/* What a capture records about its checkpoint besides the hidden states
+ * (capture_meta.h): the checkpoint identity, the scope file, the
+ * tokenizer identity, the disclosures of F32 casts and quantized weights,
+ * the memory report. */
+#include "capture/capture.h"
+#include "capture/capture_meta.h"
+#include "capture/qscope.h"
+#include "engine/weights.h"
+#include "format/digest.h"
+#include "format/sha.h"
+#include "util/buf.h"
+#include "util/fsio.h"
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], jv **files_out, fd_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d) return fd_fail(e, "missing_file", "", "%s: not a readable directory", dir);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        int st = l > 12 && !strcmp(de->d_name + l - 12, ".safetensors");
+        if (!st && strcmp(de->d_name, "config.json")) continue;
+        if (n == cap) names = fd_xrealloc(names, (cap = cap ? 2 * cap : 8) * sizeof *names);
+        names[n++] = fd_xstrdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    jv *files = jv_arr();
+    int rc = 0, have_cfg = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *p = fd_path_join(dir, names[i]), h[65];
+        struct stat sb;
+        if (!fd_is_file(p) || stat(p, &sb)) rc = fd_fail(e, "unreadable", "", "%s: not a regular file", p);
+        else rc = fd_sha256_file(p, h, e);
+        if (!rc) {
+            jv *f = jv_obj();
+            jv_set(f, "name", jv_str(names[i]));
+            jv_set(f, "sha256", jv_str(h));
+            jv_set(f, "size", jv_int((int64_t)sb.st_size));
+            jv_push(files, f);
+            if (!strcmp(names[i], "config.json")) { memcpy(config_sha, h, 65); have_cfg = 1; }
+        }
+        free(p);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    if (!rc && !have_cfg) rc = fd_fail(e, "missing_file", "", "%s: no config.json", dir);
+    if (!rc) {
+        jv *doc = jv_obj();
+        jv_set(doc, "algorithm", jv_str(FD_CKPT_ALGORITHM));
+        jv_set(doc, "files", jv_copy(files));
+        fd_buf b = {0};
+        rc = jv_dump(doc, &JV_CANON, &b, e);
+        if (!rc) fd_sha256_hex(b.p, b.n, hex);
+        fd_buf_free(&b);
+        jv_free(doc);
+    }
+    if (rc) { jv_free(files); return -1; }
+    *files_out = files;
+    return 0;
+}
+
+jv *fd_capture_scope_load(const char *path, fd_err *e)
+{
+    jv *doc = jv_parse_file(path, e);
+    if (!doc) return NULL;
+    static const char *const KEEP[] = {"policy", "head_policy", "kv_cache_dtype", "assignments"};
+    jv *s = jv_obj();
+    for (int i = 0; i < 4; i++) {
+        jv *v = jv_get(doc, KEEP[i]);
+        if (!v) {
+            fd_fail(e, "bad_scope", "", "%s: scope document has no %s", path, KEEP[i]);
+            jv_free(doc); jv_free(s);
+            return NULL;
+        }
+        jv_set(s, KEEP[i], jv_copy(v));
+    }
+    jv_free(doc);
+    fd_buf d = {0};
+    if (fd_scope_digest(s, &d, e)) { fd_buf_free(&d); jv_free(s); fd_err_prefix(e, path); return NULL; }
+    jv_set(s, "scope_digest", jv_strn(d.p, d.n));
+    fd_buf_free(&d);
+    return s;
+}
+
+
+/* What a quantized checkpoint's capture discloses: the dequantization is
+ * weight-only (FP8Linear's dynamic activation quantization and NVFP4
+ * input_scale are not applied); input_scale tensors are recorded by count,
+ * range and the sha256 of their F32 bytes in name order. */
+/* The tokenizer identity of a model directory, by content, never by path
+ * (docs/CAPTURE.md "Tokenizer identity"), so a quantized copy of the
+ * checkpoint elsewhere keeps it:
+ *   tokenizer.json present      local/tokenizer-<sha256(tokenizer.json), 16 hex>
+ *   else other tokenizer files  local/tokenizer-files-<16 hex of sha256 over
+ *                               "name\0sha256hex\n" of each file present, in
+ *                               the fixed order of TOK_FILES>
+ *   else none at all            local/no-tokenizer-vocab-<vocab_size>: all
+ *                               that is known is the id space the panel's
+ *                               ids were checked against */
+int fd_capture_tokenizer_identity(const char *model, int64_t vocab, char *out, size_t cap, fd_err *e)
+{
+    static const char *const TOK_FILES[] = {"tokenizer.model", "vocab.json", "merges.txt", "vocab.txt",
+                                            "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"};
+    char *tp = fd_path_join(model, "tokenizer.json"), th[65];
+    int rc = 0;
+    if (fd_is_file(tp)) {
+        if (fd_sha256_file(tp, th, e)) rc = -1;
+        else snprintf(out, cap, "local/tokenizer-%.16s", th);
+        free(tp);
+        return rc;
+    }
+    free(tp);
+    fd_sha *h = fd_sha_new();
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof TOK_FILES / sizeof *TOK_FILES && !rc; i++) {
+        char *p = fd_path_join(model, TOK_FILES[i]);
+        if (fd_is_file(p)) {
+            if (fd_sha256_file(p, th, e)) rc = -1;
+            else {
+                fd_sha_update(h, TOK_FILES[i], strlen(TOK_FILES[i]) + 1);
+                fd_sha_update(h, th, 64);
+                fd_sha_update(h, "\n", 1);
+                n++;
+            }
+        }
+        free(p);
+    }
+    char d[65];
+    fd_sha_final_hex(h, d);
+    if (rc) return -1;
+    if (n) snprintf(out, cap, "local/tokenizer-files-%.16s", d);
+    else snprintf(out, cap, "local/no-tokenizer-vocab-%lld", (long long)vocab);
+    return 0;
+}
+
+/* Tensors the engine uses at the precision stored (fp32 when F32 on disk):
+ * the ones transformers keeps in fp32 (_keep_in_fp32_modules_strict of
+ * glm_moe_dsa / glm5_next).  Every other F32 tensor is cast to bf16 as
+ * from_pretrained(dtype=bfloat16) casts it. */
+static int used_as_stored(const char *name)
+{
+    static const char *const suf[] = {".mlp.gate.weight", ".e_score_correction_bias", "_conv1d.weight", ".conv1d.weight",
+                                      ".dt_bias", ".A_log", ".hc_attn_base", ".hc_attn_scale", ".hc_ffn_base",
+                                      ".hc_ffn_scale",
+                                      /* quantization companions: not weights of the forward */
+                                      ".weight_scale_inv", ".weight_scale", ".weight_scale_2", ".input_scale"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof suf / sizeof *suf; i++) {
+        size_t k = strlen(suf[i]);
+        if (n >= k && !strcmp(name + n - k, suf[i])) return 1;
+    }
+    return !strncmp(name, "model.visual.", 13); /* the vision tower: never run by a text capture */
+}
+
+/* F32 tensors rounded to bf16 (issue 16.6: never without a disclosure):
+ * NULL when there is none. */
+jv *fd_capture_f32_cast_disclosure(const fd_weights *W)
+{
+    size_t n = 0;
+    fd_buf b = {0};
+    for (size_t i = 0; i < W->n; i++) {
+        const fd_tensor *t = &W->t[i];
+        int ign = 0; /* MTP layers past num_hidden_layers: never loaded */
+        for (size_t j = 0; j < W->ignored.n && !ign; j++) ign = !strcmp(W->ignored.v[j], t->name);
+        if (ign || t->qfmt != FD_Q_NONE || strcmp(t->dtype, "F32") || used_as_stored(t->name)) continue;
+        if (n < 8) fd_buf_printf(&b, "%s%s", n ? ", " : "", t->name);
+        n++;
+    }
+    if (!n) { fd_buf_free(&b); return NULL; }
+    fd_buf d = {0};
+    fd_buf_printf(&d, "%zu F32 tensor%s of the checkpoint rounded to bf16 (nearest even) before use, as transformers' "
+                  "from_pretrained(dtype=bfloat16) casts every parameter it does not keep in fp32: %.*s%s. Parameters "
+                  "transformers keeps in fp32 (the router weight and bias, KDA conv1d / dt_bias / A_log, mHC base / scale) "
+                  "are used as stored", n, n == 1 ? "" : "s", (int)b.n, b.p, n > 8 ? ", ..." : "");
+    fd_buf_free(&b);
+    jv *x = jv_obj();
+    jv_set(x, "code", jv_str("f32_weights_cast_to_bf16"));
+    jv_set(x, "severity", jv_str("caveat"));
+    jv_set(x, "affects_comparability", jv_bool(1));
+    jv_set(x, "detail", jv_strn(d.p, d.n));
+    fd_buf_free(&d);
+    return x;
+}
+
+jv *fd_capture_quant_disclosures(const fd_weights *W)
+{
+    jv *d = jv_arr(), *x = jv_obj();
+    fd_buf b = {0};
+    char codec[64];
+    fd_q_codec(&W->q, codec, sizeof codec);
+    if (W->q.kind == FD_Q_FP8_BLOCK)
+        fd_buf_printf(&b, "%zu FP8 e4m3 weights (%s, weight_block_size [%d,%d], activation_scheme %s) dequantized to "
+                      "bf16 as fp32(e4m3) * weight_scale_inv rounded to nearest even (transformers Fp8Dequantize); "
+                      "the dynamic per-group activation quantization of FP8Linear is not applied: a weight-only capture",
+                      W->nquant, codec, W->q.bm, W->q.bn, W->q.activation_scheme[0] ? W->q.activation_scheme : "(absent)");
+    else
+        fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
+                      "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "
+                      "capture", W->nquant, codec);
+    jv_set(x, "code", jv_str("weight_only_dequantization"));
+    jv_set(x, "severity", jv_str("caveat"));
+    jv_set(x, "affects_comparability", jv_bool(1));
+    jv_set(x, "detail", jv_strn(b.p, b.n));
+    jv_push(d, x);
+    size_t n = 0;
+    float lo = 0, hi = 0;
+    fd_sha *h = fd_sha_new();
+    for (size_t i = 0; i < W->n; i++) {
+        const fd_tensor *t = W->t[i].qfmt == FD_Q_NVFP4 ? W->t[i].iscale : NULL;
+        if (!t) continue;
+        float v;
+        fd_err re;
+        if (fd_weights_read(W, t, &v, 4, &re)) v = NAN; /* a shard that went away: recorded as such */
+        fd_sha_update(h, t->name, strlen(t->name) + 1);
+        fd_sha_update(h, &v, 4);
+        lo = n && lo < v ? lo : v;
+        hi = n && hi > v ? hi : v;
+        n++;
+    }
+    char hex[65];
+    fd_sha_final_hex(h, hex);
+    if (n) {
+        b.n = 0;
+        fd_buf_printf(&b, "%zu NVFP4 input_scale tensors (activation scales for W4A4 serving, range %.9g..%.9g, sha256 "
+                      "of name NUL + F32 bytes in name order %s) are recorded and not applied", n, (double)lo, (double)hi, hex);
+        jv *y = jv_obj();
+        jv_set(y, "code", jv_str("activation_scales_not_applied"));
+        jv_set(y, "severity", jv_str("caveat"));
+        jv_set(y, "affects_comparability", jv_bool(1));
+        jv_set(y, "detail", jv_strn(b.p, b.n));
+        jv_push(d, y);
+    }
+    fd_buf_free(&b);
+    return d;
+}
+
+/* Peak resident set (getrusage ru_maxrss) against the checkpoint's bytes:
+ * mapped weight pages count in RSS, so a capture that never builds a bf16
+ * copy of a quantized model peaks near the checkpoint size plus activations. */
+int fd_capture_write_memory_report(const char *path, const fd_weights *W, const jv *files, size_t windows,
+                               size_t max_tokens, fd_err *e)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    int64_t ck = 0, v;
+    for (size_t i = 0; files && i < files->u.a.n; i++)
+        if (!jv_get_i64(files->u.a.v[i], "size", &v)) ck += v;
+    jv *m = jv_obj();
+    jv_set(m, "schema", jv_str("fidelity.capture-memory.v1"));
+    jv_set(m, "peak_rss_bytes", jv_int((int64_t)ru.ru_maxrss * 1024));
+    jv_set(m, "checkpoint_bytes", jv_int(ck));
+    jv_set(m, "quantized_weight_bytes", jv_int((int64_t)W->qbytes));
+    jv_set(m, "quantized_weights", jv_int((int64_t)W->nquant));
+    jv_set(m, "windows", jv_int((int64_t)windows));
+    jv_set(m, "max_window_tokens", jv_int((int64_t)max_tokens));
+    fd_buf b = {0};
+    int rc = jv_dump(m, &JV_PRETTY, &b, e);
+    fd_buf_putc(&b, '\n');
+    if (!rc) rc = fd_write_atomic(path, b.p, b.n, e);
+    fd_buf_free(&b);
+    jv_free(m);
+    return rc;
+}
+

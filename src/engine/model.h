@@ -1,0 +1,90 @@
+/* One interface per architecture (issue 17): everything the rest of the
+ * program knows about a model_type goes through an fd_arch, and the static
+ * table FD_ARCHS (engine/archtable.c: one line per architecture) is the only
+ * place that lists them.  An architecture lives in its own folder
+ * (engine/arch/<model_type>/) and calls only the shared ops (engine/ops/,
+ * engine/ops/ops.h); docs/ARCHITECTURE.md "A new architecture" says which file
+ * to copy.
+ *
+ *   parse     config.json -> the common fd_glm_config fields + the
+ *             architecture's private part (c->ext); refusals bad_config
+ *             naming the field
+ *   tensors   THE tensor list of a config: the loader's check
+ *             (engine/weights.c), the fixture writer (capture/fixture.c) and
+ *             the GGUF name map all read it
+ *   begin / layer / end
+ *             the forward one decoder layer at a time (window-outer runs
+ *             them back to back for one window, layer-outer interleaves the
+ *             windows: engine/model.c fd_forward_*, capture/schedule.c); the
+ *             state a window keeps between layers is the architecture's
+ *   state_bytes / wide
+ *             the memory pre-flight's per-window state and widest
+ *             activation row, per architecture (capture/schedule.c) */
+#ifndef FD_ENGINE_MODEL_H
+#define FD_ENGINE_MODEL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/archtable.h"
+#include "engine/config.h"
+#include "engine/ops/matmul.h"
+#include "engine/weights.h"
+#include "format/json.h"
+#include "util/err.h"
+
+/* How a fixture initialises a tensor (transformers' _init_weights). */
+enum { FD_INIT_NORMAL, FD_INIT_ONES, FD_INIT_ZEROS, FD_INIT_DT_BIAS };
+
+/* One expected tensor.  dtype: what a bf16 checkpoint saved by transformers
+ * holds (the fixture writes it); f32only: the loader accepts F32 only. */
+typedef struct fd_tensor_spec {
+    const char *name;
+    const char *dtype;      /* "BF16" | "F32" */
+    int init;               /* FD_INIT_* */
+    int f32only;
+    int ndim;
+    uint64_t shape[5];
+} fd_tensor_spec;
+typedef void (*fd_tensor_fn)(void *ctx, const fd_tensor_spec *t);
+
+typedef struct fd_arch {
+    fd_arch_info info;      /* model_type, class, presets, formats (`fidelity architectures`) */
+    const char *prefix;     /* the text trunk: PREFIX embed_tokens., layers.N., norm. */
+    int (*parse)(const jv *doc, fd_glm_config *c, fd_err *e);
+    void (*free_ext)(void *ext);
+    /* w: the checkpoint whose spelling of the experts is read (w->fused
+     * set); NULL: the spelling transformers saves (per expert) */
+    void (*tensors)(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
+    void *(*begin)(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
+    int (*layer)(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
+    int (*end)(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
+    void (*free_state)(void *st);
+    uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
+    uint64_t (*wide)(const fd_glm_config *c);
+} fd_arch;
+
+/* the architectures (their folders), listed once in archtable.c */
+extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
+extern const fd_arch *const FD_ARCHS[];
+extern const size_t FD_N_ARCHS;
+
+/* The forward of c->arch, one window: out_bf16 = S x hidden_size bf16, the
+ * final-norm rows (the lm_head input). */
+int fd_forward_hidden(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S,
+                      uint16_t *out_bf16, fd_err *e);
+/* The same one layer at a time (the layer-outer schedule): begin, every
+ * layer in order and end give exactly fd_forward_hidden's bits, whatever
+ * other windows run in between. */
+typedef struct fd_fwd fd_fwd;
+fd_fwd *fd_forward_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
+int fd_forward_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, fd_fwd *f, fd_err *e);
+int fd_forward_end(const fd_weights *w, const fd_glm_config *c, fd_fwd *f, uint16_t *out_bf16, fd_err *e);
+void fd_forward_free(fd_fwd *f);
+
+/* NULL when no architecture has this model_type. */
+const fd_arch *fd_arch_of(const char *model_type);
+/* The tensor-name prefixes of the architecture: "<prefix>layers.L.",
+ * "<prefix>embed_tokens.", "<prefix>norm." into out (cap bytes). */
+void fd_arch_layer_prefix(const fd_arch *a, long long L, char *out, size_t cap);
+void fd_arch_prefix(const fd_arch *a, const char *what, char *out, size_t cap);
+
+#endif
