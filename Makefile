@@ -29,6 +29,9 @@ LIB_SRC  := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort) build/
 CLI_SRC  := src/cli/main.c
 TEST_SRC := $(sort $(wildcard tests/c/*.c))
 
+# intermediate files (the fuzz targets' own objects) are kept, never deleted after the link
+.SECONDARY:
+
 # objects of a flag set: $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
