@@ -12,7 +12,7 @@ check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 B=$D/opt/fd/bin/fidelity M=$D/opt/fd/share/man/man1/fidelity.1 C=$D/opt/fd/share/bash-completion/completions/fidelity
 check "installed binary runs" '"$B" kernel-selftest --products 1000 | grep -q "all paths bit-identical"'
 check "man page is troff with a NAME section" 'grep -q "^.SH NAME" "$M"'
-for c in $("$B" --help | sed -n "/^commands:/,/^$/p" | sed "1d;/^$/d" | awk "{print \$1}"); do
+for c in $("$B" --help | sed -n "/^commands:/,/^$/p" | sed "1d;/^$/d" | awk "{sub(/:$/, \"\", \$1); print \$1}"); do
     grep -q "^\.B $(sed 's/-/\\\\-/g' <<<"$c")\$" "$M" || { echo "FAIL man page lacks command $c"; fail=1; }
 done
 if command -v man >/dev/null; then check "man page renders" 'man -l "$M" 2>/dev/null | grep -q "EXIT STATUS"'; fi

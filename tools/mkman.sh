@@ -22,7 +22,7 @@ top\-1 agreement, statistics and a sealed comparison receipt.
 HEAD
 "$bin" --help | sed -n '/^commands:/,/^$/p' | sed '1d;/^$/d' | while IFS= read -r line; do
     line=${line#  }
-    name=${line%% *}
+    name=${line%% *}; name=${name%:}
     echo ".TP"
     echo ".B $(printf '%s' "$name" | esc)"
     printf '%s\n' "$line" | esc
