@@ -1,7 +1,7 @@
 """Stdlib helpers for the tests: run the binary, and re-seal a tampered
 dataset the way a forger would (sub-manifest seals, manifest digests,
 checksums.txt, manifest seal), so the deeper checks are what must refuse."""
-import hashlib, json, os, subprocess
+import hashlib, json, os, shutil, struct, subprocess
 
 def sha(data):
     return hashlib.sha256(data).hexdigest()
@@ -72,3 +72,49 @@ def refusal_code(output):
         if line.startswith("REFUSED ["):
             return line[len("REFUSED ["):line.index("]")]
     return None
+
+
+def windowed_copy(src, dst, sw):
+    """The hidden dataset restricted to llama.cpp's scored rows (rows score_from..L-1 of each
+    record), every digest and seal recomputed (shared by test_kld.py and test_token_stats.py)."""
+    shutil.copytree(src, dst)
+    first = sw["score_from"]
+    cm_path = os.path.join(dst, "capture/manifest.json")
+    cm = load(cm_path)
+    total, size = 0, 0
+    for rec in cm["records"]:
+        path = os.path.join(dst, "capture", rec["file"])
+        blob = open(path, "rb").read()
+        n = struct.unpack("<Q", blob[:8])[0]
+        header = json.loads(blob[8:8 + n])
+        t = header["hidden_states"]
+        rows, hid = t["shape"]
+        keep = blob[8 + n + first * hid * 2:8 + n + (rows - 0) * hid * 2]
+        t["shape"] = [rows - first, hid]
+        t["data_offsets"] = [0, len(keep)]
+        enc = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+        new = struct.pack("<Q", len(enc)) + enc + keep
+        open(path, "wb").write(new)
+        rec.update(shape=t["shape"], size_bytes=len(new), sha256=sha(new), payload_sha256=sha(keep),
+                   tensor_content_sha256=sha(keep), prediction_positions=rows - first, scored_rows=rows - first)
+        total += rows - first
+        size += len(new)
+    digest = sha("\n".join("%d:%s" % (r["index"], r["tensor_content_sha256"])
+                           for r in sorted(cm["records"], key=lambda r: r["index"])).encode())
+
+    def cap_edit(doc):
+        doc.update(records=cm["records"], scored_rows_per_context=cm["records"][0]["scored_rows"],
+                   total_scored_rows=total, total_size_bytes=size, capture_content_digest=digest)
+
+    def panel_edit(doc):
+        for r in doc["records"]:
+            r["prediction_positions"] -= first
+        doc.update(positions_per_context=doc["records"][0]["prediction_positions"], scored_positions_total=total,
+                   scoring_window=sw)
+
+    def man_edit(m):
+        m["panel"].update(scored_positions_total=total, scoring_window=sw)
+        m["capture"].update(capture_content_digest=digest, scored_rows_total=total, total_size_bytes=size)
+        m["determinism"]["evidence_hashes"] = [digest]
+
+    reseal(dst, man_edit, {"capture/manifest.json": cap_edit, "panel/panel.json": panel_edit})
