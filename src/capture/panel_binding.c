@@ -27,16 +27,8 @@
 #define MAX_FILES 1000000
 #define MAX_DEPTH 64
 
-static int perr(fd_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(fd_err *e, const char *fmt, ...)
-{
-    char msg[sizeof e->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fd_fail(e, "panel_unresolvable", "", "%s", msg);
-}
+/* every refusal of this file carries one code */
+#define perr(e, ...) fd_fail((e), "panel_unresolvable", "", __VA_ARGS__)
 
 static char *repr(const jv *v)
 {

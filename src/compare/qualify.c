@@ -22,16 +22,8 @@
 #define VALIDATION_SCHEMA "malaiwah.fidelity-structural-validation.v1"
 #define JSON_MAX ((size_t)64 << 20)
 
-static int q(fd_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int q(fd_err *e, const char *fmt, ...)
-{
-    char msg[sizeof e->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fd_fail(e, "root_qualification_refused", "", "%s", msg);
-}
+/* every refusal of this file carries one code */
+#define q(e, ...) fd_fail((e), "root_qualification_refused", "", __VA_ARGS__)
 
 static jv *read_json(const char *path, const char *label, fd_err *e)
 {

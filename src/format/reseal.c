@@ -149,16 +149,8 @@ static int write_pretty(const char *root, const char *rel, const jv *doc, char h
     return rc;
 }
 
-static int refuse(fd_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int refuse(fd_err *e, const char *fmt, ...)
-{
-    char msg[sizeof e->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fd_fail(e, "reseal_refused", "", "%s", msg);
-}
+/* every refusal of this file carries one code */
+#define refuse(e, ...) fd_fail((e), "reseal_refused", "", __VA_ARGS__)
 
 /* A full verify with tensors recomputed; the sealed manifest on success. */
 static jv *verified(const char *root, const char *label, fd_err *e)
