@@ -25,7 +25,7 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 Q=(qemu-aarch64)
 fail=0
-check() { if [ "$2" = ok ]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. tests/emulated.sh
 
 out=$("${Q[@]}" "$A" kernel-selftest --products 2000000 2>&1)
 echo "$out" | tail -3
@@ -36,25 +36,7 @@ check "kernel-selftest passes on aarch64" $r
 tail -1 "$W/unit.log"
 check "unit tests pass on aarch64" $r
 
-digest() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1] + "/fidelity-dataset.json"))["capture"]["capture_content_digest"])' "$1"; }
-$B fixture --preset tiny --seed 3 --out "$W/m" >/dev/null
-$B quantize --src "$W/m" --dst "$W/q8" --bits 8 --match mlp.experts --emit-scope "$W/s8.json" >/dev/null
-for o in tile pair; do
-    for k in native a64; do
-        run=("$B"); [ $k = a64 ] && run=("${Q[@]}" "$A")
-        cap() { "${run[@]}" capture --model "$1" --panel "$W/m/panel" --out "$2" --role "$3" --lane other --gemm-order $o \
-                --dataset-id "fidelity--a64.$3" --dataset-name a64 --no-sanity-check ${4:+--scope-file "$4"} >/dev/null 2>&1; }
-        cap "$W/m" "$W/$o-$k-root" root
-        cap "$W/q8" "$W/$o-$k-q8" quant "$W/s8.json"
-        "${run[@]}" compare --reference "$W/$o-$k-root" --candidate "$W/$o-$k-q8" --out "$W/$o-$k-cmp" --no-bootstrap >/dev/null 2>&1
-    done
-    [ "$(digest "$W/$o-native-root")" = "$(digest "$W/$o-a64-root")" ] && r=ok || r=bad
-    check "$o order: glm_moe_dsa root capture digest on aarch64 = x86-64" $r
-    [ "$(digest "$W/$o-native-q8")" = "$(digest "$W/$o-a64-q8")" ] && r=ok || r=bad
-    check "$o order: glm_moe_dsa int8 capture digest on aarch64 = x86-64" $r
-    cmp -s "$W/$o-native-cmp/tokenwise-kld.npy" "$W/$o-a64-cmp/tokenwise-kld.npy" && r=ok || r=bad
-    check "$o order: compare tokenwise KL bytes on aarch64 = x86-64" $r
-done
+same_bits aarch64 "${Q[@]}" "$A"
 
 # glm5_next on a short panel (two 16-token windows)
 $B fixture --preset flash-0.1b-next --seed 1 --out "$W/nx" >/dev/null

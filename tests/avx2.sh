@@ -20,7 +20,7 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 quiet() { grep -v '^qemu-x86_64: warning' || true; }
 fail=0
-check() { if [ "$2" = ok ]; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. tests/emulated.sh
 
 out=$("${Q[@]}" "$B" kernel-selftest --products 2000000 2>&1 | quiet)
 echo "$out"
@@ -33,25 +33,7 @@ check "kernel-selftest passes on the AVX2-only CPU" $r
 tail -1 "$W/unit.log"
 check "unit tests pass on the AVX2-only CPU" $r
 
-digest() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1] + "/fidelity-dataset.json"))["capture"]["capture_content_digest"])' "$1"; }
-$B fixture --preset tiny --seed 3 --out "$W/m" >/dev/null
-$B quantize --src "$W/m" --dst "$W/q8" --bits 8 --match mlp.experts --emit-scope "$W/s8.json" >/dev/null
-for o in tile pair; do
-    for k in native emul; do
-        run=("$B"); [ $k = emul ] && run=("${Q[@]}" "$B")
-        cap() { "${run[@]}" capture --model "$1" --panel "$W/m/panel" --out "$2" --role "$3" --lane other --gemm-order $o \
-                --dataset-id "fidelity--avx2.$3" --dataset-name avx2 --no-sanity-check ${4:+--scope-file "$4"} 2>&1 | quiet >/dev/null; }
-        cap "$W/m" "$W/$o-$k-root" root
-        cap "$W/q8" "$W/$o-$k-q8" quant "$W/s8.json"
-        "${run[@]}" compare --reference "$W/$o-$k-root" --candidate "$W/$o-$k-q8" --out "$W/$o-$k-cmp" --no-bootstrap 2>&1 | quiet >/dev/null
-    done
-    [ "$(digest "$W/$o-native-root")" = "$(digest "$W/$o-emul-root")" ] && r=ok || r=bad
-    check "$o order: root capture digest on AVX2-only = native" $r
-    [ "$(digest "$W/$o-native-q8")" = "$(digest "$W/$o-emul-q8")" ] && r=ok || r=bad
-    check "$o order: int8 capture digest on AVX2-only = native" $r
-    cmp -s "$W/$o-native-cmp/tokenwise-kld.npy" "$W/$o-emul-cmp/tokenwise-kld.npy" && r=ok || r=bad
-    check "$o order: compare tokenwise KL bytes on AVX2-only = native" $r
-done
+same_bits "the AVX2-only CPU" "${Q[@]}" "$B"
 # the default kernel path is chosen by CPU features, never by timing (issue 24.4)
 kpath() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1] + "/comparison-receipt.json"))["comparator"]["replay_env"]["kernel_path"])' "$1"; }
 [ "$(kpath "$W/pair-emul-cmp")" = avx2 ] && r=ok || r=bad
