@@ -49,11 +49,12 @@ typedef struct fd_fixture_preset {
     const char *indexer_types; /* one char a layer: F full, S shared */
     size_t panel_windows, panel_len;
     const struct fd_next_preset *next; /* glm5_next presets (fixture_next.h); NULL: glm_moe_dsa */
+    const struct fd_llama_preset *llama; /* llama / qwen3 presets (fixture_llama.h) */
 } fd_fixture_preset;
 
 /* NULL when the name is not a preset. */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name);
-/* "tiny|flash-0.1b|small|flash-0.1b-next" */
+/* "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|qwen3-tiny" */
 const char *fd_fixture_preset_names(void);
 
 typedef struct fd_fixture_result {

@@ -17,11 +17,14 @@
 
 /* ------------------------------------------------------------ attention */
 
+/* Where head hh's key and value rows live: key row j = [k1 + j*s1 + g*h1,
+ * dn values | k2 + j*s2, dr values], value row j = v + j*sv + g*hv (dv
+ * values), g = hh / grp (grouped-query heads share their KV head). */
 typedef struct head_job {
-    const uint16_t *q, *kv, *a;
+    const uint16_t *q, *k1, *k2, *v;
     const unsigned char *sel;
     uint16_t *o;
-    size_t S, nh, dn, dr, dv, rkv;
+    size_t S, nh, dn, dr, dv, s1, s2, sv, h1, hv, grp;
     float lam;
 } head_job;
 
@@ -29,10 +32,11 @@ typedef struct head_job {
 static void attn_head(void *ctx, size_t hh, const fd_mm *m)
 {
     const head_job *J = ctx;
-    const uint16_t *q = J->q, *kv = J->kv, *a = J->a;
+    const uint16_t *q = J->q;
     const unsigned char *sel = J->sel;
     uint16_t *o = J->o;
-    size_t S = J->S, nh = J->nh, dn = J->dn, dr = J->dr, dv = J->dv, rkv = J->rkv, dq = dn + dr;
+    size_t S = J->S, nh = J->nh, dn = J->dn, dr = J->dr, dv = J->dv, dq = dn + dr, g = hh / J->grp;
+    const uint16_t *k1 = J->k1 + g * J->h1, *vv = J->v + g * J->hv;
     float lam = J->lam;
     enum { TB = 32 };
     uint16_t *row = fd_xmalloc((dq > S ? dq : S) * 2 + 2);
@@ -52,12 +56,12 @@ static void attn_head(void *ctx, size_t hh, const fd_mm *m)
     uint16_t *P = fd_xmalloc(TB * S * 2 + 2);
     {
         for (size_t j = 0; j < S; j++) {
-            memcpy(row, kv + (j * nh + hh) * (dn + dv), dn * 2);
-            if (dr) memcpy(row + dn, a + j * (rkv + dr) + rkv, dr * 2);
+            memcpy(row, k1 + j * J->s1, dn * 2);
+            if (dr) memcpy(row + dn, J->k2 + j * J->s2, dr * 2);
             fd_mm_set_row(&kh, j, row);
         }
         for (size_t d = 0; d < dv; d++) {
-            for (size_t j = 0; j < S; j++) row[j] = kv[(j * nh + hh) * (dn + dv) + dn + d];
+            for (size_t j = 0; j < S; j++) row[j] = vv[j * J->sv + d];
             for (size_t b = 0; b < nvb; b++) fd_mm_set_row(&vb[b], d, row + kpl.st[b]);
         }
         for (size_t t0 = 0; t0 < S; t0 += TB) {
@@ -97,7 +101,17 @@ static void attn_head(void *ctx, size_t hh, const fd_mm *m)
 void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
                      uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv)
 {
-    head_job hj = {q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5)};
+    size_t s1 = nh * (dn + dv);
+    head_job hj = {q, kv, dr ? a + rkv : NULL, kv + dn, sel, o, S, nh, dn, dr, dv, s1, rkv + dr, s1, dn + dv, dn + dv, 1,
+                   (float)pow((double)(dn + dr), -0.5)};
+    fd_mm_each(m, nh, attn_head, &hj);
+}
+
+void fd_op_attention_gqa(const fd_mm *m, const uint16_t *q, const uint16_t *k, const uint16_t *v, const unsigned char *sel,
+                         uint16_t *o, size_t S, size_t nh, size_t nkv, size_t d)
+{
+    size_t s = nkv * d;
+    head_job hj = {q, k, NULL, v, sel, o, S, nh, d, 0, d, s, 0, s, d, d, nh / nkv, (float)pow((double)d, -0.5)};
     fd_mm_each(m, nh, attn_head, &hj);
 }
 

@@ -40,6 +40,17 @@ typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
 void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
                      uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv);
 
+/* Eager grouped-query attention (transformers' eager_attention_forward with
+ * repeat_kv): q [S][nh][d], k and v [S][nkv][d] bf16 (query head hh reads KV
+ * head hh / (nh / nkv)), scores bf(bf(q.k) * d^-0.5), the selection sel (causal,
+ * S x S), torch's softmax, P.V as fd_op_attention; o [S][nh][d]. */
+void fd_op_attention_gqa(const fd_mm *m, const uint16_t *q, const uint16_t *k, const uint16_t *v, const unsigned char *sel,
+                         uint16_t *o, size_t S, size_t nh, size_t nkv, size_t d);
+/* LlamaMLP: y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x, the
+ * Linears PREFIX{gate,up,down}_proj (with their biases when bias); ops/mlp.c. */
+int fd_op_mlp_swiglu(const fd_mm *m, const fd_weights *W, size_t H, size_t I, int bias, const char *prefix,
+                     const uint16_t *x, size_t rows, uint16_t *y, fd_err *e);
+
 /* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
 const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
@@ -96,6 +107,14 @@ void fd_rope_init(fd_rope *R, size_t S, size_t d, double theta);
 /* Interleaved rotation of z[0..d) at position p, stored de-interleaved (as HF). */
 void fd_rope_rot(uint16_t *z, const fd_rope *R, size_t p);
 void fd_rope_free(fd_rope *R);
+/* transformers' rotate_half RoPE (Llama / Qwen): inv_freq of the default
+ * rope_type (d/2 values), llama3's rescaling of it in place, the bf16 tables
+ * from an inv_freq, and q*cos + rotate_half(q)*sin of z[0..d) at position p. */
+void fd_rope_inv_default(float *inv, size_t d, double theta);
+void fd_rope_inv_llama3(float *inv, size_t d, double factor, double low_freq_factor, double high_freq_factor,
+                        double original_max_position_embeddings);
+void fd_rope_init_inv(fd_rope *R, size_t S, size_t d, const float *inv);
+void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
 float fd_op_silu(float a);

@@ -53,3 +53,59 @@ void fd_rope_free(fd_rope *R)
     free(R->s);
     R->c = R->s = NULL;
 }
+
+/* ------------------------------------------------------------ transformers' rotate_half RoPE
+ * (Llama / Qwen families: modeling_rope_utils.py, apply_rotary_pos_emb). */
+
+/* inv_freq[i] = 1 / theta^(fp32(2i) / fp32(d)), all fp32 as torch computes it
+ * (`base ** (arange(0, d, 2).float() / d)` then `1.0 / that`). */
+void fd_rope_inv_default(float *inv, size_t d, double theta)
+{
+    for (size_t i = 0; i < d / 2; i++) inv[i] = 1.0f / powf((float)theta, (float)(2 * i) / (float)d);
+}
+
+/* _compute_llama3_parameters on the default inv_freq, every step an fp32
+ * tensor op with its Python scalar cast to fp32 (measured: `s / t` is
+ * t.reciprocal() * s, `t / s` a true division). */
+void fd_rope_inv_llama3(float *inv, size_t d, double factor, double low_ff, double high_ff, double old_ctx)
+{
+    float f = (float)factor, lo = (float)low_ff, old = (float)old_ctx;
+    float low_wl = (float)(old_ctx / low_ff), high_wl = (float)(old_ctx / high_ff), den = (float)(high_ff - low_ff);
+    float two_pi = (float)(2.0 * 3.141592653589793);
+    for (size_t i = 0; i < d / 2; i++) {
+        float v = inv[i];
+        float wl = (1.0f / v) * two_pi;
+        float ll = wl > low_wl ? v / f : v;
+        float sf = ((1.0f / wl) * old - lo) / den;
+        float sm = (1.0f - sf) * ll / f + sf * ll;
+        int medium = !(wl < high_wl) && !(wl > low_wl);
+        inv[i] = medium ? sm : ll;
+    }
+}
+
+/* cos/sin of S positions from inv_freq: bf16(cos(fp32(p * inv[i]))). */
+void fd_rope_init_inv(fd_rope *R, size_t S, size_t d, const float *inv)
+{
+    R->half = d / 2;
+    R->c = fd_xmalloc(S * R->half * 2 + 2);
+    R->s = fd_xmalloc(S * R->half * 2 + 2);
+    for (size_t i = 0; i < R->half; i++)
+        for (size_t p = 0; p < S; p++) {
+            float a = (float)p * inv[i];
+            R->c[p * R->half + i] = BF(cosf(a));
+            R->s[p * R->half + i] = BF(sinf(a));
+        }
+}
+
+/* q * cos + rotate_half(q) * sin in bf16: element i < h pairs with i + h,
+ * each product rounded to bf16, then the sum rounded. */
+void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p)
+{
+    size_t h = R->half;
+    const uint16_t *c = R->c + p * h, *s = R->s + p * h;
+    for (size_t i = 0; i < h; i++) {
+        float ci = F(c[i]), si = F(s[i]), a = F(z[i]), b = F(z[h + i]);
+        z[i] = BF(F(BF(a * ci)) - F(BF(b * si)));
+        z[h + i] = BF(F(BF(b * ci)) + F(BF(a * si)));
+    }
+}
