@@ -105,7 +105,7 @@ typedef struct cap {
     const char *dest;
     uint16_t **pre;                 /* layer-outer: every window's rows, computed before the writer starts */
     double *pre_s;
-    char codec[64], ck[65], cfg[65], repo[512], pid[600], engine[200];
+    char codec[64], ck[65], cfg[65], repo[512], pid[600], engine[200], tied[160];
     fd_dsw *dw;
     uint16_t *hid;
     const fd_tensor *head;
@@ -320,6 +320,10 @@ static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
     id->engine = x->engine;
     id->hidden = x->c.hidden_size;
     id->vocab = (int64_t)x->head->shape[0];
+    if (x->c.tie_word_embeddings) { /* the head shipped is the embedding tensor itself */
+        snprintf(x->tied, sizeof x->tied, "%s", x->head->name);
+        id->head_tied_to = x->tied;
+    }
     id->context_length = (int64_t)x->P.context_length;
     id->force = o->force;
     id->emit_k3_compat = o->emit_k3_compat;

@@ -216,6 +216,10 @@ static int write_merged(const fd_merge_opts *o, shard *sh, size_t n, jv **manife
     id.extra_disclosures = extra;
     id.generation_sanity_probe = jv_get(m, "generation_sanity_probe");
     id.subset_detail = str_or(path_get(m, "coverage", "subset_detail"));
+    const jv *hb = jv_get(m, "head");
+    if (jv_get(hb, "tied_word_embeddings") && jv_get(hb, "tied_word_embeddings")->t == JV_BOOL &&
+        jv_get(hb, "tied_word_embeddings")->u.b)
+        id.head_tied_to = jv_get_str(hb, "source_tensor");
     id.hidden = sh[0].s.hidden;
     id.vocab = sh[0].s.vocab;
     jv_get_i64(sh[0].s.capture_doc, "context_length", &id.context_length);

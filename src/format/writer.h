@@ -48,6 +48,11 @@ typedef struct fd_ds_identity {
     /* Adapters of either form (docs/ADAPTERS.md); zero keeps the capture path. */
     int lane_inferred;            /* runtime.lane_inferred */
     int head_unknown;             /* hidden head: quantized/bits null, source unknown (D-1) */
+    /* A tied head (tie_word_embeddings): the checkpoint tensor shipped as
+     * the head (the embedding, e.g. model.embed_tokens.weight); the head
+     * block then says "tied_word_embeddings": true and "source_tensor".
+     * NULL: an untied lm_head.weight (neither key is written). */
+    const char *head_tied_to;
     int weights_quantized;        /* 0: from scope policy; 1: true; -1: false */
     const jv *determinism;        /* NULL: one cold capture; else copied, evidence set here */
     /* Write the compat/ kimi-k3 view before the seal (src/format/k3compat.h). */
