@@ -10,6 +10,8 @@
 #     (seed 1, window 0, 512 tokens);
 #   tile (no pin, written on an AMX host: torch's default there): the same
 #     four fixtures and windows;
+#   pair, transformers 5.25.0 / torch 2.15.0: llama-tiny and qwen3-tiny
+#     (seed 1, 4 x 64), required bit-identical (--min-identical 1.0);
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
 # must hold; measured: all eight bit-identical to their golden
 # (docs/CAPTURE.md, docs/MODEL-GLM5-NEXT.md §6).
@@ -33,7 +35,10 @@ run() { # order preset golden windows [compare_hidden bounds...]
             ${4:+--scope-file "$4"} >/dev/null; }
     mkdir -p "$r-dump"
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
-    [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match mlp.experts \
+    # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
+    local match=mlp.experts cls=moe.experts
+    case $p in llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; esac
+    [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
     "$B" compare --reference "$r-root" --candidate "$r-c8" --out "$r-cmp" --no-bootstrap >/dev/null
@@ -54,4 +59,9 @@ run tile tiny tiny-seed1-eager-amx 4
 run tile small small-seed1-eager-amx-w0 1
 run tile flash-0.1b flash-0.1b-seed1-eager-amx-w0 1
 run tile flash-0.1b-next flash-0.1b-next-seed1-eager-amx-w0 1
+# llama / qwen3 (docs/MODEL-LLAMA-QWEN.md): transformers 5.25.0 / torch 2.15.0
+# (tests/parity/transformers_hidden_llama.py, 1 thread), pair order, written
+# on an AMD EPYC Zen 4 (AVX512_BF16, no AMX); no tile-order golden (no AMX host)
+run pair llama-tiny llama-tiny-seed1-eager 4 --min-identical 1.0
+run pair qwen3-tiny qwen3-tiny-seed1-eager 4 --min-identical 1.0
 [ "$RAN" -gt 0 ] || { echo "run_parity.sh: no golden for order '$ONLY_ORDER' preset '$ONLY_PRESET'" >&2; exit 1; }
