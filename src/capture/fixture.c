@@ -38,6 +38,8 @@ static const fd_fixture_preset PRESETS[] = {
     /* llama-tiny / qwen3-tiny (fixture_llama.c): hidden 64, 2 layers, 4 query heads over 2 KV heads */
     {"llama-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 131072, 500000.0, 0.0, "DD", "FF", 4, 64, NULL,
      &fd_llama_preset_tiny},
+    {"llama-small", 260, 1024, 2816, 0, 2, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 131072, 500000.0, 0.0, "DD", "FF", 2, 1024,
+     NULL, &fd_llama_preset_small},
     {"qwen3-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40960, 1000000.0, 0.0, "DD", "FF", 4, 64, NULL,
      &fd_qwen3_preset_tiny},
 };
@@ -49,7 +51,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
     return NULL;
 }
 
-const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|qwen3-tiny"; }
+const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|llama-small|qwen3-tiny"; }
 
 /* ------------------------------------------------------------ tensors */
 

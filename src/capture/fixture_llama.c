@@ -8,6 +8,11 @@
  * qwen3-tiny: GQA 4 / 2 heads of 32 (head_dim x heads != hidden, as in
  * Qwen3), q_norm / k_norm, default RoPE, tied head (Qwen3-0.6B-like). */
 const fd_llama_preset fd_llama_preset_tiny = {"llama", 2, 16, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
+/* llama-small (a benchmark and long-window parity size): hidden 1024, 16
+ * query heads over 4 KV heads of 64, intermediate 2,816 (down_proj K past
+ * 2,048: oneDNN's 1024-wide K-blocks), 1,024-token windows (P.V in two key
+ * blocks), llama3 RoPE */
+const fd_llama_preset fd_llama_preset_small = {"llama", 4, 64, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
 const fd_llama_preset fd_qwen3_preset_tiny = {"qwen3", 2, 32, 1, 0, 0, 0.0, 0.0, 0.0, 0};
 
 jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pad)

@@ -19,7 +19,7 @@ typedef struct fd_llama_preset {
     int64_t orig_max;
 } fd_llama_preset;
 
-extern const fd_llama_preset fd_llama_preset_tiny, fd_qwen3_preset_tiny;
+extern const fd_llama_preset fd_llama_preset_tiny, fd_llama_preset_small, fd_qwen3_preset_tiny;
 
 jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 

@@ -5,6 +5,9 @@ top-1 of the logits both give through the same head (numpy fp64 log-softmax).
 Needs numpy only.
 usage: compare_hidden.py DATASET GOLDEN_DIR [--int8-kl X] [--dump DIR] [--max-kl-fraction F]
        [--min-top1 T] [--min-sel S] [--min-identical I]
+A golden directory without golden.safetensors is a digest-only golden
+(golden.json window_sha256: the sha256 of each window's BF16 bytes): every
+captured window must match bit for bit.
 --dump DIR: the FIDELITY_FORWARD_DUMP directory of the capture (its first
 forward must be the golden's first window): DSA selection agreement per
 (layer, query) against the golden's selections_first_window.
@@ -30,8 +33,27 @@ def lsm(x):
     x = x - x.max(axis=1, keepdims=True)
     return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
 
+def digest_golden(ds, gold, gj):
+    """A digest-only golden (golden.json "window_sha256", no golden.safetensors:
+    windows too large to commit): every window's BF16 hidden bytes must hash
+    to the golden's; exit 1 otherwise."""
+    import hashlib
+    cap = json.load(open(os.path.join(ds, "capture", "manifest.json")))
+    want = gj["window_sha256"]
+    got = {}
+    for rec in cap["records"]:
+        h, b = read_st(os.path.join(ds, "capture", rec["file"]))
+        s, e = h["hidden_states"]["data_offsets"]
+        got[rec["window_id"]] = hashlib.sha256(b[s:e]).hexdigest()
+    res = {"windows": len(got), "windows_bit_identical": sum(got[w] == want.get(w) for w in got),
+           "golden_windows": len(want)}
+    print(json.dumps(res, indent=2))
+    sys.exit(0 if got and res["windows_bit_identical"] == len(got) else 1)
+
 def main():
     ds, gold = sys.argv[1], sys.argv[2]
+    if not os.path.exists(os.path.join(gold, "golden.safetensors")):
+        return digest_golden(ds, gold, json.load(open(os.path.join(gold, "golden.json"))))
     int8 = float(sys.argv[sys.argv.index("--int8-kl") + 1]) if "--int8-kl" in sys.argv else None
     gh, gb = read_st(os.path.join(gold, "golden.safetensors"))
     hh, hb = read_st(os.path.join(ds, "head", "weight.safetensors"))

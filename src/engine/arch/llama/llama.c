@@ -21,7 +21,7 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_LLAMA = {
     .info = {"llama", "LlamaForCausalLM",
              "Llama: GQA attention with rotate_half RoPE (default, llama3), SwiGLU MLP, RMSNorm; tied or untied head",
-             "llama-tiny", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "llama-tiny, llama-small", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
     .prefix = "model.",
     .parse = fd_llama_parse,
     .free_ext = fd_llama_ext_free,
