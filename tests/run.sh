@@ -132,15 +132,15 @@ for bin in $BINS; do
     step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
         python3 tests/py/test_cli.py "$bin"
 done
-# issue 21: model_types llama and qwen3 (fixtures, digest across threads / schedules / kernels, RTN KL, tied head, refusals)
+# issue 21: model_types llama, qwen3 and qwen3_moe (fixtures, digest across threads / schedules / kernels, RTN KL, tied head, refusals)
 for bin in $BINS; do
-    step py "llama / qwen3: fixtures, one digest across threads, schedules and kernel paths, RTN int8 < int4, tied head, refusals ($bin)" \
+    step py "llama / qwen3 / qwen3_moe: fixtures, one digest across threads, schedules and kernel paths, RTN int8 < int4, tied head, refusals ($bin)" \
         python3 tests/py/test_llama_qwen.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
-         "pair llama-small"; do
+         "pair qwen3-moe-tiny" "pair llama-small"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done
 for f in fuzz/fuzz_*.c; do

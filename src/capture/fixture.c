@@ -42,6 +42,8 @@ static const fd_fixture_preset PRESETS[] = {
      NULL, &fd_llama_preset_small},
     {"qwen3-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40960, 1000000.0, 0.0, "DD", "FF", 4, 64, NULL,
      &fd_qwen3_preset_tiny},
+    {"qwen3-moe-tiny", 260, 64, 128, 32, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 16, 4, 0, 40960, 1000000.0, 0.0, "DS", "FF", 4, 64,
+     NULL, &fd_qwen3_moe_preset_tiny},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -51,7 +53,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
     return NULL;
 }
 
-const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|llama-small|qwen3-tiny"; }
+const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|llama-small|qwen3-tiny|qwen3-moe-tiny"; }
 
 /* ------------------------------------------------------------ tensors */
 

@@ -54,7 +54,7 @@ typedef struct fd_fixture_preset {
 
 /* NULL when the name is not a preset. */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name);
-/* "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|llama-small|qwen3-tiny" */
+/* "tiny|flash-0.1b|small|flash-0.1b-next|llama-tiny|llama-small|qwen3-tiny|qwen3-moe-tiny" */
 const char *fd_fixture_preset_names(void);
 
 typedef struct fd_fixture_result {

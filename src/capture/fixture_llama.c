@@ -14,17 +14,21 @@ const fd_llama_preset fd_llama_preset_tiny = {"llama", 2, 16, 0, 0, 0, 8.0, 1.0,
  * blocks), llama3 RoPE */
 const fd_llama_preset fd_llama_preset_small = {"llama", 4, 64, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
 const fd_llama_preset fd_qwen3_preset_tiny = {"qwen3", 2, 32, 1, 0, 0, 0.0, 0.0, 0.0, 0};
+/* qwen3-moe-tiny: 16 experts of 32, top-4 (torch.topk's nth_element path,
+ * the first 3 sorted), norm_topk_prob, layer 0 dense (mlp_only_layers [0]) */
+const fd_llama_preset fd_qwen3_moe_preset_tiny = {"qwen3_moe", 2, 16, 0, 0, 0, 0.0, 0.0, 0.0, 0};
 
 jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
     const fd_llama_preset *x = p->llama;
-    int qwen3 = !strcmp(x->model_type, "qwen3");
+    int moe = !strcmp(x->model_type, "qwen3_moe"), qwen3 = moe || !strcmp(x->model_type, "qwen3");
     jv *o = jv_obj(), *arch = jv_arr();
-    jv_push(arch, jv_str(qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"));
+    jv_push(arch, jv_str(moe ? "Qwen3MoeForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"));
     jv_set(o, "architectures", arch);
     jv_set(o, "attention_bias", jv_bool(x->attention_bias));
     jv_set(o, "attention_dropout", jv_float(0.0));
     jv_set(o, "bos_token_id", jv_int(bos));
+    if (moe) jv_set(o, "decoder_sparse_step", jv_int(1));
     jv_set(o, "dtype", jv_str("bfloat16"));
     jv_set(o, "eos_token_id", jv_int(eos));
     jv_set(o, "head_dim", jv_int(x->head_dim));
@@ -38,12 +42,25 @@ jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pa
         jv_set(o, "layer_types", lt);
     }
     jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
-    if (qwen3) jv_set(o, "max_window_layers", jv_int(p->layers));
+    if (qwen3 && !moe) jv_set(o, "max_window_layers", jv_int(p->layers));
     if (!qwen3) jv_set(o, "mlp_bias", jv_bool(x->mlp_bias));
+    if (moe) {
+        jv *only = jv_arr();
+        for (int64_t i = 0; i < p->layers; i++)
+            if (p->mlp_types[i] == 'D') jv_push(only, jv_int(i));
+        jv_set(o, "mlp_only_layers", only);
+    }
     jv_set(o, "model_type", jv_str(x->model_type));
+    if (moe) {
+        jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
+        jv_set(o, "norm_topk_prob", jv_bool(1));
+    }
     jv_set(o, "num_attention_heads", jv_int(p->heads));
+    if (moe) jv_set(o, "num_experts_per_tok", jv_int(p->top_k));
     jv_set(o, "num_hidden_layers", jv_int(p->layers));
     jv_set(o, "num_key_value_heads", jv_int(x->kv_heads));
+    if (moe) jv_set(o, "num_local_experts", jv_int(p->experts)); /* save_pretrained's spelling of num_experts */
+    if (moe) jv_set(o, "output_router_logits", jv_bool(0));
     jv_set(o, "pad_token_id", jv_int(pad));
     if (!qwen3) jv_set(o, "pretraining_tp", jv_int(1));
     jv_set(o, "rms_norm_eps", jv_float(1e-6));
@@ -57,6 +74,7 @@ jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pa
     jv_set(rp, "rope_theta", jv_float(p->rope_theta));
     jv_set(rp, "rope_type", jv_str(x->factor > 0 ? "llama3" : "default"));
     jv_set(o, "rope_parameters", rp);
+    if (moe) jv_set(o, "router_aux_loss_coef", jv_float(0.001));
     if (qwen3) jv_set(o, "sliding_window", jv_null());
     jv_set(o, "tie_word_embeddings", jv_bool(x->tie));
     jv_set(o, "transformers_version", jv_str("5.25.0"));

@@ -11,7 +11,8 @@
 #include "format/json.h"
 
 typedef struct fd_llama_preset {
-    const char *model_type;    /* llama | qwen3 */
+    const char *model_type;    /* llama | qwen3 | qwen3_moe (experts, top_k, moe_inter and the
+                                  mlp_types 'D' layers as mlp_only_layers come from fd_fixture_preset) */
     int64_t kv_heads, head_dim;
     int tie, attention_bias, mlp_bias;
     /* rope_type llama3 when factor > 0 */
@@ -19,7 +20,7 @@ typedef struct fd_llama_preset {
     int64_t orig_max;
 } fd_llama_preset;
 
-extern const fd_llama_preset fd_llama_preset_tiny, fd_llama_preset_small, fd_qwen3_preset_tiny;
+extern const fd_llama_preset fd_llama_preset_tiny, fd_llama_preset_small, fd_qwen3_preset_tiny, fd_qwen3_moe_preset_tiny;
 
 jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 

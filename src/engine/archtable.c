@@ -9,6 +9,7 @@ const fd_arch *const FD_ARCHS[] = {
     &FD_ARCH_GLM5_NEXT,
     &FD_ARCH_LLAMA,
     &FD_ARCH_QWEN3,
+    &FD_ARCH_QWEN3_MOE,
 };
 const size_t FD_N_ARCHS = sizeof FD_ARCHS / sizeof *FD_ARCHS;
 

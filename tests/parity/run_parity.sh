@@ -10,7 +10,7 @@
 #     (seed 1, window 0, 512 tokens);
 #   tile (no pin, written on an AMX host: torch's default there): the same
 #     four fixtures and windows;
-#   pair, transformers 5.25.0 / torch 2.15.0: llama-tiny and qwen3-tiny
+#   pair, transformers 5.25.0 / torch 2.15.0: llama-tiny, qwen3-tiny and qwen3-moe-tiny
 #     (seed 1, 4 x 64), required bit-identical (--min-identical 1.0);
 #     llama-small (seed 1, 2 x 1,024) as window digests (bit-identical);
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
@@ -38,7 +38,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; esac
+    case $p in qwen3-moe-*) ;; llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; esac
     [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
@@ -65,6 +65,7 @@ run tile flash-0.1b-next flash-0.1b-next-seed1-eager-amx-w0 1
 # on an AMD EPYC Zen 4 (AVX512_BF16, no AMX); no tile-order golden (no AMX host)
 run pair llama-tiny llama-tiny-seed1-eager 4 --min-identical 1.0
 run pair qwen3-tiny qwen3-tiny-seed1-eager 4 --min-identical 1.0
+run pair qwen3-moe-tiny qwen3-moe-tiny-seed1-eager 4 --min-identical 1.0
 # llama-small (hidden 1024, down_proj K 2,816, 1,024-token windows): a
 # digest-only golden (each window's sha256; 4 MB of hidden states not committed)
 run pair llama-small llama-small-seed1-eager-digest 2

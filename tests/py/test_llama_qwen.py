@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""model_types llama and qwen3 (issue 21, items 1-4): the architecture-table
+"""model_types llama, qwen3 and qwen3_moe (issue 21, items 1-5): the architecture-table
 entries, their fixtures, the tied head, refusals.  Needs no torch (the
 parity with transformers is the committed goldens of tests/parity/, run by
 run_parity.sh).
 
 usage: test_llama_qwen.py BINARY
 
-- `fixture --preset llama-tiny|qwen3-tiny`: the loader expects exactly the
-  tensors written (one list); `architectures list` names both;
+- `fixture --preset llama-tiny|qwen3-tiny|qwen3-moe-tiny`: the loader expects exactly the
+  tensors written (one list); `architectures list` names all three;
 - each preset's capture_content_digest is identical across --threads 1/2,
   --schedule window-outer/layer-outer and every kernel path this CPU has
   (kernel-selftest's list), and `verify` passes;
-- RTN int8 of mlp.down_proj has a smaller KL than int4 (and > 0);
+- RTN int8 of mlp.down_proj (qwen3_moe: the experts) has a smaller KL than int4 (and > 0);
 - the tied head (qwen3-tiny, tie_word_embeddings true): the dataset's head is
   byte for byte model.embed_tokens.weight, and the head identity (manifest
   and head/head.json) says tied_word_embeddings true, source_tensor
@@ -22,7 +22,8 @@ usage: test_llama_qwen.py BINARY
   another digest);
 - refusals by name: rope_type yarn, nested rope_parameters,
   partial_rotary_factor, a sliding_attention layer, heads not a multiple
-  of num_key_value_heads, an unsupported model_type naming the supported ones.
+  of num_key_value_heads, top-k past the experts, an unsupported model_type
+  naming the supported ones; qwen3_moe mlp_only_layers decides the tensor list.
 """
 from fdcheck import Checks
 import json, os, shutil, struct
@@ -78,10 +79,11 @@ try:
     case("kernel-selftest lists the kernel paths of this CPU", rc == 0 and "scalar" in paths, out + err)
 
     rc, out, err = run("architectures", "list")
-    case("architectures list names llama and qwen3",
-         rc == 0 and "llama        LlamaForCausalLM" in out and "qwen3        Qwen3ForCausalLM" in out, out + err)
+    case("architectures list names llama, qwen3 and qwen3_moe",
+         rc == 0 and "llama        LlamaForCausalLM" in out and "qwen3        Qwen3ForCausalLM" in out
+         and "qwen3_moe    Qwen3MoeForCausalLM" in out, out + err)
 
-    for preset, mt, n in (("llama-tiny", "llama", 21), ("qwen3-tiny", "qwen3", 24)):
+    for preset, mt, n in (("llama-tiny", "llama", 21), ("qwen3-tiny", "qwen3", 24), ("qwen3-moe-tiny", "qwen3_moe", 71)):
         rc, out, err = run("fixture", "--preset", preset, "--seed", 1, "--out", W(preset))
         case("%s fixture" % preset, rc == 0, out + err)
         rc, out, err = run("inspect-model", W(preset), "--json")
@@ -107,10 +109,11 @@ try:
 
         # RTN int8 < int4 in KL (mlp.down_proj of every layer)
         kl = {}
+        match, cls = ("mlp.experts", "moe.experts") if mt == "qwen3_moe" else ("mlp.down_proj", "mlp.down")
         for bits in (8, 4):
             q = "%s-int%d" % (preset, bits)
-            rc, out, err = run("quantize", "--src", W(preset), "--dst", W(q), "--match", "mlp.down_proj", "--bits", bits,
-                               "--tensor-class", "mlp.down", "--emit-scope", W(q + ".scope.json"))
+            rc, out, err = run("quantize", "--src", W(preset), "--dst", W(q), "--match", match, "--bits", bits,
+                               "--tensor-class", cls, "--emit-scope", W(q + ".scope.json"))
             os.rename(W(q + ".scope.json"), W(q + "-scope.json")) if rc == 0 else None
             shutil.copytree(W(preset, "panel"), W(q, "panel")) if rc == 0 else None
             rc2, out2, err2 = capture(q, q + "-cap", "--scope-file", W(q + "-scope.json"), role="quant") if rc == 0 else (1, out, err)
@@ -184,8 +187,15 @@ try:
     edited("qwen3-tiny", "r-slide2", lambda c: c.update(use_sliding_window=True, sliding_window=32, max_window_layers=1,
                                                           layer_types=None))
     refused("r-slide2", "qwen3 use_sliding_window with layers past max_window_layers", ["bad_config", "use_sliding_window"])
+    edited("qwen3-moe-tiny", "r-topk", lambda c: c.update(num_experts_per_tok=17))
+    refused("r-topk", "qwen3_moe num_experts_per_tok > experts", ["bad_config", "num_experts_per_tok"])
+    # qwen3_moe: mlp_only_layers decides the dense layers (every layer sparse -> other tensors expected)
+    edited("qwen3-moe-tiny", "r-only", lambda c: c.update(mlp_only_layers=[]))
+    rc, out, err = run("inspect-model", W("r-only"))
+    case("qwen3_moe mlp_only_layers []: layer 0's experts are expected, its dense MLP unexpected",
+         rc == 3 and "model.layers.0.mlp.experts.0.gate_proj.weight" in out + err, out + err)
     edited("llama-tiny", "r-mt", lambda c: c.update(model_type="mistral"))
     refused("r-mt", "model_type mistral names the supported ones", ["unsupported_model_type", "mistral", "llama", "qwen3",
-                                                                   "glm_moe_dsa"])
+                                                                   "qwen3_moe", "glm_moe_dsa"])
 finally:
     T.finish()

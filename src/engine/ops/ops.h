@@ -50,6 +50,19 @@ void fd_op_attention_gqa(const fd_mm *m, const uint16_t *q, const uint16_t *k, c
  * Linears PREFIX{gate,up,down}_proj (with their biases when bias); ops/mlp.c. */
 int fd_op_mlp_swiglu(const fd_mm *m, const fd_weights *W, size_t H, size_t I, int bias, const char *prefix,
                      const uint16_t *x, size_t rows, uint16_t *y, fd_err *e);
+/* The same on packed Linears; per_row: silu's contiguous run is one row (an
+ * expert's strided gate half, grouped_mm) instead of the whole output. */
+void fd_op_swiglu(const fd_mm *m, const fd_lin *g, const fd_lin *u, const fd_lin *d, const uint16_t *x, size_t rows,
+                  int per_row, uint16_t *y);
+/* Qwen3-MoE's sparse block (transformers 5.25 Qwen3MoeSparseMoeBlock with
+ * grouped_mm experts) on S rows of h2, layer prefix P ("model.layers.L.mlp."):
+ * bf16 router P"gate" [E, H], fp32 softmax of the bf16 logits, torch.topk(k,
+ * sorted) (fd_op_topk_sorted), optional renormalisation by their fp32 sum,
+ * weights cast to bf16; each expert (per-expert P"experts.X.{gate,up,down}_proj"
+ * or fused P"experts.{gate_up,down}_proj") over its tokens, y_e bf16; the
+ * combine bf(sum over slots in slot order of fp32(bf(y_e * w_e))); ops/moe_softmax.c. */
+int fd_op_moe_softmax(const fd_mm *m, const fd_weights *W, const char *P, size_t H, size_t E, size_t Im, size_t k,
+                      int norm_topk_prob, const uint16_t *h2, size_t S, uint16_t *y, fd_err *e);
 
 /* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
@@ -122,6 +135,10 @@ float fd_op_silu(float a);
 void fd_op_topk_select(fd_keyscore *ks, size_t n, size_t k);
 /* torch.topk(sorted=False) with its output order (1 <= k <= n); topk.c. */
 void fd_op_topk_ordered(fd_keyscore *ks, size_t n, size_t k);
+/* torch.topk(sorted=True) (1 <= k <= n): the partial_sort path is sorted as
+ * selected; the nth_element path then std::sorts the first k - 1 (an
+ * insertion sort, exact for k <= 17). */
+void fd_op_topk_sorted(fd_keyscore *ks, size_t n, size_t k);
 /* Element i of a BF16/F32 tensor as bf16 (RNE) / as fp32. */
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i);
 float fd_tensor_f32_at(const fd_tensor *t, uint64_t i);

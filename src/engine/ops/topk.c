@@ -113,3 +113,18 @@ void fd_op_topk_ordered(fd_keyscore *ks, size_t n, size_t k)
     } else
         k_nth_element(ks, ks + k - 1, ks + n);
 }
+
+/* torch.topk(sorted=True): SortingKernel's topk_impl_loop sorts only the
+ * first k - 1 after nth_element (the k-th is already no larger); libstdc++'s
+ * std::sort of up to 16 elements is its insertion sort (stable). */
+void fd_op_topk_sorted(fd_keyscore *ks, size_t n, size_t k)
+{
+    if (k * 64 <= n) { fd_op_topk_ordered(ks, n, k); return; }
+    k_nth_element(ks, ks + k - 1, ks + n);
+    for (size_t i = 1; i + 1 < k; i++) {
+        keyscore v = ks[i];
+        size_t j = i;
+        while (j > 0 && kcomp(&v, ks + j - 1)) { ks[j] = ks[j - 1]; j--; }
+        ks[j] = v;
+    }
+}

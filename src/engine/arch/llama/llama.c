@@ -9,13 +9,16 @@ static uint64_t state_bytes(const fd_glm_config *c, uint64_t S)
     return S * (uint64_t)c->hidden_size * 4 + S * S + 2 * S * (uint64_t)c->head_dim;
 }
 
-/* the widest activation row of a layer: hidden, the MLP, the query heads */
+/* the widest activation row of a layer: hidden, the MLP, the query heads,
+ * the routed experts of a token (qwen3_moe) */
 static uint64_t wide(const fd_glm_config *c)
 {
     uint64_t H = (uint64_t)c->hidden_size, I = (uint64_t)c->intermediate_size,
-             A = (uint64_t)c->num_attention_heads * (uint64_t)c->head_dim;
+             A = (uint64_t)c->num_attention_heads * (uint64_t)c->head_dim,
+             X = (uint64_t)c->moe_intermediate_size * (uint64_t)c->num_experts_per_tok;
     uint64_t w = H > I ? H : I;
-    return w > A ? w : A;
+    w = w > A ? w : A;
+    return w > X ? w : X;
 }
 
 const fd_arch FD_ARCH_LLAMA = {
@@ -40,6 +43,22 @@ const fd_arch FD_ARCH_QWEN3 = {
              "qwen3-tiny", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
     .prefix = "model.",
     .parse = fd_qwen3_parse,
+    .free_ext = fd_llama_ext_free,
+    .tensors = fd_llama_tensors,
+    .begin = fd_llama_begin,
+    .layer = fd_llama_layer,
+    .end = fd_llama_end,
+    .free_state = fd_llama_free,
+    .state_bytes = state_bytes,
+    .wide = wide,
+};
+
+const fd_arch FD_ARCH_QWEN3_MOE = {
+    .info = {"qwen3_moe", "Qwen3MoeForCausalLM",
+             "Qwen3-MoE: qwen3 attention, softmax-routed top-k experts (norm_topk_prob, no shared expert), dense mlp_only_layers",
+             "qwen3-moe-tiny", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+    .prefix = "model.",
+    .parse = fd_qwen3_moe_parse,
     .free_ext = fd_llama_ext_free,
     .tensors = fd_llama_tensors,
     .begin = fd_llama_begin,

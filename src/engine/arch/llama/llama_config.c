@@ -65,21 +65,31 @@ static int rope(const jv *d, fd_glm_config *c, fd_llama_ext *x, fd_err *e)
     return 0;
 }
 
-static int common(const jv *d, fd_glm_config *c, fd_llama_ext *x, int qwen3, fd_err *e)
+enum { LLAMA, QWEN3, QWEN3_MOE };
+
+static int common(const jv *d, fd_glm_config *c, fd_llama_ext *x, int kind, fd_err *e)
 {
-#define I(field, def, lo) if (fd_cfg_int(d, #field, def, lo, &c->field, e)) return -1
-    I(vocab_size, qwen3 ? 151936 : 32000, 1);
-    I(hidden_size, 4096, 1);
-    I(intermediate_size, qwen3 ? 22016 : 11008, 1);
-    I(num_hidden_layers, 32, 1);
-    I(num_attention_heads, 32, 1);
-    I(max_position_embeddings, qwen3 ? 32768 : 2048, 1);
+    /* the dataclass defaults of LlamaConfig, Qwen3Config, Qwen3MoeConfig */
+    static const int64_t defs[3][7] = {{32000, 4096, 11008, 32, 32, 2048, 0},
+                                       {151936, 4096, 22016, 32, 32, 32768, 32},
+                                       {151936, 2048, 6144, 24, 32, 32768, 4}};
+    const int64_t *df = defs[kind];
+    int qwen3 = kind != LLAMA;
+#define I(field, i) if (fd_cfg_int(d, #field, df[i], 1, &c->field, e)) return -1
+    I(vocab_size, 0);
+    I(hidden_size, 1);
+    I(intermediate_size, 2);
+    I(num_hidden_layers, 3);
+    I(num_attention_heads, 4);
+    I(max_position_embeddings, 5);
 #undef I
     const jv *kv = jv_get(d, "num_key_value_heads");
     if (kv && kv->t == JV_NULL) c->num_key_value_heads = c->num_attention_heads;
-    else if (fd_cfg_int(d, "num_key_value_heads", c->num_attention_heads, 1, &c->num_key_value_heads, e)) return -1;
+    else if (fd_cfg_int(d, "num_key_value_heads", df[6] ? df[6] : c->num_attention_heads, 1, &c->num_key_value_heads, e))
+        return -1;
     const jv *hd = jv_get(d, "head_dim");
-    int64_t hdef = qwen3 ? 128 : c->hidden_size / c->num_attention_heads;
+    /* Qwen3Config declares head_dim = 128; Llama and Qwen3-MoE derive it */
+    int64_t hdef = kind == QWEN3 ? 128 : c->hidden_size / c->num_attention_heads;
     if (hd && hd->t == JV_NULL) c->head_dim = hdef;
     else if (fd_cfg_int(d, "head_dim", hdef, 2, &c->head_dim, e)) return -1;
     if (fd_cfg_num(d, "rms_norm_eps", 1e-6, &c->rms_norm_eps, e)) return -1;
@@ -92,7 +102,7 @@ static int common(const jv *d, fd_glm_config *c, fd_llama_ext *x, int qwen3, fd_
     if (c->num_hidden_layers > 65536) return bad(e, "num_hidden_layers", "is implausibly large (> 65536)");
     if (c->num_attention_heads % c->num_key_value_heads)
         return bad(e, "num_key_value_heads", "must divide num_attention_heads");
-    if (!qwen3 && (!hd || hd->t == JV_NULL) && c->hidden_size % c->num_attention_heads)
+    if (kind != QWEN3 && (!hd || hd->t == JV_NULL) && c->hidden_size % c->num_attention_heads)
         return bad(e, "num_attention_heads", "must divide hidden_size");
     if (c->head_dim % 2) return bad(e, "head_dim", "must be even (rotate_half RoPE)");
     if (c->head_dim > 4096) return bad(e, "head_dim", "is implausibly large (> 4096)");
@@ -133,14 +143,45 @@ static int qwen3_layers(const jv *d, const fd_glm_config *c, fd_err *e)
     return 0;
 }
 
-static int parse(const jv *d, fd_glm_config *c, int qwen3, fd_err *e)
+/* Qwen3MoeConfig's MoE fields; layer l is sparse iff l is not in
+ * mlp_only_layers and num_experts > 0 and (l + 1) % decoder_sparse_step == 0 */
+static int moe_fields(const jv *d, fd_glm_config *c, fd_llama_ext *x, fd_err *e)
+{
+    const char *ek = jv_get(d, "num_experts") ? "num_experts" : "num_local_experts";
+    int64_t step;
+    if (fd_cfg_int(d, ek, 128, 0, &c->n_routed_experts, e) || fd_cfg_int(d, "num_experts_per_tok", 8, 1, &c->num_experts_per_tok, e) ||
+        fd_cfg_int(d, "moe_intermediate_size", 768, 1, &c->moe_intermediate_size, e) ||
+        fd_cfg_int(d, "decoder_sparse_step", 1, 1, &step, e) || fd_cfg_bool(d, "norm_topk_prob", 0, &c->norm_topk_prob, e))
+        return -1;
+    if (c->n_routed_experts > 65536) return bad(e, ek, "is implausibly large (> 65536)");
+    if (c->n_routed_experts && c->num_experts_per_tok > c->n_routed_experts)
+        return bad(e, "num_experts_per_tok", "exceeds the number of experts");
+    x->moe = 1;
+    for (int64_t l = 0; l < c->num_hidden_layers; l++)
+        c->mlp_sparse[l] = c->n_routed_experts > 0 && (l + 1) % step == 0;
+    const jv *only = jv_get(d, "mlp_only_layers");
+    if (only && only->t != JV_NULL) {
+        if (only->t != JV_ARR) return bad(e, "mlp_only_layers", "is not a list");
+        for (size_t i = 0; i < only->u.a.n; i++) {
+            const jv *v = only->u.a.v[i];
+            if (v->t != JV_INT) return bad(e, "mlp_only_layers", "entries must be layer indices");
+            if (v->u.i >= 0 && v->u.i < c->num_hidden_layers) c->mlp_sparse[v->u.i] = 0;
+        }
+    }
+    return 0;
+}
+
+static int parse(const jv *d, fd_glm_config *c, int kind, fd_err *e)
 {
     fd_llama_ext *x = fd_xcalloc(1, sizeof *x);
     c->ext = x;
-    if (common(d, c, x, qwen3, e)) return -1;
-    return qwen3 ? qwen3_layers(d, c, e) : 0;
+    if (common(d, c, x, kind, e)) return -1;
+    if (kind == LLAMA) return 0;
+    if (qwen3_layers(d, c, e)) return -1;
+    return kind == QWEN3_MOE ? moe_fields(d, c, x, e) : 0;
 }
 
-int fd_llama_parse(const jv *d, fd_glm_config *c, fd_err *e) { return parse(d, c, 0, e); }
-int fd_qwen3_parse(const jv *d, fd_glm_config *c, fd_err *e) { return parse(d, c, 1, e); }
+int fd_llama_parse(const jv *d, fd_glm_config *c, fd_err *e) { return parse(d, c, LLAMA, e); }
+int fd_qwen3_parse(const jv *d, fd_glm_config *c, fd_err *e) { return parse(d, c, QWEN3, e); }
+int fd_qwen3_moe_parse(const jv *d, fd_glm_config *c, fd_err *e) { return parse(d, c, QWEN3_MOE, e); }
 void fd_llama_ext_free(void *ext) { free(ext); }

@@ -143,7 +143,9 @@ int fd_llama_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     fd_op_dump(L, "post_ln", "bf16", h2, S * H * 2);
     char pre[128];
     snprintf(pre, sizeof pre, "model.layers.%lld.mlp.", L);
-    int rc = fd_op_mlp_swiglu(m, W, H, (size_t)c->intermediate_size, LX(c)->mlp_bias, pre, h2, S, y, e);
+    int rc = c->mlp_sparse[L] ? fd_op_moe_softmax(m, W, pre, H, (size_t)c->n_routed_experts, (size_t)c->moe_intermediate_size,
+                                                  (size_t)c->num_experts_per_tok, c->norm_topk_prob, h2, S, y, e)
+                              : fd_op_mlp_swiglu(m, W, H, (size_t)c->intermediate_size, LX(c)->mlp_bias, pre, h2, S, y, e);
     if (!rc) {
         fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
         fd_op_residual_add(m, f->x, y, S * H);

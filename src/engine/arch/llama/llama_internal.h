@@ -2,7 +2,10 @@
  * dense GQA decoder of transformers 5.25, eager attention, bf16 load
  * (docs/MODEL-LLAMA-QWEN.md).  Both are entries of the architecture table
  * (engine/model.h); qwen3 is llama plus a per-head RMSNorm of q and k
- * before RoPE (q_norm / k_norm over head_dim) and no mlp_bias.
+ * before RoPE (q_norm / k_norm over head_dim) and no mlp_bias; qwen3_moe
+ * (Qwen3MoeForCausalLM) is qwen3 with the softmax-routed MoE block
+ * (fd_op_moe_softmax: top-k, norm_topk_prob, no shared expert) on the layers
+ * not in mlp_only_layers whose (index + 1) % decoder_sparse_step == 0.
  *
  * Rounding points (each as torch's CPU kernel, the same contract as
  * engine/ops/ops.h):
@@ -26,6 +29,7 @@
 typedef struct fd_llama_ext {
     int qk_norm;                 /* qwen3: q_norm / k_norm */
     int mlp_bias;                /* llama: mlp_bias */
+    int moe;                     /* qwen3_moe: sparse layers (c->mlp_sparse) run fd_op_moe_softmax */
     double factor, low_ff, high_ff, orig_max; /* rope_type llama3 */
 } fd_llama_ext;
 
@@ -33,6 +37,7 @@ typedef struct fd_llama_ext {
 
 int fd_llama_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 int fd_qwen3_parse(const jv *doc, fd_glm_config *c, fd_err *e);
+int fd_qwen3_moe_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 void fd_llama_ext_free(void *ext);
 void fd_llama_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
 void *fd_llama_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);

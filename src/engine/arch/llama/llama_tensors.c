@@ -28,7 +28,6 @@ static void T(const ex *x, int init, int ndim, uint64_t a, uint64_t b, const cha
 
 void fd_llama_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx)
 {
-    (void)w;
     ex x = {f, ctx};
     const fd_llama_ext *lx = LX(c);
     uint64_t H = (uint64_t)c->hidden_size, V = (uint64_t)c->vocab_size, I = (uint64_t)c->intermediate_size,
@@ -53,6 +52,27 @@ void fd_llama_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, voi
             T(&x, ONE, 1, d, 0, "%s%lld.self_attn.k_norm.weight", p, l);
         }
         static const char *const mlp[3] = {"gate", "up", "down"};
+        if (c->mlp_sparse[l]) { /* qwen3_moe: the router and the experts (either on-disk spelling) */
+            uint64_t E = (uint64_t)c->n_routed_experts, Im = (uint64_t)c->moe_intermediate_size;
+            T(&x, N, 2, E, H, "%s%lld.mlp.gate.weight", p, l);
+            char probe[160];
+            snprintf(probe, sizeof probe, "%s%lld.mlp.experts.gate_up_proj", p, l);
+            int fused = w && fd_weights_get(w, probe) != NULL;
+            if (w) w->fused[l] = (unsigned char)fused;
+            if (fused) {
+                fd_tensor_spec gu = {probe, "BF16", N, 0, 3, {E, 2 * Im, H, 0, 0}};
+                f(ctx, &gu);
+                char dn[160];
+                snprintf(dn, sizeof dn, "%s%lld.mlp.experts.down_proj", p, l);
+                fd_tensor_spec dp = {dn, "BF16", N, 0, 3, {E, H, Im, 0, 0}};
+                f(ctx, &dp);
+            } else
+                for (uint64_t k = 0; k < E; k++)
+                    for (int i = 0; i < 3; i++)
+                        T(&x, N, 2, i == 2 ? H : Im, i == 2 ? Im : H, "%s%lld.mlp.experts.%llu.%s_proj.weight", p, l,
+                          (unsigned long long)k, mlp[i]);
+            continue;
+        }
         for (int i = 0; i < 3; i++) {
             T(&x, N, 2, i == 2 ? H : I, i == 2 ? I : H, "%s%lld.mlp.%s_proj.weight", p, l, mlp[i]);
             if (lx->mlp_bias) T(&x, Z, 1, i == 2 ? H : I, 0, "%s%lld.mlp.%s_proj.bias", p, l, mlp[i]);
