@@ -293,7 +293,7 @@ def main():
             write_model(dd, base, config=cfg)
             expect_refused(name, dd, code, needle)
 
-        badcfg("unknown model_type", "unsupported_model_type", "llama", model_type="llama")
+        badcfg("unknown model_type", "unsupported_model_type", "mistral", model_type="mistral")
         badcfg("missing model_type", "bad_config", "model_type", model_type=...)
         badcfg("q_lora_rank null", "bad_config", "q_lora_rank", q_lora_rank=None)
         badcfg("kv heads differ", "bad_config", "num_key_value_heads", num_key_value_heads=2)
