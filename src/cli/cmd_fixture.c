@@ -233,6 +233,11 @@ int cmd_demo(int argc, char **argv)
             fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", fd_fixture_preset_names());
             return FD_EXIT_USAGE;
         }
+        if (fd_fixture_preset_find(preset)->llama) { /* the demo's candidates are routed-expert quantizations (GLM presets) */
+            fprintf(stderr, "fidelity demo: preset %s has no GLM routed experts to quantize (the demo's presets: tiny, "
+                            "flash-0.1b, small, flash-0.1b-next)\n", preset);
+            return FD_EXIT_USAGE;
+        }
     }
     char ids[6][96], names[6][96];
     static const char *const TAGS[6][2] = {{"root", "root"}, {"int8", "RTN int8"}, {"int4", "RTN int4"},

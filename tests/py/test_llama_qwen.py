@@ -23,7 +23,8 @@ usage: test_llama_qwen.py BINARY
 - refusals by name: rope_type yarn, nested rope_parameters,
   partial_rotary_factor, a sliding_attention layer, heads not a multiple
   of num_key_value_heads, top-k past the experts, an unsupported model_type
-  naming the supported ones; qwen3_moe mlp_only_layers decides the tensor list.
+  naming the supported ones; qwen3_moe mlp_only_layers decides the tensor list;
+  `demo` (routed-expert quantizations) refuses the dense presets up front.
 """
 from fdcheck import Checks
 import json, os, shutil, struct
@@ -194,6 +195,9 @@ try:
     rc, out, err = run("inspect-model", W("r-only"))
     case("qwen3_moe mlp_only_layers []: layer 0's experts are expected, its dense MLP unexpected",
          rc == 3 and "model.layers.0.mlp.experts.0.gate_proj.weight" in out + err, out + err)
+    rc, out, err = run("demo", "--preset", "llama-tiny", "--out", W("demo"))
+    case("demo --preset llama-tiny: usage error up front (no routed experts to quantize), nothing written",
+         rc == 4 and "routed experts" in err and not os.path.exists(W("demo")), (rc, out, err))
     edited("llama-tiny", "r-mt", lambda c: c.update(model_type="mistral"))
     refused("r-mt", "model_type mistral names the supported ones", ["unsupported_model_type", "mistral", "llama", "qwen3",
                                                                    "qwen3_moe", "glm_moe_dsa"])
