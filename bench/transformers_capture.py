@@ -11,15 +11,15 @@ kernels per shape on first use), then time them: the steady state."""
 import json, os, resource, sys, time
 import numpy as np
 import torch
-from transformers import AutoModelForImageTextToText, GlmMoeDsaForCausalLM
+from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, GlmMoeDsaForCausalLM
 
 model_dir, panel_dir, nwin, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 attn = sys.argv[5] if len(sys.argv) > 5 else "sdpa"
 torch.set_num_threads(threads)
 t0 = time.monotonic()
-cls = GlmMoeDsaForCausalLM  # glm5_next (Glm5NextForConditionalGeneration) is the image-text-to-text auto class
-if json.load(open(os.path.join(model_dir, "config.json"))).get("model_type") == "glm5_next":
-    cls = AutoModelForImageTextToText
+mt = json.load(open(os.path.join(model_dir, "config.json"))).get("model_type")
+# glm5_next (Glm5NextForConditionalGeneration) is the image-text-to-text auto class; llama / qwen3 / qwen3_moe causal LMs
+cls = AutoModelForImageTextToText if mt == "glm5_next" else GlmMoeDsaForCausalLM if mt == "glm_moe_dsa" else AutoModelForCausalLM
 model = cls.from_pretrained(model_dir, dtype=torch.bfloat16, attn_implementation=attn).eval()
 load = time.monotonic() - t0
 p = json.load(open(os.path.join(panel_dir, "panel.json")))
