@@ -23,7 +23,8 @@ usage: test_llama_qwen.py BINARY
 - refusals by name: rope_type yarn, nested rope_parameters,
   partial_rotary_factor, a sliding_attention layer, heads not a multiple
   of num_key_value_heads, top-k past the experts, an unsupported model_type
-  naming the supported ones; qwen3_moe mlp_only_layers decides the tensor list;
+  naming the supported ones; qwen3_moe mlp_only_layers decides the tensor list,
+  and its fused expert spelling captures to the per-expert digest;
   `demo` (routed-expert quantizations) refuses the dense presets up front.
 """
 from fdcheck import Checks
@@ -153,6 +154,37 @@ try:
     case("tied checkpoint with an extra lm_head.weight: captured, head = the embedding, same digest",
          rc == 0 and tensor_bytes(W("tied-extra-cap", "head", "weight.safetensors"), "lm_head.weight") == emb
          and digest(W("tied-extra-cap")) == digest(W("qwen3-tiny-t1")), out + err)
+
+    # qwen3_moe experts in the fused spelling (gate_up_proj [E, 2I, H], down_proj [E, H, I]): same digest
+    h, body = read_st(W("qwen3-moe-tiny", "model.safetensors"))
+    h.pop("__metadata__", None)
+    blob = lambda k: body[h[k]["data_offsets"][0]:h[k]["data_offsets"][1]]
+    cfg = json.load(open(W("qwen3-moe-tiny", "config.json")))
+    E, Im, Hd = cfg["num_local_experts"], cfg["moe_intermediate_size"], cfg["hidden_size"]
+    tensors, P = {}, "model.layers.1.mlp.experts"
+    for k in h:
+        if not k.startswith(P + "."):
+            tensors[k] = (h[k]["dtype"], h[k]["shape"], blob(k))
+    tensors[P + ".gate_up_proj"] = ("BF16", [E, 2 * Im, Hd], b"".join(
+        blob("%s.%d.gate_proj.weight" % (P, x)) + blob("%s.%d.up_proj.weight" % (P, x)) for x in range(E)))
+    tensors[P + ".down_proj"] = ("BF16", [E, Hd, Im], b"".join(blob("%s.%d.down_proj.weight" % (P, x)) for x in range(E)))
+    hdr, off, parts = {}, 0, []
+    for k in sorted(tensors):
+        dt, shp, b = tensors[k]
+        hdr[k] = {"dtype": dt, "shape": shp, "data_offsets": [off, off + len(b)]}
+        off += len(b)
+        parts.append(b)
+    hb = json.dumps(hdr, separators=(",", ":")).encode()
+    hb += b" " * (-len(hb) % 8)
+    shutil.copytree(W("qwen3-moe-tiny"), W("moe-fused"))
+    open(W("moe-fused", "model.safetensors"), "wb").write(struct.pack("<Q", len(hb)) + hb + b"".join(parts))
+    rc, out, err = run("inspect-model", W("moe-fused"), "--json")
+    chk = json.loads(out)["check"] if rc == 0 else {}
+    case("qwen3_moe fused experts: the loader expects the fused spelling (2 tensors for 48)",
+         rc == 0 and chk["expected"] == chk["tensors"] == 71 - 48 + 2 and not chk["unexpected"], out + err)
+    rc, out, err = capture("moe-fused", "moe-fused-cap")
+    case("qwen3_moe fused experts: the per-expert checkpoint's digest",
+         rc == 0 and digest(W("moe-fused-cap")) == digest(W("qwen3-moe-tiny-t1")), out + err)
 
     # llama3 RoPE is used: rope_type default on the same weights gives other bits
     edited("llama-tiny", "llama-default-rope", lambda c: c.update(rope_parameters={"rope_type": "default", "rope_theta": 500000.0}))
