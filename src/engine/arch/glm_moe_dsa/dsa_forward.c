@@ -2,7 +2,7 @@
  * rounding, tie and order choice. */
 #include "engine/arch/glm_moe_dsa/dsa_forward.h"
 #include "engine/ops/matmul.h"
-#include "engine/arch/glm_moe_dsa/dsa_mlp.h"
+#include "engine/ops/moe.h"
 #include "kernels/rowops.h"
 #include "engine/ops/ops.h"
 #include "engine/ops/kblocks.h"
@@ -322,7 +322,7 @@ int fd_dsa_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_op_dump(L, "post_ln", "bf16", h2, S * H * 2);
     char nm[128];
     snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
-    if (c->mlp_sparse[L] ? fd_mlp_moe(m, W, c, L, h2, S, y, e) : fd_mlp_dense(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
+    if (c->mlp_sparse[L] ? fd_mlp_moe(m, W, c, nm, L, h2, S, y, e) : fd_mlp_dense(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
         goto out;
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
     residual_add(m, x, y, S * H);

@@ -1,9 +1,10 @@
-/* The MLP blocks of the glm_moe_dsa forward: SwiGLU with torch's silu
- * split, the dense MLP, and the MoE layer (sigmoid router with correction
- * bias, group-limited top-k in torch.topk's order, experts over their
- * tokens, the fp32 combine in slot order, the shared experts).  Rounding
- * points: forward.h. */
-#include "engine/arch/glm_moe_dsa/dsa_mlp.h"
+/* The MLP blocks of the DeepSeek-style MoE architectures (glm_moe_dsa,
+ * deepseek_v3): SwiGLU with torch's silu split, the dense MLP, and the MoE
+ * layer (sigmoid router with correction bias, group-limited top-k in
+ * torch.topk's order, experts over their tokens, the fp32 combine in slot
+ * order, the shared experts).  Rounding points:
+ * engine/arch/glm_moe_dsa/dsa_forward.h. */
+#include "engine/ops/moe.h"
 #include "engine/ops/kblocks.h"
 #include "kernels/torch_ops.h"
 #include "kernels/rowops.h"
@@ -140,14 +141,14 @@ static void combine_rows(void *ctx, size_t lo, size_t hi)
     free(acc);
 }
 
-int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
-               fd_err *e)
+int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *P, long long L, const uint16_t *h2,
+               size_t S, uint16_t *y, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
            k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group;
     int rc = -1;
-    const fd_tensor *gw = fd_op_get(W, e, 2, E, H, 0, "model.layers.%lld.mlp.gate.weight", L);
-    const fd_tensor *gb = gw ? fd_op_get(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
+    const fd_tensor *gw = fd_op_get(W, e, 2, E, H, 0, "%s.gate.weight", P);
+    const fd_tensor *gb = gw ? fd_op_get(W, e, 1, E, 0, 0, "%s.gate.e_score_correction_bias", P) : NULL;
     if (!gb) return -1;
     lin router;
     fd_kplan rp;
@@ -159,10 +160,10 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
     uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
     char nm[256];
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.gate_up_proj", L);
+    snprintf(nm, sizeof nm, "%s.experts.gate_up_proj", P);
     if (fd_weights_get(W, nm)) {
         const fd_tensor *gu = fd_op_get(W, e, 3, E, 2 * Im, H, "%s", nm);
-        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "model.layers.%lld.mlp.experts.down_proj", L) : NULL;
+        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "%s.experts.down_proj", P) : NULL;
         if (!dp) goto out;
         for (size_t x = 0; x < E; x++) {
             tx[3 * x] = tx[3 * x + 1] = gu;
@@ -175,12 +176,12 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
         static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
         for (size_t x = 0; x < 3 * E; x++) {
             size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
-            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "model.layers.%lld.mlp.experts.%zu.%s.weight", L, x / 3, part[x % 3])))
+            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "%s.experts.%zu.%s.weight", P, x / 3, part[x % 3])))
                 goto out;
         }
     }
     uint16_t *sh = fd_xmalloc(S * H * 2);
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
+    snprintf(nm, sizeof nm, "%s.shared_experts", P);
     if (fd_mlp_dense(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
     float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *gs = fd_xmalloc(G * 4);
     unsigned char *gkeep = fd_xmalloc(G);
