@@ -29,7 +29,8 @@ import json, os, shutil, struct, subprocess, sys
 import numpy as np
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, DeepseekV3Config, DeepseekV3ForCausalLM
+from transformers import (AutoModelForCausalLM, DeepseekV3Config, DeepseekV3ForCausalLM, DeepseekV32Config,
+                          DeepseekV32ForCausalLM)
 
 torch.set_num_threads(1)
 
@@ -51,6 +52,13 @@ VARIANTS = {
     "no-norm-topk-dense0": dict(norm_topk_prob=False, first_k_dense_replace=0, n_shared_experts=2,
                                 rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 2.0,
                                                  "original_max_position_embeddings": 128}),
+}
+# deepseek_v32 (the DSA indexer live: index_topk 8 < 64 tokens)
+V32 = dict(index_topk=8, index_head_dim=16, index_n_heads=4)
+VARIANTS_V32 = {
+    "v32-yarn": dict(V32, rope_parameters=YARN),
+    "v32-default-topk32-dense2": dict(V32, index_topk=32, first_k_dense_replace=2,
+                                      rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
 }
 
 
@@ -105,10 +113,11 @@ def same(a, b):
     return (a.view(torch.int16) == b.view(torch.int16)).float().mean().item(), (a.float() - b.float()).abs().max().item()
 
 
-def variant(binary, work, name, over):
-    cfg = DeepseekV3Config(**dict(BASE, **over))
+def variant(binary, work, name, over, v32=False):
+    base = {k: v for k, v in BASE.items() if not (v32 and k == "rope_interleave")}
+    cfg = (DeepseekV32Config if v32 else DeepseekV3Config)(**dict(base, **over))
     torch.manual_seed(1234)
-    model = DeepseekV3ForCausalLM._from_config(cfg, dtype=torch.bfloat16)
+    model = (DeepseekV32ForCausalLM if v32 else DeepseekV3ForCausalLM)._from_config(cfg, dtype=torch.bfloat16)
     d = os.path.join(work, name)
     shutil.rmtree(d, ignore_errors=True)
     model.save_pretrained(d)
@@ -142,6 +151,11 @@ def variant(binary, work, name, over):
         if hasattr(layer.mlp, "gate"):
             layer.mlp.register_forward_pre_hook(lambda m, i, L=L: inputs.__setitem__(L, i[0][0].clone()))
             layer.mlp.gate.register_forward_hook(lambda m, i, o, L=L: sel.__setitem__(L, o[2]))
+    sels = {}
+    for L, layer in enumerate(model.model.layers):
+        ix = getattr(layer.self_attn, "indexer", None)
+        if ix is not None:
+            ix.register_forward_hook(lambda m, i, o, L=L: sels.__setitem__(L, o[0]))
     fin = []
     model.get_output_embeddings().register_forward_pre_hook(lambda m, i: fin.append(i[0][0]))
     with torch.inference_mode():
@@ -157,7 +171,16 @@ def variant(binary, work, name, over):
             for t in range(S):
                 agree += set(idx[t].tolist()) == set(theirs[t].tolist())
                 tot += 1
-    return {"variant": name, "transformers_load_clean": clean, "inspect_rc": insp.returncode,
+        # DSA selections: our sel.L dump against the indexer's top-k (causal keys only)
+        sel_eq = sel_tot = 0
+        for L, idx in sels.items():
+            m = np.fromfile(os.path.join(dump, "sel.L%d.u8" % L), dtype=np.uint8).reshape(S, S)
+            for t in range(S):
+                want = sorted({j for j in idx[t].tolist() if 0 <= j <= t})
+                sel_eq += np.nonzero(m[t])[0].tolist() == want
+                sel_tot += 1
+    return {"variant": name, "transformers_load_clean": clean,
+            "dsa_selection_agreement": sel_eq / sel_tot if sel_tot else None, "inspect_rc": insp.returncode,
             "final_bit_identical": final[0], "final_max_abs_diff": final[1],
             "layers_bit_identical": [round(x[0], 6) for x in per_layer],
             "routing_agreement": agree / tot if tot else None, "tokens": S}
@@ -172,8 +195,8 @@ def main():
         bad = 0
         print(json.dumps({"transformers": transformers.__version__, "torch": torch.__version__,
                           "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")}))
-        for name, over in VARIANTS.items():
-            r = variant(binary, work, name, over)
+        for name, over, v32 in [(n, o, False) for n, o in VARIANTS.items()] + [(n, o, True) for n, o in VARIANTS_V32.items()]:
+            r = variant(binary, work, name, over, v32)
             print(json.dumps(r), flush=True)
             bad += not (r.get("final_bit_identical") == 1.0 and r.get("transformers_load_clean") and r.get("inspect_rc") == 0)
         return 1 if bad else 0

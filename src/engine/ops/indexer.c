@@ -84,7 +84,7 @@ static void iblock_task(void *ctx, size_t bi, const fd_mm *m)
 }
 
 int fd_op_dsa_indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *P, long long L, const uint16_t *h,
-                      const uint16_t *cq, size_t S, const fd_rope *R, int rotate_half, int wp_f32, unsigned char *sel, fd_err *e)
+                      const uint16_t *cq, size_t S, const fd_rope *R, int rotate_half, unsigned char *sel, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, Hi = (size_t)c->index_n_heads,
            Di = (size_t)c->index_head_dim, dr = (size_t)c->qk_rope_head_dim, topk = (size_t)c->index_topk;
@@ -98,11 +98,7 @@ int fd_op_dsa_indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *
     snprintf(nm, sizeof nm, "%s.wk", P);
     if (fd_lin_load(m, &wk, W, e, Di, H, S, 0, nm)) { fd_lin_free(&wq); return -1; }
     snprintf(nm, sizeof nm, "%s.weights_proj", P);
-    if (wp_f32) { /* _keep_in_fp32_modules: an fp32 Linear on the upcast rows (MKL sgemm: one FMA chain) */
-        const fd_tensor *t = fd_op_get(W, e, 2, Hi, H, 0, "%s.weight", nm);
-        if (!t) { fd_lin_free(&wq); fd_lin_free(&wk); return -1; }
-        fd_lin_pack_plan(m, &wp, t, 0, Hi, H, LIN_F32_SEQ, NULL);
-    } else if (fd_lin_load(m, &wp, W, e, Hi, H, S, 0, nm)) { fd_lin_free(&wq); fd_lin_free(&wk); return -1; }
+    if (fd_lin_load(m, &wp, W, e, Hi, H, S, 0, nm)) { fd_lin_free(&wq); fd_lin_free(&wk); return -1; }
     const fd_tensor *kw = fd_op_get(W, e, 1, Di, 0, 0, "%s.k_norm.weight", P);
     const fd_tensor *kb = kw ? fd_op_get(W, e, 1, Di, 0, 0, "%s.k_norm.bias", P) : NULL;
     if (!kb) { fd_lin_free(&wq); fd_lin_free(&wk); fd_lin_free(&wp); return -1; }
@@ -111,16 +107,8 @@ int fd_op_dsa_indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *
     float *wf = fd_xmalloc(S * Hi * 4 + 4);
     fd_lin_apply(m, &wq, cq, S, q);
     fd_lin_apply(m, &wk, h, S, k);
-    if (wp_f32) {
-        float *d = fd_lin_dots(m, &wp, h, S);
-        size_t ro = wp.p.tiles * FD_TILE;
-        for (size_t t = 0; t < S; t++)
-            for (size_t hh = 0; hh < Hi; hh++) { wf[t * Hi + hh] = d[t * ro + hh]; wt[t * Hi + hh] = BF(d[t * ro + hh]); }
-        free(d);
-    } else {
-        fd_lin_apply(m, &wp, h, S, wt);
-        for (size_t i = 0; i < S * Hi; i++) wf[i] = F(wt[i]);
-    }
+    fd_lin_apply(m, &wp, h, S, wt);
+    for (size_t i = 0; i < S * Hi; i++) wf[i] = F(wt[i]);
     fd_op_dump(L, "idx_q", "bf16", q, S * Hi * Di * 2);
     fd_op_dump(L, "idx_k", "bf16", k, S * Di * 2);
     fd_op_dump(L, "idx_w", "bf16", wt, S * Hi * 2);

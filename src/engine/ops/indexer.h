@@ -11,11 +11,11 @@
  * (for the dump) on h (the attention input norm) and cq (q_a_layernorm's
  * output); every causal key when t + 1 <= index_topk.  RoPE on the first
  * qk_rope_head_dim dims of q and k, rotate_half (deepseek_v32) or
- * interleaved (glm_moe_dsa); wp_f32: weights_proj kept in fp32
- * (transformers' _keep_in_fp32_modules: fp32 dots, not rounded) else a bf16
- * Linear. */
+ * interleaved (glm_moe_dsa).  weights_proj is a bf16 Linear: transformers
+ * 5.25 lists it in _keep_in_fp32_modules, yet a bf16 load and save keeps
+ * it bf16 (measured). */
 int fd_op_dsa_indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *prefix, long long L,
-                      const uint16_t *h, const uint16_t *cq, size_t S, const fd_rope *R, int rotate_half, int wp_f32,
-                      unsigned char *sel, fd_err *e);
+                      const uint16_t *h, const uint16_t *cq, size_t S, const fd_rope *R, int rotate_half, unsigned char *sel,
+                      fd_err *e);
 
 #endif

@@ -20,11 +20,16 @@ typedef struct fd_ds3_ext {
     double factor, attention_factor, beta_fast, beta_slow, orig_max_pos;
     int truncate;
     double scaling;       /* the softmax scale: qk_head_dim^-0.5 (* mscale^2 under yarn) */
+    int dsa;              /* deepseek_v32: the DSA indexer on every layer (ops/indexer.h) */
 } fd_ds3_ext;
 
 #define DS3(c) ((const fd_ds3_ext *)(c)->ext)
 
 int fd_ds3_parse(const jv *doc, fd_glm_config *c, fd_err *e);
+/* model_type deepseek_v32 (DeepseekV32Config): deepseek_v3's fields with
+ * its defaults, q LoRA required, the MLA RoPE always interleaved, plus
+ * index_topk / index_head_dim / index_n_heads, mlp_layer_types, layer_types. */
+int fd_ds32_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 void fd_ds3_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
 void *fd_ds3_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
 int fd_ds3_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);

@@ -93,6 +93,26 @@ static int only(const jv *d, const char *k, const char *want, fd_err *e)
     return 0;
 }
 
+/* DeepseekV32Config's indexer and layer schedules */
+static int parse_dsa(const jv *d, fd_glm_config *c, fd_err *e)
+{
+    if (fd_cfg_int(d, "index_topk", 2048, 1, &c->index_topk, e) || fd_cfg_int(d, "index_head_dim", 128, 1, &c->index_head_dim, e) ||
+        fd_cfg_int(d, "index_n_heads", 64, 1, &c->index_n_heads, e))
+        return -1;
+    if (c->index_head_dim < c->qk_rope_head_dim) return bad(e, "index_head_dim", "must be >= qk_rope_head_dim");
+    int64_t L = c->num_hidden_layers;
+    const jv *mlt = jv_get(d, "mlp_layer_types");
+    if (mlt && mlt->t != JV_NULL && fd_cfg_types(mlt, "mlp_layer_types", L, "sparse", "dense", c->mlp_sparse, e)) return -1;
+    const jv *lt = jv_get(d, "layer_types");
+    if (lt && lt->t != JV_NULL) {
+        if (lt->t != JV_ARR || (int64_t)lt->u.a.n != L) return bad(e, "layer_types", "is not a list of num_hidden_layers entries");
+        for (size_t i = 0; i < lt->u.a.n; i++)
+            if (lt->u.a.v[i]->t != JV_STR || !fd_cfg_is_dsa_layer(lt->u.a.v[i]->u.s.p))
+                return bad(e, "layer_types", "entries must be indexed_attention (deepseek_v32 has DSA layers only)");
+    }
+    return 0;
+}
+
 static int parse(const jv *d, fd_glm_config *c, fd_ds3_ext *x, fd_err *e)
 {
 #define I(field, def, lo) if (fd_cfg_int(d, #field, def, lo, &c->field, e)) return -1
@@ -111,9 +131,11 @@ static int parse(const jv *d, fd_glm_config *c, fd_ds3_ext *x, fd_err *e)
     I(n_group, 8, 1);
     I(topk_group, 4, 1);
     I(first_k_dense_replace, 3, 0);
-    I(max_position_embeddings, 4096, 1);
+    I(max_position_embeddings, x->dsa ? 163840 : 4096, 1);
 #undef I
     const jv *ql = jv_get(d, "q_lora_rank");
+    if (ql && ql->t == JV_NULL && x->dsa)
+        return bad(e, "q_lora_rank", "null is not implemented for deepseek_v32 (DeepseekV32Attention has no q_proj)");
     if (ql && ql->t == JV_NULL) c->q_lora_rank = 0; /* one q_proj */
     else if (fd_cfg_int(d, "q_lora_rank", 1536, 1, &c->q_lora_rank, e)) return -1;
     x->q_lora = c->q_lora_rank > 0;
@@ -126,7 +148,8 @@ static int parse(const jv *d, fd_glm_config *c, fd_ds3_ext *x, fd_err *e)
     if (fd_cfg_bool(d, "norm_topk_prob", 1, &c->norm_topk_prob, e)) return -1;
     if (fd_cfg_bool(d, "attention_bias", 0, &c->attention_bias, e)) return -1;
     if (fd_cfg_bool(d, "tie_word_embeddings", 0, &c->tie_word_embeddings, e)) return -1;
-    if (fd_cfg_bool(d, "rope_interleave", 1, &x->rope_interleave, e)) return -1;
+    if (x->dsa) x->rope_interleave = 1; /* DeepseekV32Attention: always interleaved (the field is not read) */
+    else if (fd_cfg_bool(d, "rope_interleave", 1, &x->rope_interleave, e)) return -1;
     if (fd_cfg_num(d, "routed_scaling_factor", 2.5, &c->routed_scaling_factor, e)) return -1;
     if (fd_cfg_num(d, "rms_norm_eps", 1e-6, &c->rms_norm_eps, e)) return -1;
     if (fd_cfg_str(d, "hidden_act", "silu", c->hidden_act, sizeof c->hidden_act, e)) return -1;
@@ -158,9 +181,17 @@ static int parse(const jv *d, fd_glm_config *c, fd_ds3_ext *x, fd_err *e)
     c->indexer_full = fd_xcalloc((size_t)L, 1);
     for (int64_t i = 0; i < L; i++) {
         c->mlp_sparse[i] = i >= c->first_k_dense_replace; /* DeepseekV3DecoderLayer */
-        c->indexer_full[i] = 1;                            /* every causal key (no indexer) */
+        c->indexer_full[i] = 1;                            /* deepseek_v3: every causal key; v32: an indexer each layer */
     }
-    return 0;
+    return x->dsa ? parse_dsa(d, c, e) : 0;
+}
+
+int fd_ds32_parse(const jv *d, fd_glm_config *c, fd_err *e)
+{
+    fd_ds3_ext *x = fd_xcalloc(1, sizeof *x);
+    x->dsa = 1;
+    c->ext = x;
+    return parse(d, c, x, e);
 }
 
 int fd_ds3_parse(const jv *d, fd_glm_config *c, fd_err *e)

@@ -3,6 +3,7 @@
  * product, norm, softmax and the MoE are the shared ops (engine/ops/). */
 #include "engine/arch/deepseek_v3/ds3.h"
 #include "engine/ops/moe.h"
+#include "engine/ops/indexer.h"
 #include "engine/ops/ops.h"
 #include "util/buf.h"
 #include <math.h>
@@ -34,9 +35,10 @@ static void rope_rows(void *ctx, size_t lo, size_t hi)
     }
 }
 
-/* q [S][nh][dn + dr] from h: q_b(q_a_layernorm(q_a(h))) or q_proj(h) */
+/* q [S][nh][dn + dr] from h: q_b(q_a_layernorm(q_a(h))) or q_proj(h);
+ * *cq_out (when given): q_a_layernorm's output, the indexer's input */
 static int query(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *h, size_t S,
-                 uint16_t *q, fd_err *e)
+                 uint16_t *q, uint16_t **cq_out, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, rq = (size_t)c->q_lora_rank, nh = (size_t)c->num_attention_heads,
            dq = (size_t)c->qk_head_dim;
@@ -64,6 +66,7 @@ static int query(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_op_rmsnorm_mm(m, cq, S, rq, qaw, 1e-6f, cq);
     fd_op_dump(L, "q_a_norm", "bf16", cq, S * rq * 2);
     fd_lin_apply(m, &qb, cq, S, q);
+    if (cq_out) { *cq_out = cq; cq = NULL; }
     rc = 0;
 out:
     fd_lin_free(&qa); fd_lin_free(&qb);
@@ -81,7 +84,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     int rc = -1;
     char nm[160];
     fd_lin kva = {0}, kvb = {0}, op = {0};
-    uint16_t *h = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *kvaw = NULL;
+    uint16_t *h = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *kvaw = NULL, *cq = NULL;
 #define LL(var, n, k, b, suffix)                                               \
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
     if (fd_lin_load(m, &var, W, e, n, k, S, b, nm)) goto out;
@@ -96,7 +99,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_op_rmsnorm_mm(m, f->x, S, H, ln_w, (float)c->rms_norm_eps, h);
     fd_op_dump(L, "attn_in", "bf16", h, S * H * 2);
     q = fd_xmalloc(S * nh * dq * 2);
-    if (query(m, W, c, L, h, S, q, e)) goto out;
+    if (query(m, W, c, L, h, S, q, DS3(c)->dsa ? &cq : NULL, e)) goto out;
     fd_op_dump(L, "q_b", "bf16", q, S * nh * dq * 2);
     a = fd_xmalloc(S * (rkv + dr) * 2);
     fd_lin_apply(m, &kva, h, S, a);
@@ -112,6 +115,11 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_mm_range(m, S, 32, rope_rows, &rj);
     fd_op_dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
     fd_op_dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
+    if (DS3(c)->dsa) { /* deepseek_v32: the indexer's top-k keys of this layer, rotate_half RoPE */
+        snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer", L);
+        if (fd_op_dsa_indexer(m, W, c, nm, L, h, cq, S, &f->R, 1, f->sel, e)) goto out;
+        fd_op_dump(L, "sel", "u8", f->sel, S * S);
+    }
     o = fd_xmalloc(S * nh * dv * 2);
     fd_op_attention_scaled(m, q, kv, a, f->sel, o, S, nh, dn, dr, dv, rkv, (float)DS3(c)->scaling);
     fd_op_dump(L, "attn_core", "bf16", o, S * nh * dv * 2);
@@ -123,7 +131,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     rc = 0;
 out:
     fd_lin_free(&kva); fd_lin_free(&kvb); fd_lin_free(&op);
-    free(h); free(q); free(a); free(ct); free(kv); free(o); free(ao); free(kvaw);
+    free(h); free(q); free(a); free(ct); free(kv); free(o); free(ao); free(kvaw); free(cq);
     return rc;
 }
 

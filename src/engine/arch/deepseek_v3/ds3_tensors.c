@@ -51,6 +51,13 @@ static void attention(const ex *x, const fd_glm_config *c, long long n)
         T(x, B, Z, 1, rkv + dr, 0, 0, "%s%lld.self_attn.kv_a_proj_with_mqa.bias", p, n);
         T(x, B, Z, 1, H, 0, 0, "%s%lld.self_attn.o_proj.bias", p, n);
     }
+    if (!DS3(c)->dsa) return;
+    uint64_t Hi = (uint64_t)c->index_n_heads, Di = (uint64_t)c->index_head_dim;
+    T(x, B, N, 2, Hi * Di, rq, 0, "%s%lld.self_attn.indexer.wq_b.weight", p, n);
+    T(x, B, N, 2, Di, H, 0, "%s%lld.self_attn.indexer.wk.weight", p, n);
+    T(x, B, ONE, 1, Di, 0, 0, "%s%lld.self_attn.indexer.k_norm.weight", p, n);
+    T(x, B, Z, 1, Di, 0, 0, "%s%lld.self_attn.indexer.k_norm.bias", p, n);
+    T(x, B, N, 2, Hi, H, 0, "%s%lld.self_attn.indexer.weights_proj.weight", p, n);
 }
 
 static void mlp(const ex *x, const fd_glm_config *c, fd_weights *w, long long n)

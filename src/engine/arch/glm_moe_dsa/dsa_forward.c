@@ -112,7 +112,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_model_config 
     if (c->indexer_full[L]) {
         char ip[96];
         snprintf(ip, sizeof ip, "model.layers.%lld.self_attn.indexer", L);
-        if (fd_op_dsa_indexer(m, W, c, ip, L, h, cq, S, R, 0, 0, sel, e)) goto out;
+        if (fd_op_dsa_indexer(m, W, c, ip, L, h, cq, S, R, 0, sel, e)) goto out;
         *have_sel = 1;
     } else if (!*have_sel) {
         fd_fail(e, "bad_config", "", "layer %lld is a shared indexer layer with no preceding full layer", L);
