@@ -36,9 +36,12 @@ static const fd_fixture_preset PRESETS[] = {
     {"flash-0.1b-next", 154880, 256, 512, 128, 5, 4, 128, 64, 64, 0, 64, 4, 32, 256, 8, 4, 1, 1048576, 0.0, 2.5,
      "DDDSS", "FFFFF", 8, 2048, &fd_next_preset_flash, NULL},
     /* deepseek-v3-tiny: deepseek_v3 (Kimi K2's architecture) in miniature (fixture_deepseek.c): 16 experts in
-     * 4 groups (n_group, topk_group in the idx_heads, idx_dim slots), top-4, yarn factor 4 */
-    {"deepseek-v3-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 2, 0, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
+     * 4 groups (2 kept), top-4, yarn factor 4; deepseek-v32-tiny: the same with the DSA indexer (4 heads of 16,
+     * top-8 of the 64 keys) */
+    {"deepseek-v3-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 0, 0, 0, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
      64, NULL, fd_fixture_ds3_config},
+    {"deepseek-v32-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
+     64, NULL, fd_fixture_ds32_config},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -48,7 +51,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
     return NULL;
 }
 
-const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny"; }
+const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny"; }
 
 /* ------------------------------------------------------------ tensors */
 

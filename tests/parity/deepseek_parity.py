@@ -7,8 +7,9 @@ usage:
   deepseek_parity.py golden MODEL_DIR PANEL_DIR OUT_DIR
       transformers' final hidden states (lm_head input, bf16, eager) of every
       panel window of MODEL_DIR (a `fidelity fixture --preset
-      deepseek-v3-tiny` checkpoint) as golden.safetensors + golden.json, the
-      format of transformers_hidden.py that compare_hidden.py and
+      deepseek-v3-tiny` or `deepseek-v32-tiny` checkpoint) as golden.safetensors
+      + golden.json (with deepseek_v32's DSA selections of the first window),
+      the format of transformers_hidden.py that compare_hidden.py and
       run_parity.sh read.
   deepseek_parity.py variants BINARY WORKDIR
       for each config variant below: DeepseekV3ForCausalLM random-init
@@ -76,6 +77,13 @@ def golden(model_dir, panel_dir, out_dir):
     captured = []
     model.get_output_embeddings().register_forward_pre_hook(
         lambda mod, inp: captured.append(inp[0].detach().squeeze(0).to(torch.float32).clone()))
+    # deepseek_v32: the indexer's top-k of the first window, per (layer, query) the
+    # digest of the sorted causal key set (compare_hidden.py --dump)
+    topk, selections = {}, None
+    for L, layer in enumerate(model.model.layers):
+        ix = getattr(layer.self_attn, "indexer", None)
+        if ix is not None:
+            ix.register_forward_hook(lambda m, i, o, L=L: topk.__setitem__(L, o[0].long()))
     tensors, rows = {}, {}
     with torch.inference_mode():
         for wid, ids in load_panel(panel_dir):
@@ -85,6 +93,12 @@ def golden(model_dir, panel_dir, out_dir):
             h = captured[0][:-1]
             tensors[wid] = (list(h.shape), h.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2").tobytes())
             rows[wid] = int(h.shape[0])
+            if selections is None and topk:
+                import hashlib
+                S = len(ids)
+                selections = {"window_id": wid, "layers": {
+                    str(L): [hashlib.sha256(",".join(str(j) for j in sorted({j for j in t.tolist() if 0 <= j <= q})).encode())
+                             .hexdigest()[:16] for q, t in enumerate(topk[L][:S])] for L in sorted(topk)}}
     os.makedirs(out_dir, exist_ok=True)
     header, off, blobs = {}, 0, []
     for name in sorted(tensors):
@@ -98,7 +112,7 @@ def golden(model_dir, panel_dir, out_dir):
     json.dump({"transformers": transformers.__version__, "torch": torch.__version__, "loading_info": report,
                "rows": rows, "attn_implementation": model.config._attn_implementation,
                "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
-               "host_amx_bf16": " amx_bf16" in open("/proc/cpuinfo").read()},
+               "host_amx_bf16": " amx_bf16" in open("/proc/cpuinfo").read(), "selections_first_window": selections},
               open(os.path.join(out_dir, "golden.json"), "w"), indent=2, sort_keys=True)
     print("wrote", out_dir, "windows", len(rows), "loading", report)
     return 0 if not any(report.get(k) for k in ("missing_keys", "unexpected_keys", "mismatched_keys")) else 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""deepseek_v3 (Kimi K2's architecture) in the architecture table (issue 20
-item 1).  No torch: the transformers parity is tests/parity/run_parity.sh's
+"""deepseek_v3 (Kimi K2's architecture) and deepseek_v32 (DeepSeek V3.2) in
+the architecture table (issue 20 items 1, 3).  No torch: the transformers parity is tests/parity/run_parity.sh's
 committed golden (deepseek-v3-tiny) and tests/parity/deepseek_parity.py.
 
 usage: test_deepseek.py BINARY
@@ -14,7 +14,9 @@ usage: test_deepseek.py BINARY
 - RTN int8 of the routed experts gives a smaller mean KL than int4 (both > 0);
 - config fields that would change the math and are not implemented are
   refused by name (bad_config, exit 3), and a config whose q_lora_rank does
-  not match the tensors is a checkpoint_mismatch naming the tensors.
+  not match the tensors is a checkpoint_mismatch naming the tensors;
+- deepseek_v32 (deepseek-v32-tiny, the indexer live): its 221 tensors, the
+  digest across threads / schedules / kernel paths, its own refusals.
 """
 from fdcheck import Checks
 import json, os, shutil, struct
@@ -28,14 +30,14 @@ def digest(ds):
 
 
 def capture(model, out, *extra):
-    return run("capture", "--model", W(model), "--panel", W("fx", "panel"), "--out", W(out), "--role", "root", "--lane",
+    return run("capture", "--model", W(model), "--panel", W("fx32" if model.startswith("fx32") else "fx", "panel"), "--out", W(out), "--role", "root", "--lane",
                "other", "--dataset-id", "test.ds3." + out, "--dataset-name", "ds3", "--windows", 2, *extra)
 
 
-def variant(name, edit):
+def variant(name, edit, src="fx"):
     """a copy of the fixture with config.json edited"""
     d = W(name)
-    shutil.copytree(W("fx"), d, ignore=shutil.ignore_patterns("panel"))
+    shutil.copytree(W(src), d, ignore=shutil.ignore_patterns("panel"))
     cfg = json.load(open(os.path.join(d, "config.json")))
     edit(cfg)
     json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2, sort_keys=True)
@@ -64,26 +66,33 @@ try:
          and not chk["misshaped"] and chk["router_bias_elements"] == 48, out + err)
     rc, out, err = run("architectures", "show", "deepseek_v3")
     case("`architectures show deepseek_v3` names DeepseekV3ForCausalLM", rc == 0 and "DeepseekV3ForCausalLM" in out, out + err)
+    rc, out, err = run("fixture", "--preset", "deepseek-v32-tiny", "--seed", 1, "--out", W("fx32"))
+    case("deepseek-v32-tiny fixture", rc == 0, out + err)
+    rc, out, err = run("inspect-model", W("fx32"), "--json")
+    chk = json.loads(out)["check"] if rc == 0 else {}
+    case("deepseek_v32: the loader expects exactly the 221 tensors the fixture wrote (the indexer's included)",
+         rc == 0 and chk["expected"] == chk["tensors"] == 221 and not chk["missing"] and not chk["unexpected"]
+         and not chk["misshaped"], out + err)
 
     # digest: threads, schedules, kernel paths (each gemm order on its own)
-    for order in ("pair", "tile"):
-        rc0, o0, e0 = capture("fx", "base-" + order, "--threads", 2, "--gemm-order", order)
-        case("capture deepseek-v3-tiny (%s order)" % order, rc0 == 0, o0 + e0)
+    for fx, order in (("fx", "pair"), ("fx", "tile"), ("fx32", "pair")):
+        rc0, o0, e0 = capture(fx, "base-" + fx + order, "--threads", 2, "--gemm-order", order)
+        case("capture %s (%s order)" % (fx, order), rc0 == 0, o0 + e0)
         if rc0:
             continue
-        base = digest(W("base-" + order))
+        base = digest(W("base-" + fx + order))
         runs = [("t1-lo", ["--threads", 1, "--schedule", "layer-outer"]),
                 ("t2-lo", ["--threads", 2, "--schedule", "layer-outer"]),
                 ("t1-wo", ["--threads", 1, "--schedule", "window-outer"])]
         for k in ("scalar", "avx2", "avx512f", "avx512bf16"):
             runs.append(("k-" + k, ["--threads", 2, "--kernel", k]))
         for tag, extra in runs:
-            rc, out, err = capture("fx", tag + "-" + order, "--gemm-order", order, *extra)
+            rc, out, err = capture(fx, fx + tag + "-" + order, "--gemm-order", order, *extra)
             if rc == 3 and tag.startswith("k-") and "REFUSED" in out + err:
                 print("skip: %s (this host: %s)" % (tag, (out + err).strip().splitlines()[-1][:120]))
                 continue
-            case("%s order, %s: same capture_content_digest as 2 threads window-outer" % (order, " ".join(map(str, extra))),
-                 rc == 0 and digest(W(tag + "-" + order)) == base, out + err)
+            case("%s, %s order, %s: same capture_content_digest as 2 threads window-outer" % (fx, order, " ".join(map(str, extra))),
+                 rc == 0 and digest(W(fx + tag + "-" + order)) == base, out + err)
 
     # an MTP layer beyond num_hidden_layers: ignored, no bit changes
     mtp = variant("mtp", lambda c: None)
@@ -93,7 +102,7 @@ try:
     case("an MTP layer (model.layers.4 of 4) is ignored, not unexpected", rc == 0 and chk.get("ignored") == ["model.layers.4.eh_proj.weight"]
          and not chk.get("unexpected"), out + err)
     rc, out, err = capture("mtp", "mtp-cap", "--gemm-order", "pair")
-    case("... and the capture has the same digest", rc == 0 and digest(W("mtp-cap")) == digest(W("base-pair")), out + err)
+    case("... and the capture has the same digest", rc == 0 and digest(W("mtp-cap")) == digest(W("base-fxpair")), out + err)
 
     # RTN int8 < int4 (routed experts)
     kl = {}
@@ -105,7 +114,7 @@ try:
                            "--role", "quant", "--lane", "other", "--dataset-id", "test.ds3.q%d" % bits, "--dataset-name",
                            "ds3", "--windows", 2, "--gemm-order", "pair", "--scope-file", W("s%d.json" % bits))
         case("capture the int%d checkpoint" % bits, rc == 0, out + err)
-        rc, out, err = run("compare", "--reference", W("base-pair"), "--candidate", W("c%d" % bits), "--out",
+        rc, out, err = run("compare", "--reference", W("base-fxpair"), "--candidate", W("c%d" % bits), "--out",
                            W("cmp%d" % bits), "--no-bootstrap")
         case("compare int%d against the bf16 root" % bits, rc == 0, out + err)
         if rc == 0:
@@ -113,8 +122,8 @@ try:
     case("RTN KL: 0 < int8 < int4 (%s)" % kl, len(kl) == 2 and 0 < kl[8] < kl[4], kl)
 
     # refusals by name (inspect-model parses the config first)
-    def refused(name, edit, code, *words):
-        d = variant(name, edit)
+    def refused(name, edit, code, *words, src="fx"):
+        d = variant(name, edit, src)
         rc, out, err = run("inspect-model", d)
         msg = out + err
         case("refused %s: %s" % (code, name), rc == 3 and "REFUSED [%s]" % code in msg and all(w in msg for w in words), msg)
@@ -138,5 +147,15 @@ try:
             "q_proj.weight", "q_a_proj.weight")
     refused("attention_bias true without biases", lambda c: c.update(attention_bias=True), "checkpoint_mismatch",
             "o_proj.bias")
+    refused("deepseek_v32 q_lora_rank null", lambda c: c.update(q_lora_rank=None), "bad_config", "q_lora_rank",
+            "deepseek_v32", src="fx32")
+    refused("deepseek_v32 layer_types sliding_attention", lambda c: c["layer_types"].__setitem__(2, "sliding_attention"),
+            "bad_config", "layer_types", src="fx32")
+    refused("deepseek_v32 index_head_dim < qk_rope_head_dim", lambda c: c.update(index_head_dim=4), "bad_config",
+            "index_head_dim", src="fx32")
+    refused("deepseek_v32 mlp_layer_types entry", lambda c: c["mlp_layer_types"].__setitem__(0, "moe"), "bad_config",
+            "mlp_layer_types", src="fx32")
+    refused("deepseek_v32 topk_method greedy", lambda c: c.update(topk_method="greedy"), "bad_config", "topk_method",
+            src="fx32")
 finally:
     T.finish()
