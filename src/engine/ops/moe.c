@@ -1,5 +1,6 @@
 /* The MLP blocks of the DeepSeek-style MoE architectures (glm_moe_dsa,
- * deepseek_v3): SwiGLU with torch's silu split, the dense MLP, and the MoE
+ * deepseek_v3, deepseek_v32, and glm5_next through fd_moe_opts): SwiGLU with
+ * torch's silu split (or glm5_next's clamped one), the dense MLP, and the MoE
  * layer (sigmoid router with correction bias, group-limited top-k in
  * torch.topk's order, experts over their tokens, the fp32 combine in slot
  * order, the shared experts).  Rounding points:

@@ -1,6 +1,6 @@
 /* The MLP blocks of the DeepSeek-style MoE architectures (ops/moe.c):
- * glm_moe_dsa and deepseek_v3 (and the architectures shaped like it) call
- * the same code, so the same bits.  Rounding points:
+ * glm_moe_dsa, deepseek_v3, deepseek_v32 and glm5_next (its differences as
+ * fd_moe_opts) call the same code, so the same bits.  Rounding points:
  * engine/arch/glm_moe_dsa/dsa_forward.h. */
 #ifndef FD_ENGINE_OPS_MOE_H
 #define FD_ENGINE_OPS_MOE_H
