@@ -7,20 +7,19 @@
  * smoothed band and three in the divided one), untied head.
  * qwen3-tiny: GQA 4 / 2 heads of 32 (head_dim x heads != hidden, as in
  * Qwen3), q_norm / k_norm, default RoPE, tied head (Qwen3-0.6B-like). */
-const fd_llama_preset fd_llama_preset_tiny = {"llama", 2, 16, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
+static const fd_llama_preset fd_llama_preset_tiny = {"llama", 2, 16, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
 /* llama-small (a benchmark and long-window parity size): hidden 1024, 16
  * query heads over 4 KV heads of 64, intermediate 2,816 (down_proj K past
  * 2,048: oneDNN's 1024-wide K-blocks), 1,024-token windows (P.V in two key
  * blocks), llama3 RoPE */
-const fd_llama_preset fd_llama_preset_small = {"llama", 4, 64, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
-const fd_llama_preset fd_qwen3_preset_tiny = {"qwen3", 2, 32, 1, 0, 0, 0.0, 0.0, 0.0, 0};
+static const fd_llama_preset fd_llama_preset_small = {"llama", 4, 64, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
+static const fd_llama_preset fd_qwen3_preset_tiny = {"qwen3", 2, 32, 1, 0, 0, 0.0, 0.0, 0.0, 0};
 /* qwen3-moe-tiny: 16 experts of 32, top-4 (torch.topk's nth_element path,
  * the first 3 sorted), norm_topk_prob, layer 0 dense (mlp_only_layers [0]) */
-const fd_llama_preset fd_qwen3_moe_preset_tiny = {"qwen3_moe", 2, 16, 0, 0, 0, 0.0, 0.0, 0.0, 0};
+static const fd_llama_preset fd_qwen3_moe_preset_tiny = {"qwen3_moe", 2, 16, 0, 0, 0, 0.0, 0.0, 0.0, 0};
 
-jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+static jv *config(const fd_llama_preset *x, const fd_fixture_preset *p, int bos, int eos, int pad)
 {
-    const fd_llama_preset *x = p->llama;
     int moe = !strcmp(x->model_type, "qwen3_moe"), qwen3 = moe || !strcmp(x->model_type, "qwen3");
     jv *o = jv_obj(), *arch = jv_arr();
     jv_push(arch, jv_str(moe ? "Qwen3MoeForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"));
@@ -82,4 +81,26 @@ jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pa
     if (qwen3) jv_set(o, "use_sliding_window", jv_bool(0));
     jv_set(o, "vocab_size", jv_int(p->vocab));
     return o;
+}
+
+jv *fd_fixture_llama_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(&fd_llama_preset_tiny, p, bos, eos, pad);
+}
+jv *fd_fixture_llama_small_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(&fd_llama_preset_small, p, bos, eos, pad);
+}
+jv *fd_fixture_qwen3_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(&fd_qwen3_preset_tiny, p, bos, eos, pad);
+}
+jv *fd_fixture_qwen3_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(&fd_qwen3_moe_preset_tiny, p, bos, eos, pad);
+}
+int fd_fixture_preset_dense(const fd_fixture_preset *p)
+{
+    return p->config == fd_fixture_llama_tiny_config || p->config == fd_fixture_llama_small_config ||
+           p->config == fd_fixture_qwen3_tiny_config;
 }

@@ -10,6 +10,7 @@
 #include "capture/fixture.h"
 #include "format/json.h"
 
+/* what a llama-family preset adds to fd_fixture_preset's dims */
 typedef struct fd_llama_preset {
     const char *model_type;    /* llama | qwen3 | qwen3_moe (experts, top_k, moe_inter and the
                                   mlp_types 'D' layers as mlp_only_layers come from fd_fixture_preset) */
@@ -20,8 +21,12 @@ typedef struct fd_llama_preset {
     int64_t orig_max;
 } fd_llama_preset;
 
-extern const fd_llama_preset fd_llama_preset_tiny, fd_llama_preset_small, fd_qwen3_preset_tiny, fd_qwen3_moe_preset_tiny;
-
-jv *fd_fixture_llama_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+/* the presets' config hooks (fixture.h fd_fixture_preset.config) */
+jv *fd_fixture_llama_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+jv *fd_fixture_llama_small_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+jv *fd_fixture_qwen3_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+jv *fd_fixture_qwen3_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+/* 1 for a dense llama / qwen3 preset (no routed experts: `fidelity demo` has nothing to quantize) */
+int fd_fixture_preset_dense(const fd_fixture_preset *p);
 
 #endif

@@ -7,6 +7,7 @@
 #include "format/validate.h"
 #include "format/writer.h"
 #include "capture/fixture.h"
+#include "capture/fixture_llama.h"
 #include "format/digest.h"
 #include "util/bf16.h"
 #include "util/rng.h"
@@ -233,9 +234,9 @@ int cmd_demo(int argc, char **argv)
             fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", fd_fixture_preset_names());
             return FD_EXIT_USAGE;
         }
-        if (fd_fixture_preset_find(preset)->llama) { /* the demo's candidates are routed-expert quantizations (GLM presets) */
-            fprintf(stderr, "fidelity demo: preset %s has no GLM routed experts to quantize (the demo's presets: tiny, "
-                            "flash-0.1b, small, flash-0.1b-next)\n", preset);
+        if (fd_fixture_preset_dense(fd_fixture_preset_find(preset))) { /* the demo quantizes routed experts */
+            fprintf(stderr, "fidelity demo: preset %s is dense: it has no routed experts for the demo to quantize "
+                            "(a preset with experts: tiny, flash-0.1b, small, ...)\n", preset);
             return FD_EXIT_USAGE;
         }
     }
@@ -256,7 +257,7 @@ int cmd_demo(int argc, char **argv)
     char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
     char *cn4 = joinp(base, "nvfp4");
     int rc = FD_EXIT_OK;
-    printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
+    printf("== the model: a random-init checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
     char *fx[] = {"fixture", "--preset", (char *)preset, "--seed", "1", "--out", model, NULL};
     if ((rc = run_cmd(cmd_model_fixture, fx))) goto out;
     printf("== step 1: capture the reference, twice (two cold runs)\n");

@@ -7,6 +7,8 @@
 const fd_arch *const FD_ARCHS[] = {
     &FD_ARCH_GLM_MOE_DSA,
     &FD_ARCH_GLM5_NEXT,
+    &FD_ARCH_DEEPSEEK_V3,
+    &FD_ARCH_DEEPSEEK_V32,
     &FD_ARCH_LLAMA,
     &FD_ARCH_QWEN3,
     &FD_ARCH_QWEN3_MOE,

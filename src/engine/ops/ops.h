@@ -39,6 +39,11 @@ typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
  * in oneDNN's K-blocks; o [S][nh][dv] bf16.  Heads run on m's threads. */
 void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
                      uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv);
+/* The same with the score scale given (fp32; transformers' `scaling`, e.g.
+ * yarn's mscale folded in). */
+void fd_op_attention_scaled(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a,
+                            const unsigned char *sel, uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv,
+                            size_t rkv, float scale);
 
 /* Eager grouped-query attention (transformers' eager_attention_forward with
  * repeat_kv): q [S][nh][d], k and v [S][nkv][d] bf16 (query head hh reads KV
@@ -120,13 +125,18 @@ void fd_rope_init(fd_rope *R, size_t S, size_t d, double theta);
 /* Interleaved rotation of z[0..d) at position p, stored de-interleaved (as HF). */
 void fd_rope_rot(uint16_t *z, const fd_rope *R, size_t p);
 void fd_rope_free(fd_rope *R);
-/* transformers' rotate_half RoPE (Llama / Qwen): inv_freq of the default
- * rope_type (d/2 values), llama3's rescaling of it in place, the bf16 tables
- * from an inv_freq, and q*cos + rotate_half(q)*sin of z[0..d) at position p. */
+/* Tables from given inverse frequencies (d/2 of them), cos/sin times
+ * attention_scaling in fp32 before the bf16 rounding (yarn). */
+void fd_rope_init_freqs(fd_rope *R, size_t S, size_t d, const float *inv_freq, double attention_scaling);
+/* yarn's d/2 inverse frequencies (transformers' _compute_yarn_parameters). */
+void fd_rope_yarn_inv_freq(float *inv, size_t d, double base, double factor, double beta_fast, double beta_slow,
+                           double orig_max_pos, int truncate);
+/* inv_freq of the default rope_type (d/2 values) and llama3's rescaling of
+ * it in place (transformers' _compute_llama3_parameters, fp32 op by op). */
 void fd_rope_inv_default(float *inv, size_t d, double theta);
 void fd_rope_inv_llama3(float *inv, size_t d, double factor, double low_freq_factor, double high_freq_factor,
                         double original_max_position_embeddings);
-void fd_rope_init_inv(fd_rope *R, size_t S, size_t d, const float *inv);
+/* rotate_half rotation of z[0..d) (the non-interleaved layout). */
 void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);

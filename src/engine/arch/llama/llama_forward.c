@@ -45,7 +45,7 @@ void *fd_llama_begin(const fd_weights *W, const fd_glm_config *c, const int64_t 
     fd_rope_inv_default(inv, d, c->rope_theta);
     const fd_llama_ext *x = LX(c);
     if (!strcmp(c->rope_type, "llama3")) fd_rope_inv_llama3(inv, d, x->factor, x->low_ff, x->high_ff, x->orig_max);
-    fd_rope_init_inv(&f->R, S, d, inv);
+    fd_rope_init_freqs(&f->R, S, d, inv, 1.0); /* attention_scaling 1 (default, llama3) */
     free(inv);
     f->sel = fd_xcalloc(S * S + 1, 1);
     for (size_t t = 0; t < S; t++) memset(f->sel + t * S, 1, t + 1);
