@@ -132,6 +132,11 @@ for bin in $BINS; do
     step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
         python3 tests/py/test_cli.py "$bin"
 done
+# issue 17 item 4: per-layer teacher-forced parity with transformers (save_pretrained checkpoints; skips without torch)
+for bin in $BINS; do
+    step py "layer parity: every stage of every layer of glm_moe_dsa and glm5_next vs transformers, stated bounds, selections ($bin)" \
+        python3 tests/py/test_layer_parity.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do

@@ -123,6 +123,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         }
     }
     free(lg); free(g); free(ks);
+    fd_op_dump(L, "experts", "i64", slot_x, S * k * sizeof *slot_x); /* the top-k experts, slot order */
     uint16_t *ys = fd_xmalloc(S * k * H * 2 + 2), *xb = fd_xmalloc(S * H * 2 + 2), *yb = fd_xmalloc(S * H * 2 + 2);
     size_t *who = fd_xmalloc((S * k + 1) * sizeof *who);
     for (size_t xx = 0; xx < E; xx++) {
