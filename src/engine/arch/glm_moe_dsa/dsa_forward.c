@@ -6,6 +6,7 @@
 #include "kernels/rowops.h"
 #include "engine/ops/ops.h"
 #include "engine/ops/kblocks.h"
+#include "engine/ops/reduce.h"
 #include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/bf16.h"
@@ -156,8 +157,8 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_model_config *c
      * increasing k, exact products): the canonical kernel gives that order
      * on pair-swapped operands (LIN_F32_SEQ) */
     for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < Hi; hh++) fd_swap_pairs(q + (t * Hi + hh) * Di, Di);
-        fd_swap_pairs(k + t * Di, Di);
+        for (size_t hh = 0; hh < Hi; hh++) fd_op_swap_pairs16(q + (t * Hi + hh) * Di, Di);
+        fd_op_swap_pairs16(k + t * Di, Di);
     }
     fd_packed_head kx;
     fd_mm_alloc(&kx, S, Di);
