@@ -1,4 +1,5 @@
 #include "compare.h"
+#include "compare_internal.h"
 #include "gates.h"
 #include "k3summary.h"
 #include "replay.h"
@@ -25,100 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct cand_run {
-    fd_side side;
-    fd_gates g;
-    const uint16_t *head;         /* applied to the candidate */
-    const char *head_applied;     /* its content digest */
-    int compute, short_circuited, force_agreed;
-    fd_replay_out r;
-    double *kl;                   /* tokenwise KL (zeros when hash-proven) */
-    uint8_t *top1;
-    size_t npos;
-    uint32_t *obs, *obs_pos;      /* observed token and its position per scored row (with --csv) */
-} cand_run;
-
-static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
-static jv *copy_or_null(const jv *v) { return v ? jv_copy(v) : jv_null(); }
-static jv *num_or_null(double d) { return d == d ? jv_float(d) : jv_null(); }
-
-static jv *side_block(const fd_side *s)
-{
-    const jv *m = s->manifest, *h = jv_get(m, "head"), *w = jv_get(m, "weights"), *d = jv_get(m, "dataset");
-    jv *o = jv_obj(), *head = jv_obj(), *wt = jv_obj();
-    jv_set(o, "label", jv_str(s->label));
-    jv_set(o, "dataset_id", copy_or_null(jv_get(d, "id")));
-    jv_set(o, "dataset_sha256", jv_str(s->dataset_sha256));
-    jv_set(o, "capture_content_digest", jv_str(s->capture_content_digest));
-    jv_set(o, "role", str_or_null(s->role));
-    jv_set(o, "form", str_or_null(s->form));
-    jv_set(o, "lane", str_or_null(s->lane));
-    jv_set(o, "repository", copy_or_null(jv_get(d, "repository")));
-    jv_set(o, "revision", copy_or_null(jv_get(d, "revision")));
-    jv_set(head, "tensor_content_sha256", copy_or_null(jv_get(h, "tensor_content_sha256")));
-    jv_set(head, "raw_tensor_sha256", copy_or_null(jv_get(h, "raw_tensor_sha256")));
-    jv_set(head, "quantized", copy_or_null(jv_get(h, "quantized")));
-    jv_set(head, "bits", copy_or_null(jv_get(h, "bits")));
-    jv_set(head, "source", copy_or_null(jv_get(h, "source")));
-    jv_set(o, "head", head);
-    jv_set(o, "stack_fingerprint_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "stack_fingerprint_sha256")));
-    jv_set(o, "lane_identity_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "lane_identity_sha256")));
-    /* the manifest's weights block verbatim (the Python tool's side_block copies it whole),
-     * with the fields the receipt schema requires made present */
-    if (w && w->t == JV_OBJ) {
-        jv_free(wt);
-        wt = jv_copy(w);
-    }
-    const jv *repo = jv_get(w, "repository");
-    jv_set(wt, "repository", repo && repo->t == JV_STR && repo->u.s.n ? jv_copy(repo) : jv_str("unknown"));
-    jv_set(wt, "revision", copy_or_null(jv_get(w, "revision")));
-    jv_set(wt, "model_revision", copy_or_null(jv_get(w, "model_revision")));
-    const jv *q = jv_get(w, "quantized");
-    jv_set(wt, "quantized", q && q->t == JV_BOOL ? jv_copy(q) : jv_bool(0));
-    jv_set(wt, "checkpoint_identity_sha256", copy_or_null(jv_get(w, "checkpoint_identity_sha256")));
-    jv_set(o, "weights", wt);
-    jv_set(o, "scope_digest", copy_or_null(jv_get(jv_get(m, "scope"), "scope_digest")));
-    return o;
-}
-
-static jv *stats_block(double mean, double median, double p95, double p99, double p999, double max)
-{
-    jv *k = jv_obj();
-    jv_set(k, "mean", jv_float(mean));
-    jv_set(k, "median", jv_float(median));
-    jv_set(k, "p95", jv_float(p95));
-    jv_set(k, "p99", jv_float(p99));
-    jv_set(k, "p99_9", jv_float(p999));
-    jv_set(k, "max", jv_float(max));
-    return k;
-}
-
-static void utc(char out[32], const char *pinned)
-{
-    if (pinned) snprintf(out, 32, "%s", pinned);
-    else fd_utc_now(out, 32, "%Y-%m-%dT%H:%M:%SZ");
-}
-
-/* The comparability key of the registry (provisional: it recomputes it). */
-static void comparability_key(const char *const in[7], char out[32])
-{
-    fd_buf b = {0};
-    for (int i = 0; i < 7; i++) fd_buf_printf(&b, "%s%s", i ? "|" : "", in[i] ? in[i] : "None");
-    char hex[65];
-    fd_sha256_hex(b.p, b.n, hex);
-    snprintf(out, 32, "cmp--%.16s", hex);
-    fd_buf_free(&b);
-}
-
-static int pick_threads(int t)
+int fd_cmp_pick_threads(int t)
 {
     if (t > 0) return t;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
-
-#include "k3emit.inc"
-#include "receipt.inc"
 
 /* The records of one replay group split across the ranks: contiguous
  * context ranges in the shared (index) order, each rank computing its own
@@ -372,7 +285,7 @@ sync:
         }
         free(obs_pos);
         if (nc && !rc) {
-            fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
+            fd_replay_opts ro = {fd_cmp_pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
                                  o->js, observed};
             rc = replay_sharded(o->dist, sides, ns, heads, &ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
         }
@@ -413,7 +326,7 @@ sync:
         }
     }
     if (rc) goto out;
-    rc = write_outputs(o, &ref, cr, res, path, e);
+    rc = fd_cmp_write_outputs(o, &ref, cr, res, path, e);
 out:
     for (size_t i = 0; i < o->ncand; i++) {
         if (cr[i].kl && cr[i].kl != cr[i].r.kl) free(cr[i].kl);
