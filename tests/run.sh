@@ -137,8 +137,13 @@ for bin in $BINS; do
     step py "layer parity: every stage of every layer of glm_moe_dsa and glm5_next vs transformers, stated bounds, selections ($bin)" \
         python3 tests/py/test_layer_parity.py "$bin"
 done
+# issue 20: deepseek_v3 (Kimi K2), deepseek_v32 (DeepSeek V3.2) in the architecture table
+for bin in $BINS; do
+    step py "deepseek_v3, deepseek_v32: tensor list = loader, MTP ignored, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
+        python3 tests/py/test_deepseek.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
-for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
+for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done

@@ -365,7 +365,7 @@ def run_next(model, D, R):
         R.stage(L, "post_ln", "reduce", D("post_ln", L), layer.post_attention_layernorm(D("hccol_ffn", L)))
         h2 = D("post_ln", L)
         if hasattr(layer.mlp, "gate"):
-            mb, bad = moe_check(R, L, D, layer.mlp, h2, lim, None)
+            mb, bad = moe_check(R, L, D, layer.mlp, h2, lim, "routed")
         else:
             mb, bad = mlp_bound(layer.mlp, h2, lim), []
         R.stage(L, "mlp", "composite", D("mlp", L), layer.mlp(h2[None])[0], mb, skip_rows=bad or None)
