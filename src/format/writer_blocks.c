@@ -1,5 +1,13 @@
-/* The manifest blocks, mirroring dsmanifest.py + hf_capture.py key for key.
- * Included by writer.c only (they share its private struct). */
+/* The manifest blocks, mirroring dsmanifest.py + hf_capture.py key for key
+ * (writer_internal.h). */
+#include "writer_internal.h"
+#include "digest.h"
+#include "sha.h"
+#include "version.h"
+#include "../util/fsio.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const DIVERGENCES[][3] = {
     {"D-1", "head", "every capture declares its OWN head identity by tensor content digest; the comparator refuses a hidden-form comparison across differing heads."},
@@ -13,6 +21,16 @@ static const char *const DIVERGENCES[][3] = {
     {"D-9", "capture.records[].attention_mask_sha256", "our packed and streaming lanes vary mask construction; a single-request capture path makes it invariant and has no equivalent field."},
     {"D-10", "capture.head_separable", "hidden form is the default; logit form must declare head_separable:false with a reason."},
 };
+
+static jv *disclosure(const char *code, const char *severity, int affects, const char *detail)
+{
+    jv *d = jv_obj();
+    jv_set(d, "code", jv_str(code));
+    jv_set(d, "severity", jv_str(severity));
+    jv_set(d, "affects_comparability", jv_bool(affects));
+    jv_set(d, "detail", jv_str(detail));
+    return d;
+}
 
 static const char SCORING_POLICY[] = "every causal prediction position of every window is scored; nothing is dropped";
 
@@ -91,7 +109,7 @@ static jv *shard_coverage(const fd_dsw *w)
     return c;
 }
 
-static jv *coverage_block(const fd_dsw *w)
+jv *fd_dsw_coverage_block(const fd_dsw *w)
 {
     if (w->id.shard_of) return shard_coverage(w);
     int64_t n = (int64_t)w->cap_records->u.a.n;
@@ -111,7 +129,7 @@ static jv *coverage_block(const fd_dsw *w)
     return c;
 }
 
-static jv *panel_binding_doc(const fd_dsw *w)
+jv *fd_dsw_panel_binding_doc(const fd_dsw *w)
 {
     char suite[65], legacy[65];
     suite_hashes(w, suite, legacy);
@@ -180,7 +198,7 @@ static void lane_identity(const fd_dsw *w, const jv *fp, char hex[65])
     fd_buf_free(&b);
 }
 
-static jv *runtime_doc_new(const fd_dsw *w)
+jv *fd_dsw_runtime_doc_new(const fd_dsw *w)
 {
     jv *fp = stack_fingerprint(w);
     char fps[65], lane[65];
@@ -291,7 +309,7 @@ static jv *head_block(const fd_dsw *w)
     return h;
 }
 
-static jv *head_doc_new(const fd_dsw *w)
+jv *fd_dsw_head_doc_new(const fd_dsw *w)
 {
     jv *d = head_block(w);
     jv_set(d, "schema", jv_str("malaiwah.fidelity-head-identity.v1"));
@@ -313,7 +331,7 @@ static void capture_form_fields(const fd_dsw *w, jv *d)
     jv_set(d, "hidden_width", w->logit ? jv_null() : jv_int(w->id.hidden));
 }
 
-static jv *capture_doc_new(const fd_dsw *w, const jv *coverage, const char *content_digest)
+jv *fd_dsw_capture_doc_new(const fd_dsw *w, const jv *coverage, const char *content_digest)
 {
     jv *d = jv_obj();
     jv_set(d, "schema", jv_str("malaiwah.fidelity-capture-manifest.v1"));
@@ -335,7 +353,7 @@ static jv *capture_doc_new(const fd_dsw *w, const jv *coverage, const char *cont
     return d;
 }
 
-static jv *seal_block(const char *checksums_sha)
+jv *fd_dsw_seal_block(const char *checksums_sha)
 {
     jv *s = jv_obj(), *covers = jv_arr(), *ex = jv_arr();
     jv_set(s, "method", jv_str("self_blanked_canonical_json_sha256"));
@@ -354,7 +372,7 @@ static jv *seal_block(const char *checksums_sha)
     return s;
 }
 
-static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_doc, jv *coverage,
+jv *fd_dsw_top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_doc, jv *coverage,
                         const char *content_digest)
 {
     int root = !strcmp(w->id.role, "root");
@@ -459,7 +477,7 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     }
     jv_set(m, "determinism", det);
     jv_set(m, "coverage", coverage);
-    jv_set(m, "seal", seal_block("0000000000000000000000000000000000000000000000000000000000000000"));
+    jv_set(m, "seal", fd_dsw_seal_block("0000000000000000000000000000000000000000000000000000000000000000"));
     jv_push(interop, jv_str("kimi-k3-distribution-fidelity/1"));
     jv *iop = jv_obj();
     jv_set(iop, "compatible_with", interop);
@@ -499,7 +517,7 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     return m;
 }
 
-static jv *validation_doc(const fd_dsw *w)
+jv *fd_dsw_validation_doc(const fd_dsw *w)
 {
     jv *v = jv_obj(), *checks = jv_arr();
     char subject[512];
@@ -520,7 +538,7 @@ static jv *validation_doc(const fd_dsw *w)
 
 /* README.md: YAML front matter (license, tags, x_fidelity) + a short body.
  * The seal digests are null: the card is written before the seal exists. */
-static int write_card(fd_dsw *w, const jv *m, fd_err *e)
+int fd_dsw_write_card(fd_dsw *w, const jv *m, fd_err *e)
 {
     jv *front = jv_obj(), *tags = jv_arr(), *x = jv_obj(), *fdset = jv_obj(), *seal = jv_obj();
     char roletag[64];
@@ -580,7 +598,7 @@ static int write_card(fd_dsw *w, const jv *m, fd_err *e)
                       panel_id(w), w->cap_records->u.a.n, (long long)total_rows(w), (long long)w->id.context_length,
                       (long long)w->id.hidden, (long long)w->id.vocab);
     jv_free(front);
-    int rc = write_rel(w, "README.md", b.p, b.n, NULL, e);
+    int rc = fd_dsw_write_rel(w, "README.md", b.p, b.n, NULL, e);
     fd_buf_free(&b);
     return rc;
 }
