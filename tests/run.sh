@@ -132,6 +132,11 @@ for bin in $BINS; do
     step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
         python3 tests/py/test_cli.py "$bin"
 done
+# issue 17 item 4: per-layer teacher-forced parity with transformers (save_pretrained checkpoints; skips without torch)
+for bin in $BINS; do
+    step py "layer parity: every stage of every layer of glm_moe_dsa and glm5_next vs transformers, stated bounds, selections ($bin)" \
+        python3 tests/py/test_layer_parity.py "$bin"
+done
 # issue 20: deepseek_v3 (Kimi K2), deepseek_v32 (DeepSeek V3.2) in the architecture table
 for bin in $BINS; do
     step py "deepseek_v3, deepseek_v32: tensor list = loader, MTP ignored, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \

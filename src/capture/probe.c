@@ -182,22 +182,18 @@ int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, 
     return rc;
 }
 
-int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, const fd_tensor *head,
-                    const uint16_t *last, jv **record, fd_err *e)
+/* the logits of the last position through the head, as one product, rounded
+ * to bf16 as torch's; NULL (e set) when the hidden state or a logit is not finite */
+static double *head_logits(const fd_mm *m, const fd_glm_config *c, const fd_tensor *head, const uint16_t *last,
+                           fd_err *e)
 {
-    const char *prompt = p->prompt, *expect = p->expect;
-    const fd_tokenizer *tok = p->tok;
-    int rc = -1;
     size_t V = (size_t)head->shape[0], H = (size_t)c->hidden_size;
-    double *lg = NULL;
-    char *txt = NULL;
-    jv *r = NULL;
-    *record = NULL;
     for (size_t k = 0; k < H; k++)
-        if ((last[k] & 0x7f80u) == 0x7f80u)
-            return fd_fail(e, "non_finite", "", "the generation sanity probe: the last hidden state (column %zu) is not "
-                           "finite; the forward produced a NaN or infinity (refused, nothing written)", k);
-    /* logits of the last position through the head, as one product */
+        if ((last[k] & 0x7f80u) == 0x7f80u) {
+            fd_fail(e, "non_finite", "", "the generation sanity probe: the last hidden state (column %zu) is not "
+                    "finite; the forward produced a NaN or infinity (refused, nothing written)", k);
+            return NULL;
+        }
     fd_packed_head ph;
     fd_mm_alloc(&ph, V, H);
     uint16_t *row = fd_xmalloc(H * 2 + 2);
@@ -210,105 +206,125 @@ int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, co
     fd_mm_pack_rows(last, 1, H, H, hp);
     float *out = fd_xmalloc((ph.tiles * FD_TILE + 1) * 4);
     fd_mm_run(m, hp, 1, &ph, out, ph.tiles * FD_TILE);
-    lg = fd_xmalloc(V * sizeof *lg);
+    double *lg = fd_xmalloc(V * sizeof *lg);
     for (size_t v = 0; v < V; v++) lg[v] = fd_bf16_to_f32(fd_f32_to_bf16(out[v]));
     free(out); free(hp);
     fd_packed_head_free(&ph);
     for (size_t v = 0; v < V; v++)
         if (!isfinite(lg[v])) {
             free(lg);
-            return fd_fail(e, "non_finite", "", "the generation sanity probe: logit %zu of the last position is not "
-                           "finite (the hidden state x %s overflows or the head holds a NaN/inf; refused)", v, head->name);
+            fd_fail(e, "non_finite", "", "the generation sanity probe: logit %zu of the last position is not "
+                    "finite (the hidden state x %s overflows or the head holds a NaN/inf; refused)", v, head->name);
+            return NULL;
         }
-    fd_probe_stats st;
-    fd_probe_stats_of(lg, V, &st);
+    return lg;
+}
 
-    r = jv_obj();
+/* the probe's record (status "recorded"); top1n: the normalised text of the top-1 token */
+static jv *probe_record(const fd_probe_plan *p, const fd_probe_stats *st, size_t V, fd_buf *top1n)
+{
+    char *txt = NULL;
     size_t tn = 0;
+    jv *r = jv_obj();
     jv_set(r, "schema", jv_str(FD_PROBE_SCHEMA));
-    jv_set(r, "prompt", jv_str(prompt));
-    jv_set(r, "expect", expect ? jv_str(expect) : jv_null());
+    jv_set(r, "prompt", jv_str(p->prompt));
+    jv_set(r, "expect", p->expect ? jv_str(p->expect) : jv_null());
     jv_set(r, "vocab_size", jv_int((int64_t)V));
-    jv_set(r, "top1_id", jv_int(st.top_id[0]));
-    decode1(tok, st.top_id[0], &txt, &tn);
+    jv_set(r, "top1_id", jv_int(st->top_id[0]));
+    decode1(p->tok, st->top_id[0], &txt, &tn);
     jv_set(r, "top1_text", text_jv(txt, tn));
-    fd_buf top1n = {0};
-    norm(txt, tn, &top1n);
+    norm(txt, tn, top1n);
     free(txt); txt = NULL;
-    jv_set(r, "top1_probability", jv_float(st.top_p[0]));
+    jv_set(r, "top1_probability", jv_float(st->top_p[0]));
     jv *tk = jv_arr();
-    for (size_t i = 0; i < st.k; i++) {
+    for (size_t i = 0; i < st->k; i++) {
         jv *x = jv_obj();
-        jv_set(x, "id", jv_int(st.top_id[i]));
-        decode1(tok, st.top_id[i], &txt, &tn);
+        jv_set(x, "id", jv_int(st->top_id[i]));
+        decode1(p->tok, st->top_id[i], &txt, &tn);
         jv_set(x, "text", text_jv(txt, tn));
         free(txt); txt = NULL;
-        jv_set(x, "probability", jv_float(st.top_p[i]));
+        jv_set(x, "probability", jv_float(st->top_p[i]));
         jv_push(tk, x);
     }
     jv_set(r, "top_k", tk);
-    jv_set(r, "entropy_nats", jv_float(st.entropy));
-    jv_set(r, "uniform_entropy_nats", jv_float(st.uniform_entropy));
-    jv_set(r, "logit_spread", jv_float(st.spread));
-    jv_set(r, "degenerate", jv_bool(st.spread == 0.0));
+    jv_set(r, "entropy_nats", jv_float(st->entropy));
+    jv_set(r, "uniform_entropy_nats", jv_float(st->uniform_entropy));
+    jv_set(r, "logit_spread", jv_float(st->spread));
+    jv_set(r, "degenerate", jv_bool(st->spread == 0.0));
     jv_set(r, "status", jv_str("recorded"));
-    jv_set(r, "enforced", jv_bool(expect != NULL));
+    jv_set(r, "enforced", jv_bool(p->expect != NULL));
     jv_set(r, "note", jv_str(NOTE));
-    if (st.spread == 0.0) {
-        fd_buf_free(&top1n);
+    return r;
+}
+
+/* --sanity-expect: the top-1 token must be a plausible first token of the
+ * expected word (or read the same once normalised); sets expected_first_ids
+ * and status "pass" in r */
+static int expect_check(const fd_probe_plan *p, const fd_probe_stats *st, const fd_buf *top1n, jv *r, fd_err *e)
+{
+    const char *expect = p->expect;
+    const char *fmt[4] = {" %s", "%s", " %s", "%s"};
+    int64_t want[4];
+    size_t nw = 0;
+    for (int i = 0; i < 4; i++) {
+        char sp[1100];
+        snprintf(sp, sizeof sp, fmt[i], expect);
+        if (i >= 2)
+            for (char *q = sp; *q; q++) *q = (char)tolower((unsigned char)*q);
+        int32_t *wi = NULL;
+        size_t wn = 0;
+        fd_err ign;
+        if (!fd_tok_encode(p->tok, sp, strlen(sp), 0, &wi, &wn, &ign) && wn) {
+            int dup = 0;
+            for (size_t j = 0; j < nw; j++) dup |= want[j] == wi[0];
+            if (!dup) want[nw++] = wi[0];
+        }
+        free(wi);
+    }
+    for (size_t a = 1; a < nw; a++) /* sorted(set(ids)) */
+        for (size_t b = a; b > 0 && want[b - 1] > want[b]; b--) { int64_t t = want[b]; want[b] = want[b - 1]; want[b - 1] = t; }
+    jv *ew = jv_arr();
+    int hit = 0;
+    for (size_t j = 0; j < nw; j++) { jv_push(ew, jv_int(want[j])); hit |= want[j] == st->top_id[0]; }
+    jv_set(r, "expected_first_ids", ew);
+    fd_buf en = {0};
+    norm(expect, strlen(expect), &en);
+    hit |= !strcmp(en.p, top1n->p);
+    fd_buf_free(&en);
+    if (!hit)
+        return fd_fail(e, "sanity_probe_failed", "",
+                       "the generation sanity probe failed: '%s' continued with '%s' (p=%.4f, entropy %.3f of a "
+                       "possible %.3f nats) and '%s' was expected. Counts, shapes and the load report can all be clean "
+                       "while a shard loaded as zeros or random weights; pass --sanity-expect '' to record without "
+                       "enforcing", p->prompt, top1n->p, st->top_p[0], st->entropy, st->uniform_entropy, expect);
+    jv_set(r, "status", jv_str("pass"));
+    return 0;
+}
+
+int fd_probe_finish(fd_probe_plan *p, const fd_mm *m, const fd_glm_config *c, const fd_tensor *head,
+                    const uint16_t *last, jv **record, fd_err *e)
+{
+    size_t V = (size_t)head->shape[0];
+    *record = NULL;
+    double *lg = head_logits(m, c, head, last, e);
+    if (!lg) return -1;
+    fd_probe_stats st;
+    fd_probe_stats_of(lg, V, &st);
+    free(lg);
+    fd_buf top1n = {0};
+    jv *r = probe_record(p, &st, V, &top1n);
+    int rc = -1;
+    if (st.spread == 0.0)
         fd_fail(e, "degenerate", "",
                 "the generation sanity probe found a DEGENERATE output distribution: all %zu logits are exactly "
                 "equal (entropy %.6f nats == ln(vocab)), the signature of a tensor that loaded as zeros; prompt "
-                "'%s'. Nothing about this capture would be a measurement of the weights", V, st.entropy, prompt);
-        goto out;
-    }
-    if (expect) {
-        /* every plausible first token of the expected word */
-        const char *fmt[4] = {" %s", "%s", " %s", "%s"};
-        int64_t want[4];
-        size_t nw = 0;
-        for (int i = 0; i < 4; i++) {
-            char sp[1100];
-            snprintf(sp, sizeof sp, fmt[i], expect);
-            if (i >= 2)
-                for (char *q = sp; *q; q++) *q = (char)tolower((unsigned char)*q);
-            int32_t *wi = NULL;
-            size_t wn = 0;
-            fd_err ign;
-            if (!fd_tok_encode(tok, sp, strlen(sp), 0, &wi, &wn, &ign) && wn) {
-                int dup = 0;
-                for (size_t j = 0; j < nw; j++) dup |= want[j] == wi[0];
-                if (!dup) want[nw++] = wi[0];
-            }
-            free(wi);
-        }
-        for (size_t a = 1; a < nw; a++) /* sorted(set(ids)) */
-            for (size_t b = a; b > 0 && want[b - 1] > want[b]; b--) { int64_t t = want[b]; want[b] = want[b - 1]; want[b - 1] = t; }
-        jv *ew = jv_arr();
-        int hit = 0;
-        for (size_t j = 0; j < nw; j++) { jv_push(ew, jv_int(want[j])); hit |= want[j] == st.top_id[0]; }
-        jv_set(r, "expected_first_ids", ew);
-        fd_buf en = {0};
-        norm(expect, strlen(expect), &en);
-        hit |= !strcmp(en.p, top1n.p);
-        fd_buf_free(&en);
-        if (!hit) {
-            fd_fail(e, "sanity_probe_failed", "",
-                    "the generation sanity probe failed: '%s' continued with '%s' (p=%.4f, entropy %.3f of a "
-                    "possible %.3f nats) and '%s' was expected. Counts, shapes and the load report can all be clean "
-                    "while a shard loaded as zeros or random weights; pass --sanity-expect '' to record without "
-                    "enforcing", prompt, top1n.p, st.top_p[0], st.entropy, st.uniform_entropy, expect);
-            fd_buf_free(&top1n);
-            goto out;
-        }
-        jv_set(r, "status", jv_str("pass"));
+                "'%s'. Nothing about this capture would be a measurement of the weights", V, st.entropy, p->prompt);
+    else if (!p->expect || !expect_check(p, &st, &top1n, r, e)) {
+        *record = r;
+        r = NULL;
+        rc = 0;
     }
     fd_buf_free(&top1n);
-    *record = r;
-    r = NULL;
-    rc = 0;
-out:
     jv_free(r);
-    free(lg); free(txt);
     return rc;
 }

@@ -209,99 +209,122 @@ static int write_file(const char *dir, const char *name, const void *p, size_t n
     return rc;
 }
 
-static int cmd_prepare(const prep *a)
-{
-    fd_err e = {0};
-    struct stat st;
-    if (!a->force && lstat(a->out, &st) == 0) {
-        printf("REFUSED [destination_exists]: %s already exists (pass --force to replace it)\n", a->out);
-        return FD_EXIT_REFUSED;
-    }
+/* everything prepare loads and decides, freed by plan_free */
+typedef struct plan {
     fd_glm_config c;
-    memset(&c, 0, sizeof c);
-    if (fd_glm_config_load(a->model, &c, &e)) {
-        printf("REFUSED [%s]: %s: %s\n", e.code, a->model, e.msg);
-        return FD_EXIT_REFUSED;
-    }
-    int rc = FD_EXIT_REFUSED;
     fd_qconfig q;
-    memset(&q, 0, sizeof q);
     fd_weights W;
-    memset(&W, 0, sizeof W);
     fd_panel P;
-    memset(&P, 0, sizeof P);
-    int wopen = 0, qopen = 0, popen_ = 0;
-    char *model = absolute(a->model), *panel = absolute(a->panel), *out = absolute(a->out), *tmp = NULL;
-    fd_buf sh = {0}, runs = {0}, wj = {0};
-    jv *wf = NULL;
-    const char *model_type = c.arch->info.model_type;
-    const fd_arch_info *arch = &c.arch->info;
-    if (fd_qconfig_load(a->model, &q, &e)) goto refused;
-    qopen = 1;
-    const fd_format_info *fmt = fd_format_find(q.kind == FD_Q_FP8_BLOCK ? "fp8-block" : q.kind == FD_Q_NVFP4 ? "nvfp4" : "bf16");
-    if (!fd_arch_has_format(arch, fmt->id)) {
-        fd_fail(&e, "unsupported_quantization", "", "%s: model_type %s in format %s is not in the table (%s: %s)", a->model,
-                model_type, fmt->id, model_type, arch->formats);
-        goto refused;
-    }
-    if (fd_weights_open_lazy(a->model, &W, &e)) goto refused;
-    wopen = 1;
-    if (fd_weights_check(&W, &c, &e)) goto refused;
-    if (fd_panel_load(a->panel, "final", a->windows, c.vocab_size, &P, &e)) goto refused;
-    popen_ = 1;
-    if (!P.n) { fd_fail(&e, "bad_panel", "", "%s: no window with role final", a->panel); goto refused; }
-
-    /* the memory plan: capture's own pre-flight estimate for both schedules
-     * against one limit (--memory-limit, else MemAvailable here) */
-    uint64_t limit = a->memory_limit;
-    const char *limit_source = "--memory-limit";
-    if (!limit) { limit = mem_available(); limit_source = limit ? "MemAvailable" : "none found"; }
+    int wopen, qopen, popen_;
+    const fd_format_info *fmt;
+    const char *model_type;
+    const fd_arch_info *arch;
+    char *model, *panel, *out; /* absolute */
+    /* the memory plan */
+    uint64_t limit;
+    const char *limit_source, *schedule;
     fd_mem_estimate est[2];
     int fits[2];
+    /* the run */
+    int root;
+    char codec[64], defid[192], defname[192], limit_s[32];
+    const char *id, *name, *lane;
+    fd_buf runs;
+} plan;
+
+static void plan_free(plan *p)
+{
+    if (p->popen_) fd_panel_free(&p->P);
+    if (p->wopen) fd_weights_close(&p->W);
+    if (p->qopen) fd_qconfig_free(&p->q);
+    fd_glm_config_free(&p->c);
+    fd_buf_free(&p->runs);
+    free(p->model);
+    free(p->panel);
+    free(p->out);
+}
+
+/* the format, the tensors and the panel (config.json already parsed) */
+static int plan_load(const prep *a, plan *p, fd_err *e)
+{
+    p->model_type = p->c.arch->info.model_type;
+    p->arch = &p->c.arch->info;
+    if (fd_qconfig_load(a->model, &p->q, e)) return -1;
+    p->qopen = 1;
+    p->fmt = fd_format_find(p->q.kind == FD_Q_FP8_BLOCK ? "fp8-block" : p->q.kind == FD_Q_NVFP4 ? "nvfp4" : "bf16");
+    if (!fd_arch_has_format(p->arch, p->fmt->id))
+        return fd_fail(e, "unsupported_quantization", "", "%s: model_type %s in format %s is not in the table (%s: %s)",
+                       a->model, p->model_type, p->fmt->id, p->model_type, p->arch->formats);
+    if (fd_weights_open_lazy(a->model, &p->W, e)) return -1;
+    p->wopen = 1;
+    if (fd_weights_check(&p->W, &p->c, e)) return -1;
+    if (fd_panel_load(a->panel, "final", a->windows, p->c.vocab_size, &p->P, e)) return -1;
+    p->popen_ = 1;
+    if (!p->P.n) return fd_fail(e, "bad_panel", "", "%s: no window with role final", a->panel);
+    return 0;
+}
+
+/* the memory plan: capture's own pre-flight estimate for both schedules
+ * against one limit (--memory-limit, else MemAvailable here) */
+static int plan_memory(const prep *a, plan *p, fd_err *e)
+{
+    p->limit = a->memory_limit;
+    p->limit_source = "--memory-limit";
+    if (!p->limit) {
+        p->limit = mem_available();
+        p->limit_source = p->limit ? "MemAvailable" : "none found";
+    }
     for (int lo = 0; lo < 2; lo++) {
         fd_err pe = {0};
-        fits[lo] = !fd_memory_preflight(&W, &c, &P, lo, limit, &est[lo], &pe);
-        if (!fits[lo] && strcmp(pe.code, "insufficient_memory")) { e = pe; goto refused; }
+        p->fits[lo] = !fd_memory_preflight(&p->W, &p->c, &p->P, lo, p->limit, &p->est[lo], &pe);
+        if (!p->fits[lo] && strcmp(pe.code, "insufficient_memory")) { *e = pe; return -1; }
     }
-    if (!fits[0] && !fits[1]) {
-        fd_fail(&e, "insufficient_memory", "",
-                "%s: neither schedule fits: window-outer needs about %llu MB, layer-outer about %llu MB, and %s allows "
-                "%llu MB (plan for another machine with --memory-limit BYTES)",
-                a->model, (unsigned long long)(est[0].total >> 20), (unsigned long long)(est[1].total >> 20), limit_source,
-                (unsigned long long)(limit >> 20));
-        goto refused;
-    }
-    const char *schedule = fits[0] ? "window-outer" : "layer-outer";
+    if (!p->fits[0] && !p->fits[1])
+        return fd_fail(e, "insufficient_memory", "",
+                       "%s: neither schedule fits: window-outer needs about %llu MB, layer-outer about %llu MB, and %s "
+                       "allows %llu MB (plan for another machine with --memory-limit BYTES)",
+                       a->model, (unsigned long long)(p->est[0].total >> 20), (unsigned long long)(p->est[1].total >> 20),
+                       p->limit_source, (unsigned long long)(p->limit >> 20));
+    p->schedule = p->fits[0] ? "window-outer" : "layer-outer";
+    return 0;
+}
 
-    int root = !strcmp(fmt->role, "root");
-    char sl[96], defid[192], defname[192], codec[64] = "bf16";
-    slug(model, sl, sizeof sl);
-    if (!root) fd_q_codec(&q, codec, sizeof codec);
-    snprintf(defid, sizeof defid, "fidelity--local.%s.%s", sl, root ? "root" : "quant");
-    snprintf(defname, sizeof defname, "%s (%s)", sl, root ? "root" : codec);
-    const char *id = a->dataset_id ? a->dataset_id : defid, *name = a->dataset_name ? a->dataset_name : defname;
-    const char *lane = a->lane ? a->lane : "other";
-    fd_buf_printf(&runs, "%s/runs", out);
-    char limit_s[32];
-    snprintf(limit_s, sizeof limit_s, "%llu", (unsigned long long)a->memory_limit);
+/* role, codec, the dataset's id and name, the runs folder */
+static void plan_names(const prep *a, plan *p)
+{
+    char sl[96];
+    p->root = !strcmp(p->fmt->role, "root");
+    snprintf(p->codec, sizeof p->codec, "bf16");
+    slug(p->model, sl, sizeof sl);
+    if (!p->root) fd_q_codec(&p->q, p->codec, sizeof p->codec);
+    snprintf(p->defid, sizeof p->defid, "fidelity--local.%s.%s", sl, p->root ? "root" : "quant");
+    snprintf(p->defname, sizeof p->defname, "%s (%s)", sl, p->root ? "root" : p->codec);
+    p->id = a->dataset_id ? a->dataset_id : p->defid;
+    p->name = a->dataset_name ? a->dataset_name : p->defname;
+    p->lane = a->lane ? a->lane : "other";
+    fd_buf_printf(&p->runs, "%s/runs", p->out);
+    snprintf(p->limit_s, sizeof p->limit_s, "%llu", (unsigned long long)a->memory_limit);
+}
 
-    /* the steps, as argv (workflow.json) and as shell (run.sh) */
+/* the steps, as argv (workflow.json; plan_shell writes them as run.sh) */
+static jv *plan_steps(const prep *a, const plan *p)
+{
     jv *steps = jv_arr();
-    const char *labels[2] = {root ? "root-cold-1" : "quant-1", "root-cold-2"};
+    const char *labels[2] = {p->root ? "root-cold-1" : "quant-1", "root-cold-2"};
     char *ds[2] = {NULL, NULL}, *vj[2] = {NULL, NULL};
-    int ncap = root ? 2 : 1;
+    int ncap = p->root ? 2 : 1;
     for (int k = 0; k < ncap; k++) {
-        ds[k] = fd_path_join(runs.p, labels[k]);
+        ds[k] = fd_path_join(p->runs.p, labels[k]);
         fd_buf v = {0};
         fd_buf_printf(&v, "%s.verify.json", ds[k]);
         vj[k] = fd_buf_cstr(&v);
         const char *argv[40];
         size_t n = 0;
-        const char *head[] = {"fidelity", "capture", "--model", model, "--panel", panel, "--out", ds[k], "--role",
-                              root ? "root" : "quant", "--lane", lane, "--dataset-id", id, "--dataset-name", name,
-                              "--run-name", labels[k], "--cold-run", labels[k], "--schedule", schedule};
+        const char *head[] = {"fidelity", "capture", "--model", p->model, "--panel", p->panel, "--out", ds[k], "--role",
+                              p->root ? "root" : "quant", "--lane", p->lane, "--dataset-id", p->id, "--dataset-name",
+                              p->name, "--run-name", labels[k], "--cold-run", labels[k], "--schedule", p->schedule};
         for (size_t i = 0; i < sizeof head / sizeof *head; i++) argv[n++] = head[i];
-        if (a->memory_limit) { argv[n++] = "--memory-limit"; argv[n++] = limit_s; }
+        if (a->memory_limit) { argv[n++] = "--memory-limit"; argv[n++] = p->limit_s; }
         if (a->weights_revision) { argv[n++] = "--weights-revision"; argv[n++] = a->weights_revision; }
         if (a->repository) { argv[n++] = "--repository"; argv[n++] = a->repository; }
         argv[n] = NULL;
@@ -315,8 +338,8 @@ static int cmd_prepare(const prep *a)
         snprintf(nm, sizeof nm, "verify %s", labels[k]);
         jv_push(steps, step(nm, argv));
     }
-    char *cmp = fd_path_join(runs.p, root ? "root-repro" : "compare");
-    if (root) {
+    char *cmp = fd_path_join(p->runs.p, p->root ? "root-repro" : "compare");
+    if (p->root) {
         const char *argv[] = {"fidelity", "compare", "--reference", ds[0], "--candidate", ds[1], "--self-compare",
                               "--force-compute", "--reference-label", labels[0], "--candidate-label", labels[1],
                               "--out", cmp, NULL};
@@ -328,117 +351,168 @@ static int cmd_prepare(const prep *a)
     }
     for (int k = 0; k < 2; k++) { free(ds[k]); free(vj[k]); }
     free(cmp);
+    return steps;
+}
 
-    fd_buf_printf(&sh, "#!/bin/sh\n# generated by `fidelity architectures prepare` (%s %s)\n", FD_ENGINE_NAME, FD_VERSION);
-    fd_buf_printf(&sh, "# model_type %s, format %s (%s), role %s; %zu panel windows of %zu tokens\n", model_type, fmt->id,
-                  codec, root ? "root" : "quant", P.n, P.context_length);
-    fd_buf_printf(&sh, "# memory plan: window-outer ~%llu MB, layer-outer ~%llu MB; limit %llu MB (%s) -> %s\n",
-                  (unsigned long long)(est[0].total >> 20), (unsigned long long)(est[1].total >> 20),
-                  (unsigned long long)(limit >> 20), limit_source, schedule);
-    fd_buf_printf(&sh, "set -eu\nFIDELITY=\"${FIDELITY:-fidelity}\"\n");
-    if (!root && !a->reference)
-        fd_buf_printf(&sh, ": \"${REFERENCE:?set REFERENCE to the root dataset (a directory or hf://owner/name)}\"\n");
-    fd_buf_printf(&sh, "mkdir -p ");
-    shell_quote(&sh, runs.p);
-    fd_buf_putc(&sh, '\n');
+/* run.sh: the steps as shell, each word quoted */
+static void plan_shell(const prep *a, const plan *p, const jv *steps, fd_buf *sh)
+{
+    fd_buf_printf(sh, "#!/bin/sh\n# generated by `fidelity architectures prepare` (%s %s)\n", FD_ENGINE_NAME, FD_VERSION);
+    fd_buf_printf(sh, "# model_type %s, format %s (%s), role %s; %zu panel windows of %zu tokens\n", p->model_type,
+                  p->fmt->id, p->codec, p->root ? "root" : "quant", p->P.n, p->P.context_length);
+    fd_buf_printf(sh, "# memory plan: window-outer ~%llu MB, layer-outer ~%llu MB; limit %llu MB (%s) -> %s\n",
+                  (unsigned long long)(p->est[0].total >> 20), (unsigned long long)(p->est[1].total >> 20),
+                  (unsigned long long)(p->limit >> 20), p->limit_source, p->schedule);
+    fd_buf_printf(sh, "set -eu\nFIDELITY=\"${FIDELITY:-fidelity}\"\n");
+    if (!p->root && !a->reference)
+        fd_buf_printf(sh, ": \"${REFERENCE:?set REFERENCE to the root dataset (a directory or hf://owner/name)}\"\n");
+    fd_buf_printf(sh, "mkdir -p ");
+    shell_quote(sh, p->runs.p);
+    fd_buf_putc(sh, '\n');
     for (size_t i = 0; i < steps->u.a.n; i++) {
         const jv *s = steps->u.a.v[i], *argv = jv_get(s, "argv");
-        fd_buf_printf(&sh, "\n# %s\n\"$FIDELITY\"", jv_get_str(s, "name"));
+        fd_buf_printf(sh, "\n# %s\n\"$FIDELITY\"", jv_get_str(s, "name"));
         for (size_t j = 1; j < argv->u.a.n; j++) {
             const char *w = argv->u.a.v[j]->u.s.p;
-            fd_buf_putc(&sh, ' ');
-            if (!strcmp(w, "${REFERENCE}")) fd_buf_puts(&sh, "\"$REFERENCE\"");
-            else shell_quote(&sh, w);
+            fd_buf_putc(sh, ' ');
+            if (!strcmp(w, "${REFERENCE}")) fd_buf_puts(sh, "\"$REFERENCE\"");
+            else shell_quote(sh, w);
         }
-        fd_buf_putc(&sh, '\n');
+        fd_buf_putc(sh, '\n');
     }
+}
 
+/* workflow.json's model and panel blocks */
+static jv *plan_inputs_json(const plan *p, const char *cfg_sha, jv **panel_out)
+{
+    uint64_t all = 0;
+    for (size_t i = 0; i < p->W.n; i++) all += p->W.t[i].nbytes;
+    jv *mj = jv_obj();
+    jv_set(mj, "dir", jv_str(p->model));
+    jv_set(mj, "config_sha256", jv_str(cfg_sha));
+    jv_set(mj, "tensors", jv_int((int64_t)p->W.n));
+    jv_set(mj, "tensor_bytes", jv_int((int64_t)all));
+    jv_set(mj, "num_hidden_layers", jv_int(p->c.num_hidden_layers));
+    jv_set(mj, "hidden_size", jv_int(p->c.hidden_size));
+    jv_set(mj, "vocab_size", jv_int(p->c.vocab_size));
+    jv *pj = jv_obj();
+    jv_set(pj, "dir", jv_str(p->panel));
+    jv_set(pj, "panel_id", jv_str(p->P.panel_id));
+    jv_set(pj, "windows", jv_int((int64_t)p->P.n));
+    jv_set(pj, "context_length", jv_int((int64_t)p->P.context_length));
+    jv_set(pj, "suite_token_hash_sha256", jv_str(p->P.suite_token_hash_sha256));
+    *panel_out = pj;
+    return mj;
+}
+
+/* workflow.json (takes steps); NULL with e set when config.json cannot be hashed */
+static jv *plan_workflow(const prep *a, const plan *p, jv *steps, fd_err *e)
+{
     char cfg_sha[65];
     char *cfg = fd_path_join(a->model, "config.json");
-    int hrc = fd_sha256_file(cfg, cfg_sha, &e);
+    int hrc = fd_sha256_file(cfg, cfg_sha, e);
     free(cfg);
-    if (hrc) { jv_free(steps); goto refused; }
-    uint64_t all = 0;
-    for (size_t i = 0; i < W.n; i++) all += W.t[i].nbytes;
-    wf = jv_obj();
+    if (hrc) { jv_free(steps); return NULL; }
+    jv *wf = jv_obj(), *pj;
     jv_set(wf, "schema", jv_str("fidelity.workflow.v1"));
     char gen[96];
     snprintf(gen, sizeof gen, "%s %s architectures prepare", FD_ENGINE_NAME, FD_VERSION);
     jv_set(wf, "generated_by", jv_str(gen));
-    jv_set(wf, "architecture", arch_json(arch));
-    jv *fj = format_json(fmt);
-    jv_set(fj, "codec", jv_str(codec));
+    jv_set(wf, "architecture", arch_json(p->arch));
+    jv *fj = format_json(p->fmt);
+    jv_set(fj, "codec", jv_str(p->codec));
     jv_set(wf, "format", fj);
-    jv *mj = jv_obj();
-    jv_set(mj, "dir", jv_str(model));
-    jv_set(mj, "config_sha256", jv_str(cfg_sha));
-    jv_set(mj, "tensors", jv_int((int64_t)W.n));
-    jv_set(mj, "tensor_bytes", jv_int((int64_t)all));
-    jv_set(mj, "num_hidden_layers", jv_int(c.num_hidden_layers));
-    jv_set(mj, "hidden_size", jv_int(c.hidden_size));
-    jv_set(mj, "vocab_size", jv_int(c.vocab_size));
+    jv *mj = plan_inputs_json(p, cfg_sha, &pj);
     jv_set(wf, "model", mj);
-    jv *pj = jv_obj();
-    jv_set(pj, "dir", jv_str(panel));
-    jv_set(pj, "panel_id", jv_str(P.panel_id));
-    jv_set(pj, "windows", jv_int((int64_t)P.n));
-    jv_set(pj, "context_length", jv_int((int64_t)P.context_length));
-    jv_set(pj, "suite_token_hash_sha256", jv_str(P.suite_token_hash_sha256));
     jv_set(wf, "panel", pj);
     jv *mp = jv_obj();
-    jv_set(mp, "limit_bytes", limit ? jv_int((int64_t)limit) : jv_null());
-    jv_set(mp, "limit_source", jv_str(limit_source));
-    jv_set(mp, "window_outer", estimate_json(&est[0], fits[0]));
-    jv_set(mp, "layer_outer", estimate_json(&est[1], fits[1]));
-    jv_set(mp, "schedule", jv_str(schedule));
+    jv_set(mp, "limit_bytes", p->limit ? jv_int((int64_t)p->limit) : jv_null());
+    jv_set(mp, "limit_source", jv_str(p->limit_source));
+    jv_set(mp, "window_outer", estimate_json(&p->est[0], p->fits[0]));
+    jv_set(mp, "layer_outer", estimate_json(&p->est[1], p->fits[1]));
+    jv_set(mp, "schedule", jv_str(p->schedule));
     jv_set(mp, "estimator", jv_str("capture's memory pre-flight (capture/schedule.c fd_memory_preflight)"));
     jv_set(wf, "memory_plan", mp);
-    jv_set(wf, "role", jv_str(root ? "root" : "quant"));
-    jv_set(wf, "runs_dir", jv_str(runs.p));
+    jv_set(wf, "role", jv_str(p->root ? "root" : "quant"));
+    jv_set(wf, "runs_dir", jv_str(p->runs.p));
     jv_set(wf, "reference", a->reference ? jv_str(a->reference) : jv_null());
     jv_set(wf, "steps", steps);
-    if (jv_dump(wf, &JV_PRETTY, &wj, &e)) goto refused;
-    fd_buf_putc(&wj, '\n');
+    return wf;
+}
 
-    /* written beside the destination, renamed into place */
+/* run.sh and workflow.json written beside the destination, renamed into place */
+static int plan_write(const plan *p, const fd_buf *sh, const fd_buf *wj, fd_err *e)
+{
+    struct stat st;
     fd_buf t = {0};
-    fd_buf_printf(&t, "%s.partial-%ld", out, (long)getpid());
-    tmp = fd_buf_cstr(&t);
+    fd_buf_printf(&t, "%s.partial-%ld", p->out, (long)getpid());
+    char *tmp = fd_buf_cstr(&t);
     fd_rmtree(tmp);
-    if (fd_mkdirs(tmp, &e) || write_file(tmp, "run.sh", sh.p, sh.n, 0755, &e) ||
-        write_file(tmp, "workflow.json", wj.p, wj.n, 0644, &e))
-        goto refused;
-    if (lstat(out, &st) == 0 && fd_rmtree(out)) { fd_fail(&e, "unwritable", "", "%s: cannot replace it", out); goto refused; }
-    if (rename(tmp, out)) { fd_fail(&e, "unwritable", "", "%s: %s", out, strerror(errno)); goto refused; }
+    int rc = -1;
+    if (fd_mkdirs(tmp, e) || write_file(tmp, "run.sh", sh->p, sh->n, 0755, e) ||
+        write_file(tmp, "workflow.json", wj->p, wj->n, 0644, e))
+        goto out;
+    if (lstat(p->out, &st) == 0 && fd_rmtree(p->out)) { fd_fail(e, "unwritable", "", "%s: cannot replace it", p->out); goto out; }
+    if (rename(tmp, p->out)) { fd_fail(e, "unwritable", "", "%s: %s", p->out, strerror(errno)); goto out; }
+    rc = 0;
+out:
+    if (rc) fd_rmtree(tmp);
     free(tmp);
-    tmp = NULL;
-    printf("PREPARED %s\n", out);
-    printf("  architecture        %s (%s)\n", model_type, arch->hf_class);
-    printf("  format              %s (%s), role %s\n", fmt->id, codec, root ? "root" : "quant");
-    printf("  panel               %s: %zu windows x %zu tokens\n", P.panel_id, P.n, P.context_length);
+    return rc;
+}
+
+static void plan_print(const prep *a, const plan *p)
+{
+    printf("PREPARED %s\n", p->out);
+    printf("  architecture        %s (%s)\n", p->model_type, p->arch->hf_class);
+    printf("  format              %s (%s), role %s\n", p->fmt->id, p->codec, p->root ? "root" : "quant");
+    printf("  panel               %s: %zu windows x %zu tokens\n", p->P.panel_id, p->P.n, p->P.context_length);
     printf("  memory plan         window-outer ~%llu MB%s, layer-outer ~%llu MB%s; limit %llu MB (%s)\n",
-           (unsigned long long)(est[0].total >> 20), fits[0] ? "" : " (does not fit)",
-           (unsigned long long)(est[1].total >> 20), fits[1] ? "" : " (does not fit)", (unsigned long long)(limit >> 20),
-           limit_source);
-    printf("  schedule            %s\n", schedule);
-    printf("  run                 sh %s/run.sh%s\n", out, !root && !a->reference ? "   (REFERENCE=<root dataset>)" : "");
+           (unsigned long long)(p->est[0].total >> 20), p->fits[0] ? "" : " (does not fit)",
+           (unsigned long long)(p->est[1].total >> 20), p->fits[1] ? "" : " (does not fit)",
+           (unsigned long long)(p->limit >> 20), p->limit_source);
+    printf("  schedule            %s\n", p->schedule);
+    printf("  run                 sh %s/run.sh%s\n", p->out, !p->root && !a->reference ? "   (REFERENCE=<root dataset>)" : "");
+}
+
+static int cmd_prepare(const prep *a)
+{
+    fd_err e = {0};
+    struct stat st;
+    if (!a->force && lstat(a->out, &st) == 0) {
+        printf("REFUSED [destination_exists]: %s already exists (pass --force to replace it)\n", a->out);
+        return FD_EXIT_REFUSED;
+    }
+    plan p;
+    memset(&p, 0, sizeof p);
+    if (fd_glm_config_load(a->model, &p.c, &e)) {
+        printf("REFUSED [%s]: %s: %s\n", e.code, a->model, e.msg);
+        return FD_EXIT_REFUSED;
+    }
+    p.model = absolute(a->model);
+    p.panel = absolute(a->panel);
+    p.out = absolute(a->out);
+    int rc = FD_EXIT_REFUSED;
+    fd_buf sh = {0}, wj = {0};
+    jv *wf = NULL;
+    if (plan_load(a, &p, &e) || plan_memory(a, &p, &e)) goto refused;
+    plan_names(a, &p);
+    jv *steps = plan_steps(a, &p);
+    plan_shell(a, &p, steps, &sh);
+    wf = plan_workflow(a, &p, steps, &e);
+    if (!wf || jv_dump(wf, &JV_PRETTY, &wj, &e)) goto refused;
+    fd_buf_putc(&wj, '\n');
+    if (plan_write(&p, &sh, &wj, &e)) goto refused;
+    plan_print(a, &p);
     rc = FD_EXIT_OK;
     goto done;
 refused:
     printf("REFUSED [%s]: %s\n", e.code, e.msg);
 done:
-    if (tmp) { fd_rmtree(tmp); free(tmp); }
-    if (popen_) fd_panel_free(&P);
-    if (wopen) fd_weights_close(&W);
-    if (qopen) fd_qconfig_free(&q);
-    fd_glm_config_free(&c);
+    plan_free(&p);
     jv_free(wf);
     fd_buf_free(&sh);
-    fd_buf_free(&runs);
     fd_buf_free(&wj);
-    free(model);
-    free(panel);
-    free(out);
     return rc;
 }
 

@@ -1,4 +1,5 @@
 #include "compare.h"
+#include "compare_internal.h"
 #include "gates.h"
 #include "k3summary.h"
 #include "replay.h"
@@ -25,100 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct cand_run {
-    fd_side side;
-    fd_gates g;
-    const uint16_t *head;         /* applied to the candidate */
-    const char *head_applied;     /* its content digest */
-    int compute, short_circuited, force_agreed;
-    fd_replay_out r;
-    double *kl;                   /* tokenwise KL (zeros when hash-proven) */
-    uint8_t *top1;
-    size_t npos;
-    uint32_t *obs, *obs_pos;      /* observed token and its position per scored row (with --csv) */
-} cand_run;
-
-static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
-static jv *copy_or_null(const jv *v) { return v ? jv_copy(v) : jv_null(); }
-static jv *num_or_null(double d) { return d == d ? jv_float(d) : jv_null(); }
-
-static jv *side_block(const fd_side *s)
-{
-    const jv *m = s->manifest, *h = jv_get(m, "head"), *w = jv_get(m, "weights"), *d = jv_get(m, "dataset");
-    jv *o = jv_obj(), *head = jv_obj(), *wt = jv_obj();
-    jv_set(o, "label", jv_str(s->label));
-    jv_set(o, "dataset_id", copy_or_null(jv_get(d, "id")));
-    jv_set(o, "dataset_sha256", jv_str(s->dataset_sha256));
-    jv_set(o, "capture_content_digest", jv_str(s->capture_content_digest));
-    jv_set(o, "role", str_or_null(s->role));
-    jv_set(o, "form", str_or_null(s->form));
-    jv_set(o, "lane", str_or_null(s->lane));
-    jv_set(o, "repository", copy_or_null(jv_get(d, "repository")));
-    jv_set(o, "revision", copy_or_null(jv_get(d, "revision")));
-    jv_set(head, "tensor_content_sha256", copy_or_null(jv_get(h, "tensor_content_sha256")));
-    jv_set(head, "raw_tensor_sha256", copy_or_null(jv_get(h, "raw_tensor_sha256")));
-    jv_set(head, "quantized", copy_or_null(jv_get(h, "quantized")));
-    jv_set(head, "bits", copy_or_null(jv_get(h, "bits")));
-    jv_set(head, "source", copy_or_null(jv_get(h, "source")));
-    jv_set(o, "head", head);
-    jv_set(o, "stack_fingerprint_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "stack_fingerprint_sha256")));
-    jv_set(o, "lane_identity_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "lane_identity_sha256")));
-    /* the manifest's weights block verbatim (the Python tool's side_block copies it whole),
-     * with the fields the receipt schema requires made present */
-    if (w && w->t == JV_OBJ) {
-        jv_free(wt);
-        wt = jv_copy(w);
-    }
-    const jv *repo = jv_get(w, "repository");
-    jv_set(wt, "repository", repo && repo->t == JV_STR && repo->u.s.n ? jv_copy(repo) : jv_str("unknown"));
-    jv_set(wt, "revision", copy_or_null(jv_get(w, "revision")));
-    jv_set(wt, "model_revision", copy_or_null(jv_get(w, "model_revision")));
-    const jv *q = jv_get(w, "quantized");
-    jv_set(wt, "quantized", q && q->t == JV_BOOL ? jv_copy(q) : jv_bool(0));
-    jv_set(wt, "checkpoint_identity_sha256", copy_or_null(jv_get(w, "checkpoint_identity_sha256")));
-    jv_set(o, "weights", wt);
-    jv_set(o, "scope_digest", copy_or_null(jv_get(jv_get(m, "scope"), "scope_digest")));
-    return o;
-}
-
-static jv *stats_block(double mean, double median, double p95, double p99, double p999, double max)
-{
-    jv *k = jv_obj();
-    jv_set(k, "mean", jv_float(mean));
-    jv_set(k, "median", jv_float(median));
-    jv_set(k, "p95", jv_float(p95));
-    jv_set(k, "p99", jv_float(p99));
-    jv_set(k, "p99_9", jv_float(p999));
-    jv_set(k, "max", jv_float(max));
-    return k;
-}
-
-static void utc(char out[32], const char *pinned)
-{
-    if (pinned) snprintf(out, 32, "%s", pinned);
-    else fd_utc_now(out, 32, "%Y-%m-%dT%H:%M:%SZ");
-}
-
-/* The comparability key of the registry (provisional: it recomputes it). */
-static void comparability_key(const char *const in[7], char out[32])
-{
-    fd_buf b = {0};
-    for (int i = 0; i < 7; i++) fd_buf_printf(&b, "%s%s", i ? "|" : "", in[i] ? in[i] : "None");
-    char hex[65];
-    fd_sha256_hex(b.p, b.n, hex);
-    snprintf(out, 32, "cmp--%.16s", hex);
-    fd_buf_free(&b);
-}
-
-static int pick_threads(int t)
+int fd_cmp_pick_threads(int t)
 {
     if (t > 0) return t;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
-
-#include "k3emit.inc"
-#include "receipt.inc"
 
 /* The records of one replay group split across the ranks: contiguous
  * context ranges in the shared (index) order, each rank computing its own
@@ -238,6 +151,165 @@ int fd_compare(const fd_cmp_opts *o_in, fd_cmp_result *res, fd_err *e)
     return rc;
 }
 
+/* open every candidate and run its gates (opened: how many sides to close) */
+static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, size_t *opened, fd_err *e)
+{
+    for (size_t i = 0; i < o->ncand; i++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "candidate-%zu", i + 1);
+        const char *label = o->candidate_labels && o->candidate_labels[i] ? o->candidate_labels[i] : o->ncand == 1 ? "candidate" : lab;
+        if (fd_side_open(o->candidates[i], label, o->verify_tensors, o->allow_partial, &cr[i].side, e)) return -1;
+        (*opened)++;
+        if (ref->realroot && cr[i].side.realroot && !strcmp(ref->realroot, cr[i].side.realroot))
+            return fd_fail(e, "same_root", "cli", "reference and candidate resolve to the same directory %s", ref->realroot);
+        fd_gate_opts go = {o->self_compare, o->allow_cross_lane, o->allow_partial, o->own_heads,
+                           o->disclose_head_substitution, o->verify_tensors};
+        if (fd_gates_run(ref, &cr[i].side, &go, &cr[i].g, e)) {
+            fd_err_prefix(e, label);
+            return -1;
+        }
+        cr[i].compute = strcmp(cr[i].g.kind, "reproduction_confirmation") || o->force_compute;
+        cr[i].short_circuited = !strcmp(cr[i].g.kind, "reproduction_confirmation") && !o->force_compute;
+        if (o->emit_k3_compat && (fd_k3_check_panel(ref, cr[i].g.shared, cr[i].g.nshared, e) ||
+                                  fd_k3_check_panel(&cr[i].side, cr[i].g.shared, cr[i].g.nshared, e))) return -1;
+    }
+    return 0;
+}
+
+/* a side's head, read and re-hashed against the manifest's content digest */
+static int read_checked_head(const fd_side *s, uint16_t **out, fd_err *e)
+{
+    if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, out, e)) return -1;
+    char got[65];
+    fd_sha256_hex(*out, (size_t)s->vocab * (size_t)s->hidden * 2, got);
+    if (strcmp(got, s->head_content))
+        return fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root);
+    return 0;
+}
+
+/* the heads every computed candidate applies, each distinct head read (and re-hashed) once */
+typedef struct heads {
+    uint16_t *ref, *sub, **cand;
+    char sub_content[65];
+} heads;
+
+static int load_heads(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, heads *h, fd_err *e)
+{
+    int need = 0;
+    for (size_t i = 0; i < o->ncand; i++) need |= cr[i].compute;
+    if (need && !ref->logit) {
+        if (read_checked_head(ref, &h->ref, e)) return -1;
+        if (o->head) {
+            if (fd_read_head(o->head, "lm_head.weight", ref->vocab, ref->hidden, &h->sub, e)) return -1;
+            fd_sha256_hex(h->sub, (size_t)ref->vocab * (size_t)ref->hidden * 2, h->sub_content);   /* the head applied */
+        }
+    }
+    for (size_t i = 0; i < o->ncand; i++) {
+        cr[i].head = h->ref;
+        cr[i].head_applied = ref->head_content;
+        if (!cr[i].compute) continue;
+        if (cr[i].side.logit) {           /* stored log-probs: no head is applied */
+            cr[i].head = NULL;
+            cr[i].head_applied = NULL;
+        } else if (ref->logit || (!cr[i].g.heads_equal && !cr[i].g.head_substituted)) {
+            /* HEAD-3 (a logit reference): the candidate's own head, equal to the declared one; or differing heads */
+            if (read_checked_head(&cr[i].side, &h->cand[i], e)) return -1;
+            cr[i].head = h->cand[i];
+            cr[i].head_applied = cr[i].side.head_content;
+        } else if (cr[i].g.head_substituted && h->sub) {
+            cr[i].head = h->sub;
+            cr[i].head_applied = h->sub_content;
+        }
+    }
+    return 0;
+}
+
+/* the replay of the candidates that share candidate i's context list (normally all of them) */
+static int replay_group(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, size_t i, const heads *h, fd_path path,
+                        fd_err *e)
+{
+    size_t group[64], ng = 0;
+    for (size_t k = i; k < o->ncand && ng < 64; k++) {
+        if (cr[k].npos || cr[k].g.nshared != cr[i].g.nshared ||
+            memcmp(cr[k].g.shared, cr[i].g.shared, cr[i].g.nshared * sizeof *cr[i].g.shared)) continue;
+        group[ng++] = k;
+    }
+    size_t npos = 0;
+    for (size_t c = 0; c < cr[i].g.nshared; c++) npos += (size_t)fd_side_find(ref, cr[i].g.shared[c])->rows;
+    const fd_side **sides = fd_xcalloc(ng + 1, sizeof *sides);
+    const uint16_t **hs = fd_xcalloc(ng + 1, sizeof *hs);
+    size_t ns = 1;
+    sides[0] = ref;
+    hs[0] = cr[i].g.head_substituted && h->sub ? h->sub : h->ref;
+    size_t computed[64], nc = 0;
+    for (size_t k = 0; k < ng; k++) {
+        cand_run *c = &cr[group[k]];
+        c->npos = npos;
+        if (!c->compute) continue;
+        sides[ns] = &c->side;
+        hs[ns++] = c->head;
+        computed[nc++] = group[k];
+    }
+    fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
+    uint32_t *observed = NULL;
+    /* the observed next tokens for the token statistics (every rank reads them: a refusal is agreed below) */
+    uint32_t *obs_pos = NULL;
+    int rc = 0;
+    if (nc || o->csv)
+        rc = fd_observed_tokens_at(ref, cr[i].g.shared, cr[i].g.nshared, npos, &observed, o->csv ? &obs_pos : NULL, e);
+    if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
+    for (size_t k = 0; k < ng && !rc && o->csv; k++) {
+        cand_run *c = &cr[group[k]];
+        c->obs = fd_xmalloc((npos + 1) * 4);
+        c->obs_pos = fd_xmalloc((npos + 1) * 4);
+        memcpy(c->obs, observed, npos * 4);
+        memcpy(c->obs_pos, obs_pos, npos * 4);
+    }
+    free(obs_pos);
+    if (nc && !rc) {
+        fd_replay_opts ro = {fd_cmp_pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
+                             o->js, observed};
+        rc = replay_sharded(o->dist, sides, ns, hs, ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
+    }
+    free(observed);
+    for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];
+    free(outs);
+    free(sides);
+    free(hs);
+    return rc;
+}
+
+/* SC-1: the hash proof, and --force-compute must agree with it bit for bit; every candidate's KL and top-1 arrays */
+static int self_compare_check(const fd_cmp_opts *o, cand_run *cr, fd_err *e)
+{
+    int rc = 0;
+    for (size_t i = 0; i < o->ncand && !rc; i++) {
+        cand_run *c = &cr[i];
+        if (!strcmp(c->g.kind, "reproduction_confirmation") && c->compute) {
+            for (size_t p = 0; p < c->npos; p++) {
+                uint64_t bits;
+                memcpy(&bits, &c->r.kl[p], 8);
+                if (bits != 0 || !c->r.top1[p]) {
+                    rc = fd_fail(e, "self_compare_disagreement", "classify",
+                                 "--force-compute: position %zu gives KL bits %016llx (top-1 %s) where the hash proof asserts +0.0",
+                                 p, (unsigned long long)bits, c->r.top1[p] ? "agrees" : "differs");
+                    break;
+                }
+            }
+            c->force_agreed = !rc;
+        }
+        if (!c->compute) {
+            c->kl = fd_xcalloc(c->npos + 1, 8);
+            c->top1 = fd_xmalloc(c->npos + 1);
+            memset(c->top1, 1, c->npos + 1);
+        } else {
+            c->kl = c->r.kl;
+            c->top1 = c->r.top1;
+        }
+    }
+    return rc;
+}
+
 static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
 {
     fd_side ref;
@@ -249,171 +321,26 @@ static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     }
     cand_run *cr = fd_xcalloc(o->ncand, sizeof *cr);
     size_t opened = 0;
-    uint16_t *ref_head = NULL, *sub_head = NULL;
-    char sub_content[65] = {0};
-    uint16_t **cand_heads = fd_xcalloc(o->ncand, sizeof *cand_heads);
+    heads h = {0};
+    h.cand = fd_xcalloc(o->ncand, sizeof *h.cand);
     fd_path path;
-    if (fd_path_select(o->kernel, &path)) {
+    if (fd_path_select(o->kernel, &path))
         rc = fd_fail(e, "bad_kernel", "usage", "kernel path '%s' is unknown or not supported by this CPU", o->kernel);
-        goto sync;
-    }
-    for (size_t i = 0; i < o->ncand && !rc; i++) {
-        char lab[64];
-        snprintf(lab, sizeof lab, "candidate-%zu", i + 1);
-        const char *label = o->candidate_labels && o->candidate_labels[i] ? o->candidate_labels[i] : o->ncand == 1 ? "candidate" : lab;
-        if (fd_side_open(o->candidates[i], label, o->verify_tensors, o->allow_partial, &cr[i].side, e)) { rc = -1; break; }
-        opened++;
-        if (ref.realroot && cr[i].side.realroot && !strcmp(ref.realroot, cr[i].side.realroot)) {
-            rc = fd_fail(e, "same_root", "cli", "reference and candidate resolve to the same directory %s", ref.realroot);
-            break;
-        }
-        fd_gate_opts go = {o->self_compare, o->allow_cross_lane, o->allow_partial, o->own_heads,
-                           o->disclose_head_substitution, o->verify_tensors};
-        if (fd_gates_run(&ref, &cr[i].side, &go, &cr[i].g, e)) {
-            fd_err_prefix(e, label);
-            rc = -1;
-            break;
-        }
-        cr[i].compute = strcmp(cr[i].g.kind, "reproduction_confirmation") || o->force_compute;
-        cr[i].short_circuited = !strcmp(cr[i].g.kind, "reproduction_confirmation") && !o->force_compute;
-        if (o->emit_k3_compat && (fd_k3_check_panel(&ref, cr[i].g.shared, cr[i].g.nshared, e) ||
-                                  fd_k3_check_panel(&cr[i].side, cr[i].g.shared, cr[i].g.nshared, e))) rc = -1;
-    }
-    if (rc) goto sync;
-
-    /* heads: read (and re-hash) each distinct head once */
-    int need = 0;
-    for (size_t i = 0; i < o->ncand; i++) need |= cr[i].compute;
-    if (need && !ref.logit) {
-        if (fd_read_head(ref.head_path, ref.head_key, ref.vocab, ref.hidden, &ref_head, e)) { rc = -1; goto sync; }
-        char got[65];
-        fd_sha256_hex(ref_head, (size_t)ref.vocab * (size_t)ref.hidden * 2, got);
-        if (strcmp(got, ref.head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", ref.root); goto sync; }
-        if (o->head) {
-            if (fd_read_head(o->head, "lm_head.weight", ref.vocab, ref.hidden, &sub_head, e)) { rc = -1; goto sync; }
-            fd_sha256_hex(sub_head, (size_t)ref.vocab * (size_t)ref.hidden * 2, sub_content);   /* the head applied */
-        }
-    }
-    for (size_t i = 0; i < o->ncand; i++) {
-        cr[i].head = ref_head;
-        cr[i].head_applied = ref.head_content;
-        if (!cr[i].compute) continue;
-        if (cr[i].side.logit) {           /* stored log-probs: no head is applied */
-            cr[i].head = NULL;
-            cr[i].head_applied = NULL;
-        } else if (ref.logit) {           /* HEAD-3: the candidate's own head, equal to the declared one */
-            fd_side *s = &cr[i].side;
-            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto sync; }
-            char got[65];
-            fd_sha256_hex(cand_heads[i], (size_t)s->vocab * (size_t)s->hidden * 2, got);
-            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto sync; }
-            cr[i].head = cand_heads[i];
-            cr[i].head_applied = s->head_content;
-        } else if (cr[i].g.head_substituted && sub_head) {
-            cr[i].head = sub_head;
-            cr[i].head_applied = sub_content;
-        } else if (!cr[i].g.heads_equal && !cr[i].g.head_substituted) {
-            fd_side *s = &cr[i].side;
-            if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, &cand_heads[i], e)) { rc = -1; goto sync; }
-            char got[65];
-            fd_sha256_hex(cand_heads[i], (size_t)s->vocab * (size_t)s->hidden * 2, got);
-            if (strcmp(got, s->head_content)) { rc = fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root); goto sync; }
-            cr[i].head = cand_heads[i];
-            cr[i].head_applied = s->head_content;
-        }
-    }
-
-sync:
+    if (!rc) rc = open_candidates(o, &ref, cr, &opened, e);
+    if (!rc) rc = load_heads(o, &ref, cr, &h, e);
     /* every rank reaches this point once: a refusal on any rank stops all */
     if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
     if (rc) goto out;
     /* ranks may run on CPUs with different features: every rank runs rank
      * 0's path, the one the receipt names (the bits are the same on any) */
     if (o->dist) fd_dist_bcast(o->dist, &path, sizeof path, 0);
-
     /* replay: candidates grouped by their shared-context list (normally one group) */
-    for (size_t i = 0; i < o->ncand && !rc; i++) {
-        if (cr[i].npos) continue;
-        size_t group[64], ng = 0;
-        for (size_t k = i; k < o->ncand && ng < 64; k++) {
-            if (cr[k].npos || cr[k].g.nshared != cr[i].g.nshared ||
-                memcmp(cr[k].g.shared, cr[i].g.shared, cr[i].g.nshared * sizeof *cr[i].g.shared)) continue;
-            group[ng++] = k;
-        }
-        size_t npos = 0;
-        for (size_t c = 0; c < cr[i].g.nshared; c++) npos += (size_t)fd_side_find(&ref, cr[i].g.shared[c])->rows;
-        const fd_side **sides = fd_xcalloc(ng + 1, sizeof *sides);
-        const uint16_t **heads = fd_xcalloc(ng + 1, sizeof *heads);
-        size_t ns = 1;
-        sides[0] = &ref;
-        heads[0] = cr[i].g.head_substituted && sub_head ? sub_head : ref_head;
-        size_t computed[64], nc = 0;
-        for (size_t k = 0; k < ng; k++) {
-            cand_run *c = &cr[group[k]];
-            c->npos = npos;
-            if (!c->compute) continue;
-            sides[ns] = &c->side;
-            heads[ns++] = c->head;
-            computed[nc++] = group[k];
-        }
-        fd_replay_out *outs = fd_xcalloc(nc + 1, sizeof *outs);
-        uint32_t *observed = NULL;
-        /* the observed next tokens for the token statistics (every rank reads them: a refusal is agreed below) */
-        uint32_t *obs_pos = NULL;
-        if (nc || o->csv)
-            rc = fd_observed_tokens_at(&ref, cr[i].g.shared, cr[i].g.nshared, npos, &observed, o->csv ? &obs_pos : NULL, e);
-        if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;
-        for (size_t k = 0; k < ng && !rc && o->csv; k++) {
-            cand_run *c = &cr[group[k]];
-            c->obs = fd_xmalloc((npos + 1) * 4);
-            c->obs_pos = fd_xmalloc((npos + 1) * 4);
-            memcpy(c->obs, observed, npos * 4);
-            memcpy(c->obs_pos, obs_pos, npos * 4);
-        }
-        free(obs_pos);
-        if (nc && !rc) {
-            fd_replay_opts ro = {pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
-                                 o->js, observed};
-            rc = replay_sharded(o->dist, sides, ns, heads, &ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
-        }
-        free(observed);
-        for (size_t k = 0; k < nc && !rc; k++) cr[computed[k]].r = outs[k];
-        free(outs);
-        free(sides);
-        free(heads);
-    }
+    for (size_t i = 0; i < o->ncand && !rc; i++)
+        if (!cr[i].npos) rc = replay_group(o, &ref, cr, i, &h, path, e);
     if (rc) goto out;
     if (o->dist && o->dist->rank) goto out;   /* rank 0 holds every position now and writes alone */
-
-    /* SC-1: the hash proof, and --force-compute must agree with it bit for bit */
-    for (size_t i = 0; i < o->ncand && !rc; i++) {
-        cand_run *c = &cr[i];
-        if (!strcmp(c->g.kind, "reproduction_confirmation")) {
-            if (c->compute) {
-                for (size_t p = 0; p < c->npos; p++) {
-                    uint64_t bits;
-                    memcpy(&bits, &c->r.kl[p], 8);
-                    if (bits != 0 || !c->r.top1[p]) {
-                        rc = fd_fail(e, "self_compare_disagreement", "classify",
-                                     "--force-compute: position %zu gives KL bits %016llx (top-1 %s) where the hash proof asserts +0.0",
-                                     p, (unsigned long long)bits, c->r.top1[p] ? "agrees" : "differs");
-                        break;
-                    }
-                }
-                c->force_agreed = !rc;
-            }
-        }
-        if (!c->compute) {
-            c->kl = fd_xcalloc(c->npos + 1, 8);
-            c->top1 = fd_xmalloc(c->npos + 1);
-            memset(c->top1, 1, c->npos + 1);
-        } else {
-            c->kl = c->r.kl;
-            c->top1 = c->r.top1;
-        }
-    }
-    if (rc) goto out;
-    rc = write_outputs(o, &ref, cr, res, path, e);
+    rc = self_compare_check(o, cr, e);
+    if (!rc) rc = fd_cmp_write_outputs(o, &ref, cr, res, path, e);
 out:
     for (size_t i = 0; i < o->ncand; i++) {
         if (cr[i].kl && cr[i].kl != cr[i].r.kl) free(cr[i].kl);
@@ -423,12 +350,12 @@ out:
         free(cr[i].obs_pos);
         fd_gates_free(&cr[i].g);
         if (i < opened) fd_side_close(&cr[i].side);
-        free(cand_heads[i]);
+        free(h.cand[i]);
     }
-    free(cand_heads);
+    free(h.cand);
     free(cr);
-    free(ref_head);
-    free(sub_head);
+    free(h.ref);
+    free(h.sub);
     fd_side_close(&ref);
     if (rc) fd_cmp_result_free(res);
     return rc;

@@ -1,13 +1,7 @@
-/* GlmMoeDsaConfig (model_type "glm_moe_dsa", MODEL-GLM.md §1): every field
- * the forward needs, with the 5.16-era dataclass defaults for absent fields
- * and the derived schedules computed as transformers' __post_init__ does:
- *   - qk_head_dim = qk_nope_head_dim + qk_rope_head_dim (config value ignored)
- *   - head_dim = qk_rope_head_dim (config value ignored)
- *   - mlp_layer_types: explicit, else dense for i < first_k_dense_replace
- *   - indexer_types: explicit, else index_topk_pattern (F/S), else layer i is
- *     full iff max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0
- *   - rope_parameters: explicit, else folded from top-level rope_theta /
- *     rope_scaling (rope_type "default", theta 10000 when nothing is given)
+/* The common config of every architecture (fd_glm_config: the fields the
+ * op library and the driver read; an architecture's private fields live
+ * under ->ext), its load/free, and the field readers each architecture's
+ * parser uses (engine/arch/<model_type>/: glm_moe_dsa's is dsa_config.c).
  * Refusals: unsupported_model_type (naming it), bad_config (naming the field). */
 #ifndef FD_ENGINE_CONFIG_H
 #define FD_ENGINE_CONFIG_H
@@ -33,8 +27,6 @@ typedef struct fd_glm_config {
     void *ext;                   /* its private part (glm5_next: fd_next_ext); NULL for glm_moe_dsa */
 } fd_glm_config;
 
-/* model_type glm_moe_dsa's parser (its fd_arch's parse hook). */
-int fd_glm_moe_dsa_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 int fd_glm_config_from_json(const jv *doc, fd_glm_config *c, fd_err *e);
 /* Reads DIR/config.json (or a file path ending in .json). */
 int fd_glm_config_load(const char *path, fd_glm_config *c, fd_err *e);

@@ -1,4 +1,5 @@
 #include "writer.h"
+#include "writer_internal.h"
 #include "digest.h"
 #include "npy.h"
 #include "safetensors.h"
@@ -16,23 +17,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-struct fd_dsw {
-    char *out, *tmp;
-    fd_ds_identity id;
-    char created[32], cold_run[64];
-    jv *cap_records, *panel_records;
-    int64_t total_size;
-    int have_head, logit;
-    char head_file_sha[65], head_content_sha[65];
-};
-
-static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
-static const char *semantic_point(const fd_dsw *w)
-{
-    return w->id.semantic_point ? w->id.semantic_point : "lm_head_output_before_sampling";
-}
-
 
 int fd_lane_valid(const char *lane)
 {
@@ -104,7 +88,7 @@ fd_dsw *fd_dsw_begin(const char *out, const fd_ds_identity *id, fd_err *e)
     return w;
 }
 
-static int write_rel(fd_dsw *w, const char *rel, const void *p, size_t n, char hex[65], fd_err *e)
+int fd_dsw_write_rel(fd_dsw *w, const char *rel, const void *p, size_t n, char hex[65], fd_err *e)
 {
     char *full = fd_path_join(w->tmp, rel);
     int rc = fd_write_atomic(full, p, n, e);
@@ -134,7 +118,7 @@ static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, f
     for (size_t i = 0; i < win->n_ids; i++) fd_buf_printf(&tb, i ? ",%lld" : "%lld", (long long)win->ids[i]);
     fd_buf_putc(&tb, ']');
     snprintf(rel, sizeof rel, "panel/tokens/context-%04zu.json", index);
-    int rc = write_rel(w, rel, tb.p, tb.n, tok_sha, e);
+    int rc = fd_dsw_write_rel(w, rel, tb.p, tb.n, tok_sha, e);
     fd_buf_free(&tb);
     if (rc) return -1;
     fd_token_ids_sha256(win->ids, win->n_ids, 1, tok_legacy);
@@ -142,13 +126,13 @@ static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, f
     snprintf(tok_rel, sizeof tok_rel, "%s", rel);
     /* mask: the upstream bytes verbatim, else numpy's all-ones int64 mask */
     snprintf(mask_rel, sizeof mask_rel, "panel/masks/context-%04zu.npy", index);
-    if (win->mask_npy) rc = write_rel(w, mask_rel, win->mask_npy, win->mask_len, mask_sha, e);
+    if (win->mask_npy) rc = fd_dsw_write_rel(w, mask_rel, win->mask_npy, win->mask_len, mask_sha, e);
     else {
         fd_buf mb = {0};
         uint64_t shape[1] = {win->n_ids};
         fd_npy_header(&mb, "<i8", shape, 1);
         for (size_t i = 0; i < win->n_ids; i++) { int64_t one = 1; fd_buf_put(&mb, &one, 8); }
-        rc = write_rel(w, mask_rel, mb.p, mb.n, mask_sha, e);
+        rc = fd_dsw_write_rel(w, mask_rel, mb.p, mb.n, mask_sha, e);
         fd_buf_free(&mb);
     }
     if (rc) return -1;
@@ -271,26 +255,14 @@ static int write_sealed(fd_dsw *w, const char *rel, jv *doc, const char *field, 
     }
     fd_buf b = {0};
     int rc = jv_dump(doc, &JV_PRETTY, &b, e);
-    if (!rc) { fd_buf_putc(&b, '\n'); rc = write_rel(w, rel, b.p, b.n, hex, e); }
+    if (!rc) { fd_buf_putc(&b, '\n'); rc = fd_dsw_write_rel(w, rel, b.p, b.n, hex, e); }
     fd_buf_free(&b);
     return rc;
 }
 
-static jv *disclosure(const char *code, const char *severity, int affects, const char *detail)
-{
-    jv *d = jv_obj();
-    jv_set(d, "code", jv_str(code));
-    jv_set(d, "severity", jv_str(severity));
-    jv_set(d, "affects_comparability", jv_bool(affects));
-    jv_set(d, "detail", jv_str(detail));
-    return d;
-}
-
-#include "writer_blocks.inc"
-
 jv *fd_dataset_seal_block(const char *checksums_sha, const jv *external_anchor)
 {
-    jv *s = seal_block(checksums_sha);
+    jv *s = fd_dsw_seal_block(checksums_sha);
     if (external_anchor) jv_set(s, "external_anchor", jv_copy(external_anchor));
     return s;
 }
@@ -305,12 +277,12 @@ int fd_dsw_finish(fd_dsw *w, jv **manifest_out, fd_err *e)
     char panel_sha[65], runtime_sha[65], cap_sha[65], cks_sha[65], seal[65];
     char content_digest[65];
     if (fd_capture_content_digest(w->cap_records, content_digest, e)) goto out;
-    jv *coverage = coverage_block(w);
-    panel_doc = panel_binding_doc(w);
-    runtime_doc = runtime_doc_new(w);
-    head_doc = head_doc_new(w);
-    cap_doc = capture_doc_new(w, coverage, content_digest);
-    manifest = top_manifest(w, panel_doc, runtime_doc, coverage, content_digest);
+    jv *coverage = fd_dsw_coverage_block(w);
+    panel_doc = fd_dsw_panel_binding_doc(w);
+    runtime_doc = fd_dsw_runtime_doc_new(w);
+    head_doc = fd_dsw_head_doc_new(w);
+    cap_doc = fd_dsw_capture_doc_new(w, coverage, content_digest);
+    manifest = fd_dsw_top_manifest(w, panel_doc, runtime_doc, coverage, content_digest);
     if (w->id.emit_k3_compat) { /* before the card and the seal: checksums.txt lists compat/ */
         jv *upd = NULL;
         if (fd_k3compat_emit(w->tmp, panel_doc, cap_doc, "capture", w->have_head ? "head/weight.safetensors" : NULL,
@@ -320,7 +292,7 @@ int fd_dsw_finish(fd_dsw *w, jv **manifest_out, fd_err *e)
         jv_free(upd);
     }
     /* 1. payload files exist; README first */
-    if (write_card(w, manifest, e)) goto out;
+    if (fd_dsw_write_card(w, manifest, e)) goto out;
     /* 2-5. sub-manifests in seal-chain order */
     if (write_sealed(w, "panel/panel.json", panel_doc, "receipt_sha256", panel_sha, e)) goto out;
     jv_set(jv_get(manifest, "panel"), "panel_file_sha256", jv_str(panel_sha));
@@ -331,11 +303,11 @@ int fd_dsw_finish(fd_dsw *w, jv **manifest_out, fd_err *e)
     if (write_sealed(w, "capture/manifest.json", cap_doc, "receipt_sha256", cap_sha, e)) goto out;
     jv_set(jv_get(manifest, "capture"), "manifest_file_sha256", jv_str(cap_sha));
     /* 6. the pre-seal validator verdict (structural checks that need no seal) */
-    val = validation_doc(w);
+    val = fd_dsw_validation_doc(w);
     if (write_sealed(w, "validation/structural-validation.json", val, "receipt_sha256", NULL, e)) goto out;
     /* 7-8. checksums, then the self-sealed manifest */
     if (fd_checksums_write(w->tmp, cks_sha, e)) goto out;
-    jv_set(manifest, "seal", seal_block(cks_sha));
+    jv_set(manifest, "seal", fd_dsw_seal_block(cks_sha));
     if (jv_seal(manifest, "dataset_sha256", seal, e)) goto out;
     jv_set(manifest, "dataset_sha256", jv_str(seal));
     if (write_sealed(w, "fidelity-dataset.json", manifest, NULL, NULL, e)) goto out;

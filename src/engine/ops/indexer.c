@@ -3,6 +3,7 @@
  * engine/arch/glm_moe_dsa/dsa_forward.h ("Indexer top-k"). */
 #include "engine/ops/indexer.h"
 #include "engine/ops/kblocks.h"
+#include "engine/ops/reduce.h"
 #include "kernels/gemm.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
@@ -125,8 +126,8 @@ int fd_op_dsa_indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *
      * increasing k, exact products): the canonical kernel gives that order
      * on pair-swapped operands (LIN_F32_SEQ) */
     for (size_t t = 0; t < S; t++) {
-        for (size_t hh = 0; hh < Hi; hh++) fd_swap_pairs(q + (t * Hi + hh) * Di, Di);
-        fd_swap_pairs(k + t * Di, Di);
+        for (size_t hh = 0; hh < Hi; hh++) fd_op_swap_pairs16(q + (t * Hi + hh) * Di, Di);
+        fd_op_swap_pairs16(k + t * Di, Di);
     }
     fd_packed_head kx;
     fd_mm_alloc(&kx, S, Di);

@@ -3,6 +3,7 @@
  * rounding (engine/ops/ops.h fd_lin; the public API is there). */
 #include "engine/ops/ops.h"
 #include "engine/ops/kblocks.h"
+#include "engine/ops/reduce.h"
 #include "kernels/gemm_f32.h"
 #include "kernels/rowops.h"
 #include "util/bf16.h"
@@ -33,13 +34,6 @@
  *     LIN_F32_SEQ when every value is a bf16 value. */
 typedef fd_lin lin;
 
-/* pairs (2i, 2i+1) swapped, so the canonical odd-then-even chain runs in
- * increasing k */
-void fd_swap_pairs(uint16_t *v, size_t K)
-{
-    for (size_t i = 0; i + 1 < K; i += 2) { uint16_t t = v[i]; v[i] = v[i + 1]; v[i + 1] = t; }
-}
-
 typedef struct pack_job {
     lin *L;
     const fd_tensor *t;
@@ -62,7 +56,7 @@ static void pack_rows(void *ctx, size_t lo, size_t hi)
             else {
                 uint16_t *row = buf + r * K;
                 fd_tensor_row_bf16(j->t, j->row0 + n0 + r, K, row); /* quantized weights: dequantized here */
-                if (L->mode == LIN_F32_SEQ) fd_swap_pairs(row, K);
+                if (L->mode == LIN_F32_SEQ) fd_op_swap_pairs16(row, K);
                 rows[r] = (const unsigned char *)row;
             }
         }
@@ -222,7 +216,7 @@ float *fd_lin_dots(const fd_mm *m, const lin *L, const uint16_t *x, size_t rows)
     if (L->mode == LIN_F32_SEQ) {
         sw = fd_xmalloc(rows * L->K * 2 + 2);
         memcpy(sw, x, rows * L->K * 2);
-        for (size_t r = 0; r < rows; r++) fd_swap_pairs(sw + r * L->K, L->K);
+        for (size_t r = 0; r < rows; r++) fd_op_swap_pairs16(sw + r * L->K, L->K);
         src = sw;
     }
     void (*run)(const fd_mm *, const uint32_t *, size_t, const fd_packed_head *, float *, size_t) =

@@ -296,6 +296,7 @@ int fd_mlp_moe_opts(const fd_mm *m, const fd_weights *W, const fd_glm_config *c,
     fd_op_dump(L, "router_logits", "f32", dlog, S * E * 4);
     fd_op_dump(L, "routed", "bf16", drt, S * H * 2);
     fd_op_dump(L, "shared", "bf16", sh, S * H * 2);
+    fd_op_dump(L, "experts", "i64", slot_x, S * kk * sizeof *slot_x); /* the top-k experts, slot order */
     free(dlog);
     free(drt);
     free(ys); free(slot_x); free(slot_r);

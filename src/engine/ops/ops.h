@@ -101,8 +101,6 @@ void fd_lin_pack_plan(const fd_mm *m, fd_lin *L, const fd_tensor *t, uint64_t ro
                       const struct fd_kplan *plan);
 /* MKL's blocks for a router's [S, K] x [K, E] fp32 product where measured, else NULL (one chain). */
 const struct fd_kplan *fd_router_plan(size_t S, size_t E, size_t K, struct fd_kplan *p);
-/* pairs (2i, 2i+1) of v swapped (LIN_F32_SEQ operands) */
-void fd_swap_pairs(uint16_t *v, size_t K);
 /* RMSNorm of rows x n (x may equal y), rows on m's threads (NULL: the caller's). */
 void fd_op_rmsnorm_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 /* LayerNorm in place, torch's CPU kernel (torch_ops.h), bf16 weight and bias. */

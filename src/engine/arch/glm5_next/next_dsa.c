@@ -29,13 +29,14 @@ static int indexer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     uint16_t *q = NULL, *k = NULL, *gs = NULL, *w16 = NULL, *pk = NULL;
     float *lw = NULL, *lb = NULL, *ape = NULL, *sc = NULL, *is = NULL;
     fd_keyscore *ks = NULL;
-    if (nx_lin(m, S, &wq, W, e, Hi * Di, rq, "%s.indexer.wq_b", P) || nx_lin(m, S, &wk, W, e, Di, H, "%s.indexer.wk", P) ||
-        nx_lin(m, S, &wp, W, e, Hi, H, "%s.indexer.weights_proj", P))
+    if (fd_op_lin_named(m, S, &wq, W, e, Hi * Di, rq, "%s.indexer.wq_b", P) ||
+        fd_op_lin_named(m, S, &wk, W, e, Di, H, "%s.indexer.wk", P) ||
+        fd_op_lin_named(m, S, &wp, W, e, Hi, H, "%s.indexer.weights_proj", P))
         goto out;
-    const fd_tensor *kw = nx_get(W, e, 1, Di, 0, 0, "%s.indexer.k_norm.weight", P);
-    const fd_tensor *kb = kw ? nx_get(W, e, 1, Di, 0, 0, "%s.indexer.k_norm.bias", P) : NULL;
-    const fd_tensor *ta = kb ? nx_get(W, e, 2, kp, Di, 0, "%s.indexer.index_kpool_compress_ape", P) : NULL;
-    const fd_tensor *tg = ta ? nx_get(W, e, 2, Di, H, 0, "%s.indexer.index_kpool_compress_gate", P) : NULL;
+    const fd_tensor *kw = fd_op_get(W, e, 1, Di, 0, 0, "%s.indexer.k_norm.weight", P);
+    const fd_tensor *kb = kw ? fd_op_get(W, e, 1, Di, 0, 0, "%s.indexer.k_norm.bias", P) : NULL;
+    const fd_tensor *ta = kb ? fd_op_get(W, e, 2, kp, Di, 0, "%s.indexer.index_kpool_compress_ape", P) : NULL;
+    const fd_tensor *tg = ta ? fd_op_get(W, e, 2, Di, H, 0, "%s.indexer.index_kpool_compress_gate", P) : NULL;
     if (!tg) goto out;
     fd_lin_pack(m, &cg, tg, 0, Di, H, S);
     lw = fd_xmalloc(Di * 4);
@@ -140,13 +141,14 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     if (fd_lin_load(m, &kva, W, e, rkv, H, S, c->attention_bias, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.o_proj", P);
     if (fd_lin_load(m, &op, W, e, H, nh * dv, S, c->attention_bias, nm)) goto out;
-    if (nx_lin(m, S, &qb, W, e, nh * dn, rq, "%s.q_b_proj", P) || nx_lin(m, S, &kvb, W, e, nh * (dn + dv), rkv, "%s.kv_b_proj", P))
+    if (fd_op_lin_named(m, S, &qb, W, e, nh * dn, rq, "%s.q_b_proj", P) ||
+        fd_op_lin_named(m, S, &kvb, W, e, nh * (dn + dv), rkv, "%s.kv_b_proj", P))
         goto out;
-    const fd_tensor *t1 = nx_get(W, e, 1, rq, 0, 0, "%s.q_a_layernorm.weight", P);
-    const fd_tensor *t2 = t1 ? nx_get(W, e, 1, rkv, 0, 0, "%s.kv_a_layernorm.weight", P) : NULL;
+    const fd_tensor *t1 = fd_op_get(W, e, 1, rq, 0, 0, "%s.q_a_layernorm.weight", P);
+    const fd_tensor *t2 = t1 ? fd_op_get(W, e, 1, rkv, 0, 0, "%s.kv_a_layernorm.weight", P) : NULL;
     if (!t2) goto out;
-    qaw = nx_vec_bf16(t1, rq);
-    kvaw = nx_vec_bf16(t2, rkv);
+    qaw = fd_op_vec_bf16(t1, 0, rq);
+    kvaw = fd_op_vec_bf16(t2, 0, rkv);
     float eps = (float)c->rms_norm_eps;
     qr = fd_xmalloc(S * rq * 2);
     fd_lin_apply(m, &qa, x, S, qr);
@@ -159,7 +161,7 @@ int nx_dsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     kv = fd_xmalloc(S * nh * (dn + dv) * 2);
     fd_lin_apply(m, &kvb, ck, S, kv);
     if (c->indexer_full[L] && indexer(m, W, c, P, x, qr, S, sel, e)) goto out;
-    nx_dump(L, "sel", "u8", sel, S * S);
+    fd_op_dump(L, "sel", "u8", sel, S * S);
     /* eager attention per head, as ops/attention.c's fd_op_attention (no rope part: dr = 0):
      * s = bf(bf(q.k) * dn^-0.5); unselected keys get finfo(bf16).min, i.e.
      * probability exactly 0; torch's lastdim softmax over the S-long row;

@@ -72,7 +72,7 @@ void *fd_next_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *
     if (check_config(c, e)) return NULL;
     if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, M = (size_t)NX(c)->hc_mult;
-    const fd_tensor *emb = nx_get(W, e, 2, V, H, 0, FD_NEXT_PREFIX "embed_tokens.weight");
+    const fd_tensor *emb = fd_op_get(W, e, 2, V, H, 0, FD_NEXT_PREFIX "embed_tokens.weight");
     if (!emb) return NULL;
     for (size_t t = 0; t < S; t++)
         if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
@@ -90,7 +90,7 @@ void *fd_next_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *
     for (size_t t = 0; t < S; t++)
         for (size_t i = 0; i < M; i++)
             for (size_t d = 0; d < H; d++) f->X[(t * M + i) * H + d] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + d);
-    nx_dump(-1, "ids", "i64", ids, S * 8);
+    fd_op_dump(-1, "ids", "i64", ids, S * 8);
     return f;
 }
 
@@ -107,20 +107,20 @@ static int site_in(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
     free(hh.fn);
     char dn[32];
     snprintf(dn, sizeof dn, "hcmix_%s", site[s]);
-    if (mixd) nx_dump(L, dn, "f32", mixd, S * nmix * 4);
+    if (mixd) fd_op_dump(L, dn, "f32", mixd, S * nmix * 4);
     free(mixd);
     snprintf(dn, sizeof dn, "hcpost_%s", site[s]);
-    nx_dump(L, dn, "f32", f->post, S * M * 4);
+    fd_op_dump(L, dn, "f32", f->post, S * M * 4);
     snprintf(dn, sizeof dn, "hccomb_%s", site[s]);
-    nx_dump(L, dn, "f32", f->comb, S * M * M * 4);
+    fd_op_dump(L, dn, "f32", f->comb, S * M * M * 4);
     snprintf(dn, sizeof dn, "hccol_%s", site[s]);
-    nx_dump(L, dn, "bf16", f->h, S * H * 2);
-    const fd_tensor *nw = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "layers.%lld.%s.weight", L,
+    fd_op_dump(L, dn, "bf16", f->h, S * H * 2);
+    const fd_tensor *nw = fd_op_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "layers.%lld.%s.weight", L,
                                  s ? "post_attention_layernorm" : "input_layernorm");
     if (!nw) return -1;
-    uint16_t *lw = nx_vec_bf16(nw, H);
+    uint16_t *lw = fd_op_vec_bf16(nw, 0, H);
     fd_op_rmsnorm(f->h, S, H, lw, (float)c->rms_norm_eps, f->h);
-    nx_dump(L, s ? "post_ln" : "attn_in", "bf16", f->h, S * H * 2);
+    fd_op_dump(L, s ? "post_ln" : "attn_in", "bf16", f->h, S * H * 2);
     free(lw);
     return 0;
 }
@@ -140,11 +140,11 @@ int fd_next_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, l
             r = fd_mlp_dense_lim(m, W, H, (size_t)c->intermediate_size, P, f->h, S, 1, (float)NX(c)->swiglu_limit, f->y, e);
         }
         if (r) return -1;
-        nx_dump(L, s ? "mlp" : "attn", "bf16", f->y, S * H * 2);
+        fd_op_dump(L, s ? "mlp" : "attn", "bf16", f->y, S * H * 2);
         nx_hc_combine(m, c, f->post, f->comb, f->y, f->X, S);
-        if (!s) nx_dump(L, "attn_mid", "bf16", f->X, S * M * H * 2);
+        if (!s) fd_op_dump(L, "attn_mid", "bf16", f->X, S * M * H * 2);
     }
-    nx_dump(L, "layer_out", "bf16", f->X, S * M * H * 2);
+    fd_op_dump(L, "layer_out", "bf16", f->X, S * M * H * 2);
     return 0;
 }
 
@@ -152,7 +152,7 @@ int fd_next_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t 
 {
     nx_fwd *f = st;
     size_t H = (size_t)c->hidden_size, M = (size_t)NX(c)->hc_mult, S = f->S;
-    const fd_tensor *nrm = nx_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "norm.weight");
+    const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, FD_NEXT_PREFIX "norm.weight");
     if (!nrm) return -1;
     for (size_t t = 0; t < S; t++) /* hc_head: mean over the streams (fp32 sum, / M, one bf16 rounding) */
         for (size_t d = 0; d < H; d++) {
@@ -160,9 +160,9 @@ int fd_next_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t 
             for (size_t i = 1; i < M; i++) acc += F(f->X[(t * M + i) * H + d]);
             f->h[t * H + d] = BF(acc / (float)M);
         }
-    uint16_t *lw = nx_vec_bf16(nrm, H);
+    uint16_t *lw = fd_op_vec_bf16(nrm, 0, H);
     fd_op_rmsnorm(f->h, S, H, lw, (float)c->rms_norm_eps, out);
-    nx_dump(-1, "final", "bf16", out, S * H * 2);
+    fd_op_dump(-1, "final", "bf16", out, S * H * 2);
     free(lw);
     return 0;
 }

@@ -35,9 +35,9 @@ static float mkl_dot(const float *a, const float *b, const fd_kplan *p)
 int nx_hc_load(nx_hc *h, const fd_weights *W, const fd_glm_config *c, long long L, const char *site, fd_err *e)
 {
     size_t m = (size_t)NX(c)->hc_mult, H = (size_t)c->hidden_size, mix = (2 + m) * m;
-    const fd_tensor *fn = nx_get(W, e, 2, mix, m * H, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_fn", L, site);
-    const fd_tensor *ba = fn ? nx_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
-    const fd_tensor *sc = ba ? nx_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
+    const fd_tensor *fn = fd_op_get(W, e, 2, mix, m * H, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_fn", L, site);
+    const fd_tensor *ba = fn ? fd_op_get(W, e, 1, mix, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_base", L, site) : NULL;
+    const fd_tensor *sc = ba ? fd_op_get(W, e, 1, 3, 0, 0, FD_NEXT_PREFIX "layers.%lld.hc_%s_scale", L, site) : NULL;
     if (!sc) return -1;
     /* fn is a bf16 parameter (F32 on disk is cast to the bf16 load dtype,
      * and the capture discloses it); base and scale are kept in fp32 by

@@ -11,14 +11,6 @@
 #define BF fd_f32_to_bf16
 #define F fd_bf16_to_f32
 
-/* the shared ops under this architecture's short names (engine/ops/ops.h) */
-#define nx_get fd_op_get
-#define nx_lin fd_op_lin_named
-#define nx_vec_f32(t, n) fd_op_vec_f32(t, n)
-#define nx_vec_bf16(t, n) fd_op_vec_bf16(t, 0, n)
-/* FIDELITY_FORWARD_DUMP (ops/tensor.c fd_op_dump): DIR/<stage>[.L<layer>].<ext>, first call kept. */
-#define nx_dump fd_op_dump /* engine/ops/ops.h */
-
 /* One mHC site (attn or ffn) of layer L: fn [(2+m)m, mH] (bf16 values),
  * base [(2+m)m], scale [3]. */
 typedef struct nx_hc {

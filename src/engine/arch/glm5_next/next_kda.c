@@ -158,26 +158,30 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     float *cw = NULL, *dt = NULL, *Alog = NULL, *qkv = NULL, *g = NULL, *beta = NULL, *core = NULL;
     uint16_t *ow = NULL, *mix = NULL, *t16 = NULL, *gate = NULL, *o = NULL;
     int rc = -1;
-    if (nx_lin(m, S, &lq, W, e, Q, H, "%s.q_proj", P) || nx_lin(m, S, &lk, W, e, Q, H, "%s.k_proj", P) ||
-        nx_lin(m, S, &lv, W, e, Q, H, "%s.v_proj", P) || nx_lin(m, S, &fa, W, e, d, H, "%s.f_a_proj", P) ||
-        nx_lin(m, S, &fb, W, e, Q, d, "%s.f_b_proj", P) || nx_lin(m, S, &bp, W, e, nh, H, "%s.b_proj", P) ||
-        nx_lin(m, S, &ga, W, e, d, H, "%s.g_a_proj", P) || nx_lin(m, S, &gb, W, e, Q, d, "%s.g_b_proj", P) ||
-        nx_lin(m, S, &op, W, e, H, Q, "%s.o_proj", P))
+    if (fd_op_lin_named(m, S, &lq, W, e, Q, H, "%s.q_proj", P) ||
+        fd_op_lin_named(m, S, &lk, W, e, Q, H, "%s.k_proj", P) ||
+        fd_op_lin_named(m, S, &lv, W, e, Q, H, "%s.v_proj", P) ||
+        fd_op_lin_named(m, S, &fa, W, e, d, H, "%s.f_a_proj", P) ||
+        fd_op_lin_named(m, S, &fb, W, e, Q, d, "%s.f_b_proj", P) ||
+        fd_op_lin_named(m, S, &bp, W, e, nh, H, "%s.b_proj", P) ||
+        fd_op_lin_named(m, S, &ga, W, e, d, H, "%s.g_a_proj", P) ||
+        fd_op_lin_named(m, S, &gb, W, e, Q, d, "%s.g_b_proj", P) ||
+        fd_op_lin_named(m, S, &op, W, e, H, Q, "%s.o_proj", P))
         goto out;
     cw = fd_xmalloc(3 * Q * K * 4);
     static const char *const nm[3] = {"q", "k", "v"};
     for (int i = 0; i < 3; i++) { /* conv1d is kept in fp32 (_keep_in_fp32_modules_strict) */
-        const fd_tensor *t = nx_get(W, e, 3, Q, 1, K, "%s.%s_conv1d.weight", P, nm[i]);
+        const fd_tensor *t = fd_op_get(W, e, 3, Q, 1, K, "%s.%s_conv1d.weight", P, nm[i]);
         if (!t) goto out;
         for (size_t j = 0; j < Q * K; j++) cw[i * Q * K + j] = fd_tensor_f32_at(t, j);
     }
-    const fd_tensor *tdt = nx_get(W, e, 1, Q, 0, 0, "%s.dt_bias", P);
-    const fd_tensor *tal = tdt ? nx_get(W, e, 1, nh, 0, 0, "%s.A_log", P) : NULL;
-    const fd_tensor *tow = tal ? nx_get(W, e, 1, d, 0, 0, "%s.o_norm.weight", P) : NULL;
+    const fd_tensor *tdt = fd_op_get(W, e, 1, Q, 0, 0, "%s.dt_bias", P);
+    const fd_tensor *tal = tdt ? fd_op_get(W, e, 1, nh, 0, 0, "%s.A_log", P) : NULL;
+    const fd_tensor *tow = tal ? fd_op_get(W, e, 1, d, 0, 0, "%s.o_norm.weight", P) : NULL;
     if (!tow) goto out;
-    dt = nx_vec_f32(tdt, Q);
-    Alog = nx_vec_f32(tal, nh);
-    ow = nx_vec_bf16(tow, d);
+    dt = fd_op_vec_f32(tdt, Q);
+    Alog = fd_op_vec_f32(tal, nh);
+    ow = fd_op_vec_bf16(tow, 0, d);
     /* q/k/v projections, causal depthwise conv (fp32: one FMA chain over the taps in
      * order, oneDNN's order, measured), silu, bf16 */
     mix = fd_xmalloc(S * 3 * Q * 2);
@@ -201,7 +205,7 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             qkv[t * 3 * Q + ch] = F(BF(a));
         }
     }
-    nx_dump(L, "kda_qkv", "f32", qkv, S * 3 * Q * 4);
+    fd_op_dump(L, "kda_qkv", "f32", qkv, S * 3 * Q * 4);
     /* forget gate (safe lower bound): lower * sigmoid(exp(A_log) * (f_b(f_a(x)) + dt_bias)), fp32 */
     uint16_t *fa16 = fd_xmalloc(S * d * 2 + 2);
     fd_lin_apply(m, &fa, x, S, fa16);
@@ -213,14 +217,14 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
             float A = fd_mkl_expf(Alog[ch / d]); /* torch.exp: MKL vsExp */
             g[t * Q + ch] = (float)nx->lower * fd_op_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
         }
-    nx_dump(L, "kda_g", "f32", g, S * Q * 4);
+    fd_op_dump(L, "kda_g", "f32", g, S * Q * 4);
     uint16_t *b16 = fd_xmalloc(S * nh * 2 + 2);
     fd_lin_apply(m, &bp, x, S, b16);
     beta = fd_xmalloc(S * nh * 4);
     for (size_t i = 0; i < S * nh; i++) /* bf16 sigmoid kernel: vector blocks of 64 */
         beta[i] = F(BF(fd_op_torch_vec(i, S * nh, 64) ? fd_torch_sigmoid(F(b16[i])) : fd_torch_sigmoid_tail(F(b16[i]))));
     free(b16);
-    nx_dump(L, "kda_beta", "f32", beta, S * nh * 4);
+    fd_op_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     /* per head: l2norm(q), l2norm(k), chunked delta rule */
     core = fd_xmalloc(S * Q * 4);
     kda_job kj = {qkv, g, beta, core, S, d, nh, Q};
@@ -243,9 +247,9 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
                 o[t * Q + h * d + j] = BF(v * fd_op_sigmoid_at(F(gate[t * Q + h * d + j]), t * Q + h * d + j, S * Q));
             }
         }
-    nx_dump(L, "kda_core", "f32", core, S * Q * 4);
-    nx_dump(L, "kda_gate", "bf16", gate, S * Q * 2);
-    nx_dump(L, "kda_o", "bf16", o, S * Q * 2);
+    fd_op_dump(L, "kda_core", "f32", core, S * Q * 4);
+    fd_op_dump(L, "kda_gate", "bf16", gate, S * Q * 2);
+    fd_op_dump(L, "kda_o", "bf16", o, S * Q * 2);
     fd_lin_apply(m, &op, o, S, y);
     rc = 0;
 out:

@@ -1,4 +1,5 @@
 /* model_type glm_moe_dsa (GlmMoeDsaForCausalLM): the fd_arch of engine/model.h. */
+#include "engine/arch/glm_moe_dsa/dsa_config.h"
 #include "engine/arch/glm_moe_dsa/dsa_forward.h"
 #include "engine/model.h"
 

@@ -1,5 +1,97 @@
-/* The comparison receipt (COMPARE.md §4) and the output directory.
- * Included by compare.c (it shares cand_run). */
+/* The comparison receipt (COMPARE.md §4), block by block
+ * (compare_internal.h fd_cmp_build_receipt). */
+#include "compare_internal.h"
+#include "stats.h"
+#include "observed.h"
+#include "tokstats.h"
+#include "format/npy.h"
+#include "format/sha.h"
+#include "format/version.h"
+#include "mpi/dist.h"
+#include "util/fsio.h"
+#include "util/utc.h"
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static jv *str_or_null(const char *s) { return s ? jv_str(s) : jv_null(); }
+static jv *copy_or_null(const jv *v) { return v ? jv_copy(v) : jv_null(); }
+static jv *num_or_null(double d) { return d == d ? jv_float(d) : jv_null(); }
+
+static jv *side_block(const fd_side *s)
+{
+    const jv *m = s->manifest, *h = jv_get(m, "head"), *w = jv_get(m, "weights"), *d = jv_get(m, "dataset");
+    jv *o = jv_obj(), *head = jv_obj(), *wt = jv_obj();
+    jv_set(o, "label", jv_str(s->label));
+    jv_set(o, "dataset_id", copy_or_null(jv_get(d, "id")));
+    jv_set(o, "dataset_sha256", jv_str(s->dataset_sha256));
+    jv_set(o, "capture_content_digest", jv_str(s->capture_content_digest));
+    jv_set(o, "role", str_or_null(s->role));
+    jv_set(o, "form", str_or_null(s->form));
+    jv_set(o, "lane", str_or_null(s->lane));
+    jv_set(o, "repository", copy_or_null(jv_get(d, "repository")));
+    jv_set(o, "revision", copy_or_null(jv_get(d, "revision")));
+    jv_set(head, "tensor_content_sha256", copy_or_null(jv_get(h, "tensor_content_sha256")));
+    jv_set(head, "raw_tensor_sha256", copy_or_null(jv_get(h, "raw_tensor_sha256")));
+    jv_set(head, "quantized", copy_or_null(jv_get(h, "quantized")));
+    jv_set(head, "bits", copy_or_null(jv_get(h, "bits")));
+    jv_set(head, "source", copy_or_null(jv_get(h, "source")));
+    jv_set(o, "head", head);
+    jv_set(o, "stack_fingerprint_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "stack_fingerprint_sha256")));
+    jv_set(o, "lane_identity_sha256", copy_or_null(jv_get(jv_get(m, "runtime"), "lane_identity_sha256")));
+    /* the manifest's weights block verbatim (the Python tool's side_block copies it whole),
+     * with the fields the receipt schema requires made present */
+    if (w && w->t == JV_OBJ) {
+        jv_free(wt);
+        wt = jv_copy(w);
+    }
+    const jv *repo = jv_get(w, "repository");
+    jv_set(wt, "repository", repo && repo->t == JV_STR && repo->u.s.n ? jv_copy(repo) : jv_str("unknown"));
+    jv_set(wt, "revision", copy_or_null(jv_get(w, "revision")));
+    jv_set(wt, "model_revision", copy_or_null(jv_get(w, "model_revision")));
+    const jv *q = jv_get(w, "quantized");
+    jv_set(wt, "quantized", q && q->t == JV_BOOL ? jv_copy(q) : jv_bool(0));
+    jv_set(wt, "checkpoint_identity_sha256", copy_or_null(jv_get(w, "checkpoint_identity_sha256")));
+    jv_set(o, "weights", wt);
+    jv_set(o, "scope_digest", copy_or_null(jv_get(jv_get(m, "scope"), "scope_digest")));
+    return o;
+}
+
+static jv *stats_block(double mean, double median, double p95, double p99, double p999, double max)
+{
+    jv *k = jv_obj();
+    jv_set(k, "mean", jv_float(mean));
+    jv_set(k, "median", jv_float(median));
+    jv_set(k, "p95", jv_float(p95));
+    jv_set(k, "p99", jv_float(p99));
+    jv_set(k, "p99_9", jv_float(p999));
+    jv_set(k, "max", jv_float(max));
+    return k;
+}
+
+static void utc(char out[32], const char *pinned)
+{
+    if (pinned) snprintf(out, 32, "%s", pinned);
+    else fd_utc_now(out, 32, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+/* The comparability key of the registry (provisional: it recomputes it). */
+static void comparability_key(const char *const in[7], char out[32])
+{
+    fd_buf b = {0};
+    for (int i = 0; i < 7; i++) fd_buf_printf(&b, "%s%s", i ? "|" : "", in[i] ? in[i] : "None");
+    char hex[65];
+    fd_sha256_hex(b.p, b.n, hex);
+    snprintf(out, 32, "cmp--%.16s", hex);
+    fd_buf_free(&b);
+}
 
 static const char *const BUCKET_NAMES[FD_DEPTH_BUCKETS] = {"0000-0255", "0256-0511", "0512-1023", "1024-1535", "1536-2046"};
 
@@ -47,23 +139,10 @@ static const char *lower_dtype(const fd_side *s, char out[16])
     return out;
 }
 
-static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_run *c, const fd_kl_stats *st,
-                         const fd_bootstrap *bs, const double *rkl_mean_entropy, fd_path path, const char *np_sha,
-                         size_t np_bytes, const jv *interop, const jv *xfid)
+/* the receipt's "panel" block */
+static jv *panel_block(const fd_side *ref, const cand_run *c)
 {
-    int sc1 = !strcmp(c->g.kind, "reproduction_confirmation"), sc2 = !strcmp(c->g.kind, "run_to_run_floor");
-    const jv *rm = ref->manifest, *rp = jv_get(rm, "panel");
-    char created[32];
-    utc(created, o->created_utc);
-    jv *r = jv_obj();
-    jv_set(r, "schema", jv_str("malaiwah.fidelity-comparison-receipt.v1"));
-    jv_set(r, "format_version", jv_int(1));
-    jv_set(r, "receipt_sha256", jv_str(""));
-    jv_set(r, "created_utc", jv_str(created));
-    jv_set(r, "comparison_kind", jv_str(c->g.kind));
-    jv_set(r, "reference", side_block(ref));
-    jv_set(r, "candidate", side_block(&c->side));
-    /* panel */
+    const jv *rp = jv_get(ref->manifest, "panel");
     jv *p = jv_obj();
     /* the dataset's whole block (dropped_positions_total included), as the Python tool copies it */
     const jv *rsw = jv_get(rp, "scoring_window");
@@ -79,9 +158,31 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(p, "tokenizer_reference", copy_or_null(jv_get(rp, "tokenizer")));
     jv_set(p, "tokenizer_candidate", copy_or_null(jv_get(jv_get(c->side.manifest, "panel"), "tokenizer")));
     jv_set(p, "tokenizer_identity_equal", jv_bool(c->g.tokenizer_equal));
-    jv_set(r, "panel", p);
-    jv_set(r, "gates", jv_copy(c->g.gates));
-    /* comparator */
+    return p;
+}
+
+/* The applied heads, spelled as the Python tool spells them (dscompare.build_receipt):
+ * two logit-form sides apply no head (all three null); under --own-heads (HEAD-1d)
+ * each side goes through its own head, so the single field is null and the two
+ * per-side fields name them (null too under the hash proof, which applies none);
+ * otherwise one head is applied and all three name it. */
+static void applied_heads(jv *cmp, const fd_side *ref, const cand_run *c, int hashed)
+{
+    const char *applied = NULL, *applied_ref = NULL, *applied_cand = NULL;
+    int own_heads = !ref->logit && !c->side.logit && !strcmp(c->g.head_policy, "native_head");
+    if (own_heads && !hashed) {
+        applied_ref = ref->head_content;
+        applied_cand = c->head_applied;
+    } else if (!own_heads && !(ref->logit && c->side.logit))
+        applied = applied_ref = applied_cand = !hashed && c->head_applied ? c->head_applied : ref->head_content;
+    jv_set(cmp, "head_applied_tensor_content_sha256", str_or_null(applied));
+    jv_set(cmp, "head_applied_reference_tensor_content_sha256", str_or_null(applied_ref));
+    jv_set(cmp, "head_applied_candidate_tensor_content_sha256", str_or_null(applied_cand));
+}
+
+/* the receipt's "comparator" block */
+static jv *comparator_block(const fd_cmp_opts *o, const fd_side *ref, const cand_run *c, fd_path path)
+{
     jv *cmp = jv_obj(), *env = jv_obj(), *tool = jv_obj();
     int hashed = !c->compute;
     char backend[96];
@@ -96,7 +197,7 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(cmp, "position_block", hashed ? jv_null() : jv_int((int64_t)(o->position_block ? o->position_block : 128)));
     jv_set(cmp, "replay_backend", jv_str(hashed ? "none" : backend));
     jv_set(env, "kernel_path", jv_str(fd_path_name(path)));
-    jv_set(env, "threads", jv_int(pick_threads(o->threads)));
+    jv_set(env, "threads", jv_int(fd_cmp_pick_threads(o->threads)));
     jv_set(env, "numerics", jv_str("docs/NUMERICS.md: canonical bf16 pair order (odd then even, FTZ/DAZ), fp64 8-lane chunked KL"));
     jv_set(env, "tool_version", jv_str(FD_ENGINE_NAME "/" FD_VERSION));
     jv_set(cmp, "replay_env", env);
@@ -105,21 +206,7 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(cmp, "deterministic_algorithms", jv_bool(1));
     jv_set(cmp, "bf16_reduced_precision_reduction", jv_bool(0));
     jv_set(cmp, "cublas_workspace_config", jv_null());
-    /* The applied heads, spelled as the Python tool spells them (dscompare.build_receipt):
-     * two logit-form sides apply no head (all three null); under --own-heads (HEAD-1d)
-     * each side goes through its own head, so the single field is null and the two
-     * per-side fields name them (null too under the hash proof, which applies none);
-     * otherwise one head is applied and all three name it. */
-    const char *applied = NULL, *applied_ref = NULL, *applied_cand = NULL;
-    int own_heads = !ref->logit && !c->side.logit && !strcmp(c->g.head_policy, "native_head");
-    if (own_heads && !hashed) {
-        applied_ref = ref->head_content;
-        applied_cand = c->head_applied;
-    } else if (!own_heads && !(ref->logit && c->side.logit))
-        applied = applied_ref = applied_cand = !hashed && c->head_applied ? c->head_applied : ref->head_content;
-    jv_set(cmp, "head_applied_tensor_content_sha256", str_or_null(applied));
-    jv_set(cmp, "head_applied_reference_tensor_content_sha256", str_or_null(applied_ref));
-    jv_set(cmp, "head_applied_candidate_tensor_content_sha256", str_or_null(applied_cand));
+    applied_heads(cmp, ref, c, hashed);
     jv_set(cmp, "tensor_content_digests_verified", jv_bool(o->verify_tensors));
     jv_set(cmp, "source_file_hashes_verified", jv_bool(o->verify_tensors));
     jv_set(cmp, "short_circuited", jv_bool(c->short_circuited));
@@ -127,8 +214,13 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(tool, "entrypoint", jv_str("fidelity compare"));
     jv_set(tool, "note", jv_str("C reimplementation of the malaiwah.fidelity-dataset.v1 comparator"));
     jv_set(cmp, "tool", tool);
-    jv_set(r, "comparator", cmp);
-    /* metric and statistics */
+    return cmp;
+}
+
+/* metric, kl, js, the means, per stratum/domain, depth buckets, the per-context lists */
+static void statistics_into(jv *r, const fd_cmp_opts *o, const fd_side *ref, const cand_run *c, const fd_kl_stats *st,
+                            const double *rkl_mean_entropy)
+{
     jv *metric = jv_obj();
     jv_set(metric, "name", jv_str("mean_tokenwise_kld"));
     jv_set(metric, "value", jv_float(st->mean));
@@ -150,7 +242,7 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     for (size_t i = 0; i < st->n_domains; i++) jv_set(pd, st->per_domain[i].key, jv_float(st->per_domain[i].mean));
     jv_set(r, "per_stratum", ps);
     jv_set(r, "per_domain", pd);
-    if (sc1) jv_set(r, "context_depth_buckets", jv_null());
+    if (!strcmp(c->g.kind, "reproduction_confirmation")) jv_set(r, "context_depth_buckets", jv_null());
     else {
         jv *b = jv_obj();
         for (int i = 0; i < FD_DEPTH_BUCKETS; i++)
@@ -164,6 +256,11 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(r, "per_context", pc);
     jv_set(r, "high_kld_contexts", high);
     jv_set(r, "top1_discordant_contexts", disc);
+}
+
+/* the receipt's "uncertainty" block (the cluster bootstrap, or nulls) */
+static jv *uncertainty_block(const fd_bootstrap *bs)
+{
     jv *u = jv_obj();
     jv_set(u, "method", jv_str(bs->method));
     jv_set(u, "ci95_low", bs->computed ? jv_float(bs->ci95_low) : jv_null());
@@ -174,15 +271,19 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(u, "seed", bs->computed ? jv_int((int64_t)bs->seed) : jv_null());
     jv_set(u, "generator", bs->computed ? jv_str(bs->generator) : jv_null());
     jv_set(u, "interval_kind", bs->computed ? jv_str(bs->interval_kind) : jv_null());
-    jv_set(r, "uncertainty", u);
-    /* estimator */
+    return u;
+}
+
+/* the receipt's "estimator" block */
+static jv *estimator_block(const fd_side *ref, const cand_run *c)
+{
     jv *est = jv_obj();
     jv_set(est, "accumulation_dtype", jv_str("float64"));
     /* The Python tool's spellings: logits_dtype is what the estimator consumed, the replay's
      * float32 when a hidden side was replayed, else the reference capture's dtype lower-cased
      * ("bf16", "f32"); hidden_dtype is the first hidden side's capture dtype lower-cased. */
     char cap_dtype[16], hid_dtype[16];
-    int replayed = !hashed && !(ref->logit && c->side.logit);
+    int replayed = c->compute && !(ref->logit && c->side.logit);
     const fd_side *hs = !ref->logit ? ref : !c->side.logit ? &c->side : NULL;
     jv_set(est, "logits_dtype", replayed ? jv_str("float32") : str_or_null(lower_dtype(ref, cap_dtype)));
     jv_set(est, "hidden_dtype", hs ? str_or_null(lower_dtype(hs, hid_dtype)) : jv_null());
@@ -192,8 +293,12 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(est, "head_policy", jv_str(c->g.head_policy));
     jv_set(est, "softmax_note", jv_str("full-vocabulary fp64 log-softmax by online max rescaling over fixed 2048-column chunks; exp/log are fixed polynomials (docs/NUMERICS.md)"));
     jv_set(est, "zero_handling", jv_str("none needed: probabilities are exp of finite log-probabilities; non-finite logits are refused"));
-    jv_set(r, "estimator", est);
-    /* determinism */
+    return est;
+}
+
+/* the receipt's "determinism" block: one run, its evidence hashes */
+static jv *determinism_block(const fd_side *ref, const cand_run *c, const fd_kl_stats *st)
+{
     jv *det = jv_obj(), *runs = jv_arr(), *ev = jv_arr();
     jv_push(runs, jv_float(st->mean));
     jv_set(det, "run_count", jv_int(1));
@@ -210,8 +315,12 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(det, "distinct_evidence_hash_count", jv_int(strcmp(a, b) ? 2 : 1));
     jv_set(det, "evidence_hashes", ev);
     jv_set(det, "note", jv_str("one comparison run; the replay is deterministic by construction (any thread count, block size or kernel path gives the same bits)"));
-    jv_set(r, "determinism", det);
-    /* measurement scope */
+    return det;
+}
+
+/* the receipt's "measurement_scope" block */
+static jv *scope_block(const fd_side *ref, const cand_run *c)
+{
     jv *ms = jv_obj();
     int64_t ppc = fd_side_find(ref, c->g.shared[0])->rows;
     for (size_t i = 1; i < c->g.nshared; i++)
@@ -222,8 +331,13 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(ms, "covers_full_panel", jv_bool(c->g.covers_full));
     jv_set(ms, "subset_detail", c->g.covers_full ? jv_null() : jv_str("the contexts both datasets share"));
     jv_set(ms, "position_filter", jv_str("all"));
-    jv_set(r, "measurement_scope", ms);
-    /* comparability */
+    return ms;
+}
+
+/* the receipt's "comparability" block (a key only for a measurement) */
+static jv *comparability_block(const fd_side *ref, const cand_run *c)
+{
+    const jv *rm = ref->manifest, *rp = jv_get(rm, "panel");
     jv *cb = jv_obj();
     jv_set(cb, "class", jv_str(c->g.advisory ? "advisory" : "strict"));
     jv_set(cb, "usable_as_floor", jv_bool(c->g.floor_ok && c->g.same_lane && !c->g.advisory));
@@ -245,7 +359,13 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
         jv_set(cb, "key_inputs", jv_null());
     }
     jv_set(cb, "bias", c->g.bias ? jv_copy(c->g.bias) : jv_null());
-    jv_set(r, "comparability", cb);
+    return cb;
+}
+
+/* tokenwise, self_compare (the two self kinds), submission (not emitted here) */
+static void outputs_into(jv *r, const cand_run *c, const char *np_sha, size_t np_bytes)
+{
+    int sc1 = !strcmp(c->g.kind, "reproduction_confirmation"), sc2 = !strcmp(c->g.kind, "run_to_run_floor");
     jv *tw = jv_obj();
     jv_set(tw, "path", jv_str("tokenwise-kld.npy"));
     jv_set(tw, "bytes", jv_int((int64_t)np_bytes));
@@ -269,6 +389,32 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(sub, "submission_schema", jv_null());
     jv_set(sub, "refusal", jv_null());
     jv_set(r, "submission", sub);
+}
+
+jv *fd_cmp_build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_run *c, const fd_kl_stats *st,
+                         const fd_bootstrap *bs, const double *rkl_mean_entropy, fd_path path, const char *np_sha,
+                         size_t np_bytes, const jv *interop, const jv *xfid)
+{
+    char created[32];
+    utc(created, o->created_utc);
+    jv *r = jv_obj();
+    jv_set(r, "schema", jv_str("malaiwah.fidelity-comparison-receipt.v1"));
+    jv_set(r, "format_version", jv_int(1));
+    jv_set(r, "receipt_sha256", jv_str(""));
+    jv_set(r, "created_utc", jv_str(created));
+    jv_set(r, "comparison_kind", jv_str(c->g.kind));
+    jv_set(r, "reference", side_block(ref));
+    jv_set(r, "candidate", side_block(&c->side));
+    jv_set(r, "panel", panel_block(ref, c));
+    jv_set(r, "gates", jv_copy(c->g.gates));
+    jv_set(r, "comparator", comparator_block(o, ref, c, path));
+    statistics_into(r, o, ref, c, st, rkl_mean_entropy);
+    jv_set(r, "uncertainty", uncertainty_block(bs));
+    jv_set(r, "estimator", estimator_block(ref, c));
+    jv_set(r, "determinism", determinism_block(ref, c, st));
+    jv_set(r, "measurement_scope", scope_block(ref, c));
+    jv_set(r, "comparability", comparability_block(ref, c));
+    outputs_into(r, c, np_sha, np_bytes);
     jv_set(r, "disclosures", jv_copy(c->g.disclosures));
     if (interop) jv_set(r, "interop", jv_copy(interop));   /* --emit-k3-compat only */
     if (xfid) jv_set(r, "x_fidelity", jv_copy(xfid));      /* our extension block (docs/COMPARE-IMPL.md) */
@@ -276,226 +422,4 @@ static jv *build_receipt(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     fd_err e;
     if (!jv_seal(r, "receipt_sha256", seal, &e)) jv_set(r, "receipt_sha256", jv_str(seal));
     return r;
-}
-
-/* The absolute path OUT will have (its parent resolved; OUT itself need not
- * exist yet). */
-static char *final_realpath(const char *out, fd_err *e)
-{
-    char parent[4096];
-    const char *base;
-    fd_dirname(out, parent, sizeof parent);
-    if (!parent[0] && out[0] == '/') snprintf(parent, sizeof parent, "/");
-    base = strrchr(out, '/');
-    base = base ? base + 1 : out;
-    if (parent[0] && fd_mkdirs(parent, e)) return NULL;   /* as capture: OUT's parents are created */
-    char *rp = realpath(parent[0] ? parent : ".", NULL);
-    if (!rp) { fd_fail(e, "unwritable", "", "%s: %s", parent[0] ? parent : ".", strerror(errno)); return NULL; }
-    char *r = fd_path_join(rp, base);
-    free(rp);
-    return r;
-}
-
-/* Moves the complete staging directory into place: the only moment OUT
- * appears (or, with --force, changes).  An existing OUT is first renamed
- * aside, so a failure in between leaves the old one or the new one whole. */
-static int commit_out(const char *stage, const char *out, fd_err *e)
-{
-    struct stat sb;
-    if (lstat(out, &sb) == 0) {
-        fd_buf old = {0};
-        fd_buf_printf(&old, "%s.old-%ld", out, (long)getpid());
-        fd_rmtree(old.p);
-        if (rename(out, old.p)) {
-            fd_fail(e, "unwritable", "", "%s: cannot move the existing destination aside: %s", out, strerror(errno));
-            fd_buf_free(&old);
-            return -1;
-        }
-        if (rename(stage, out)) {
-            fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno));
-            if (rename(old.p, out)) {}
-            fd_buf_free(&old);
-            return -1;
-        }
-        fd_rmtree(old.p);
-        fd_buf_free(&old);
-        return 0;
-    }
-    return rename(stage, out) ? fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno)) : 0;
-}
-
-/* --csv: tokenwise.csv, one row per scored position (docs/COMPARE-IMPL.md); the
- * hash proof's rows are its asserted zeros.  Not part of the sealed receipt. */
-static int write_csv(const fd_side *ref, const cand_run *c, const char *dir, fd_err *e)
-{
-    fd_buf b = {0};
-    fd_buf_printf(&b, "context,row,position,token_id,kl,reverse_kl,delta_p,p_reference,p_candidate,top1_match\n");
-    size_t at = 0;
-    int lp = c->compute && c->r.lp_ref;
-    for (size_t k = 0; k < c->g.nshared; k++) {
-        const fd_ctx *x = fd_side_find(ref, c->g.shared[k]);
-        for (int64_t q = 0; q < x->rows; q++, at++) {
-            fd_buf_printf(&b, "%lld,%lld,%u,%u,%.17g,%.17g,", (long long)x->index, (long long)q, c->obs_pos[at], c->obs[at],
-                          c->kl[at], c->compute ? c->r.rkl[at] : 0.0);
-            if (lp) {
-                double pr = fd_exp_canonical(c->r.lp_ref[at] > 0 ? 0.0 : c->r.lp_ref[at]);
-                double pc = fd_exp_canonical(c->r.lp_cand[at] > 0 ? 0.0 : c->r.lp_cand[at]);
-                fd_buf_printf(&b, "%.17g,%.17g,%.17g,", pc - pr, pr, pc);
-            } else fd_buf_printf(&b, "0,,,");
-            fd_buf_printf(&b, "%d\n", c->top1[at] ? 1 : 0);
-        }
-    }
-    char *path = fd_path_join(dir, "tokenwise.csv");
-    int rc = fd_write_atomic(path, b.p, b.n, e);
-    free(path);
-    fd_buf_free(&b);
-    return rc;
-}
-
-static void receipt_finding(void *ctx, const char *code, const char *rule, const char *msg)
-{
-    fd_err *e = ctx;
-    if (!e->code[0]) fd_fail(e, "receipt_invalid", rule, "the receipt fails its own validation: [%s] %s", code, msg);
-}
-
-static int write_outputs(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, fd_cmp_result *res, fd_path path, fd_err *e)
-{
-    res->n = o->ncand;
-    res->receipt_paths = fd_xcalloc(o->ncand, sizeof *res->receipt_paths);
-    res->classes = fd_xcalloc(o->ncand, sizeof *res->classes);
-    res->receipts = fd_xcalloc(o->ncand, sizeof *res->receipts);
-    /* all or nothing: everything is written under OUT.partial-PID and renamed
-     * into place once every receipt is written (as capture does) */
-    char *final_real = final_realpath(o->out, e);
-    if (!final_real) return -1;
-    fd_buf sb = {0};
-    fd_buf_printf(&sb, "%s.partial-%ld", o->out, (long)getpid());
-    char *stage = fd_buf_cstr(&sb);
-    fd_rmtree(stage);
-    int wrc = fd_mkdirs(stage, e);
-    fd_k3_view *views = NULL;
-    if (!wrc && o->emit_k3_compat && !(views = k3_views(o, stage, final_real, ref, cr, e))) wrc = -1;
-    for (size_t i = 0; i < o->ncand && !wrc; i++) {
-        cand_run *c = &cr[i];
-        size_t nctx = c->g.nshared;
-        size_t *rows = fd_xmalloc(nctx * sizeof *rows), *matches = fd_xmalloc(nctx * sizeof *matches);
-        const char **dom = fd_xmalloc(nctx * sizeof *dom), **strat = fd_xmalloc(nctx * sizeof *strat);
-        size_t at = 0;
-        int have_dom = 0, have_strat = 0;
-        for (size_t k = 0; k < nctx; k++) {
-            const fd_ctx *x = fd_side_find(ref, c->g.shared[k]);
-            rows[k] = (size_t)x->rows;
-            matches[k] = 0;
-            for (int64_t q = 0; q < x->rows; q++) matches[k] += c->top1[at + (size_t)q];
-            at += (size_t)x->rows;
-            const char *d = jv_get_str(x->rec, "domain"), *s = jv_get_str(x->rec, "allocation_stratum");
-            if (!d && x->panel_rec) d = jv_get_str(x->panel_rec, "domain");
-            if (!s && x->panel_rec) s = jv_get_str(x->panel_rec, "allocation_stratum");
-            have_dom |= d != NULL;
-            have_strat |= s != NULL;
-            dom[k] = d ? d : "null";
-            strat[k] = s ? s : "null";
-        }
-        fd_kl_input in = {c->kl, c->npos, nctx, rows, have_dom ? dom : NULL, have_strat ? strat : NULL, matches};
-        fd_kl_stats st;
-        fd_bootstrap bs = {0};
-        bs.method = "none";
-        int rc = fd_kl_stats_compute(&in, &st, e);
-        if (!rc && !o->no_bootstrap) rc = fd_bootstrap_ci(&in, FD_BOOTSTRAP_SAMPLES, FD_BOOTSTRAP_SEED, &bs, e);
-        if (!rc && !bs.method) bs.method = "none";
-        double extra[2] = {0.0, 0.0};
-        if (!rc && c->compute) {
-            extra[0] = fd_np_mean(c->r.rkl, c->npos);
-            extra[1] = fd_np_mean(c->r.entropy, c->npos);
-        }
-        /* x_fidelity: the token statistics (none under the hash proof, which replays nothing) */
-        jv *xfid = NULL;
-        if (!rc) {
-            xfid = jv_obj();
-            jv_set(xfid, "schema", jv_str("fidelity.receipt-extension.v1"));
-            if (c->compute && c->r.lp_ref) {
-                fd_tok_input ti = {c->npos, c->kl, c->r.lp_ref, c->r.lp_cand, c->r.lp_ref_top1, c->top1, c->r.topk_ref,
-                                   c->r.topk_cand, nctx, rows};
-                fd_tok_stats ts;
-                rc = fd_tok_stats_compute(&ti, &ts, e);
-                if (!rc) jv_set(xfid, "token_statistics", fd_tok_stats_json(&ts));
-            } else {
-                jv_set(xfid, "token_statistics", jv_null());
-                jv_set(xfid, "token_statistics_note", jv_str("the SC-1 hash proof replays nothing: no per-token statistics "
-                                                             "(--force-compute computes them)"));
-            }
-        }
-        char *dir = NULL, *staging = NULL;   /* the final directory, and its place in the stage */
-        if (!rc) {
-            if (o->ncand == 1) {
-                dir = fd_xstrdup(o->out);
-                staging = fd_xstrdup(stage);
-            } else {
-                fd_buf d = {0}, s = {0};
-                char comp[96];
-                fd_path_component(c->side.label, comp, sizeof comp);   /* --candidate-label ../../x stays in OUT */
-                fd_buf_printf(&d, "%s/%02zu-%s", o->out, i + 1, comp);
-                fd_buf_printf(&s, "%s/%02zu-%s", stage, i + 1, comp);
-                dir = fd_buf_cstr(&d);
-                staging = fd_buf_cstr(&s);
-                rc = fd_mkdirs(staging, e);
-            }
-        }
-        if (!rc) {
-            char *np = fd_path_join(staging, "tokenwise-kld.npy");
-            rc = fd_npy_write_f64(np, c->kl, c->npos, e);
-            char np_sha[65] = {0};
-            size_t np_bytes = 0;
-            if (!rc) {
-                fd_buf hb = {0};
-                uint64_t shape[1] = {c->npos};
-                fd_npy_header(&hb, "<f8", shape, 1);
-                np_bytes = hb.n + c->npos * 8;
-                fd_buf_free(&hb);
-                rc = fd_sha256_file(np, np_sha, e);
-            }
-            free(np);
-            if (!rc && o->csv) rc = write_csv(ref, c, staging, e);
-            jv *interop = NULL;
-            if (!rc && views && !(interop = k3_emit_summary(o, ref, c, i, views, matches, staging, np_sha, np_bytes, e))) rc = -1;
-            jv *receipt = rc ? NULL : build_receipt(o, ref, c, &st, &bs, c->compute ? extra : NULL, path, np_sha, np_bytes,
-                                                    interop, xfid);
-            jv_free(interop);
-            fd_err ve = {0};
-            if (receipt && fd_validate_receipt(receipt, receipt_finding, &ve)) {
-                *e = ve;
-                rc = -1;
-            }
-            if (!rc) {
-                fd_buf b = {0};
-                rc = jv_dump(receipt, &JV_PRETTY, &b, e);
-                if (!rc) {
-                    fd_buf_putc(&b, '\n');
-                    char *rp = fd_path_join(staging, "comparison-receipt.json");
-                    rc = fd_write_atomic(rp, b.p, b.n, e);
-                    free(rp);
-                }
-                fd_buf_free(&b);
-            }
-            if (!rc) {
-                res->receipt_paths[i] = fd_path_join(dir, "comparison-receipt.json");
-                res->classes[i] = fd_xstrdup(c->g.advisory ? "advisory" : "strict");
-                res->receipts[i] = receipt;
-                receipt = NULL;
-            }
-            jv_free(receipt);
-        }
-        jv_free(xfid);
-        free(staging);
-        free(dir);
-        fd_kl_stats_free(&st);
-        free(rows); free(matches); free(dom); free(strat);
-        wrc = rc;
-    }
-    free(views);
-    if (!wrc) wrc = commit_out(stage, o->out, e);
-    if (wrc) fd_rmtree(stage);   /* a refusal leaves no OUT and no stage behind */
-    free(stage);
-    free(final_real);
-    return wrc;
 }

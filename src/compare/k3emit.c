@@ -4,6 +4,13 @@
  * summary names tokenwise-kld.npy's sha256).  Included by compare.c (it
  * shares cand_run). */
 
+#include "compare_internal.h"
+#include "format/sha.h"
+#include "util/fsio.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 static const jv_style K3_JSON = {2, 1, ",", ": "};   /* his json.dumps(indent=2, sort_keys=True) */
 
 static void k3_dir_name(const fd_cmp_opts *o, size_t i, const char *label, char *out, size_t n)
@@ -16,7 +23,7 @@ static void k3_dir_name(const fd_cmp_opts *o, size_t i, const char *label, char 
     }
 }
 
-static fd_k3_view *k3_views(const fd_cmp_opts *o, const char *stage, const char *final_real, const fd_side *ref,
+fd_k3_view *fd_cmp_k3_views(const fd_cmp_opts *o, const char *stage, const char *final_real, const fd_side *ref,
                             const cand_run *cr, fd_err *e)
 {
     size_t n = o->ncand + 1;
@@ -72,7 +79,7 @@ static jv *k3_view_ref(const char *views_rel, const fd_k3_view *v)
 }
 
 /* Writes staging/k3-summary.json and returns the receipt's interop block. */
-static jv *k3_emit_summary(const fd_cmp_opts *o, const fd_side *ref, const cand_run *c, size_t i, const fd_k3_view *views,
+jv *fd_cmp_k3_emit_summary(const fd_cmp_opts *o, const fd_side *ref, const cand_run *c, size_t i, const fd_k3_view *views,
                            const size_t *matches, const char *staging, const char *np_sha, size_t np_bytes, fd_err *e)
 {
     const char *views_rel = o->ncand == 1 ? "k3-compat" : "../k3-compat";

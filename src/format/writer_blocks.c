@@ -1,5 +1,13 @@
-/* The manifest blocks, mirroring dsmanifest.py + hf_capture.py key for key.
- * Included by writer.c only (they share its private struct). */
+/* The manifest blocks, mirroring dsmanifest.py + hf_capture.py key for key
+ * (writer_internal.h). */
+#include "writer_internal.h"
+#include "digest.h"
+#include "sha.h"
+#include "version.h"
+#include "../util/fsio.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const DIVERGENCES[][3] = {
     {"D-1", "head", "every capture declares its OWN head identity by tensor content digest; the comparator refuses a hidden-form comparison across differing heads."},
@@ -14,16 +22,26 @@ static const char *const DIVERGENCES[][3] = {
     {"D-10", "capture.head_separable", "hidden form is the default; logit form must declare head_separable:false with a reason."},
 };
 
+static jv *disclosure(const char *code, const char *severity, int affects, const char *detail)
+{
+    jv *d = jv_obj();
+    jv_set(d, "code", jv_str(code));
+    jv_set(d, "severity", jv_str(severity));
+    jv_set(d, "affects_comparability", jv_bool(affects));
+    jv_set(d, "detail", jv_str(detail));
+    return d;
+}
+
 static const char SCORING_POLICY[] = "every causal prediction position of every window is scored; nothing is dropped";
 
-static int64_t total_rows(const fd_dsw *w)
+int64_t fd_dsw_total_rows(const fd_dsw *w)
 {
     int64_t t = 0;
     for (size_t i = 0; i < w->cap_records->u.a.n; i++) t += jv_get(w->cap_records->u.a.v[i], "scored_rows")->u.i;
     return t;
 }
 
-static const char *panel_id(const fd_dsw *w) { return w->id.panel_id ? w->id.panel_id : "panel--fidelity.synthetic"; }
+const char *fd_dsw_panel_id(const fd_dsw *w) { return w->id.panel_id ? w->id.panel_id : "panel--fidelity.synthetic"; }
 
 static jv *scoring_window(const fd_dsw *w)
 {
@@ -91,7 +109,7 @@ static jv *shard_coverage(const fd_dsw *w)
     return c;
 }
 
-static jv *coverage_block(const fd_dsw *w)
+jv *fd_dsw_coverage_block(const fd_dsw *w)
 {
     if (w->id.shard_of) return shard_coverage(w);
     int64_t n = (int64_t)w->cap_records->u.a.n;
@@ -111,7 +129,7 @@ static jv *coverage_block(const fd_dsw *w)
     return c;
 }
 
-static jv *panel_binding_doc(const fd_dsw *w)
+jv *fd_dsw_panel_binding_doc(const fd_dsw *w)
 {
     char suite[65], legacy[65];
     suite_hashes(w, suite, legacy);
@@ -119,8 +137,8 @@ static jv *panel_binding_doc(const fd_dsw *w)
     jv_set(d, "schema", jv_str("malaiwah.fidelity-panel-binding.v1"));
     jv_set(d, "format_version", jv_int(1));
     jv_set(d, "receipt_sha256", jv_str(""));
-    jv_set(d, "panel_id", jv_str(panel_id(w)));
-    jv_set(d, "name", jv_str(w->id.panel_name ? w->id.panel_name : panel_id(w)));
+    jv_set(d, "panel_id", jv_str(fd_dsw_panel_id(w)));
+    jv_set(d, "name", jv_str(w->id.panel_name ? w->id.panel_name : fd_dsw_panel_id(w)));
     jv_set(d, "suite_token_hash_sha256", jv_str(suite));
     jv_set(d, "panel_token_sha256_legacy", jv_str(legacy));
     jv_set(alg, "per_record", jv_str("sha256(json.dumps(ids, separators=(',',':')).encode('utf-8'))"));
@@ -134,7 +152,7 @@ static jv *panel_binding_doc(const fd_dsw *w)
     jv_set(d, "contexts", jv_int((int64_t)w->panel_records->u.a.n));
     jv_set(d, "context_length", jv_int(w->id.context_length));
     jv_set(d, "positions_per_context", jv_copy(jv_get(w->panel_records->u.a.v[0], "prediction_positions")));
-    jv_set(d, "scored_positions_total", jv_int(total_rows(w)));
+    jv_set(d, "scored_positions_total", jv_int(fd_dsw_total_rows(w)));
     jv_set(d, "scoring_window", scoring_window(w));
     jv_set(d, "tokenizer", tokenizer_block(w));
     jv_set(d, "contamination", contamination());
@@ -180,7 +198,7 @@ static void lane_identity(const fd_dsw *w, const jv *fp, char hex[65])
     fd_buf_free(&b);
 }
 
-static jv *runtime_doc_new(const fd_dsw *w)
+jv *fd_dsw_runtime_doc_new(const fd_dsw *w)
 {
     jv *fp = stack_fingerprint(w);
     char fps[65], lane[65];
@@ -295,7 +313,7 @@ static jv *head_block(const fd_dsw *w)
     return h;
 }
 
-static jv *head_doc_new(const fd_dsw *w)
+jv *fd_dsw_head_doc_new(const fd_dsw *w)
 {
     jv *d = head_block(w);
     jv_set(d, "schema", jv_str("malaiwah.fidelity-head-identity.v1"));
@@ -317,7 +335,7 @@ static void capture_form_fields(const fd_dsw *w, jv *d)
     jv_set(d, "hidden_width", w->logit ? jv_null() : jv_int(w->id.hidden));
 }
 
-static jv *capture_doc_new(const fd_dsw *w, const jv *coverage, const char *content_digest)
+jv *fd_dsw_capture_doc_new(const fd_dsw *w, const jv *coverage, const char *content_digest)
 {
     jv *d = jv_obj();
     jv_set(d, "schema", jv_str("malaiwah.fidelity-capture-manifest.v1"));
@@ -329,7 +347,7 @@ static jv *capture_doc_new(const fd_dsw *w, const jv *coverage, const char *cont
     jv_set(d, "vocab_size", jv_int(w->id.vocab));
     jv_set(d, "context_length", jv_int(w->id.context_length));
     jv_set(d, "scored_rows_per_context", jv_copy(jv_get(w->cap_records->u.a.v[0], "scored_rows")));
-    jv_set(d, "total_scored_rows", jv_int(total_rows(w)));
+    jv_set(d, "total_scored_rows", jv_int(fd_dsw_total_rows(w)));
     jv_set(d, "total_size_bytes", jv_int(w->total_size));
     jv_set(d, "capture_content_digest", jv_str(content_digest));
     jv_set(d, "runtime_manifest", jv_str("../runtime/capture-runtime.json"));
@@ -339,7 +357,7 @@ static jv *capture_doc_new(const fd_dsw *w, const jv *coverage, const char *cont
     return d;
 }
 
-static jv *seal_block(const char *checksums_sha)
+jv *fd_dsw_seal_block(const char *checksums_sha)
 {
     jv *s = jv_obj(), *covers = jv_arr(), *ex = jv_arr();
     jv_set(s, "method", jv_str("self_blanked_canonical_json_sha256"));
@@ -358,16 +376,10 @@ static jv *seal_block(const char *checksums_sha)
     return s;
 }
 
-static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_doc, jv *coverage,
-                        const char *content_digest)
+/* the manifest's "dataset" block */
+static jv *dataset_block(const fd_dsw *w)
 {
-    int root = !strcmp(w->id.role, "root");
-    jv *m = jv_obj(), *ds = jv_obj(), *author = jv_obj(), *wt = jv_obj(), *p = jv_obj(), *c = jv_obj();
-    jv *rt = jv_obj(), *det = jv_obj(), *hashes = jv_arr(), *interop = jv_arr(), *divs = jv_arr(), *discl = jv_arr();
-    jv_set(m, "schema", jv_str("malaiwah.fidelity-dataset.v1"));
-    jv_set(m, "format_version", jv_int(1));
-    jv_set(m, "dataset_sha256", jv_str(""));
-    jv_set(m, "created_utc", jv_str(w->created));
+    jv *ds = jv_obj(), *author = jv_obj();
     jv_set(ds, "id", jv_str(w->id.dataset_id));
     jv_set(ds, "name", jv_str(w->id.dataset_name));
     jv_set(ds, "role", jv_str(w->id.role));
@@ -383,8 +395,13 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     jv_set(ds, "repository", str_or_null(w->id.repository));
     jv_set(ds, "revision", jv_null());
     jv_set(ds, "base_capture", w->id.base_capture ? jv_copy(w->id.base_capture) : jv_null());
-    jv_set(m, "dataset", ds);
-    jv *scope = w->id.scope ? jv_copy(w->id.scope) : fd_native_scope();
+    return ds;
+}
+
+/* the manifest's "weights" block (quantized unless the scope's policy is native) */
+static jv *weights_block(const fd_dsw *w, const jv *scope)
+{
+    jv *wt = jv_obj();
     const char *policy = jv_get_str(scope, "policy");
     jv_set(wt, "repository", str_or_null(w->id.weights_repository));
     jv_set(wt, "revision", str_or_null(w->id.weights_revision));
@@ -399,11 +416,18 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     jv_set(wt, "declared_bits", w->id.declared_bits ? jv_copy(w->id.declared_bits) : jv_null());
     /* a logit-form dataset without a head (an adapted .kld) knows no head bits */
     jv_set(wt, "declared_head_bits", w->logit && !w->have_head ? jv_null() : jv_int(16));
-    jv_set(m, "weights", wt);
-    jv_set(m, "scope", scope);
-    jv_set(p, "panel_id", jv_str(panel_id(w)));
+    return wt;
+}
+
+static const char ZERO64[] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/* the manifest's "panel" block (panel_file_sha256 filled in once panel.json is written) */
+static jv *manifest_panel(const fd_dsw *w, const jv *panel_doc)
+{
+    jv *p = jv_obj();
+    jv_set(p, "panel_id", jv_str(fd_dsw_panel_id(w)));
     jv_set(p, "panel_file", jv_str("panel/panel.json"));
-    jv_set(p, "panel_file_sha256", jv_str("0000000000000000000000000000000000000000000000000000000000000000"));
+    jv_set(p, "panel_file_sha256", jv_str(ZERO64));
     jv_set(p, "suite_token_hash_sha256", jv_copy(jv_get(panel_doc, "suite_token_hash_sha256")));
     jv_set(p, "panel_token_sha256_legacy", jv_copy(jv_get(panel_doc, "panel_token_sha256_legacy")));
     jv_set(p, "panel_receipt_sha256", jv_null());
@@ -411,14 +435,20 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     jv_set(p, "revision", str_or_null(w->id.panel_revision));
     jv_set(p, "contexts", jv_int((int64_t)w->panel_records->u.a.n));
     jv_set(p, "context_length", jv_int(w->id.context_length));
-    jv_set(p, "scored_positions_total", jv_int(total_rows(w)));
+    jv_set(p, "scored_positions_total", jv_int(fd_dsw_total_rows(w)));
     jv_set(p, "scoring_window", scoring_window(w));
     jv_set(p, "tokenizer", tokenizer_block(w));
     jv_set(p, "remap_file", jv_null());
     jv_set(p, "contamination", contamination());
-    jv_set(m, "panel", p);
+    return p;
+}
+
+/* the manifest's "capture" block (manifest_file_sha256 filled in later) */
+static jv *manifest_capture(const fd_dsw *w, const char *content_digest)
+{
+    jv *c = jv_obj();
     jv_set(c, "manifest_file", jv_str("capture/manifest.json"));
-    jv_set(c, "manifest_file_sha256", jv_str("0000000000000000000000000000000000000000000000000000000000000000"));
+    jv_set(c, "manifest_file_sha256", jv_str(ZERO64));
     jv_set(c, "capture_content_digest", jv_str(content_digest));
     capture_form_fields(w, c);
     jv_set(c, "vocab_size", jv_int(w->id.vocab));
@@ -426,15 +456,18 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     jv_set(c, "head_not_separable_reason", w->logit ? jv_str(w->id.head_not_separable_reason ? w->id.head_not_separable_reason
                                                       : "logit form: the head was applied inside the capture") : jv_null());
     jv_set(c, "records_count", jv_int((int64_t)w->cap_records->u.a.n));
-    jv_set(c, "scored_rows_total", jv_int(total_rows(w)));
+    jv_set(c, "scored_rows_total", jv_int(fd_dsw_total_rows(w)));
     jv_set(c, "total_size_bytes", jv_int(w->total_size));
     jv_set(c, "lossy_codec", w->logit && w->id.lossy_codec ? jv_copy(w->id.lossy_codec) : jv_null());
-    jv_set(m, "capture", c);
-    jv *head = head_block(w);
-    jv_set(head, "head_json", jv_str("head/head.json"));
-    jv_set(m, "head", head);
+    return c;
+}
+
+/* the manifest's "runtime" block (file_sha256 filled in later) */
+static jv *manifest_runtime(const fd_dsw *w, const jv *runtime_doc)
+{
+    jv *rt = jv_obj();
     jv_set(rt, "file", jv_str("runtime/capture-runtime.json"));
-    jv_set(rt, "file_sha256", jv_str("0000000000000000000000000000000000000000000000000000000000000000"));
+    jv_set(rt, "file_sha256", jv_str(ZERO64));
     jv_set(rt, "lane", jv_str(w->id.lane));
     jv_set(rt, "lane_inferred", jv_bool(w->id.lane_inferred));
     jv_set(rt, "lane_identity_sha256", jv_copy(jv_get(runtime_doc, "lane_identity_sha256")));
@@ -442,30 +475,39 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     jv_set(rt, "backend_identity_sha256", jv_null());
     jv_set(rt, "runtime_reader_sha256", jv_null());
     jv_set(rt, "source", jv_str(w->id.runtime_source ? w->id.runtime_source : "native"));
-    jv_set(m, "runtime", rt);
+    return rt;
+}
+
+/* the manifest's "determinism" block: the given one (a merge), else one cold run */
+static jv *manifest_determinism(const fd_dsw *w, const char *content_digest)
+{
+    jv *det, *hashes = jv_arr();
     if (w->id.determinism) {
-        jv_free(det);
         det = jv_copy(w->id.determinism);
         jv_push(hashes, jv_str(content_digest));
         jv_set(det, "evidence_hashes", hashes);
         jv_set(det, "distinct_evidence_hash_count", jv_int(1));
-    } else {
-        jv_set(det, "run_count", jv_int(1));
-        jv_set(det, "cold_start_per_run", jv_bool(1));
-        jv_set(det, "evidence_kind", jv_str(w->logit ? "logits_tensor_sha256" : "hidden_state_tensor_sha256"));
-        jv_push(hashes, jv_str(content_digest));
-        jv_set(det, "evidence_hashes", hashes);
-        jv_set(det, "distinct_evidence_hash_count", jv_int(1));
-        jv_set(det, "identical_across_runs", jv_null());
-        jv_set(det, "repeats", jv_arr());
-        jv_set(det, "repeat_noise", jv_null());
-        jv_set(det, "note", jv_str("a single cold capture; cross-run determinism is NOT asserted here. Capture a second cold run and run `fidelity compare --self-compare --force-compute`: an exactly 0.0 result is the SC-1 reproduction confirmation."));
+        return det;
     }
-    jv_set(m, "determinism", det);
-    jv_set(m, "coverage", coverage);
-    jv_set(m, "seal", seal_block("0000000000000000000000000000000000000000000000000000000000000000"));
+    det = jv_obj();
+    jv_set(det, "run_count", jv_int(1));
+    jv_set(det, "cold_start_per_run", jv_bool(1));
+    jv_set(det, "evidence_kind", jv_str(w->logit ? "logits_tensor_sha256" : "hidden_state_tensor_sha256"));
+    jv_push(hashes, jv_str(content_digest));
+    jv_set(det, "evidence_hashes", hashes);
+    jv_set(det, "distinct_evidence_hash_count", jv_int(1));
+    jv_set(det, "identical_across_runs", jv_null());
+    jv_set(det, "repeats", jv_arr());
+    jv_set(det, "repeat_noise", jv_null());
+    jv_set(det, "note", jv_str("a single cold capture; cross-run determinism is NOT asserted here. Capture a second cold run and run `fidelity compare --self-compare --force-compute`: an exactly 0.0 result is the SC-1 reproduction confirmation."));
+    return det;
+}
+
+/* the manifest's "interop" block (k3_compat_emitted updated when the views are written) */
+static jv *manifest_interop(const fd_dsw *w)
+{
+    jv *interop = jv_arr(), *divs = jv_arr(), *iop = jv_obj();
     jv_push(interop, jv_str("kimi-k3-distribution-fidelity/1"));
-    jv *iop = jv_obj();
     jv_set(iop, "compatible_with", interop);
     jv_set(iop, "k3_compat_emitted", jv_bool(0));
     jv_set(iop, "adapted_from", w->id.adapted_from ? jv_copy(w->id.adapted_from) : jv_null());
@@ -478,8 +520,13 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
     }
     jv_set(iop, "divergences", divs);
     jv_set(iop, "note", str_or_null(w->id.interop_note));
-    jv_set(m, "interop", iop);
-    jv_set(m, "upstream_receipts", jv_arr());
+    return iop;
+}
+
+/* the manifest's "disclosures": ours, the caller's, a skipped sanity probe */
+static jv *manifest_disclosures(const fd_dsw *w)
+{
+    jv *discl = jv_arr();
     if (!w->id.extra_disclosures || !w->id.extra_disclosures->u.a.n)
         jv_push(discl, disclosure("no_known_deviations", "info", 0, "captured by the fidelity C engine"));
     jv_push(discl, disclosure("reduced_run_count", "caveat", 0,
@@ -496,14 +543,39 @@ static jv *top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_
                  "no evidence that the model generates sensibly.", why ? why : "no reason recorded");
         jv_push(discl, disclosure("generation_sanity_probe_skipped", "caveat", 0, detail));
     }
-    jv_set(m, "disclosures", discl);
+    return discl;
+}
+
+jv *fd_dsw_top_manifest(const fd_dsw *w, const jv *panel_doc, const jv *runtime_doc, jv *coverage,
+                        const char *content_digest)
+{
+    jv *m = jv_obj();
+    jv_set(m, "schema", jv_str("malaiwah.fidelity-dataset.v1"));
+    jv_set(m, "format_version", jv_int(1));
+    jv_set(m, "dataset_sha256", jv_str(""));
+    jv_set(m, "created_utc", jv_str(w->created));
+    jv_set(m, "dataset", dataset_block(w));
+    jv *scope = w->id.scope ? jv_copy(w->id.scope) : fd_native_scope();
+    jv_set(m, "weights", weights_block(w, scope));
+    jv_set(m, "scope", scope);
+    jv_set(m, "panel", manifest_panel(w, panel_doc));
+    jv_set(m, "capture", manifest_capture(w, content_digest));
+    jv *head = head_block(w);
+    jv_set(head, "head_json", jv_str("head/head.json"));
+    jv_set(m, "head", head);
+    jv_set(m, "runtime", manifest_runtime(w, runtime_doc));
+    jv_set(m, "determinism", manifest_determinism(w, content_digest));
+    jv_set(m, "coverage", coverage);
+    jv_set(m, "seal", fd_dsw_seal_block(ZERO64));
+    jv_set(m, "interop", manifest_interop(w));
+    jv_set(m, "upstream_receipts", jv_arr());
+    jv_set(m, "disclosures", manifest_disclosures(w));
     /* additive top-level block, inside the self-seal (schema: additionalProperties) */
-    if (probe) jv_set(m, "generation_sanity_probe", jv_copy(probe));
-    (void)root;
+    if (w->id.generation_sanity_probe) jv_set(m, "generation_sanity_probe", jv_copy(w->id.generation_sanity_probe));
     return m;
 }
 
-static jv *validation_doc(const fd_dsw *w)
+jv *fd_dsw_validation_doc(const fd_dsw *w)
 {
     jv *v = jv_obj(), *checks = jv_arr();
     char subject[512];
@@ -520,71 +592,4 @@ static jv *validation_doc(const fd_dsw *w)
     jv_set(v, "error_count", jv_int(0));
     jv_set(v, "warning_count", jv_int(0));
     return v;
-}
-
-/* README.md: YAML front matter (license, tags, x_fidelity) + a short body.
- * The seal digests are null: the card is written before the seal exists. */
-static int write_card(fd_dsw *w, const jv *m, fd_err *e)
-{
-    jv *front = jv_obj(), *tags = jv_arr(), *x = jv_obj(), *fdset = jv_obj(), *seal = jv_obj();
-    char roletag[64];
-    snprintf(roletag, sizeof roletag, "fidelity-%s", w->id.role);
-    static const char *const base_tags[] = {"fidelity", "kl-divergence", "fidelity-provenance", "fidelity-dataset"};
-    for (size_t i = 0; i < 4; i++) jv_push(tags, jv_str(base_tags[i]));
-    jv_push(tags, jv_str(roletag));
-    const jv *cap = jv_get(m, "capture"), *head = jv_get(m, "head");
-    jv_set(x, "spec", jv_str("fidelity-provenance"));
-    jv_set(x, "spec_version", jv_str("fidelity-provenance/v1"));
-    jv_set(x, "role", jv_str("fidelity-dataset"));
-    jv_set(x, "captured_model", str_or_null(w->id.weights_repository));
-    jv_set(x, "form", jv_str(w->logit ? "logit" : "hidden"));
-    jv_set(x, "lane", jv_str(w->id.lane));
-    jv_set(fdset, "id", jv_str(w->id.dataset_id));
-    jv_set(fdset, "role", jv_str(w->id.role));
-    jv_set(fdset, "repository", str_or_null(w->id.repository));
-    jv_set(fdset, "capture_content_digest", jv_copy(jv_get(cap, "capture_content_digest")));
-    jv_set(x, "fidelity_dataset", fdset);
-    jv_set(x, "panel", jv_copy(jv_get(jv_get(m, "panel"), "panel_id")));
-    jv *hx = jv_obj();
-    jv_set(hx, "policy", jv_str(w->logit ? "unknown" : "native"));
-    jv_set(hx, "lm_head_tensor_content_sha256", jv_copy(jv_get(head, "tensor_content_sha256")));
-    jv_set(hx, "replay_permitted", jv_bool(!w->logit));
-    jv_set(x, "head", hx);
-    jv_set(x, "scope_digest", jv_copy(jv_get(jv_get(m, "scope"), "scope_digest")));
-    jv_set(seal, "manifest", jv_str("fidelity-dataset.json"));
-    jv_set(seal, "dataset_sha256", jv_null());
-    jv_set(seal, "checksums", jv_str("checksums.txt"));
-    jv_set(seal, "checksums_sha256", jv_null());
-    jv_set(seal, "note", jv_str("digests of the tree that holds this README; read them from fidelity-dataset.json"));
-    jv_set(x, "seal", seal);
-    jv_set(x, "measurements", jv_arr());
-    jv_set(front, "license", jv_str(w->id.license ? w->id.license : "mit"));
-    jv_set(front, "tags", tags);
-    jv_set(front, "x_fidelity", x);
-    fd_buf b = {0};
-    fd_buf_puts(&b, "---\n");
-    /* key order as written by hf_capture: license, tags, x_fidelity (sorted by luck) */
-    fd_yaml_emit(front, &b);
-    if (w->logit) {
-        fd_buf_printf(&b, "---\n# %s\n\nA **%s** fidelity dataset in **logit form**: per scored position, the "
-                      "log-probabilities over the full vocabulary (tensor `logits`, F32) on panel `%s`.\n\n%s\n\n"
-                      "| | |\n|---|---|\n| records | %zu |\n| scored positions | %lld |\n| context length | %lld |\n"
-                      "| vocab size | %lld |\n\nVerify with `fidelity verify DIR` or `sha256sum -c checksums.txt`.\n",
-                      w->id.dataset_name, w->id.role, panel_id(w), w->id.card_note ? w->id.card_note : "",
-                      w->cap_records->u.a.n, (long long)total_rows(w), (long long)w->id.context_length,
-                      (long long)w->id.vocab);
-    } else
-        fd_buf_printf(&b, "---\n# %s\n\nA **%s** fidelity dataset in **hidden form**: the final hidden states "
-                      "(after the final RMSNorm, before the lm_head) of `%s` on panel `%s`, with the head "
-                      "shipped beside them so KL can be replayed offline.\n\n| | |\n|---|---|\n"
-                      "| records | %zu |\n| scored positions | %lld |\n| context length | %lld |\n"
-                      "| hidden width | %lld |\n| vocab size | %lld |\n\nVerify with `fidelity verify DIR` "
-                      "or `sha256sum -c checksums.txt`.\n",
-                      w->id.dataset_name, w->id.role, w->id.weights_repository ? w->id.weights_repository : "(unnamed)",
-                      panel_id(w), w->cap_records->u.a.n, (long long)total_rows(w), (long long)w->id.context_length,
-                      (long long)w->id.hidden, (long long)w->id.vocab);
-    jv_free(front);
-    int rc = write_rel(w, "README.md", b.p, b.n, NULL, e);
-    fd_buf_free(&b);
-    return rc;
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""issue 17 item 4: the per-layer teacher-forced parity harness
+(tests/parity/layer_parity.py) on both architectures, checkpoints written by
+transformers' save_pretrained; and the harness's own test: one of our dumped
+values moved by 64 ulps must make it fail.
+usage: test_layer_parity.py BINARY
+Needs torch + transformers (FIDELITY_ORACLE_PYTHON or this interpreter);
+prints `skipped (torch not installed)` without them."""
+import os, subprocess, sys
+
+B = os.path.abspath(sys.argv[1])
+HERE = os.path.dirname(os.path.abspath(__file__))
+HARNESS = os.path.join(HERE, "..", "parity", "layer_parity.py")
+PY = os.environ.get("FIDELITY_ORACLE_PYTHON", sys.executable)
+fails = 0
+
+
+def check(name, cond, detail=""):
+    global fails
+    print(("ok  " if cond else "FAIL ") + name + ("" if cond else ": " + detail[-3000:]))
+    fails += not cond
+
+
+probe = subprocess.run([PY, "-c", "import torch, transformers; transformers.GlmMoeDsaForCausalLM; "
+                        "transformers.Glm5NextForConditionalGeneration"], capture_output=True)
+if probe.returncode:
+    print("skipped (torch not installed): the per-layer parity harness needs torch + transformers with "
+          "glm_moe_dsa and glm5_next (pip, or FIDELITY_ORACLE_PYTHON)")
+    sys.exit(0)
+
+r = subprocess.run([PY, "-W", "ignore", HARNESS, B], capture_output=True, text=True)
+out = r.stdout + r.stderr
+check("layer parity: glm_moe_dsa and glm5_next, every stage of every layer within its bound",
+      r.returncode == 0 and "== glm_moe_dsa: " in out and "== glm5_next: " in out and "every bound holds" in out, out)
+check("layer parity: selections compared (DSA keys, MoE experts)",
+      out.count("dsa_sel ") >= 6 and out.count("experts(top-k) ") >= 6, out)
+# the harness can fail: q_b of layer 1 (a Linear) moved by 64 ulps on one element
+r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "glm_moe_dsa", "--perturb", "q_b.L1"],
+                   capture_output=True, text=True)
+out = r.stdout + r.stderr
+check("layer parity: a 64-ulp fault in q_b.L1 violates the linear bound (exit 1)",
+      r.returncode == 1 and "VIOLATED" in out and "FAIL (" in out, out)
+r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "glm5_next", "--perturb", "attn_in.L2"],
+                   capture_output=True, text=True)
+out = r.stdout + r.stderr
+check("layer parity: a 64-ulp fault in glm5_next attn_in.L2 violates the reduce bound (exit 1)",
+      r.returncode == 1 and "VIOLATED" in out, out)
+sys.exit(1 if fails else 0)
