@@ -132,6 +132,11 @@ for bin in $BINS; do
     step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
         python3 tests/py/test_cli.py "$bin"
 done
+# issue 22 item 4: every command's flags from the command table (did-you-mean, enumerated values)
+for bin in $BINS; do
+    step py "CLI flags: did-you-mean for every flag of every command, every enumerated value refused by name ($bin)" \
+        python3 tests/py/test_cli2.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do
