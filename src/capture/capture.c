@@ -15,6 +15,7 @@
 #include "mpi/dist.h"
 #include "util/buf.h"
 #include "util/fsio.h"
+#include "util/progress.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +333,7 @@ static int write_windows(cap *x, fd_err *e)
 {
     const fd_capture_opts *o = x->o;
     size_t H = (size_t)x->c.hidden_size;
+    double start = now_s();
     for (size_t i = 0; i < x->P.n; i++) {
         const fd_panel_window *pw = &x->P.w[i];
         double t0 = now_s();
@@ -362,8 +364,11 @@ static int write_windows(cap *x, fd_err *e)
         x->hid = NULL;
         test_die_hook(i + 1, x->sh);
         if (o->progress)
+        {
             fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
                     rows, win.elapsed_seconds);
+            fd_progress_line(stderr, "capture", i + 1, x->P.n, "windows", 0, now_s() - start, 0);
+        }
     }
     return 0;
 }

@@ -9,8 +9,12 @@
   before any work (exit 4, nothing written), naming the flag and listing every
   accepted value; each accepted value passes; the usage lists the same set;
   the --flag=value form is checked too; a switch given a value is refused.
+Progress (issue 22 item 6): capture (windows), compare (positions) and fetch
+(bytes, from a loopback hub with a throttled file) print count, percent, rate
+and ETA on stderr with --progress, and nothing of the kind without it when
+stderr is not a terminal (one shared line format, src/util/progress.c).
 usage: test_cli2.py BINARY"""
-import os, re, shutil, subprocess, sys, tempfile
+import http.server, os, re, shutil, socketserver, subprocess, sys, tempfile, threading, time
 
 BIN = os.path.abspath(sys.argv[1])
 WORK = tempfile.mkdtemp(prefix="fd-cli2-")
@@ -115,6 +119,100 @@ case("compare --kernel avx9000: refused before anything runs, no DIR",
 rc, out, err = fid("adapt", "--source", "malaiwah-serving-v2", "--in", "x", "--out", os.path.join(WORK, "ad"))
 case("adapt --source malaiwah-serving-v2 keeps its own refusal (not_implemented, exit 3)",
      rc == 3 and "not_implemented" in out, (rc, out, err))
+
+# ---- progress: capture windows, compare positions, fetch bytes
+LINE = r"%s: (\d+)/(\d+) %s +(\d+\.\d)%% \([\d.]+ %s/s, ETA (\d+:\d\d:\d\d|--)\)"
+M = os.path.join(WORK, "m")
+rc, out, err = fid("fixture", "--preset", "tiny", "--seed", "1", "--out", M)
+assert rc == 0, out + err
+cap = ["capture", "--model", M, "--panel", os.path.join(M, "panel"), "--role", "root", "--lane", "other",
+       "--dataset-id", "fidelity--me.tiny.hidden", "--dataset-name", "tiny"]
+rc, out, err = fid(*cap, "--out", os.path.join(WORK, "ds1"), "--progress")
+got = re.findall(LINE % ("capture", "windows", "windows"), err)
+case("capture --progress: 'capture: k/N windows P% (rate, ETA)' per window, the last N/N 100.0%",
+     rc == 0 and got and [int(g[0]) for g in got] == list(range(1, int(got[0][1]) + 1))
+     and got[-1][0] == got[-1][1] and got[-1][2] == "100.0", err[-800:])
+rc, out, err = fid(*cap, "--out", os.path.join(WORK, "ds2"))
+case("capture without --progress, stderr not a terminal: no progress line", rc == 0 and "windows" not in err
+     and '"stage"' not in err, err[-500:])
+rc, out, err = fid(*cap, "--out", os.path.join(WORK, "ds3"), "--progress", "--schedule", "layer-outer")
+got = re.findall(LINE % (r"capture \(layer-outer\)", "layers", "layers"), err)
+case("capture --schedule layer-outer --progress: 'k/L layers' with percent and ETA",
+     rc == 0 and got and got[-1][0] == got[-1][1] and got[-1][2] == "100.0", err[-800:])
+cmp = ["compare", "--reference", os.path.join(WORK, "ds1"), "--candidate", os.path.join(WORK, "ds2"), "--self-compare",
+       "--force-compute", "--no-bootstrap"]
+rc, out, err = fid(*cmp, "--out", os.path.join(WORK, "c1"), "--progress")
+got = re.findall(LINE % ("compare", "positions", "positions"), err)
+case("compare --progress: 'compare: N/N positions 100.0% (rate, ETA)' at the end", rc in (0, 2) and got
+     and got[-1][0] == got[-1][1] and got[-1][2] == "100.0", err[-800:])
+rc, out, err = fid(*cmp, "--out", os.path.join(WORK, "c2"))
+case("compare without --progress: no progress line", rc in (0, 2) and "positions" not in err, err[-500:])
+
+BIGDS = os.path.join(WORK, "big")
+rc, out, err = fid("write-fixture", "--out", BIGDS, "--records", "2", "--tokens", "256", "--hidden", "2048",
+                   "--vocab", "64", "--seed", "3")
+assert rc == 0, out + err
+FILES = {}
+for d, _, ns in os.walk(BIGDS):
+    for n in ns:
+        FILES[os.path.relpath(os.path.join(d, n), BIGDS)] = open(os.path.join(d, n), "rb").read()
+BIG = max((k for k in FILES if k.startswith("capture/hidden_")), key=lambda k: len(FILES[k]))
+
+
+class Hub(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        parts = self.path.split("/", 6)  # '', datasets, owner, name, resolve, rev, path
+        rel = parts[6] if len(parts) == 7 else ""
+        if rel not in FILES:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = FILES[rel]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        step = 16384 if rel == BIG else len(body) or 1
+        for i in range(0, len(body), step):
+            try:
+                self.wfile.write(body[i:i + step])
+                self.wfile.flush()
+            except OSError:
+                return
+            if rel == BIG:
+                time.sleep(0.03)
+
+
+class TS(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+srv = TS(("127.0.0.1", 0), Hub)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "FIDELITY_CACHE")}
+env.update(HF_ENDPOINT="http://127.0.0.1:%d" % srv.server_address[1], HOME=os.path.join(WORK, "home"))
+
+
+def fetch(tag, *extra):
+    p = subprocess.run([BIN, "fetch", "hf://me/big", "--cache", os.path.join(WORK, "cache-" + tag), *extra],
+                       capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+rc, out, err = fetch("p", "--progress")
+got = re.findall(LINE % ("hub: " + re.escape(BIG), "B", "B"), err)
+case("fetch --progress: 'hub: FILE k/N B P% (rate B/s, ETA h:mm:ss)' for a slow file, counts rising",
+     rc == 0 and got and all(g[1] == str(len(FILES[BIG])) for g in got)
+     and [int(g[0]) for g in got] == sorted(int(g[0]) for g in got) and re.fullmatch(r"\d+:\d\d:\d\d", got[0][3]),
+     err[-800:])
+rc, out, err = fetch("q")
+case("fetch without --progress, stderr not a terminal: no progress line", rc == 0 and "B/s" not in err, err[-500:])
+srv.shutdown()
 
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
