@@ -9,6 +9,11 @@
   before any work (exit 4, nothing written), naming the flag and listing every
   accepted value; each accepted value passes; the usage lists the same set;
   the --flag=value form is checked too; a switch given a value is refused.
+Defaults a quantizer expects (issue 22 item 7): `capture --model M --panel P
+--out D` alone seals a dataset named after the model directory (id
+fidelity--local.NAME.hidden), lane other, role root for a plain checkpoint and
+quant for one with a quantization_config, each default said on stderr; compare
+labels each side with its dataset's name unless --*-label is given.
 Progress (issue 22 item 6): capture (windows), compare (positions) and fetch
 (bytes, from a loopback hub with a throttled file) print count, percent, rate
 and ETA on stderr with --progress, and nothing of the kind without it when
@@ -213,6 +218,36 @@ case("fetch --progress: 'hub: FILE k/N B P% (rate B/s, ETA h:mm:ss)' for a slow 
 rc, out, err = fetch("q")
 case("fetch without --progress, stderr not a terminal: no progress line", rc == 0 and "B/s" not in err, err[-500:])
 srv.shutdown()
+
+# ---- defaults: capture with only --model/--panel/--out; compare labels = dataset names
+import json
+Q = os.path.join(WORK, "tiny-fp8")
+rc, out, err = fid("quantize", "--format", "fp8-block", "--src", M, "--dst", Q)
+assert rc == 0, out + err
+for model, role in ((M, "root"), (Q, "quant")):
+    d = os.path.join(WORK, "dflt-" + role)
+    rc, out, err = fid("capture", "--model", model + "/", "--panel", os.path.join(M, "panel"), "--out", d)
+    man = json.load(open(os.path.join(d, "fidelity-dataset.json"))) if rc == 0 else {}
+    name = os.path.basename(model)
+    case("capture --model %s/ --panel P --out D alone: name %s, id fidelity--local.%s.hidden, role %s, lane other"
+         % (name, name, name, role),
+         rc == 0 and man["dataset"]["name"] == name and man["dataset"]["id"] == "fidelity--local.%s.hidden" % name
+         and man["dataset"]["role"] == role and man["runtime"]["lane"] == "other"
+         and "--role %s (default" % role in err and "--lane other (default)" in err, (rc, out, err[-600:]))
+    rc, out, err = fid("verify", d)
+    case("the defaulted %s capture verifies" % role, rc == 0, out + err)
+c = os.path.join(WORK, "cmp-dflt")
+rc, out, err = fid("compare", "--reference", os.path.join(WORK, "dflt-root"), "--candidate",
+                   os.path.join(WORK, "dflt-quant"), "--out", c, "--no-bootstrap")
+r = json.load(open(os.path.join(c, "comparison-receipt.json"))) if rc in (0, 2) else {}
+case("compare without labels: each side labelled with its dataset name",
+     rc in (0, 2) and r["reference"]["label"] == "m" and r["candidate"]["label"] == "tiny-fp8", (rc, out[-300:], err[-300:]))
+rc, out, err = fid("compare", "--reference", os.path.join(WORK, "dflt-root"), "--candidate",
+                   os.path.join(WORK, "dflt-quant"), "--out", c + "2", "--no-bootstrap", "--reference-label", "base",
+                   "--candidate-label", "q8")
+r = json.load(open(os.path.join(c + "2", "comparison-receipt.json"))) if rc in (0, 2) else {}
+case("compare with --reference-label/--candidate-label: those labels", rc in (0, 2) and r["reference"]["label"] == "base"
+     and r["candidate"]["label"] == "q8", (rc, err[-300:]))
 
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
