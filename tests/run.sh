@@ -137,6 +137,11 @@ for bin in $BINS; do
     step py "CLI flags: did-you-mean for every flag of every command, every enumerated value refused by name ($bin)" \
         python3 tests/py/test_cli2.py "$bin"
 done
+# issue 23: duplicate JSON object keys refused by name in every document read
+for bin in $BINS; do
+    step py "duplicate JSON keys: manifest, sub-manifest, receipt, config.json, safetensors header, panel refused by name ($bin)" \
+        python3 tests/py/test_dupkeys.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do

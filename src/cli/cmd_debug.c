@@ -31,7 +31,7 @@ int cmd_debug_json(int argc, char **argv)
     while ((k = getline(&line, &cap, stdin)) >= 0) {
         if (k > 0 && line[k - 1] == '\n') k--;
         fd_err e;
-        jv *v = jv_parse(line, (size_t)k, &e);
+        jv *v = jv_parse_lenient(line, (size_t)k, &e);
         if (!v) { printf("ERR %s\n", e.code); continue; }
         char h[4][65], seal[65] = "-";
         int bad = 0;
