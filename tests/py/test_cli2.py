@@ -13,7 +13,8 @@ Defaults a quantizer expects (issue 22 item 7): `capture --model M --panel P
 --out D` alone seals a dataset named after the model directory (id
 fidelity--local.NAME.hidden), lane other, role root for a plain checkpoint and
 quant for one with a quantization_config, each default said on stderr; compare
-labels each side with its dataset's name unless --*-label is given.
+labels each side with its dataset's name unless --*-label is given; the
+README's "Measure your own model" try-it block runs as written.
 Progress (issue 22 item 6): capture (windows), compare (positions) and fetch
 (bytes, from a loopback hub with a throttled file) print count, percent, rate
 and ETA on stderr with --progress, and nothing of the kind without it when
@@ -248,6 +249,26 @@ rc, out, err = fid("compare", "--reference", os.path.join(WORK, "dflt-root"), "-
 r = json.load(open(os.path.join(c + "2", "comparison-receipt.json"))) if rc in (0, 2) else {}
 case("compare with --reference-label/--candidate-label: those labels", rc in (0, 2) and r["reference"]["label"] == "base"
      and r["candidate"]["label"] == "q8", (rc, err[-300:]))
+
+# ---- README "Measure your own model": the try-it block runs as written (fresh directory)
+readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")).read()
+sec = readme.split("## Measure your own model", 1)[1].split("\n## ", 1)[0]
+block = sec.split("To try the same path", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+TRY = os.path.join(WORK, "try-readme")
+os.makedirs(TRY)
+shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md"), TRY)
+steps, bad = 0, []
+for line in block.strip().splitlines():
+    if line.startswith("make "):
+        continue
+    argv = line.split()
+    assert argv[0] == "./build/fidelity", line
+    p = subprocess.run([BIN] + argv[1:], capture_output=True, text=True, cwd=TRY, timeout=300)
+    steps += 1
+    if p.returncode not in (0, 2) or any(m in p.stderr for m in SAN):
+        bad.append((line, p.returncode, (p.stdout + p.stderr)[-400:]))
+case("README try-it block: %d commands, each exit 0 (2: advisory), report written" % steps,
+     steps >= 6 and not bad and os.path.exists(os.path.join(TRY, "try", "report.html")), bad[:2])
 
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
