@@ -53,7 +53,6 @@ static int one_of(const char *v, const char *values)
 
 static int refuse_value(const char *cmd, const flag *f, const char *v)
 {
-    char list[MAX_VALUES * 2] = "";
     const char *cands[64];
     char split[MAX_VALUES];
     size_t nc = 0;
@@ -63,13 +62,11 @@ static int refuse_value(const char *cmd, const flag *f, const char *v)
         int last = !p[l];
         p[l] = 0;
         cands[nc++] = p;
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", p);
         if (last) break;
         p += l + 1;
     }
     const char *near = strlen(v) >= 3 ? fd_cli_suggest(v, cands, nc) : NULL;
-    fprintf(stderr, "fidelity %s: %s takes one of %s, not '%s'", cmd, f->name, list, v);
+    fprintf(stderr, "fidelity %s: %s must be one of %s, not '%s'", cmd, f->name, f->values, v);
     if (near) fprintf(stderr, "; did you mean %s?", near);
     fprintf(stderr, "\n");
     return FD_EXIT_USAGE;

@@ -30,9 +30,10 @@ LANES = ["sealed-ep8", "streaming", "local-mps", "local-cuda-budget", "other"]
 K4 = ["scalar", "avx2", "avx512f", "avx512bf16"]
 PRESETS = ["tiny", "flash-0.1b", "small", "flash-0.1b-next"]
 CLASSES = ["embed_tokens", "attn.qkv", "attn.o", "mlp.gate", "mlp.up", "mlp.down", "moe.experts", "norm", "lm_head"]
-# every flag of the CLI that takes one of a fixed set of values
-ENUMS = [("capture", "--role", ["root", "quant"]), ("capture", "--lane", LANES), ("capture", "--kernel", K4 + ["amx"]),
-         ("capture", "--schedule", ["window-outer", "layer-outer"]), ("capture", "--gemm-order", ["tile", "pair"]),
+# every flag of the CLI that takes one of a fixed set of values (capture --kernel
+# is not here on purpose: an unknown path is the engine's exit-3 refusal naming
+# the paths, as one this CPU lacks, tests/py/test_engine_defects.py)
+ENUMS = [("capture", "--role", ["root", "quant"]), ("capture", "--lane", LANES), ("capture", "--schedule", ["window-outer", "layer-outer"]), ("capture", "--gemm-order", ["tile", "pair"]),
          ("compare", "--kernel", K4), ("describe", "--format", ["text", "json", "markdown"]),
          ("quantize", "--bits", ["2", "3", "4", "5", "6", "8"]), ("quantize", "--tensor-class", CLASSES),
          ("quantize", "--format", ["fp8-block", "nvfp4"]), ("demo", "--preset", PRESETS), ("fixture", "--preset", PRESETS),
@@ -96,8 +97,8 @@ case("a switch given a value (--force=yes) is refused, exit 4", rc == 4 and "--f
 for c, flag, values in ENUMS:
     dest = os.path.join(WORK, "out-" + c + flag)
     rc, out, err = fid(c, flag, "bogus-value", "--out", dest)
-    line = next((l for l in err.splitlines() if "takes one of" in l), "")
-    listed = [v.strip() for v in line.split("takes one of ", 1)[-1].split(", not ")[0].split(",")] if line else []
+    line = next((l for l in err.splitlines() if "must be one of" in l), "")
+    listed = line.split("must be one of ", 1)[-1].split(", not ")[0].split("|") if line else []
     case("%s %s bogus-value: exit 4 before any work, the flag and every accepted value named" % (c, flag),
          rc == 4 and flag in line and "'bogus-value'" in line and sorted(listed) == sorted(values)
          and not os.path.exists(dest) and not out.strip(), (rc, err[:300], out[:200]))
@@ -106,7 +107,7 @@ for c, flag, values in ENUMS:
         if v == "malaiwah-serving-v2":
             continue  # accepted by the check, refused by adapt itself (below)
         rc, out, err = fid(c, flag, v, "--zz-after")
-        if "takes one of" in err or "unknown option --zz-after" not in err:
+        if "must be one of" in err or "unknown option --zz-after" not in err:
             passing.append((v, err[:200]))
     case("%s %s: each of the %d accepted values passes the check" % (c, flag, len(values)), not passing, passing)
     u = usages.get(c, "")
@@ -114,14 +115,14 @@ for c, flag, values in ENUMS:
         case("%s --help lists %s's values" % (c, flag), all(v in u for v in values), u[:400])
 
 rc, out, err = fid("quantize", "--bits=7", "--src", "a", "--dst", "b", "--match", "mlp")
-case("quantize --bits=7 (the --flag=value form): refused listing 2, 3, 4, 5, 6, 8, exit 4",
-     rc == 4 and "--bits takes one of 2, 3, 4, 5, 6, 8" in err, err)
+case("quantize --bits=7 (the --flag=value form): refused listing 2|3|4|5|6|8, exit 4",
+     rc == 4 and "--bits must be one of 2|3|4|5|6|8, not '7'" in err, err)
 rc, out, err = fid("capture", "--lane", "othr")
 case("a near value gets did-you-mean (--lane othr -> other)", rc == 4 and "did you mean other?" in err, err)
 rc, out, err = fid("compare", "--reference", "a", "--candidate", "b", "--out", os.path.join(WORK, "cmpk"),
                    "--kernel", "avx9000")
 case("compare --kernel avx9000: refused before anything runs, no DIR",
-     rc == 4 and "--kernel takes one of" in err and not os.path.exists(os.path.join(WORK, "cmpk")), err)
+     rc == 4 and "--kernel must be one of scalar|avx2|avx512f|avx512bf16" in err and not os.path.exists(os.path.join(WORK, "cmpk")), err)
 rc, out, err = fid("adapt", "--source", "malaiwah-serving-v2", "--in", "x", "--out", os.path.join(WORK, "ad"))
 case("adapt --source malaiwah-serving-v2 keeps its own refusal (not_implemented, exit 3)",
      rc == 3 and "not_implemented" in out, (rc, out, err))
