@@ -26,6 +26,8 @@ static int usage(const char *why)
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
                     "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n"
+                    "  [--resume]   (continue an interrupted capture: its finished windows are kept in OUT.resume/,\n"
+                    "               each verified against this run's inputs; the same capture_content_digest)\n"
                     "  defaults: --role quant when the checkpoint has a quantization_config, else root; --lane other;\n"
                     "  --dataset-name the model directory's name; --dataset-id fidelity--local.NAME.hidden\n");
     return FD_EXIT_USAGE;
@@ -133,6 +135,7 @@ int cmd_capture(int argc, char **argv)
             i++;
         }
         else if (!strcmp(s, "--progress")) o.progress = 1;
+        else if (!strcmp(s, "--resume")) o.resume = 1;
         else {
             fprintf(stderr, "fidelity capture: unknown argument %s\n", s);
             return usage(NULL);

@@ -15,6 +15,12 @@ fidelity--local.NAME.hidden), lane other, role root for a plain checkpoint and
 quant for one with a quantization_config, each default said on stderr; compare
 labels each side with its dataset's name unless --*-label is given; the
 README's "Measure your own model" try-it block runs as written.
+capture --resume (issue 22 item 6): a capture killed after window 2 and resumed
+gives the uninterrupted capture_content_digest, taking the finished windows
+from OUT.resume/ (journal and staging gone after the seal); a journal file
+edited, or recorded from another checkpoint, is refused (resume_mismatch, exit
+3, nothing sealed); a capture without --resume discards an old journal;
+--resume with --schedule layer-outer is refused.
 Progress (issue 22 item 6): capture (windows), compare (positions) and fetch
 (bytes, from a loopback hub with a throttled file) print count, percent, rate
 and ETA on stderr with --progress, and nothing of the kind without it when
@@ -270,6 +276,77 @@ for line in block.strip().splitlines():
         bad.append((line, p.returncode, (p.stdout + p.stderr)[-400:]))
 case("README try-it block: %d commands, each exit 0 (2: advisory), report written" % steps,
      steps >= 6 and not bad and os.path.exists(os.path.join(TRY, "try", "report.html")), bad[:2])
+
+# ---- capture --resume
+import signal
+SM = os.path.join(WORK, "small")
+rc, out, err = fid("fixture", "--preset", "small", "--seed", "1", "--out", SM)
+assert rc == 0, out + err
+SM2 = os.path.join(WORK, "small2")
+rc, out, err = fid("fixture", "--preset", "small", "--seed", "2", "--out", SM2)
+assert rc == 0, out + err
+
+
+def cap_small(out, *extra, model=SM):
+    return fid("capture", "--model", model, "--panel", os.path.join(SM, "panel"), "--out", out, "--dataset-name", "s",
+               "--dataset-id", "fidelity--local.s.hidden", *extra)
+
+
+def digest(d):
+    return json.load(open(os.path.join(d, "fidelity-dataset.json")))["capture"]["capture_content_digest"]
+
+
+rc, out, err = cap_small(os.path.join(WORK, "whole"))
+WHOLE = digest(os.path.join(WORK, "whole")) if rc == 0 else None
+case("capture: an uninterrupted capture leaves no journal behind", rc == 0 and not os.path.exists(
+    os.path.join(WORK, "whole.resume")), err[-300:])
+R = os.path.join(WORK, "res")
+p = subprocess.Popen([BIN, "capture", "--model", SM, "--panel", os.path.join(SM, "panel"), "--out", R, "--dataset-name",
+                      "s", "--dataset-id", "fidelity--local.s.hidden", "--progress"], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, cwd=WORK)
+seen = 0
+while seen < 2:
+    line = p.stderr.readline()
+    if not line:
+        break
+    seen += b'"stage":"window"' in line
+p.send_signal(signal.SIGKILL)
+p.communicate()
+journal = sorted(os.listdir(R + ".resume")) if os.path.isdir(R + ".resume") else []
+case("capture killed after window 2: no dataset, a journal of >= 2 windows",
+     not os.path.exists(R) and len([j for j in journal if j.endswith(".json")]) >= 2, journal)
+for k in ("tamper", "other", "fresh"):
+    shutil.copytree(R + ".resume", os.path.join(WORK, k + ".resume"))
+rc, out, err = cap_small(R, "--resume")
+m = re.search(r"capture: (\d+) of (\d+) window\(s\) taken from the journal", err)
+case("capture --resume: the uninterrupted capture_content_digest, finished windows taken (each verified)",
+     rc == 0 and digest(R) == WHOLE and m and int(m.group(1)) >= 2 and int(m.group(1)) < int(m.group(2)),
+     (rc, out[-300:], err[-500:]))
+case("after the seal the journal and the killed run's staging are gone", not os.path.exists(R + ".resume")
+     and not [n for n in os.listdir(WORK) if n.startswith("res.partial-")], os.listdir(WORK))
+rc, out, err = fid("verify", R)
+case("the resumed dataset verifies", rc == 0, out + err)
+T = os.path.join(WORK, "tamper")
+tf = os.path.join(T + ".resume", "window-0001.safetensors")
+blob = bytearray(open(tf, "rb").read())
+os.unlink(tf)  # a hard link to the killed run's file: write a new one
+blob[-5] ^= 0x01
+open(tf, "wb").write(bytes(blob))
+rc, out, err = cap_small(T, "--resume")
+case("capture --resume over an edited journal file: resume_mismatch naming window 1, exit 3, nothing sealed",
+     rc == 3 and "REFUSED [resume_mismatch]" in out and "window-0001" in out and not os.path.exists(T), (rc, out[-400:]))
+O = os.path.join(WORK, "other")
+rc, out, err = cap_small(O, "--resume", model=SM2)
+case("capture --resume with another checkpoint: resume_mismatch (checkpoint identity), exit 3",
+     rc == 3 and "REFUSED [resume_mismatch]" in out and "checkpoint_identity_sha256" in out and not os.path.exists(O),
+     (rc, out[-400:]))
+Fr = os.path.join(WORK, "fresh")
+rc, out, err = cap_small(Fr)
+case("capture without --resume: an old journal is discarded, a fresh capture (same digest)",
+     rc == 0 and digest(Fr) == WHOLE and not os.path.exists(Fr + ".resume") and "taken from the journal" not in err,
+     (rc, err[-300:]))
+rc, out, err = cap_small(os.path.join(WORK, "lo"), "--resume", "--schedule", "layer-outer")
+case("capture --resume --schedule layer-outer: refused (bad_usage, exit 3)", rc == 3 and "bad_usage" in out, out[-300:])
 
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d/%d passed" % (sum(results), len(results)))
