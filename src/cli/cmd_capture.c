@@ -142,6 +142,13 @@ int cmd_capture(int argc, char **argv)
         }
     }
     if (!o.model || !o.panel || !o.out) return usage("--model, --panel and --out are required");
+    /* "--out DIR/" names DIR: its staging and journal are DIR.partial-*, DIR.resume */
+    char outbuf[4096];
+    size_t ol = strlen(o.out);
+    while (ol > 1 && o.out[ol - 1] == '/') ol--;
+    if (ol >= sizeof outbuf) return usage("--out is too long");
+    snprintf(outbuf, sizeof outbuf, "%.*s", (int)ol, o.out);
+    o.out = outbuf;
     if (o.schedule && strcmp(o.schedule, "window-outer") && strcmp(o.schedule, "layer-outer"))
         return usage("--schedule must be window-outer or layer-outer");
     /* --kernel: refused (exit 3) by fd_mm_init, the first step of the run,

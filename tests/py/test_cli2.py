@@ -349,6 +349,10 @@ rc, out, err = cap_small(Fr)
 case("capture without --resume: an old journal is discarded, a fresh capture (same digest)",
      rc == 0 and digest(Fr) == WHOLE and not os.path.exists(Fr + ".resume") and "taken from the journal" not in err,
      (rc, err[-300:]))
+rc, out, err = fid("capture", "--model", M, "--panel", os.path.join(M, "panel"), "--out", os.path.join(WORK, "slash") + "/")
+case("capture --out DIR/ seals DIR (no DIR/ left holding a journal or staging)",
+     rc == 0 and os.path.isfile(os.path.join(WORK, "slash", "fidelity-dataset.json"))
+     and not [n for n in os.listdir(os.path.join(WORK, "slash")) if n.startswith(".")], (rc, out[-300:]))
 rc, out, err = cap_small(os.path.join(WORK, "lo"), "--resume", "--schedule", "layer-outer")
 case("capture --resume --schedule layer-outer: refused (bad_usage, exit 3)", rc == 3 and "bad_usage" in out, out[-300:])
 
