@@ -254,7 +254,7 @@ int cmd_demo(int argc, char **argv)
     int rc = FD_EXIT_OK;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
+    printf("== the model: a random-init checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
     char *fx[] = {"fixture", "--preset", (char *)preset, "--seed", "1", "--out", model, NULL};
     if ((rc = run_cmd(cmd_model_fixture, fx))) goto out;
     printf("== step 1: capture the reference, twice (two cold runs)\n");

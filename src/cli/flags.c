@@ -3,8 +3,10 @@
  * a flag missing its value is named, and a flag that takes one of a fixed
  * set of values refuses anything else, listing the set.  The spec is a
  * space-separated list of "--name" (a switch), "--name=" (takes a value) and
- * "--name=a|b|c" (takes one of those values). */
+ * "--name=a|b|c" (takes one of those values); "--name=@fixture-presets" takes
+ * one of the model-fixture presets of this build (capture/fixture.h). */
 #include "cli.h"
+#include "capture/fixture.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +34,8 @@ static size_t parse_spec(const char *spec, flag *f, size_t cap)
             f[n].takes = 1;
             size_t vl = len - nl - 1;
             snprintf(f[n].values, sizeof f[n].values, "%.*s", (int)(vl < MAX_VALUES ? vl : MAX_VALUES - 1), p + nl + 1);
+            if (!strcmp(f[n].values, "@fixture-presets"))
+                snprintf(f[n].values, sizeof f[n].values, "%s", fd_fixture_preset_names());
         }
         n++;
         p += len;

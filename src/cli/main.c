@@ -5,7 +5,8 @@
 #include <string.h>
 
 /* flags: every flag of the command (flags.c: "--x" a switch, "--x=" takes a
- * value, "--x=a|b" takes one of those), checked before the command runs; NULL
+ * value, "--x=a|b" takes one of those, "--x=@fixture-presets" one of the
+ * fixture presets), checked before the command runs; NULL
  * leaves the command to its own parser. */
 static const struct { const char *name; int (*fn)(int, char **); const char *help, *flags; } CMDS[] = {
     {"verify", cmd_verify, "verify DATASET [--json REPORT.json] [--verify-tensors|--no-verify-tensors] [--manifest-only] [--allow-partial] [--cache DIR] [--token-file F]: seals, checksums, digests; refuse on the first error",
@@ -31,7 +32,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"quantize", cmd_quantize, "quantize --src DIR --dst DIR --match SUBSTR [--bits N] [--emit-scope F]: toy RTN candidate (FORMAT §7)",
      "--src= --dst= --bits=2|3|4|5|6|8 --match= --tensor-class=embed_tokens|attn.qkv|attn.o|mlp.gate|mlp.up|mlp.down|moe.experts|norm|lm_head --emit-scope= --emit-report= --format=fp8-block|nvfp4 --block= --dry-run --force"},
     {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it",
-     "--out= --preset=tiny|flash-0.1b|small|flash-0.1b-next --windows="},
+     "--out= --preset=@fixture-presets --windows="},
     {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset",
      "--out= --records= --tokens= --hidden= --vocab= --seed= --head-seed= --noise-seed= --perturb= --declared-bits= --declared-records= --lane=" FD_LANES " --role=root|quant|derived --engine-tag= --dataset-id= --cold-run= --fixed-time --force --emit-k3-compat"},
     {"kernel-selftest", cmd_kernel_selftest, "kernel-selftest [--products N]: prove every kernel path bit-identical",
@@ -43,7 +44,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"inspect-model", cmd_inspect_model, "inspect-model DIR|FILE.gguf [--json]: config and tensor check of a checkpoint; a GGUF's metadata, tensors, type census and bits per weight",
      "--json"},
     {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint",
-     "--preset=tiny|flash-0.1b|small|flash-0.1b-next --seed= --out= --force"},
+     "--preset=@fixture-presets --seed= --out= --force"},
     {"capture", cmd_capture, "capture --model DIR --panel DIR --out DIR --role root|quant --lane L --dataset-id ID --dataset-name NAME [...]",
      "--model= --panel= --out= --role=root|quant --lane=" FD_LANES " --dataset-id= --dataset-name= --panel-role= --scope-file= --run-name= --cold-run= --memory-report= --weights-repository= --weights-revision= --repository= --kernel= --schedule=window-outer|layer-outer --sanity-prompt= --sanity-expect= --windows= --score-from= --threads= --declared-bits= --gemm-order=tile|pair --memory-limit= --force --emit-k3-compat --no-sanity-check --progress --resume"},
     {"merge", cmd_merge, "merge SHARD_DIR... --out DIR: the shards of `mpirun -np N fidelity capture` as one sealed dataset",

@@ -34,7 +34,8 @@ SAN = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runti
 results = []
 LANES = ["sealed-ep8", "streaming", "local-mps", "local-cuda-budget", "other"]
 K4 = ["scalar", "avx2", "avx512f", "avx512bf16"]
-PRESETS = ["tiny", "flash-0.1b", "small", "flash-0.1b-next"]
+PRESETS = re.search(r"--preset ([\w.|-]+)", subprocess.run([BIN, "fixture", "--help"], capture_output=True,
+                                                            text=True).stdout).group(1).split("|")
 CLASSES = ["embed_tokens", "attn.qkv", "attn.o", "mlp.gate", "mlp.up", "mlp.down", "moe.experts", "norm", "lm_head"]
 # every flag of the CLI that takes one of a fixed set of values (capture --kernel
 # is not here on purpose: an unknown path is the engine's exit-3 refusal naming
