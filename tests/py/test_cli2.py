@@ -262,6 +262,10 @@ case("compare with --reference-label/--candidate-label: those labels", rc in (0,
 readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")).read()
 sec = readme.split("## Measure your own model", 1)[1].split("\n## ", 1)[0]
 block = sec.split("To try the same path", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+arch = json.loads(subprocess.run([BIN, "architectures", "list", "--json"], capture_output=True, text=True).stdout)
+missing = [a["model_type"] for a in arch["architectures"] if "| `%s` |" % a["model_type"] not in sec]
+case("README 'Measure your own model' lists every architecture of `architectures list` (%d)" % len(arch["architectures"]),
+     not missing, missing)
 TRY = os.path.join(WORK, "try-readme")
 os.makedirs(TRY)
 shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md"), TRY)
