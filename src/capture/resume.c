@@ -75,7 +75,12 @@ int fd_resume_load(fd_resume *r, const fd_resume_key *k, uint16_t *scored, doubl
         mismatch(k, jp, "was recorded with another shape or score_from, or its record is incomplete", e);
         goto out;
     }
-    if (fd_st_open(tp, &f, e)) { fd_err_prefix(e, "capture journal"); goto out; }
+    if (fd_st_open(tp, &f, e)) {
+        char why[sizeof e->msg];
+        snprintf(why, sizeof why, "%s", e->msg);
+        fd_fail(e, "resume_mismatch", "", "capture journal: %s", why);
+        goto out;
+    }
     opened = 1;
     size_t n = (k->rows - k->score_from) * k->hidden * 2;
     const fd_st_tensor *t = fd_st_find(&f, "hidden_states");
@@ -84,10 +89,12 @@ int fd_resume_load(fd_resume *r, const fd_resume_key *k, uint16_t *scored, doubl
         mismatch(k, tp, "holds another tensor than its record", e);
         goto out;
     }
-    FILE *fp = fopen(tp, "rb");
-    int ok = fp && !fseeko(fp, (off_t)(8 + f.header_len + t->start), SEEK_SET) && fread(scored, 1, n, fp) == n;
-    if (fp) fclose(fp);
-    if (!ok) { fd_fail(e, "resume_mismatch", "", "%s: %s", tp, "unreadable"); goto out; }
+    struct stat st;
+    fd_err oe = {0};
+    int fd = fd_open_regular(tp, 1, &st, &oe); /* no symlink */
+    int ok = fd >= 0 && pread(fd, scored, n, (off_t)(8 + f.header_len + t->start)) == (ssize_t)n;
+    if (fd >= 0) close(fd);
+    if (!ok) { fd_fail(e, "resume_mismatch", "", "%s: unreadable%s%s", tp, oe.msg[0] ? ": " : "", oe.msg); goto out; }
     char got[65];
     fd_sha256_hex(scored, n, got);
     if (strcmp(got, want_sha)) { mismatch(k, tp, "does not hash to its recorded content_sha256", e); goto out; }
