@@ -147,6 +147,16 @@ for bin in $BINS; do
     step py "llama / qwen3 / qwen3_moe: fixtures, one digest across threads, schedules and kernel paths, RTN int8 < int4, tied head, refusals ($bin)" \
         python3 tests/py/test_llama_qwen.py "$bin"
 done
+# issue 22 item 4: every command's flags from the command table (did-you-mean, enumerated values)
+for bin in $BINS; do
+    step py "CLI flags (did-you-mean, enumerated values), progress, capture defaults and --resume, README try-it ($bin)" \
+        python3 tests/py/test_cli2.py "$bin"
+done
+# issue 23: duplicate JSON object keys refused by name in every document read
+for bin in $BINS; do
+    step py "duplicate JSON keys: manifest, sub-manifest, receipt, config.json, safetensors header, panel refused by name ($bin)" \
+        python3 tests/py/test_dupkeys.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \

@@ -6,6 +6,7 @@
 #include "engine/config.h"
 #include "engine/model.h"
 #include "capture/probe.h"
+#include "capture/resume.h"
 #include "capture/schedule.h"
 #include "capture/shard.h"
 #include "engine/weights.h"
@@ -15,6 +16,7 @@
 #include "mpi/dist.h"
 #include "util/buf.h"
 #include "util/fsio.h"
+#include "util/progress.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,7 @@ typedef struct cap {
     uint16_t **pre;                 /* layer-outer: every window's rows, computed before the writer starts */
     double *pre_s;
     char codec[64], ck[65], cfg[65], repo[512], pid[600], engine[200], tied[160];
+    fd_resume jr;   /* window-outer, one process: the --resume journal */
     fd_dsw *dw;
     uint16_t *hid;
     const fd_tensor *head;
@@ -125,6 +128,9 @@ static int check_opts(const fd_capture_opts *o, const fd_capture_shard *sh, fd_e
     }
     if (o->schedule && strcmp(o->schedule, "layer-outer") && strcmp(o->schedule, "window-outer"))
         return fd_fail(e, "bad_usage", "", "--schedule must be window-outer or layer-outer, not %s", o->schedule);
+    if (o->resume && (sh || (o->schedule && !strcmp(o->schedule, "layer-outer"))))
+        return fd_fail(e, "bad_usage", "", "--resume continues a window-outer capture in one process (a layer-outer "
+                       "pass computes every window at once; under mpirun a sealed shard is reused whole)");
     return 0;
 }
 
@@ -336,22 +342,28 @@ static int write_windows(cap *x, fd_err *e)
 {
     const fd_capture_opts *o = x->o;
     size_t H = (size_t)x->c.hidden_size;
+    double start = now_s();
+    int journal = !x->sh && !x->pre; /* window-outer in one process */
+    if (journal && fd_resume_open(&x->jr, x->dest, o->resume, e)) return -1;
     for (size_t i = 0; i < x->P.n; i++) {
         const fd_panel_window *pw = &x->P.w[i];
-        double t0 = now_s();
-        if (x->pre) {
-            x->hid = x->pre[i];
-            x->pre[i] = NULL;
-        } else {
-            x->hid = fd_xmalloc(pw->n_ids * H * 2 + 2);
-            if (fd_forward_hidden(&x->mm, &x->W, &x->c, pw->ids, pw->n_ids, x->hid, e)) return -1;
-        }
-        fd_ds_window win;
-        fd_panel_ds_window(pw, &win);
+        double t0 = now_s(), taken_s = -1;
         size_t rows = pw->n_ids - 1; /* all-ones mask: causal = rows 0..L-2 */
         if (rows != pw->prediction_positions)
             return fd_fail(e, "bad_panel", "", "window %s: %zu scored rows but %zu prediction positions", pw->window_id,
                            rows, pw->prediction_positions);
+        fd_resume_key key = {i, pw->window_id, pw->ids, pw->n_ids, x->ck, fd_order_name(o->order), o->score_from, rows, H};
+        if (x->pre) {
+            x->hid = x->pre[i];
+            x->pre[i] = NULL;
+        } else {
+            x->hid = fd_xcalloc(pw->n_ids * H + 1, 2);
+            int got = journal ? fd_resume_load(&x->jr, &key, x->hid + o->score_from * H, &taken_s, e) : 0;
+            if (got < 0) return -1;
+            if (!got && fd_forward_hidden(&x->mm, &x->W, &x->c, pw->ids, pw->n_ids, x->hid, e)) return -1;
+        }
+        fd_ds_window win;
+        fd_panel_ds_window(pw, &win);
         win.scored_rows = rows - o->score_from;
         /* a NaN or infinity in the hidden states is refused here, by window,
          * before it reaches a statistic, a digest or the writer */
@@ -360,14 +372,22 @@ static int write_windows(cap *x, fd_err *e)
                 return fd_fail(e, "non_finite", "", "window %s: hidden_states position %zu, column %zu is %s (the forward "
                                "of %s produced a non-finite hidden state; refused, nothing written)", pw->window_id, k / H,
                                k % H, x->hid[k] & 0x7fu ? "NaN" : "infinite", o->model);
-        win.elapsed_seconds = x->pre ? x->pre_s[i] : now_s() - t0;
+        win.elapsed_seconds = x->pre ? x->pre_s[i] : taken_s >= 0 ? taken_s : now_s() - t0;
         if (fd_dsw_add_window(x->dw, &win, x->hid + o->score_from * H, e)) return -1;
+        if (journal && taken_s < 0) {
+            char staged[1100];
+            snprintf(staged, sizeof staged, "%s/capture/hidden_%04zu.safetensors", fd_dsw_staging(x->dw), i);
+            if (fd_resume_save(&x->jr, &key, staged, x->hid + o->score_from * H, win.elapsed_seconds, e)) return -1;
+        }
         free(x->hid);
         x->hid = NULL;
         test_die_hook(i + 1, x->sh);
         if (o->progress)
+        {
             fprintf(stderr, "{\"stage\":\"window\",\"window_id\":\"%s\",\"rows\":%zu,\"seconds\":%.3f}\n", pw->window_id,
                     rows, win.elapsed_seconds);
+            fd_progress_line(stderr, "capture", i + 1, x->P.n, "windows", 0, now_s() - start, 0);
+        }
     }
     return 0;
 }
@@ -398,6 +418,7 @@ static int head_and_recheck(cap *x, fd_err *e)
 
 static void cap_free(cap *x)
 {
+    fd_resume_free(&x->jr);
     if (x->mm_open) fd_mm_free(&x->mm);
     if (x->dw) fd_dsw_abort(x->dw);
     free(x->hid);
@@ -429,10 +450,19 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
     if (open_model(x, e) || load_panel(x, manifest, &done, e)) goto out;
     if (done) { rc = 0; goto out; } /* an idle shard, or a shard whose dataset is reused */
     if (preflight_and_probe(x, e) || fill_identity(x, &id, e)) goto out;
+    /* --resume: the interrupted run's staging directories go (its finished
+     * windows live on in OUT.resume/, hard-linked) */
+    if (o->resume && !sh) fd_shard_clean_partials(x->dest);
     if (!(x->dw = fd_dsw_begin(x->dest, &id, e))) goto out;
     if (write_windows(x, e) || head_and_recheck(x, e)) goto out;
     rc = fd_dsw_finish(x->dw, manifest, e);
     x->dw = NULL;
+    if (!rc && x->jr.dir) {
+        if (o->resume)
+            fprintf(stderr, "capture: %zu of %zu window(s) taken from the journal %s (each verified), %zu computed\n",
+                    x->jr.taken, x->P.n, x->jr.dir, x->P.n - x->jr.taken);
+        fd_resume_finish(&x->jr);
+    }
     if (!rc && o->memory_report) {
         size_t mt = 0;
         for (size_t i = 0; i < x->P.n; i++) mt = x->P.w[i].n_ids > mt ? x->P.w[i].n_ids : mt;

@@ -33,6 +33,7 @@ typedef struct fd_capture_opts {
     int emit_k3_compat;             /* compat/ kimi-k3 view inside the seal (src/format/k3compat.h) */
     size_t score_from;              /* 0: every row; N: rows N .. L-2 of each window (llama.cpp: n_ctx/2) */
     int progress;                   /* per-window JSON lines on stderr */
+    int resume;                     /* continue from OUT.resume/ (capture/resume.h) */
     int threads;                    /* <= 0: one per online CPU (no effect on any bit) */
     const char *kernel;             /* GEMM path override (no effect on any bit) */
     fd_order order;                 /* bf16 product order (engine/ops/matmul.h); 0: tile */

@@ -1,6 +1,7 @@
 #include "capture/schedule.h"
 #include "engine/model.h"
 #include "util/buf.h"
+#include "util/progress.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const 
         if (i < P->n) seconds[i] = now_s() - t0;
     }
     fd_weights_unmap(W);
+    double start = now_s();
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         double t0 = now_s();
         fd_arch_layer_prefix(a, L, prefix, sizeof prefix);
@@ -50,9 +52,12 @@ int fd_layer_outer(const fd_mm *m, fd_weights *W, const fd_glm_config *c, const 
             if (i < P->n) seconds[i] += now_s() - t1;
         }
         fd_weights_unmap(W); /* the layer's pages leave the address space */
-        if (progress)
+        if (progress) {
             fprintf(stderr, "{\"stage\":\"layer\",\"layer\":%lld,\"windows\":%zu,\"mapped_bytes\":%" PRIu64 ",\"seconds\":%.3f}\n",
                     L, n, mapped, now_s() - t0);
+            fd_progress_line(stderr, "capture (layer-outer)", (uint64_t)L + 1, (uint64_t)c->num_hidden_layers, "layers", 0,
+                             now_s() - start, 0);
+        }
     }
     if (fd_weights_map_prefix(W, norm, e) || fd_weights_map_prefix(W, head_prefix, e)) goto out;
     for (size_t i = 0; i < n; i++) {

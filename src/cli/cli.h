@@ -45,4 +45,9 @@ int fd_cli_help(const char *name, int (*fn)(int, char **), const char *oneline);
 #include <stddef.h>
 const char *fd_cli_suggest(const char *word, const char *const *cands, size_t n);
 
+/* flags.c: argv[1..] against the command's flag spec: an unknown flag
+ * (did-you-mean), a flag without its value, or a value outside a fixed set
+ * (the set listed) is refused, exit FD_EXIT_USAGE; NULL spec: no check. */
+int fd_cli_check_flags(const char *cmd, const char *spec, int argc, char **argv);
+
 #endif

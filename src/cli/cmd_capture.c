@@ -18,14 +18,18 @@
 static int usage(const char *why)
 {
     if (why) fprintf(stderr, "fidelity capture: %s\n", why);
-    fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR --role root|quant --lane " FD_LANES "\n"
-                    "  --dataset-id ID --dataset-name NAME [--windows N] [--panel-role final] [--scope-file F]\n"
+    fprintf(stderr, "usage: fidelity capture --model DIR --panel DIR --out DIR [--role root|quant] [--lane " FD_LANES "]\n"
+                    "  [--dataset-id ID] [--dataset-name NAME] [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--weights-revision SHA40] [--repository OWNER/NAME]\n"
                     "  [--declared-bits B] [--threads N]\n"
                     "  [--kernel scalar|avx2|avx512f|avx512bf16|amx] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
-                    "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n");
+                    "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n"
+                    "  [--resume]   (continue an interrupted capture: its finished windows are kept in OUT.resume/,\n"
+                    "               each verified against this run's inputs; the same capture_content_digest)\n"
+                    "  defaults: --role quant when the checkpoint has a quantization_config, else root; --lane other;\n"
+                    "  --dataset-name the model directory's name; --dataset-id fidelity--local.NAME.hidden\n");
     return FD_EXIT_USAGE;
 }
 
@@ -57,6 +61,22 @@ static int capture_shard(const fd_capture_opts *o, const fd_dist *d)
     free(s.path);
     jv_free(m);
     return bad ? FD_EXIT_REFUSED : FD_EXIT_OK;
+}
+
+/* the last component of the model path (a trailing '/' ignored; "." and ".."
+ * resolved): the default dataset name */
+static int default_name(const char *model, char *out, size_t cap)
+{
+    char *real = realpath(model, NULL);
+    const char *p = real ? real : model;
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && p[b - 1] != '/') b--;
+    int ok = n > b && n - b < cap;
+    if (ok) snprintf(out, cap, "%.*s", (int)(n - b), p + b);
+    free(real);
+    return ok ? 0 : -1;
 }
 
 int cmd_capture(int argc, char **argv)
@@ -115,16 +135,20 @@ int cmd_capture(int argc, char **argv)
             i++;
         }
         else if (!strcmp(s, "--progress")) o.progress = 1;
+        else if (!strcmp(s, "--resume")) o.resume = 1;
         else {
             fprintf(stderr, "fidelity capture: unknown argument %s\n", s);
             return usage(NULL);
         }
     }
-    if (!o.model || !o.panel || !o.out || !o.role || !o.lane || !o.dataset_id || !o.dataset_name)
-        return usage("--model, --panel, --out, --role, --lane, --dataset-id and --dataset-name are required");
-    /* every enumerated value checked before any work (issue 16.10) */
-    if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
-    if (!fd_lane_valid(o.lane)) return usage("--lane must be one of " FD_LANES " (the dataset schema's lane enum)");
+    if (!o.model || !o.panel || !o.out) return usage("--model, --panel and --out are required");
+    /* "--out DIR/" names DIR: its staging and journal are DIR.partial-*, DIR.resume */
+    char outbuf[4096];
+    size_t ol = strlen(o.out);
+    while (ol > 1 && o.out[ol - 1] == '/') ol--;
+    if (ol >= sizeof outbuf) return usage("--out is too long");
+    snprintf(outbuf, sizeof outbuf, "%.*s", (int)ol, o.out);
+    o.out = outbuf;
     if (o.schedule && strcmp(o.schedule, "window-outer") && strcmp(o.schedule, "layer-outer"))
         return usage("--schedule must be window-outer or layer-outer");
     /* --kernel: refused (exit 3) by fd_mm_init, the first step of the run,
@@ -135,6 +159,35 @@ int cmd_capture(int argc, char **argv)
      * capture then refuses it by name instead of asking for --scope-file */
     int quantized = fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
     fd_qconfig_free(&q);
+    /* what a quantizer need not type (issue 22 item 7): the role from the
+     * checkpoint's quantization_config, lane other, the name from the model
+     * directory and the id from the name; each default is said on stderr */
+    char dname[128], did[192];
+    if (!o.role) {
+        o.role = quantized ? "quant" : "root";
+        fprintf(stderr, "fidelity capture: --role %s (default: %s)\n", o.role,
+                quantized ? "the checkpoint has a quantization_config" : "no quantization_config in the checkpoint");
+    }
+    if (!o.lane) {
+        o.lane = "other";
+        fprintf(stderr, "fidelity capture: --lane other (default)\n");
+    }
+    if (!o.dataset_name) {
+        if (default_name(o.model, dname, sizeof dname)) return usage("--dataset-name is required (no name in the model path)");
+        o.dataset_name = dname;
+        fprintf(stderr, "fidelity capture: --dataset-name %s (default: the model directory's name)\n", o.dataset_name);
+    }
+    if (!o.dataset_id) {
+        snprintf(did, sizeof did, "fidelity--local.%s.hidden", o.dataset_name);
+        for (char *c = did; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '-' || *c == '_'))
+                *c = '-';
+        o.dataset_id = did;
+        fprintf(stderr, "fidelity capture: --dataset-id %s (default: from the dataset name)\n", o.dataset_id);
+    }
+    /* every enumerated value checked before any work (issue 16.10) */
+    if (strcmp(o.role, "root") && strcmp(o.role, "quant")) return usage("--role must be root or quant");
+    if (!fd_lane_valid(o.lane)) return usage("--lane must be one of " FD_LANES " (the dataset schema's lane enum)");
     if (strcmp(o.role, "root") && !o.scope_file && !quantized)
         return usage("--scope-file is required unless --role root or the checkpoint has a quantization_config");
     fd_err e = {0};

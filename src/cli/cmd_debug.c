@@ -31,7 +31,7 @@ int cmd_debug_json(int argc, char **argv)
     while ((k = getline(&line, &cap, stdin)) >= 0) {
         if (k > 0 && line[k - 1] == '\n') k--;
         fd_err e;
-        jv *v = jv_parse(line, (size_t)k, &e);
+        jv *v = jv_parse_lenient(line, (size_t)k, &e);
         if (!v) { printf("ERR %s\n", e.code); continue; }
         char h[4][65], seal[65] = "-";
         int bad = 0;
@@ -76,7 +76,7 @@ int cmd_kernel_selftest(int argc, char **argv)
  * raw little-endian [rows x vocab] (a test oracle hook). */
 int cmd_debug_logits(int argc, char **argv)
 {
-    if (argc < 4) { fprintf(stderr, "usage: fidelity debug-logits DATASET CONTEXT_INDEX OUT.f32 [--kernel K]\n"); return FD_EXIT_USAGE; }
+    if (argc < 4) { fprintf(stderr, "usage: fidelity debug-logits DATASET CONTEXT_INDEX OUT.f32 [--kernel scalar|avx2|avx512f|avx512bf16|amx]\n"); return FD_EXIT_USAGE; }
     const char *kernel = argc >= 6 && !strcmp(argv[4], "--kernel") ? argv[5] : NULL;
     fd_side s;
     fd_err e = {0};

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     const char *out, *lane, *role, *engine_tag, *dataset_id, *cold_run;
@@ -255,8 +256,10 @@ int cmd_demo(int argc, char **argv)
     char *root = joinp(base, "root"), *root2 = joinp(base, "root-cold-run-2"), *c8 = joinp(base, "int8");
     char *c4 = joinp(base, "int4"), *out = joinp(base, "compare"), *sc = joinp(base, "self-compare");
     char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
-    char *cn4 = joinp(base, "nvfp4");
+    char *cn4 = joinp(base, "nvfp4"), *report = joinp(base, "report.html");
     int rc = FD_EXIT_OK;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     printf("== the model: a random-init checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
     char *fx[] = {"fixture", "--preset", (char *)preset, "--seed", "1", "--out", model, NULL};
     if ((rc = run_cmd(cmd_model_fixture, fx))) goto out;
@@ -294,13 +297,27 @@ int cmd_demo(int argc, char **argv)
     printf("== step 3: compare offline, weights absent (all four candidates in one pass)\n");
     char *cmp[] = {"compare", "--reference", root, "--candidate", c8, "--candidate-label", "rtn-int8", "--candidate", c4,
                    "--candidate-label", "rtn-int4", "--candidate", cf8, "--candidate-label", "fp8-experts",
-                   "--candidate", cn4, "--candidate-label", "nvfp4-experts", "--out", out, NULL};
+                   "--candidate", cn4, "--candidate-label", "nvfp4-experts", "--out", out, "--report", report, NULL};
     if ((rc = run_cmd(cmd_compare, cmp)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
     print_kl_order(out);
     printf("== self-compare of the two cold runs (SC-1, force-computed): exactly 0.0\n");
     char *self[] = {"compare", "--reference", root, "--candidate", root2, "--self-compare", "--force-compute", "--out", sc, NULL};
     rc = run_cmd(cmd_compare, self);
+    if (rc == FD_EXIT_OK || rc == FD_EXIT_WARN) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        printf("== done in %.1f s (measured on this machine)\n"
+               "   report: %s   (open it in a browser: the four candidates against the reference)\n"
+               "   next: measure your own model (README \"Measure your own model\"):\n"
+               "     fidelity panel build --out ./panel --tokenizer ./my-bf16/tokenizer.json --context-length 512 --windows 64 texts.jsonl\n"
+               "     fidelity capture --model ./my-bf16 --panel ./panel --out ./root\n"
+               "     fidelity capture --model ./my-quant --panel ./panel --out ./quant\n"
+               "     fidelity compare --reference ./root --candidate ./quant --out ./cmp --report ./cmp.html\n",
+               dt, report);
+    }
 out:
+    free(report);
     free(model); free(panel); free(q8); free(q4); free(s8); free(s4); free(root); free(root2);
     free(c8); free(c4); free(out); free(sc); free(qf8); free(qn4); free(cf8); free(cn4);
     return rc;

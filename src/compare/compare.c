@@ -151,6 +151,16 @@ int fd_compare(const fd_cmp_opts *o_in, fd_cmp_result *res, fd_err *e)
     return rc;
 }
 
+/* A side given no --*-label is labelled with its dataset's name (issue 22
+ * item 7), else keeps "reference" / "candidate" / "candidate-N". */
+static void name_label(fd_side *s)
+{
+    const char *n = jv_get_str(jv_get(s->manifest, "dataset"), "name");
+    if (!n || !*n) return;
+    free(s->label);
+    s->label = fd_xstrdup(n);
+}
+
 /* open every candidate and run its gates (opened: how many sides to close) */
 static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, size_t *opened, fd_err *e)
 {
@@ -159,6 +169,7 @@ static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *c
         snprintf(lab, sizeof lab, "candidate-%zu", i + 1);
         const char *label = o->candidate_labels && o->candidate_labels[i] ? o->candidate_labels[i] : o->ncand == 1 ? "candidate" : lab;
         if (fd_side_open(o->candidates[i], label, o->verify_tensors, o->allow_partial, &cr[i].side, e)) return -1;
+        if (!(o->candidate_labels && o->candidate_labels[i])) name_label(&cr[i].side);
         (*opened)++;
         if (ref->realroot && cr[i].side.realroot && !strcmp(ref->realroot, cr[i].side.realroot))
             return fd_fail(e, "same_root", "cli", "reference and candidate resolve to the same directory %s", ref->realroot);
@@ -319,6 +330,7 @@ static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
         if (o->dist) fd_dist_agree(o->dist, -1, e);
         return -1;
     }
+    if (!o->reference_label) name_label(&ref);
     cand_run *cr = fd_xcalloc(o->ncand, sizeof *cr);
     size_t opened = 0;
     heads h = {0};

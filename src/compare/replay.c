@@ -1,6 +1,7 @@
 #include "replay.h"
 #include "kernels/kl.h"
 #include "util/buf.h"
+#include "util/progress.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -362,15 +363,13 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
                 struct timespec t1;
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-                size_t d = atomic_load(&j.done);
-                double rate = dt > 0 ? (double)d / dt : 0.0;
-                char eta[32] = "--";
-                if (rate > 0 && d) {
-                    long s = (long)((double)(npos - d) / rate + 0.5);
-                    snprintf(eta, sizeof eta, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-                }
-                fprintf(stderr, "\rcompare: %zu/%zu positions %5.1f%% (%.0f pos/s, ETA %s)   ", d, npos,
-                        npos ? 100.0 * (double)d / (double)npos : 100.0, rate, eta);
+                fd_progress_line(stderr, "compare", atomic_load(&j.done), npos, "positions", 0, dt, 1);
+            }
+            if (!atomic_load(&j.failed)) { /* the last count: every position */
+                struct timespec t1;
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+                fd_progress_line(stderr, "compare", atomic_load(&j.done), npos, "positions", 0, dt, 1);
             }
             fprintf(stderr, "\n");
         }

@@ -200,6 +200,7 @@ int jv_equal(const jv *a, const jv *b)
 typedef struct {
     const unsigned char *p, *end, *start;
     fd_err *e;
+    int lenient; /* duplicate keys keep the last (jv_parse_lenient) instead of refusing */
 } P;
 
 static int perr(P *ps, const char *what)
@@ -382,14 +383,31 @@ static int cmp_ordered(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Members arrive in document order; sort them by (key, position) and keep
- * the last of each run of equal keys, as a Python dict does. */
-static void sort_dedupe(jv *o)
+/* Members arrive in document order; sort them by (key, position).  A key
+ * that appears twice is refused, naming it (Python keeps the last value, other
+ * readers the first: a duplicate lets two readers of one sealed document see
+ * two different values; docs/FORMAT-IMPL.md); lenient: keep the last of each
+ * run of equal keys, as a Python dict does. */
+static int sort_dedupe(P *ps, jv *o)
 {
     size_t n = o->u.o.n, w = 0;
     ordered_member *t = fd_xmalloc((n ? n : 1) * sizeof *t);
     for (size_t i = 0; i < n; i++) t[i] = (ordered_member){o->u.o.m[i], i};
     qsort(t, n, sizeof *t, cmp_ordered);
+    for (size_t i = 0; i + 1 < n && !ps->lenient; i++)
+        if (!keycmp(t[i].m.k, t[i].m.klen, t[i + 1].m.k, t[i + 1].m.klen)) {
+            char shown[72];
+            size_t k = 0;
+            for (size_t j = 0; j < t[i].m.klen && k + 4 < sizeof shown; j++) {
+                unsigned char c = (unsigned char)t[i].m.k[j];
+                shown[k++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+            }
+            if (t[i].m.klen && k < t[i].m.klen) { shown[k++] = '.'; shown[k++] = '.'; shown[k++] = '.'; }
+            shown[k] = 0;
+            free(t);
+            return fd_fail(ps->e, "bad_json", "JSON", "duplicate object key '%s' in the object ending at byte %ld (Python's "
+                           "json keeps the last value, other readers the first: refused)", shown, (long)(ps->p - ps->start));
+        }
     for (size_t i = 0; i < n; i++) {
         if (i + 1 < n && !keycmp(t[i].m.k, t[i].m.klen, t[i + 1].m.k, t[i + 1].m.klen)) {
             free(t[i].m.k);
@@ -400,6 +418,7 @@ static void sort_dedupe(jv *o)
     }
     o->u.o.n = w;
     free(t);
+    return 0;
 }
 
 static jv *parse_value(P *ps, int depth);
@@ -433,7 +452,7 @@ static jv *parse_object(P *ps, int depth)
         goto fail;
     }
     fd_buf_free(&key);
-    sort_dedupe(o);
+    if (sort_dedupe(ps, o)) { jv_free(o); return NULL; }
     return o;
 fail:
     fd_buf_free(&key);
@@ -484,9 +503,9 @@ static jv *parse_value(P *ps, int depth)
     return NULL;
 }
 
-jv *jv_parse(const char *text, size_t n, fd_err *e)
+static jv *parse_doc(const char *text, size_t n, int lenient, fd_err *e)
 {
-    P ps = {(const unsigned char *)text, (const unsigned char *)text + n, (const unsigned char *)text, e};
+    P ps = {(const unsigned char *)text, (const unsigned char *)text + n, (const unsigned char *)text, e, lenient};
     if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         perr(&ps, "UTF-8 BOM is refused (Python json refuses it)");
         return NULL;
@@ -497,6 +516,10 @@ jv *jv_parse(const char *text, size_t n, fd_err *e)
     if (ps.p != ps.end) { perr(&ps, "extra data after JSON value"); jv_free(v); return NULL; }
     return v;
 }
+
+jv *jv_parse(const char *text, size_t n, fd_err *e) { return parse_doc(text, n, 0, e); }
+
+jv *jv_parse_lenient(const char *text, size_t n, fd_err *e) { return parse_doc(text, n, 1, e); }
 
 jv *jv_parse_file(const char *path, fd_err *e)
 {

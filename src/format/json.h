@@ -1,7 +1,7 @@
 /* JSON values with Python json semantics: ints and floats stay distinct,
  * integers of any size are kept exactly, object keys are held sorted by code
- * point (so every dump is sort_keys=True), duplicate keys keep the last
- * value, NaN/Infinity and invalid UTF-8 / lone surrogates are refused. */
+ * point (so every dump is sort_keys=True); a duplicate object key, NaN/Infinity
+ * and invalid UTF-8 / lone surrogates are refused (docs/FORMAT-IMPL.md). */
 #ifndef FD_JSON_H
 #define FD_JSON_H
 #include <stddef.h>
@@ -31,6 +31,9 @@ struct jv {
 };
 
 jv *jv_parse(const char *text, size_t n, fd_err *e);
+/* As jv_parse, but a duplicate key keeps the last value as Python's json does
+ * (only the debug-json oracle hook: tests/py/json_diff.py against CPython). */
+jv *jv_parse_lenient(const char *text, size_t n, fd_err *e);
 /* Length of the strict UTF-8 sequence at p (0 if invalid); p < end. */
 int fd_utf8_len(const unsigned char *p, const unsigned char *end);
 /* Reads and parses a file; errors name the path (code bad_json / missing_file). */

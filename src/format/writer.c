@@ -218,6 +218,8 @@ static int add_window(fd_dsw *w, const fd_ds_window *win, const void *payload, f
     return 0;
 }
 
+const char *fd_dsw_staging(const fd_dsw *w) { return w->tmp; }
+
 int fd_dsw_add_window(fd_dsw *w, const fd_ds_window *win, const uint16_t *hidden, fd_err *e)
 {
     if (w->logit) return fd_fail(e, "bad_usage", "", "a logit-form dataset takes logits, not hidden states");

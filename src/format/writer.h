@@ -90,6 +90,8 @@ int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e);
  * On success the sealed manifest is returned through *manifest if non-NULL. */
 int fd_dsw_finish(fd_dsw *w, jv **manifest, fd_err *e);
 void fd_dsw_abort(fd_dsw *w);
+/* the staging directory the writer fills (renamed to OUT by fd_dsw_finish) */
+const char *fd_dsw_staging(const fd_dsw *w);
 
 /* The manifest's standard seal block (dsmanifest.seal_block); external_anchor
  * NULL means null. */

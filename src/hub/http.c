@@ -6,6 +6,7 @@
  * 60) or 2**attempt, 300 s in total, each wait announced on stderr; a file
  * download continues from the bytes already on disk with a Range request. */
 #include "hub.h"
+#include "util/progress.h"
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
@@ -108,9 +109,12 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     double t = now_s();
     if (!x->progress || t - x->last < 0.5 || !x->keep) return 0;
     x->last = t;
-    double rate = (double)x->got / (t - x->t0 > 1e-3 ? t - x->t0 : 1e-3);
-    fprintf(stderr, "hub: %s %lld/%lld bytes, %.0f B/s%s\n", x->label, (long long)(x->offset + dlnow),
-            (long long)(dltotal ? x->offset + dltotal : 0), rate, x->offset ? " (resumed)" : "");
+    /* bytes of this file; a resumed part's bytes on disk count, the rate is this response's */
+    char what[512];
+    snprintf(what, sizeof what, "hub: %s%s", x->label, x->offset ? " (resumed)" : "");
+    fd_progress_line(stderr, what, (uint64_t)x->offset + (uint64_t)(dlnow > 0 ? dlnow : 0),
+                     dltotal > 0 ? (uint64_t)x->offset + (uint64_t)dltotal : 0, "B", (uint64_t)x->offset,
+                     t - x->t0 > 1e-3 ? t - x->t0 : 1e-3, 0);
     return 0;
 }
 

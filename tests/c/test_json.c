@@ -505,9 +505,30 @@ static int numbers(void)
 static int objects_and_strings(void)
 {
     int fails = 0;
-    /* duplicate keys: last wins (Python dict) */
-    RT("{\"b\":1,\"a\":2,\"b\":3}", "{\"a\":2,\"b\":3}");
-    RT("{\"a\":1,\"a\":{\"x\":1},\"a\":[true]}", "{\"a\":[true]}");
+    /* duplicate keys: refused by name (docs/FORMAT-IMPL.md), at any depth;
+     * jv_parse_lenient (the debug-json oracle) keeps the last, as Python */
+    {
+        static const char *const dups[] = {"{\"b\":1,\"a\":2,\"b\":3}", "{\"a\":1,\"a\":{\"x\":1},\"a\":[true]}",
+                                           "{\"o\":{\"b\":1,\"b\":1}}", "[{\"z\":{},\"y\":0,\"z\":{}}]"};
+        static const char *const names[] = {"'b'", "'a'", "'b'", "'z'"};
+        for (int i = 0; i < 4; i++) {
+            fd_err e = {0};
+            jv *v = jv_parse(dups[i], strlen(dups[i]), &e);
+            CHECKF(!v && !strcmp(e.code, "bad_json") && strstr(e.msg, names[i]) && strstr(e.msg, "duplicate object key"),
+                   "duplicate key refused by name: %s -> %s", dups[i], v ? "accepted" : e.msg);
+            jv_free(v);
+        }
+        static const char *const want[] = {"{\"a\":2,\"b\":3}", "{\"a\":[true]}"};
+        for (int i = 0; i < 2; i++) {
+            fd_err e = {0};
+            jv *v = jv_parse_lenient(dups[i], strlen(dups[i]), &e);
+            char *got = v ? dump_str(v, &JV_CANON, NULL) : NULL;
+            CHECKF(got && !strcmp(got, want[i]), "lenient parse keeps the last: %s -> %s", dups[i], got ? got : e.msg);
+            free(got);
+            jv_free(v);
+        }
+    }
+    RT("{\"ab\":1,\"a\":2,\"b\":3}", "{\"a\":2,\"ab\":1,\"b\":3}"); /* near-equal keys are distinct */
     /* key order by code point: U+FFFF (EF BF BF) before U+1F600 (F0 9F 98 80);
      * UTF-16 order would put the surrogate pair D83D.. first. */
     RT("{\"\\ud83d\\ude00\":2,\"\\uffff\":1}", "{\"\xef\xbf\xbf\":1,\"\xf0\x9f\x98\x80\":2}");

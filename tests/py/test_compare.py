@@ -8,7 +8,7 @@ estimator and for the whole replay, and receipt self-consistency (every
 receipt passes `fidelity validate --receipt`).  Small synthetic fixtures
 from `fidelity write-fixture`; numpy is optional (its checks are skipped
 without it).  usage: test_compare.py BINARY"""
-import hashlib, json, math, os, re, shutil, struct, sys, tempfile, time
+import glob, hashlib, json, math, os, re, shutil, struct, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dsutil import load, dump, reseal, run, refusal_code, seal, sha, sha_file
 
@@ -125,6 +125,12 @@ def new_out(tag):
     return os.path.join(WORK, "out", "%03d-%s" % (_outs[0], tag))
 
 
+def nn_dir(out, i):
+    """OUT/NN-LABEL of the i-th candidate (the label defaults to its dataset's name)"""
+    hits = sorted(glob.glob(os.path.join(out, "%02d-*" % (i + 1))))
+    return hits[0] if hits else os.path.join(out, "%02d-missing" % (i + 1))
+
+
 def compare(ref, cands, *flags, out=None, tag="cmp"):
     """-> (rc, output, out_dir, [receipt dicts or None per candidate])"""
     if isinstance(cands, str):
@@ -136,7 +142,7 @@ def compare(ref, cands, *flags, out=None, tag="cmp"):
     rc, text = fid(*(args + ["--out", out] + list(flags)))
     receipts = []
     for i in range(len(cands)):
-        d = out if len(cands) == 1 else os.path.join(out, "%02d-candidate-%d" % (i + 1, i + 1))
+        d = out if len(cands) == 1 else nn_dir(out, i)
         p = os.path.join(d, "comparison-receipt.json")
         if rc in (0, 2) and os.path.isfile(p):
             RECEIPTS.append(p)
@@ -147,7 +153,7 @@ def compare(ref, cands, *flags, out=None, tag="cmp"):
 
 
 def tokenwise(out, i=None):
-    d = out if i is None else os.path.join(out, "%02d-candidate-%d" % (i + 1, i + 1))
+    d = out if i is None else nn_dir(out, i)
     p = os.path.join(d, "tokenwise-kld.npy")
     return p if os.path.isfile(p) else None
 
