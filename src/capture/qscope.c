@@ -73,16 +73,23 @@ static int64_t format_bits(const char *f)
     return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") ? 8 : !strcmp(f, "nvfp4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
 }
 
+/* a ggml type by its exact (upper-case) name: tensor_format's GGUF formats */
+static const fd_ggml_type *ggml_format(const char *f)
+{
+    const fd_ggml_type *g = fd_ggml_type_named(f);
+    return g && !strcmp(g->name, f) && g->quantized ? g : NULL;
+}
+
 static int is_quantized(const char *f)
 {
-    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || fd_ggml_type_named(f) != NULL;
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || ggml_format(f);
 }
 
 /* a ggml type's nominal bits: block bytes x 8 / block elements (Q4_K 4.5) */
 static jv *bits_of(const char *f)
 {
-    const fd_ggml_type *g = fd_ggml_type_named(f);
-    if (!g || strcmp(g->name, f)) return NULL;
+    const fd_ggml_type *g = ggml_format(f);
+    if (!g) return NULL;
     double b = (double)g->tsize * 8.0 / g->blck;
     return b == (double)(int64_t)b ? jv_int((int64_t)b) : jv_float(b);
 }

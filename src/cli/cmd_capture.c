@@ -1,6 +1,7 @@
 /* capture: the C glm_moe_dsa forward over a panel -> a sealed dataset
  * (capture/capture.h). */
 #include "cli.h"
+#include "engine/gguf_model.h"
 #include "args.h"
 #include <limits.h>
 #include <stdint.h>
@@ -129,11 +130,12 @@ int cmd_capture(int argc, char **argv)
         return usage("--schedule must be window-outer or layer-outer");
     /* --kernel: refused (exit 3) by fd_mm_init, the first step of the run,
      * naming the paths: it also depends on this CPU */
-    fd_qconfig q;
+    fd_qconfig q = {0};
     fd_err qe = {0};
     /* an unreadable or unsupported quantization_config counts as present: the
      * capture then refuses it by name instead of asking for --scope-file */
-    int quantized = fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
+    int quantized = fd_gguf_is_model(o.model) /* a GGUF's tensor types decide (the capture refuses by name) */
+                    || fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
     fd_qconfig_free(&q);
     if (strcmp(o.role, "root") && !o.scope_file && !quantized)
         return usage("--scope-file is required unless --role root or the checkpoint has a quantization_config");

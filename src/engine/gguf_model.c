@@ -177,7 +177,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     }
     const fd_ggml_type *gt = fd_ggml_type_of(g->type);
     if (!gt->decodes) { misshaped(b, t, g, "a ggml type with no reference decoder (gguf_unsupported_type)"); return; }
-    if (g2 && g2->type != g->type && !fd_ggml_type_of(g2->type)->decodes) {
+    if (g2 && !fd_ggml_type_of(g2->type)->decodes) {
         misshaped(b, t, g2, "a ggml type with no reference decoder (gguf_unsupported_type)");
         return;
     }
@@ -207,6 +207,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
         v->gkind = FD_GG_KV_B;
         v->gp[0] = nh; v->gp[1] = dn; v->gp[2] = dv;
         v->gdata2 = g2->data;
+        v->gtype2 = g2->type;
     } else {
         /* the view's rows are whole GGUF rows: same row length, rows within the tensor */
         uint64_t grows = g->nelem / g->ne[0], first = E >= 0 ? (uint64_t)E * rows : 0;
@@ -424,10 +425,9 @@ void fd_gguf_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *ou
         if (j < dn) /* kv_b[h, j, :] = attn_k_b[h, :, j] */
             for (uint64_t k = 0; k < K; k++) out[k] = fd_f32_to_bf16(elem(t->gtype, t->data, dn, h * K + k, j));
         else {
-            const fd_ggml_type *gt = fd_ggml_type_of(t->gtype);
             uint64_t rb = 0;
-            fd_ggml_row_bytes(gt, K, &rb);
-            fd_ggml_dequant_row_bf16(t->gtype, t->gdata2 + (h * dv + (j - dn)) * rb, K, out, &e);
+            fd_ggml_row_bytes(fd_ggml_type_of(t->gtype2), K, &rb);
+            fd_ggml_dequant_row_bf16(t->gtype2, t->gdata2 + (h * dv + (j - dn)) * rb, K, out, &e);
         }
         return;
     }

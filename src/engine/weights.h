@@ -46,7 +46,7 @@ typedef struct fd_tensor {
     int bm, bn;              /* fp8 block */
     /* a GGUF view (qfmt FD_Q_GGUF, engine/gguf_model.h): data = the GGUF
      * tensor's first byte, gdata2 = attn_v_b's (FD_GG_KV_B) */
-    uint32_t gtype;          /* ggml type id */
+    uint32_t gtype, gtype2;  /* ggml type ids (gtype2: attn_v_b's, FD_GG_KV_B) */
     int gkind;               /* FD_GG_* */
     uint64_t grow0;          /* first GGUF row of the view */
     uint64_t gp[3];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim */

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""fidelity capture --model FILE.gguf (issue 18): a GGUF of our own tiny
+glm_moe_dsa fixture, written here with gguf-py's GGUFWriter exactly as
+llama.cpp's converter lays it out (convert_hf_to_gguf.py GlmMoeDsaModel, a
+DeepseekV2Model: general.architecture glm-dsa, kv_b_proj split into attn_k_b
+(transposed) and attn_v_b, routed experts stacked, 1-D tensors and
+ffn_gate_inp in F32, no Q/K permutation), then:
+
+  - BF16 GGUF: the capture_content_digest equals the safetensors capture's;
+    a split set (two shards) the same; the config the metadata implies;
+  - Q8_0 / Q4_0 GGUFs (gguf.quants.quantize; rows whose length is not a
+    multiple of 32 stay BF16, as llama-quantize falls back): capture as
+    --role quant, compare against the root with KL(Q8_0) < KL(Q4_0), both > 0,
+    the scope census per class with ggml types and bits, the disclosures;
+    a quantized output.weight needs --own-heads;
+  - refusals by name: an unsupported general.architecture, a missing or
+    contradicting metadata key, a tensor missing / mis-shaped / unexpected,
+    a quantized GGUF as --role root.
+
+usage: test_gguf_capture.py BINARY   (needs numpy and gguf; no torch)
+"""
+import json, os, shutil, struct, subprocess, sys, tempfile
+
+BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
+WORK = tempfile.mkdtemp(prefix="fd-ggufcap-")
+passed = failed = 0
+
+try:
+    import numpy as np
+    import gguf
+    from gguf import GGMLQuantizationType as QT
+    import gguf.quants
+except ImportError as exc:  # CI installs both
+    print("skipped (%s)" % exc)
+    sys.exit(0)
+
+
+def case(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   %s" % name)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, str(detail)[:700]))
+
+
+def run(*args):
+    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def W(*p):
+    return os.path.join(WORK, *p)
+
+
+def manifest(ds):
+    return json.load(open(os.path.join(ds, "fidelity-dataset.json")))
+
+
+def capture(model, out, role="root", extra=()):
+    return run("capture", "--model", model, "--panel", W("m", "panel"), "--out", out, "--role", role, "--lane", "other",
+               "--dataset-id", "test." + os.path.basename(out), "--dataset-name", "test " + os.path.basename(out),
+               "--cold-run", "c1", "--run-name", "c1", *extra)
+
+
+def refused(rc, out, err):
+    s = out + err
+    i = s.find("REFUSED [")
+    return s[i + 9:s.index("]", i)] if rc == 3 and i >= 0 else "rc=%d %s" % (rc, s[-300:])
+
+
+# ---------------------------------------------------------------- the converter's layout
+
+def read_st(path):
+    data = open(path, "rb").read()
+    hl = struct.unpack("<Q", data[:8])[0]
+    hdr = json.loads(data[8:8 + hl])
+    out = {}
+    for k, v in hdr.items():
+        if k == "__metadata__":
+            continue
+        a, b = v["data_offsets"]
+        raw = data[8 + hl + a:8 + hl + b]
+        dt = {"BF16": np.uint16, "F32": np.float32}[v["dtype"]]
+        out[k] = (v["dtype"], np.frombuffer(raw, dtype=dt).reshape(v["shape"]).copy())
+    return out
+
+
+def f32(t):
+    dtype, a = t
+    return a if dtype == "F32" else (a.astype(np.uint32) << 16).view(np.float32)
+
+
+def convert(model_dir, qtype=None, drop=(), extra_kv=None, skip_kv=(), rename=None, arch="glm-dsa", split=0,
+            out=None, mutate=None):
+    """The tensors and metadata convert_hf_to_gguf.py writes for GlmMoeDsaForCausalLM
+    (then llama-quantize's qtype where the row length allows it)."""
+    cfg = json.load(open(os.path.join(model_dir, "config.json")))
+    st = read_st(os.path.join(model_dir, "model.safetensors"))
+    L, nh = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    dn, dr, dv, rkv = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
+    E = cfg["n_routed_experts"]
+    tensors = []  # (gguf name, HF-order array (uint16 bf16 or float32), force_f32)
+
+    def put(name, t, force_f32=False):
+        tensors.append((name, t, force_f32))
+
+    put("token_embd.weight", st["model.embed_tokens.weight"])
+    put("output_norm.weight", st["model.norm.weight"])
+    put("output.weight", st["lm_head.weight"])
+    names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "self_attn.q_a_proj": "attn_q_a", "self_attn.q_a_layernorm": "attn_q_a_norm",
+             "self_attn.q_b_proj": "attn_q_b", "self_attn.kv_a_proj_with_mqa": "attn_kv_a_mqa",
+             "self_attn.kv_a_layernorm": "attn_kv_a_norm", "self_attn.o_proj": "attn_output",
+             "self_attn.indexer.wq_b": "indexer.attn_q_b", "self_attn.indexer.wk": "indexer.attn_k",
+             "self_attn.indexer.k_norm": "indexer.k_norm", "self_attn.indexer.weights_proj": "indexer.proj",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
+             "mlp.gate": "ffn_gate_inp", "mlp.shared_experts.gate_proj": "ffn_gate_shexp",
+             "mlp.shared_experts.up_proj": "ffn_up_shexp", "mlp.shared_experts.down_proj": "ffn_down_shexp"}
+    for l in range(L):
+        p = "model.layers.%d." % l
+        for hf, gg in names.items():
+            for suf in ("weight", "bias"):
+                k = p + hf + "." + suf
+                if k in st:
+                    put("blk.%d.%s.%s" % (l, gg, suf), st[k], force_f32=(gg == "ffn_gate_inp"))
+        k = p + "mlp.gate.e_score_correction_bias"
+        if k in st:
+            put("blk.%d.exp_probs_b.bias" % l, st[k])
+        kv = st[p + "self_attn.kv_b_proj.weight"]
+        kvb = kv[1].reshape(nh, dn + dv, rkv)
+        k_b, v_b = kvb[:, :dn, :], kvb[:, dn:, :]
+        put("blk.%d.attn_k_b.weight" % l, (kv[0], np.ascontiguousarray(k_b.transpose(0, 2, 1))))
+        put("blk.%d.attn_v_b.weight" % l, (kv[0], np.ascontiguousarray(v_b)))
+        if p + "mlp.experts.0.gate_proj.weight" in st:
+            for w in ("down_proj", "gate_proj", "up_proj"):
+                parts = [st[p + "mlp.experts.%d.%s.weight" % (x, w)] for x in range(E)]
+                put("blk.%d.ffn_%s_exps.weight" % (l, w.split("_")[0]), (parts[0][0], np.stack([a for _, a in parts])))
+    if mutate:
+        tensors = mutate(tensors)
+    tensors = [t for t in tensors if t[0] not in drop]
+    if rename:
+        tensors = [(rename.get(n, n), t, f) for n, t, f in tensors]
+
+    w = gguf.GGUFWriter(out, arch, split_max_tensors=split) if split else gguf.GGUFWriter(out, arch)
+    A = arch
+    kvs = {"block_count": ("u32", L), "context_length": ("u32", cfg["max_position_embeddings"]),
+           "embedding_length": ("u32", cfg["hidden_size"]), "feed_forward_length": ("u32", cfg["intermediate_size"]),
+           "attention.head_count": ("u32", nh), "attention.head_count_kv": ("u32", 1),
+           "rope.freq_base": ("f32", cfg["rope_parameters"]["rope_theta"]),
+           "attention.layer_norm_rms_epsilon": ("f32", cfg["rms_norm_eps"]),
+           "leading_dense_block_count": ("u32", cfg["first_k_dense_replace"]), "vocab_size": ("u32", cfg["vocab_size"]),
+           "attention.q_lora_rank": ("u32", cfg["q_lora_rank"]), "attention.kv_lora_rank": ("u32", rkv),
+           "attention.key_length": ("u32", rkv + dr), "attention.value_length": ("u32", rkv),
+           "attention.key_length_mla": ("u32", dn + dr), "attention.value_length_mla": ("u32", dv),
+           "expert_feed_forward_length": ("u32", cfg["moe_intermediate_size"]), "expert_count": ("u32", E),
+           "expert_shared_count": ("u32", cfg["n_shared_experts"]),
+           "expert_weights_scale": ("f32", cfg["routed_scaling_factor"]),
+           "expert_weights_norm": ("bool", cfg["norm_topk_prob"]), "rope.dimension_count": ("u32", dr),
+           "expert_used_count": ("u32", cfg["num_experts_per_tok"]), "expert_group_count": ("u32", cfg["n_group"]),
+           "expert_group_used_count": ("u32", cfg["topk_group"]), "expert_gating_func": ("u32", 2),
+           "attention.indexer.head_count": ("u32", cfg["index_n_heads"]),
+           "attention.indexer.key_length": ("u32", cfg["index_head_dim"]),
+           "attention.indexer.top_k": ("u32", cfg["index_topk"]),
+           "attention.indexer.types": ("bools", [t == "full" for t in cfg["indexer_types"]])}
+    kvs.update(extra_kv or {})
+    for k, (ty, v) in kvs.items():
+        if k in skip_kv:
+            continue
+        key = A + "." + k
+        {"u32": w.add_uint32, "f32": w.add_float32, "bool": w.add_bool, "str": w.add_string,
+         "bools": w.add_array}[ty](key, v)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list(["<t%d>" % i for i in range(cfg["vocab_size"])])
+    for name, t, force in tensors:
+        a = f32(t)
+        if qtype is not None and a.ndim >= 2 and a.shape[-1] % 32 == 0 and not force:
+            q = gguf.quants.quantize(a.astype(np.float32), qtype)
+            w.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
+        elif a.ndim == 1 or force or t[0] == "F32":
+            w.add_tensor(name, np.ascontiguousarray(a, dtype=np.float32))
+        else:
+            w.add_tensor(name, t[1], raw_shape=t[1].shape, raw_dtype=QT.BF16)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return out
+
+
+# ---------------------------------------------------------------- the cases
+
+rc, out, err = run("fixture", "--preset", "tiny", "--seed", 1, "--out", W("m"))
+case("tiny fixture", rc == 0, err)
+rc, out, err = capture(W("m"), W("root"))
+case("safetensors root capture", rc == 0, out + err)
+want = manifest(W("root"))["capture"]["capture_content_digest"]
+
+convert(W("m"), out=W("bf16.gguf"))
+rc, out, err = capture(W("bf16.gguf"), W("g-bf16"))
+got = manifest(W("g-bf16"))["capture"]["capture_content_digest"] if rc == 0 else None
+case("BF16 GGUF capture digest == safetensors capture digest", got == want, (got, want, out + err))
+if rc == 0:
+    m = manifest(W("g-bf16"))
+    case("BF16 GGUF: tokenizer identity from the GGUF metadata",
+         "gguf-tokenizer-" in json.dumps(m), json.dumps(m)[:300])
+rc, out, err = run("verify", W("g-bf16"))
+case("BF16 GGUF dataset verifies", rc == 0, out + err)
+
+rc, out, err = capture(W("bf16.gguf"), W("g-bf16-lo"), extra=("--schedule", "layer-outer"))
+got = manifest(W("g-bf16-lo"))["capture"]["capture_content_digest"] if rc == 0 else None
+case("BF16 GGUF layer-outer capture digest == safetensors", got == want, out + err)
+
+os.makedirs(W("split"))
+convert(W("m"), out=W("split", "tiny.gguf"), split=60)
+shards = sorted(os.listdir(W("split")))
+rc, out, err = capture(W("split", shards[0]), W("g-split"))
+got = manifest(W("g-split"))["capture"]["capture_content_digest"] if rc == 0 else None
+case("split BF16 GGUF (%d files) capture digest == safetensors" % len(shards), len(shards) > 1 and got == want,
+     (shards, out + err))
+
+# quantized: the candidate lane.  A GGUF's tokenizer identity is its
+# tokenizer.* metadata, which no byte comparison ties to tokenizer.json: the
+# pair shares an identity only when the user names the weights' repository
+# (--weights-repository) for both, as for any two checkpoints of one model.
+REPO = ("--weights-repository", "test/tiny-glm-dsa")
+rc, out, err = capture(W("m"), W("root-r"), extra=REPO)
+case("safetensors root capture (--weights-repository)", rc == 0, out + err)
+kl = {}
+for qt in (QT.Q8_0, QT.Q4_0):
+    path = convert(W("m"), qtype=qt, out=W("%s.gguf" % qt.name))
+    rc, out, err = capture(path, W("g-" + qt.name), role="quant", extra=REPO)
+    case("%s GGUF captures as --role quant" % qt.name, rc == 0, out + err)
+    if rc:
+        continue
+    m = manifest(W("g-" + qt.name))
+    blob = json.dumps(m)
+    scope = {a["tensor_class"]: a for a in m.get("scope", {}).get("assignments", [])}
+    ex = scope.get("moe.experts", {})
+    bits = {QT.Q8_0: 8.5, QT.Q4_0: 4.5}[qt]
+    case("%s scope census: moe.experts=quantized:%s@%s" % (qt.name, qt.name.lower(), bits),
+         ex.get("treatment") == "quantized" and ex.get("format") == qt.name.lower() and ex.get("bits_per_weight") == bits,
+         scope)
+    case("%s head as stored: lm_head quantized" % qt.name,
+         scope.get("lm_head", {}).get("format") == qt.name.lower(), scope.get("lm_head"))
+    case("%s disclosures: activation_quantization_not_captured, quantized_head_dequantized" % qt.name,
+         "activation_quantization_not_captured" in blob and "quantized_head_dequantized" in blob, blob[:400])
+    rc, out, err = run("compare", "--reference", W("root"), "--candidate", W("g-" + qt.name), "--own-heads", "--out",
+                       W("cmp0-" + qt.name))
+    case("%s compare against a root of another tokenizer identity refused" % qt.name,
+         refused(rc, out, err) == "panel_mismatch", out + err)
+    rc, out, err = run("compare", "--reference", W("root-r"), "--candidate", W("g-" + qt.name), "--out",
+                       W("cmp1-" + qt.name))
+    case("%s compare without --own-heads refused (the candidate's head is its own): %s" % (qt.name, refused(rc, out, err)),
+         rc == 3 and "head" in (out + err), out + err)
+    rc, out, err = run("compare", "--reference", W("root-r"), "--candidate", W("g-" + qt.name), "--own-heads", "--out",
+                       W("cmp-" + qt.name))
+    case("%s compare --own-heads" % qt.name, rc == 0, out + err)
+    if rc == 0:
+        kl[qt.name] = json.load(open(W("cmp-" + qt.name, "comparison-receipt.json")))["kl"]["mean"]
+case("KL(Q8_0) < KL(Q4_0), both > 0: %s" % kl, len(kl) == 2 and 0 < kl["Q8_0"] < kl["Q4_0"], kl)
+
+rc, out, err = capture(W("Q8_0.gguf"), W("g-q8-root"), role="root")
+case("a quantized GGUF as --role root refused quantized_root", refused(rc, out, err) == "quantized_root", out + err)
+
+
+def hostile(label, want_code, **kw):
+    path = W("h-%s.gguf" % label.replace(" ", "_"))
+    convert(W("m"), out=path, **kw)
+    rc, out, err = capture(path, W("h-" + label.replace(" ", "_")))
+    got = refused(rc, out, err)
+    case("refused %s: %s" % (label, want_code), got == want_code, out + err)
+
+
+hostile("unsupported architecture", "unsupported_gguf_architecture", arch="llama")
+hostile("missing metadata key", "bad_gguf_config", skip_kv=("attention.kv_lora_rank",))
+hostile("contradicting key_length", "bad_gguf_config", extra_kv={"attention.key_length": ("u32", 99)})
+hostile("head_count_kv not MLA", "bad_gguf_config", extra_kv={"attention.head_count_kv": ("u32", 2)})
+hostile("yarn rope", "bad_gguf_config", extra_kv={"rope.scaling.type": ("str", "yarn")})
+hostile("tensor missing", "checkpoint_mismatch", drop=("blk.1.attn_v_b.weight",))
+hostile("unexpected tensor", "checkpoint_mismatch", rename={"blk.2.attn_q_a.weight": "blk.2.attn_q_x.weight"})
+
+
+data = open(W("bf16.gguf"), "rb").read()
+open(W("h-trunc.gguf"), "wb").write(data[:len(data) - 4096])
+rc, out, err = capture(W("h-trunc.gguf"), W("h-trunc"))
+case("refused a truncated GGUF: bad_gguf", refused(rc, out, err) == "bad_gguf", out + err)
+
+
+def transpose_kb(ts):
+    return [(n, (t[0], np.ascontiguousarray(t[1].transpose(0, 2, 1))) if n == "blk.0.attn_k_b.weight" else t, f)
+            for n, t, f in ts]
+
+
+hostile("attn_k_b not transposed", "checkpoint_mismatch", mutate=transpose_kb)
+
+
+def short_experts(ts):
+    return [(n, (t[0], t[1][:-1]) if n == "blk.1.ffn_up_exps.weight" else t, f) for n, t, f in ts]
+
+
+hostile("expert stack short", "checkpoint_mismatch", mutate=short_experts)
+
+shutil.rmtree(WORK, ignore_errors=True)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
