@@ -332,6 +332,19 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     for (size_t i = 0; i < FD_N_ARCHS && !a; i++)
         for (const char *const *n = FD_ARCHS[i]->gguf ? FD_ARCHS[i]->gguf->names : NULL; n && *n && !a; n++)
             if (!strcmp(*n, arch)) a = FD_ARCHS[i];
+    /* known to llama.cpp, not mappable onto the engine's tensors without changing the architecture */
+    static const struct { const char *name, *why; } NOT[] = {
+        {"glm5-next", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse), conv1d "
+                      "reshaped and the mHC tensors renamed; glm5_next reads transformers' tensors"},
+        {"glm5next", "the same as glm5-next"},
+    };
+    for (size_t i = 0; !a && i < sizeof NOT / sizeof *NOT; i++)
+        if (!strcmp(arch, NOT[i].name)) {
+            fd_fail(e, "unsupported_gguf_architecture", "", "%s: general.architecture %s is not captured from GGUF: %s", path,
+                    arch, NOT[i].why);
+            free(arch);
+            return -1;
+        }
     if (!a) {
         fd_fail(e, "unsupported_gguf_architecture", "", "%s: general.architecture %.64s has no GGUF name table (supported: "
                 "glm-dsa)", path, arch);

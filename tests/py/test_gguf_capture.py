@@ -6,14 +6,15 @@ DeepseekV2Model: general.architecture glm-dsa, kv_b_proj split into attn_k_b
 (transposed) and attn_v_b, routed experts stacked, 1-D tensors and
 ffn_gate_inp in F32, no Q/K permutation), then:
 
-  - BF16 GGUF: the capture_content_digest equals the safetensors capture's;
-    a split set (two shards) the same; the config the metadata implies;
+  - BF16 GGUF of tiny (one file, a two-file split set, layer-outer) and of
+    flash-0.1b (one window): the capture_content_digest equals the
+    safetensors capture's;
   - Q8_0 / Q4_0 GGUFs (gguf.quants.quantize; rows whose length is not a
     multiple of 32 stay BF16, as llama-quantize falls back): capture as
     --role quant, compare against the root with KL(Q8_0) < KL(Q4_0), both > 0,
     the scope census per class with ggml types and bits, the disclosures;
     a quantized output.weight needs --own-heads;
-  - refusals by name: an unsupported general.architecture, a missing or
+  - refusals by name: an unsupported general.architecture (glm5-next too), a missing or
     contradicting metadata key, a tensor missing / mis-shaped / unexpected,
     a quantized GGUF as --role root.
 
@@ -220,6 +221,21 @@ got = manifest(W("g-split"))["capture"]["capture_content_digest"] if rc == 0 els
 case("split BF16 GGUF (%d files) capture digest == safetensors" % len(shards), len(shards) > 1 and got == want,
      (shards, out + err))
 
+# the flash-0.1b fixture (5 layers, hidden 256), one window
+rc, out, err = run("fixture", "--preset", "flash-0.1b", "--seed", 1, "--out", W("f"))
+case("flash-0.1b fixture", rc == 0, err)
+convert(W("f"), out=W("f.gguf"))
+digests = []
+for src, d in ((W("f"), W("f-root")), (W("f.gguf"), W("f-gguf"))):
+    rc, out, err = run("capture", "--model", src, "--panel", W("f", "panel"), "--out", d, "--role", "root", "--lane",
+                       "other", "--dataset-id", "t." + os.path.basename(d), "--dataset-name", "t", "--cold-run", "c1",
+                       "--run-name", "c1", "--windows", 1)
+    digests.append(manifest(d)["capture"]["capture_content_digest"] if rc == 0 else out + err)
+case("flash-0.1b BF16 GGUF capture digest == safetensors (1 window)", digests[0] == digests[1], digests)
+for p in (W("f.gguf"),):
+    os.unlink(p)
+shutil.rmtree(W("f"), ignore_errors=True)
+
 # quantized: the candidate lane.  A GGUF's tokenizer identity is its
 # tokenizer.* metadata, which no byte comparison ties to tokenizer.json: the
 # pair shares an identity only when the user names the weights' repository
@@ -274,6 +290,7 @@ def hostile(label, want_code, **kw):
 
 
 hostile("unsupported architecture", "unsupported_gguf_architecture", arch="llama")
+hostile("glm5-next (ssm_a stored as -exp(A_log))", "unsupported_gguf_architecture", arch="glm5-next")
 hostile("missing metadata key", "bad_gguf_config", skip_kv=("attention.kv_lora_rank",))
 hostile("contradicting key_length", "bad_gguf_config", extra_kv={"attention.key_length": ("u32", 99)})
 hostile("head_count_kv not MLA", "bad_gguf_config", extra_kv={"attention.head_count_kv": ("u32", 2)})
