@@ -398,6 +398,11 @@ int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err
     if (rc) { free(w->gguf); w->gguf = NULL; }
     if (!rc) rc = open_views(path, c, w, e);
     if (!rc) rc = fd_weights_check(w, c, e);
+    for (size_t i = 0; !rc && i < w->n; i++) /* the check's counters, for the GGUF views */
+        if (w->t[i].qfmt == FD_Q_GGUF && fd_ggml_type_of(w->t[i].gtype)->quantized) {
+            w->nquant++;
+            w->qbytes += w->t[i].nbytes;
+        }
     if (!rc) rc = head(w, c, e);
     if (rc) {
         fd_weights_close(w);

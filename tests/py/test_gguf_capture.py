@@ -221,19 +221,44 @@ got = manifest(W("g-split"))["capture"]["capture_content_digest"] if rc == 0 els
 case("split BF16 GGUF (%d files) capture digest == safetensors" % len(shards), len(shards) > 1 and got == want,
      (shards, out + err))
 
-# the flash-0.1b fixture (5 layers, hidden 256), one window
+# the flash-0.1b fixture (5 layers, hidden 256), one window; with the
+# release binary also the memory bound of a quantized GGUF capture:
+# peak RSS <= 1.2 x (file bytes + activations) (activations: the bf16 root
+# capture's peak less its checkpoint bytes), and below file + activations +
+# the bf16 model (a dequantized copy of the model would be above)
+ASAN = "asan" in BIN
 rc, out, err = run("fixture", "--preset", "flash-0.1b", "--seed", 1, "--out", W("f"))
 case("flash-0.1b fixture", rc == 0, err)
 convert(W("f"), out=W("f.gguf"))
-digests = []
-for src, d in ((W("f"), W("f-root")), (W("f.gguf"), W("f-gguf"))):
-    rc, out, err = run("capture", "--model", src, "--panel", W("f", "panel"), "--out", d, "--role", "root", "--lane",
+runs = [(W("f"), W("f-root"), "root"), (W("f.gguf"), W("f-gguf"), "root")]
+if not ASAN:
+    convert(W("f"), qtype=QT.Q8_0, out=W("f-q8.gguf"))
+    runs.append((W("f-q8.gguf"), W("f-q8"), "quant"))
+digests, mem = [], {}
+for src, d, role in runs:
+    rc, out, err = run("capture", "--model", src, "--panel", W("f", "panel"), "--out", d, "--role", role, "--lane",
                        "other", "--dataset-id", "t." + os.path.basename(d), "--dataset-name", "t", "--cold-run", "c1",
-                       "--run-name", "c1", "--windows", 1)
+                       "--run-name", "c1", "--windows", 1, "--memory-report", d + ".mem.json")
     digests.append(manifest(d)["capture"]["capture_content_digest"] if rc == 0 else out + err)
+    mem[d] = json.load(open(d + ".mem.json")) if rc == 0 else None
 case("flash-0.1b BF16 GGUF capture digest == safetensors (1 window)", digests[0] == digests[1], digests)
-for p in (W("f.gguf"),):
-    os.unlink(p)
+if ASAN:
+    print("skipped: peak RSS under AddressSanitizer measures its shadow memory; checked with the release binary")
+elif mem.get(W("f-root")) and mem.get(W("f-q8")):
+    base, m = mem[W("f-root")], mem[W("f-q8")]
+    act = max(0, base["peak_rss_bytes"] - base["checkpoint_bytes"])
+    bound = 1.2 * (m["checkpoint_bytes"] + act)
+    copy = m["checkpoint_bytes"] + act + base["checkpoint_bytes"]
+    print("peak RSS Q8_0 GGUF: %.1f MB, file %.1f MB (bf16 source %.1f MB), activations %.1f MB, bound %.1f MB"
+          % (m["peak_rss_bytes"] / 1e6, m["checkpoint_bytes"] / 1e6, base["checkpoint_bytes"] / 1e6, act / 1e6,
+             bound / 1e6))
+    case("flash-0.1b Q8_0 GGUF capture peak RSS <= 1.2 x (file + activations), < file + activations + bf16 model",
+         m["peak_rss_bytes"] <= bound and m["peak_rss_bytes"] < copy and m["quantized_weights"] > 0, m)
+else:
+    case("flash-0.1b Q8_0 GGUF capture with --memory-report", False, digests)
+for p in (W("f.gguf"), W("f-q8.gguf")):
+    if os.path.exists(p):
+        os.unlink(p)
 shutil.rmtree(W("f"), ignore_errors=True)
 
 # quantized: the candidate lane.  A GGUF's tokenizer identity is its
