@@ -93,6 +93,72 @@ def f32(t):
     return a if dtype == "F32" else (a.astype(np.uint32) << 16).view(np.float32)
 
 
+def bf16_rne(x):
+    """float32 -> bf16 bits, round to nearest even (the checkpoint lane's rounding; no NaN in these weights)."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def write_st(path, tensors):
+    """A safetensors file of {name: (dtype, array)} (names sorted, no padding games)."""
+    hdr, blobs, off = {}, [], 0
+    for k in sorted(tensors):
+        dt, a = tensors[k]
+        raw = np.ascontiguousarray(a).tobytes()
+        hdr[k] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(hdr, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def dequantized_checkpoint(model_dir, stored, out_dir):
+    """The safetensors checkpoint holding what the GGUF decodes to (the reference decoder's
+    float32, bf16 RNE), in transformers' names and layout: the converter's rearrangements undone."""
+    cfg = json.load(open(os.path.join(model_dir, "config.json")))
+    src = read_st(os.path.join(model_dir, "model.safetensors"))
+    L, nh, dn, dv = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["qk_nope_head_dim"], cfg["v_head_dim"]
+    inv = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+           "output.weight": "lm_head.weight"}
+    names = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm", "attn_q_a": "self_attn.q_a_proj",
+             "attn_q_a_norm": "self_attn.q_a_layernorm", "attn_q_b": "self_attn.q_b_proj",
+             "attn_kv_a_mqa": "self_attn.kv_a_proj_with_mqa", "attn_kv_a_norm": "self_attn.kv_a_layernorm",
+             "attn_output": "self_attn.o_proj", "indexer.attn_q_b": "self_attn.indexer.wq_b",
+             "indexer.attn_k": "self_attn.indexer.wk", "indexer.k_norm": "self_attn.indexer.k_norm",
+             "indexer.proj": "self_attn.indexer.weights_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+             "ffn_down": "mlp.down_proj", "ffn_gate_inp": "mlp.gate", "ffn_gate_shexp": "mlp.shared_experts.gate_proj",
+             "ffn_up_shexp": "mlp.shared_experts.up_proj", "ffn_down_shexp": "mlp.shared_experts.down_proj"}
+    out = {}
+    for g, v in stored.items():
+        if g in inv:
+            out[inv[g]] = v
+            continue
+        _, l, rest = g.split(".", 2)
+        base, suf = rest.rsplit(".", 1)
+        p = "model.layers.%s." % l
+        if base in names:
+            out[p + names[base] + "." + suf] = v
+        elif base == "exp_probs_b":
+            out[p + "mlp.gate.e_score_correction_bias"] = v
+        elif base.endswith("_exps"):
+            for x in range(v[1].shape[0]):
+                out[p + "mlp.experts.%d.%s_proj.weight" % (x, base.split("_")[1])] = (v[0], v[1][x])
+    for l in range(L):
+        p = "model.layers.%d." % l
+        kb, vb = stored["blk.%d.attn_k_b.weight" % l], stored["blk.%d.attn_v_b.weight" % l]
+        assert kb[0] == vb[0]
+        kv = np.concatenate([kb[1].transpose(0, 2, 1), vb[1]], axis=1)  # [nh, dn+dv, r]
+        out[p + "self_attn.kv_b_proj.weight"] = (kb[0], np.ascontiguousarray(kv.reshape(nh * (dn + dv), -1)))
+    assert sorted(out) == sorted(src), sorted(set(out) ^ set(src))
+    os.makedirs(out_dir)
+    for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        if os.path.exists(os.path.join(model_dir, f)):
+            shutil.copy(os.path.join(model_dir, f), out_dir)
+    write_st(os.path.join(out_dir, "model.safetensors"), out)
+
+
 def convert(model_dir, qtype=None, drop=(), extra_kv=None, skip_kv=(), rename=None, arch="glm-dsa", split=0,
             out=None, mutate=None):
     """The tensors and metadata convert_hf_to_gguf.py writes for GlmMoeDsaForCausalLM
@@ -174,15 +240,20 @@ def convert(model_dir, qtype=None, drop=(), extra_kv=None, skip_kv=(), rename=No
          "bools": w.add_array}[ty](key, v)
     w.add_tokenizer_model("gpt2")
     w.add_token_list(["<t%d>" % i for i in range(cfg["vocab_size"])])
+    stored = {}  # gguf name -> ("F32", float32) or ("BF16", uint16): what a reader decodes, in HF order
     for name, t, force in tensors:
         a = f32(t)
         if qtype is not None and a.ndim >= 2 and a.shape[-1] % 32 == 0 and not force:
             q = gguf.quants.quantize(a.astype(np.float32), qtype)
             w.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
+            stored[name] = ("BF16", bf16_rne(gguf.quants.dequantize(q, qtype)))
         elif a.ndim == 1 or force or t[0] == "F32":
             w.add_tensor(name, np.ascontiguousarray(a, dtype=np.float32))
+            stored[name] = ("F32", np.ascontiguousarray(a, dtype=np.float32))
         else:
             w.add_tensor(name, t[1], raw_shape=t[1].shape, raw_dtype=QT.BF16)
+            stored[name] = ("BF16", t[1])
+    convert.stored = stored
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -231,9 +302,10 @@ rc, out, err = run("fixture", "--preset", "flash-0.1b", "--seed", 1, "--out", W(
 case("flash-0.1b fixture", rc == 0, err)
 convert(W("f"), out=W("f.gguf"))
 runs = [(W("f"), W("f-root"), "root"), (W("f.gguf"), W("f-gguf"), "root")]
-if not ASAN:
+if not ASAN:  # the quantized attn_k_b (rows of 32) read transposed, against the reference decoder's weights
     convert(W("f"), qtype=QT.Q8_0, out=W("f-q8.gguf"))
-    runs.append((W("f-q8.gguf"), W("f-q8"), "quant"))
+    dequantized_checkpoint(W("f"), convert.stored, W("f-dq"))
+    runs += [(W("f-q8.gguf"), W("f-q8"), "quant"), (W("f-dq"), W("f-dq-c"), "root")]
 digests, mem = [], {}
 for src, d, role in runs:
     rc, out, err = run("capture", "--model", src, "--panel", W("f", "panel"), "--out", d, "--role", role, "--lane",
@@ -242,6 +314,9 @@ for src, d, role in runs:
     digests.append(manifest(d)["capture"]["capture_content_digest"] if rc == 0 else out + err)
     mem[d] = json.load(open(d + ".mem.json")) if rc == 0 else None
 case("flash-0.1b BF16 GGUF capture digest == safetensors (1 window)", digests[0] == digests[1], digests)
+if not ASAN:
+    case("flash-0.1b Q8_0 GGUF capture digest == the safetensors of the reference decoder's weights",
+         len(digests) == 4 and digests[2] == digests[3] and digests[2] != digests[0], digests)
 if ASAN:
     print("skipped: peak RSS under AddressSanitizer measures its shadow memory; checked with the release binary")
 elif mem.get(W("f-root")) and mem.get(W("f-q8")):
@@ -260,6 +335,7 @@ for p in (W("f.gguf"), W("f-q8.gguf")):
     if os.path.exists(p):
         os.unlink(p)
 shutil.rmtree(W("f"), ignore_errors=True)
+shutil.rmtree(W("f-dq"), ignore_errors=True)
 
 # quantized: the candidate lane.  A GGUF's tokenizer identity is its
 # tokenizer.* metadata, which no byte comparison ties to tokenizer.json: the
@@ -275,6 +351,12 @@ for qt in (QT.Q8_0, QT.Q4_0):
     case("%s GGUF captures as --role quant" % qt.name, rc == 0, out + err)
     if rc:
         continue
+    dequantized_checkpoint(W("m"), convert.stored, W("dq-" + qt.name))
+    rc, out, err = capture(W("dq-" + qt.name), W("c-dq-" + qt.name))
+    got = [manifest(d)["capture"]["capture_content_digest"] if os.path.exists(d) else None
+           for d in (W("c-dq-" + qt.name), W("g-" + qt.name))]
+    case("%s GGUF capture digest == the safetensors of the reference decoder's weights (bf16)" % qt.name,
+         rc == 0 and got[0] == got[1], (got, out + err))
     m = manifest(W("g-" + qt.name))
     blob = json.dumps(m)
     scope = {a["tensor_class"]: a for a in m.get("scope", {}).get("assignments", [])}
