@@ -159,8 +159,20 @@ def dequantized_checkpoint(model_dir, stored, out_dir):
     write_st(os.path.join(out_dir, "model.safetensors"), out)
 
 
+def random_kquant(a, qtype, rng):
+    """Random blocks of a 256-element ggml type (Q4_K, IQ4_XS) for the rows of a, with small fp16
+    super-block scales (no quantizer for these types in gguf-py: the codes are random)."""
+    tsize = {QT.Q4_K: 144, QT.IQ4_XS: 136}[qtype]
+    rows, n = int(np.prod(a.shape[:-1])), a.shape[-1] // 256
+    b = rng.integers(0, 256, size=(rows * n, tsize), dtype=np.uint8)
+    b[:, 0:2] = np.frombuffer(rng.uniform(1e-4, 3e-4, rows * n).astype(np.float16).tobytes(), np.uint8).reshape(-1, 2)
+    if qtype == QT.Q4_K:  # dmin
+        b[:, 2:4] = np.frombuffer(rng.uniform(1e-4, 3e-4, rows * n).astype(np.float16).tobytes(), np.uint8).reshape(-1, 2)
+    return b.reshape(*a.shape[:-1], n * tsize)
+
+
 def convert(model_dir, qtype=None, drop=(), extra_kv=None, skip_kv=(), rename=None, arch="glm-dsa", split=0,
-            out=None, mutate=None):
+            out=None, mutate=None, kquants=None):
     """The tensors and metadata convert_hf_to_gguf.py writes for GlmMoeDsaForCausalLM
     (then llama-quantize's qtype where the row length allows it)."""
     cfg = json.load(open(os.path.join(model_dir, "config.json")))
@@ -241,9 +253,15 @@ def convert(model_dir, qtype=None, drop=(), extra_kv=None, skip_kv=(), rename=No
     w.add_tokenizer_model("gpt2")
     w.add_token_list(["<t%d>" % i for i in range(cfg["vocab_size"])])
     stored = {}  # gguf name -> ("F32", float32) or ("BF16", uint16): what a reader decodes, in HF order
-    for name, t, force in tensors:
+    rng = np.random.default_rng(18)
+    for i, (name, t, force) in enumerate(tensors):
         a = f32(t)
-        if qtype is not None and a.ndim >= 2 and a.shape[-1] % 32 == 0 and not force:
+        if kquants and a.ndim >= 2 and a.shape[-1] % 256 == 0 and not force:
+            kq = kquants[i % len(kquants)]
+            q = random_kquant(a, kq, rng)
+            w.add_tensor(name, q, raw_shape=q.shape, raw_dtype=kq)
+            stored[name] = ("BF16", bf16_rne(gguf.quants.dequantize(q, kq)))
+        elif qtype is not None and a.ndim >= 2 and a.shape[-1] % 32 == 0 and not force:
             q = gguf.quants.quantize(a.astype(np.float32), qtype)
             w.add_tensor(name, q, raw_shape=q.shape, raw_dtype=qtype)
             stored[name] = ("BF16", bf16_rne(gguf.quants.dequantize(q, qtype)))
@@ -306,6 +324,9 @@ if not ASAN:  # the quantized attn_k_b (rows of 32) read transposed, against the
     convert(W("f"), qtype=QT.Q8_0, out=W("f-q8.gguf"))
     dequantized_checkpoint(W("f"), convert.stored, W("f-dq"))
     runs += [(W("f-q8.gguf"), W("f-q8"), "quant"), (W("f-dq"), W("f-dq-c"), "root")]
+    convert(W("f"), kquants=(QT.Q4_K, QT.IQ4_XS), out=W("f-kq.gguf"))
+    dequantized_checkpoint(W("f"), convert.stored, W("f-dqk"))
+    runs += [(W("f-kq.gguf"), W("f-kq"), "quant"), (W("f-dqk"), W("f-dqk-c"), "root")]
 digests, mem = [], {}
 for src, d, role in runs:
     rc, out, err = run("capture", "--model", src, "--panel", W("f", "panel"), "--out", d, "--role", role, "--lane",
@@ -316,7 +337,14 @@ for src, d, role in runs:
 case("flash-0.1b BF16 GGUF capture digest == safetensors (1 window)", digests[0] == digests[1], digests)
 if not ASAN:
     case("flash-0.1b Q8_0 GGUF capture digest == the safetensors of the reference decoder's weights",
-         len(digests) == 4 and digests[2] == digests[3] and digests[2] != digests[0], digests)
+         len(digests) == 6 and digests[2] == digests[3] and digests[2] != digests[0], digests)
+    case("flash-0.1b Q4_K + IQ4_XS (random blocks) GGUF capture digest == the safetensors of the reference decoder's "
+         "weights", len(digests) == 6 and digests[4] == digests[5] and digests[4] != digests[0], digests)
+    sc = {a["tensor_class"]: a for a in manifest(W("f-kq")).get("scope", {}).get("assignments", [])} \
+        if os.path.exists(W("f-kq")) else {}
+    case("flash-0.1b Q4_K + IQ4_XS census: embed_tokens q4_k@4.5, a mixed class null bits",
+         sc.get("embed_tokens", {}).get("format") == "q4_k" and sc["embed_tokens"].get("bits_per_weight") == 4.5
+         and any(a.get("format") == "mixed" and a.get("bits_per_weight") is None for a in sc.values()), sc)
 if ASAN:
     print("skipped: peak RSS under AddressSanitizer measures its shadow memory; checked with the release binary")
 elif mem.get(W("f-root")) and mem.get(W("f-q8")):
@@ -331,11 +359,12 @@ elif mem.get(W("f-root")) and mem.get(W("f-q8")):
          m["peak_rss_bytes"] <= bound and m["peak_rss_bytes"] < copy and m["quantized_weights"] > 0, m)
 else:
     case("flash-0.1b Q8_0 GGUF capture with --memory-report", False, digests)
-for p in (W("f.gguf"), W("f-q8.gguf")):
+for p in (W("f.gguf"), W("f-q8.gguf"), W("f-kq.gguf")):
     if os.path.exists(p):
         os.unlink(p)
 shutil.rmtree(W("f"), ignore_errors=True)
 shutil.rmtree(W("f-dq"), ignore_errors=True)
+shutil.rmtree(W("f-dqk"), ignore_errors=True)
 
 # quantized: the candidate lane.  A GGUF's tokenizer identity is its
 # tokenizer.* metadata, which no byte comparison ties to tokenizer.json: the
