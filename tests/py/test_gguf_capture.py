@@ -320,13 +320,13 @@ rc, out, err = run("fixture", "--preset", "flash-0.1b", "--seed", 1, "--out", W(
 case("flash-0.1b fixture", rc == 0, err)
 convert(W("f"), out=W("f.gguf"))
 runs = [(W("f"), W("f-root"), "root"), (W("f.gguf"), W("f-gguf"), "root")]
-if not ASAN:  # the quantized attn_k_b (rows of 32) read transposed, against the reference decoder's weights
-    convert(W("f"), qtype=QT.Q8_0, out=W("f-q8.gguf"))
-    dequantized_checkpoint(W("f"), convert.stored, W("f-dq"))
-    runs += [(W("f-q8.gguf"), W("f-q8"), "quant"), (W("f-dq"), W("f-dq-c"), "root")]
-    convert(W("f"), kquants=(QT.Q4_K, QT.IQ4_XS), out=W("f-kq.gguf"))
-    dequantized_checkpoint(W("f"), convert.stored, W("f-dqk"))
-    runs += [(W("f-kq.gguf"), W("f-kq"), "quant"), (W("f-dqk"), W("f-dqk-c"), "root")]
+# the quantized attn_k_b (rows of 32) read transposed, against the reference decoder's weights
+convert(W("f"), qtype=QT.Q8_0, out=W("f-q8.gguf"))
+dequantized_checkpoint(W("f"), convert.stored, W("f-dq"))
+runs += [(W("f-q8.gguf"), W("f-q8"), "quant"), (W("f-dq"), W("f-dq-c"), "root")]
+convert(W("f"), kquants=(QT.Q4_K, QT.IQ4_XS), out=W("f-kq.gguf"))
+dequantized_checkpoint(W("f"), convert.stored, W("f-dqk"))
+runs += [(W("f-kq.gguf"), W("f-kq"), "quant"), (W("f-dqk"), W("f-dqk-c"), "root")]
 digests, mem = [], {}
 for src, d, role in runs:
     rc, out, err = run("capture", "--model", src, "--panel", W("f", "panel"), "--out", d, "--role", role, "--lane",
@@ -335,16 +335,15 @@ for src, d, role in runs:
     digests.append(manifest(d)["capture"]["capture_content_digest"] if rc == 0 else out + err)
     mem[d] = json.load(open(d + ".mem.json")) if rc == 0 else None
 case("flash-0.1b BF16 GGUF capture digest == safetensors (1 window)", digests[0] == digests[1], digests)
-if not ASAN:
-    case("flash-0.1b Q8_0 GGUF capture digest == the safetensors of the reference decoder's weights",
-         len(digests) == 6 and digests[2] == digests[3] and digests[2] != digests[0], digests)
-    case("flash-0.1b Q4_K + IQ4_XS (random blocks) GGUF capture digest == the safetensors of the reference decoder's "
-         "weights", len(digests) == 6 and digests[4] == digests[5] and digests[4] != digests[0], digests)
-    sc = {a["tensor_class"]: a for a in manifest(W("f-kq")).get("scope", {}).get("assignments", [])} \
-        if os.path.exists(W("f-kq")) else {}
-    case("flash-0.1b Q4_K + IQ4_XS census: embed_tokens q4_k@4.5, a mixed class null bits",
-         sc.get("embed_tokens", {}).get("format") == "q4_k" and sc["embed_tokens"].get("bits_per_weight") == 4.5
-         and any(a.get("format") == "mixed" and a.get("bits_per_weight") is None for a in sc.values()), sc)
+case("flash-0.1b Q8_0 GGUF capture digest == the safetensors of the reference decoder's weights",
+     len(digests) == 6 and digests[2] == digests[3] and digests[2] != digests[0], digests)
+case("flash-0.1b Q4_K + IQ4_XS (random blocks) GGUF capture digest == the safetensors of the reference decoder's "
+     "weights", len(digests) == 6 and digests[4] == digests[5] and digests[4] != digests[0], digests)
+sc = {a["tensor_class"]: a for a in manifest(W("f-kq")).get("scope", {}).get("assignments", [])} \
+    if os.path.exists(W("f-kq")) else {}
+case("flash-0.1b Q4_K + IQ4_XS census: embed_tokens q4_k@4.5, a mixed class null bits",
+     sc.get("embed_tokens", {}).get("format") == "q4_k" and sc["embed_tokens"].get("bits_per_weight") == 4.5
+     and any(a.get("format") == "mixed" and a.get("bits_per_weight") is None for a in sc.values()), sc)
 if ASAN:
     print("skipped: peak RSS under AddressSanitizer measures its shadow memory; checked with the release binary")
 elif mem.get(W("f-root")) and mem.get(W("f-q8")):
