@@ -1,4 +1,5 @@
 #include "capture/capture.h"
+#include "engine/gguf_model.h"
 #include "capture/capture_meta.h"
 #include "format/scoring_window.h"
 #include "capture/panel.h"
@@ -160,6 +161,11 @@ static int read_scope(cap *x, fd_err *e)
         x->disc = fd_capture_quant_disclosures(&x->W);
         x->dbits = jv_int(fd_q_bits(x->W.q.kind));
         fd_q_codec(&x->W.q, x->codec, sizeof x->codec);
+        if (x->W.gguf) { /* the predominant ggml type's nominal bits (docs/QUANT-FORMATS.md "GGUF") */
+            jv_free(x->dbits);
+            x->dbits = jv_float(x->W.gnominal);
+            snprintf(x->codec, sizeof x->codec, "gguf-%s", x->W.gmajor);
+        }
     } else if (strcmp(o->role, "root") && !x->scope)
         return fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
     jv *f32d = fd_capture_f32_cast_disclosure(&x->W);
@@ -170,17 +176,32 @@ static int read_scope(cap *x, fd_err *e)
     return 0;
 }
 
+/* The checkpoint identity: a directory's files, or a GGUF set's files and
+ * the config its metadata implies. */
+static int identity(const cap *x, char ck[65], char cfg[65], jv **files, fd_err *e)
+{
+    if (!x->W.gguf) return fd_checkpoint_identity(x->o->model, ck, cfg, files, e);
+    if (fd_gguf_identity(&x->W, files, cfg, e)) return -1;
+    return fd_checkpoint_files_digest(*files, ck, e);
+}
+
 /* config, checkpoint (lazily for layer-outer), the head, the scope, the identity */
 static int open_model(cap *x, fd_err *e)
 {
     const fd_capture_opts *o = x->o;
     if (fd_mm_init(&x->mm, o->kernel, o->threads, o->order, e)) return -1;
     x->mm_open = 1;
-    if (fd_glm_config_load(o->model, &x->c, e)) return -1;
     x->lo = o->schedule && !strcmp(o->schedule, "layer-outer");
-    if ((x->lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &x->W, e)) return -1;
-    x->wopen = 1;
-    if (fd_weights_check(&x->W, &x->c, e) || fd_weights_check_finite(&x->W, e)) return -1;
+    if (fd_gguf_is_model(o->model)) { /* a GGUF file (or a split set's first): config and views from it */
+        if (fd_gguf_model_open(o->model, &x->c, &x->W, e)) return -1;
+        x->wopen = 1;
+    } else {
+        if (fd_glm_config_load(o->model, &x->c, e)) return -1;
+        if ((x->lo ? fd_weights_open_lazy : fd_weights_open)(o->model, &x->W, e)) return -1;
+        x->wopen = 1;
+        if (fd_weights_check(&x->W, &x->c, e)) return -1;
+    }
+    if (fd_weights_check_finite(&x->W, e)) return -1;
     char embed[128];
     fd_arch_prefix(x->c.arch, "embed_tokens", embed, sizeof embed - 8);
     strcat(embed, "weight");
@@ -191,7 +212,7 @@ static int open_model(cap *x, fd_err *e)
         return fd_fail(e, "lossy_cast", "", "%s: lm_head is %s, not BF16 (a cast would be lossy)", o->model, head->dtype);
     x->head = head;
     if (read_scope(x, e)) return -1;
-    return fd_checkpoint_identity(o->model, x->ck, x->cfg, &x->files, e);
+    return identity(x, x->ck, x->cfg, &x->files, e);
 }
 
 /* The panel, narrowed to the shard's windows under MPI; *done set when the
@@ -294,6 +315,7 @@ static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
     const fd_capture_opts *o = x->o;
     if (o->weights_repository) snprintf(x->repo, sizeof x->repo, "%s", o->weights_repository);
     else if (x->P.receipt_tokenizer_id) snprintf(x->repo, sizeof x->repo, "%s", x->P.receipt_tokenizer_id);
+    else if (x->W.gguf) fd_gguf_tokenizer_identity(&x->W, x->c.vocab_size, x->repo, sizeof x->repo);
     else if (fd_capture_tokenizer_identity(o->model, x->c.vocab_size, x->repo, sizeof x->repo, e)) return -1;
     id->dataset_id = o->dataset_id;
     id->dataset_name = o->dataset_name;
@@ -407,7 +429,7 @@ static int head_and_recheck(cap *x, fd_err *e)
     if (hr) return -1;
     char ck2[65], cfg2[65];
     jv *files2 = NULL;
-    int changed = fd_checkpoint_identity(x->o->model, ck2, cfg2, &files2, e);
+    int changed = identity(x, ck2, cfg2, &files2, e);
     jv_free(files2);
     if (changed) return -1;
     if (strcmp(ck2, x->ck))

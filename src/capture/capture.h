@@ -47,6 +47,8 @@ typedef struct fd_capture_opts {
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */
 int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], jv **files, fd_err *e);
+/* hex = sha256 of the canonical {algorithm, files} (the identity's digest of a file list). */
+int fd_checkpoint_files_digest(const jv *files, char hex[65], fd_err *e);
 /* A --scope-file document reduced to policy/head_policy/kv_cache_dtype/
  * assignments with a recomputed scope_digest. */
 jv *fd_capture_scope_load(const char *path, fd_err *e);

@@ -4,6 +4,8 @@
  * the memory report. */
 #include "capture/capture.h"
 #include "capture/capture_meta.h"
+#include "format/ggml_quants.h"
+#include "format/gguf.h"
 #include "capture/qscope.h"
 #include "engine/weights.h"
 #include "format/digest.h"
@@ -19,6 +21,19 @@
 #include <sys/stat.h>
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int fd_checkpoint_files_digest(const jv *files, char hex[65], fd_err *e)
+{
+    jv *doc = jv_obj();
+    jv_set(doc, "algorithm", jv_str(FD_CKPT_ALGORITHM));
+    jv_set(doc, "files", jv_copy(files));
+    fd_buf b = {0};
+    int rc = jv_dump(doc, &JV_CANON, &b, e);
+    if (!rc) fd_sha256_hex(b.p, b.n, hex);
+    fd_buf_free(&b);
+    jv_free(doc);
+    return rc;
+}
 
 int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], jv **files_out, fd_err *e)
 {
@@ -56,16 +71,7 @@ int fd_checkpoint_identity(const char *dir, char hex[65], char config_sha[65], j
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     if (!rc && !have_cfg) rc = fd_fail(e, "missing_file", "", "%s: no config.json", dir);
-    if (!rc) {
-        jv *doc = jv_obj();
-        jv_set(doc, "algorithm", jv_str(FD_CKPT_ALGORITHM));
-        jv_set(doc, "files", jv_copy(files));
-        fd_buf b = {0};
-        rc = jv_dump(doc, &JV_CANON, &b, e);
-        if (!rc) fd_sha256_hex(b.p, b.n, hex);
-        fd_buf_free(&b);
-        jv_free(doc);
-    }
+    if (!rc) rc = fd_checkpoint_files_digest(files, hex, e);
     if (rc) { jv_free(files); return -1; }
     *files_out = files;
     return 0;
@@ -194,8 +200,61 @@ jv *fd_capture_f32_cast_disclosure(const fd_weights *W)
     return x;
 }
 
+/* A quantized GGUF's disclosures: the weight-only decode with its census and
+ * bits per weight, the head dequantized whole when quantized, the imatrix. */
+static jv *gguf_disclosures(const fd_weights *W)
+{
+    jv *d = jv_arr();
+    fd_buf b = {0};
+    size_t nq = 0;
+    for (size_t i = 0; i < W->n; i++) nq += W->t[i].qfmt == FD_Q_GGUF;
+    fd_buf_printf(&b, "%zu GGUF weight views dequantized row by row with the ggml reference decoder (gguf-py "
+                  "gguf.quants.dequantize, float32) and rounded to bf16 (nearest even); predominant type %s, nominal %.4g "
+                  "bits per weight, effective %.6g (quantized tensors' bytes x 8 / elements); llama.cpp's quantized "
+                  "activation products (the vec_dot of a ggml quant type) are not captured: a weight-only capture",
+                  nq, W->gmajor[0] ? W->gmajor : "none", W->gnominal, W->geffective);
+    jv *x = jv_obj();
+    jv_set(x, "code", jv_str("activation_quantization_not_captured"));
+    jv_set(x, "severity", jv_str("caveat"));
+    jv_set(x, "affects_comparability", jv_bool(1));
+    jv_set(x, "detail", jv_strn(b.p, b.n));
+    jv_push(d, x);
+    if (W->ghead) {
+        b.n = 0;
+        fd_buf_printf(&b, "the head (output.weight / tied token_embd.weight) is stored as %s: dequantized whole to bf16 "
+                      "(float32 decode, nearest even) and used as the candidate's own head; compare it with --own-heads",
+                      fd_ggml_type_of(W->ghead_type)->name);
+        jv *y = jv_obj();
+        jv_set(y, "code", jv_str("quantized_head_dequantized"));
+        jv_set(y, "severity", jv_str("caveat"));
+        jv_set(y, "affects_comparability", jv_bool(1));
+        jv_set(y, "detail", jv_strn(b.p, b.n));
+        jv_push(d, y);
+    }
+    const fd_gguf_file *f = &W->gguf->f[0];
+    for (size_t i = 0; i < f->nkv; i++) {
+        if (strncmp(f->kv[i].key, "quantize.imatrix.", 17)) continue;
+        b.n = 0;
+        char *v = fd_gguf_get_str(f, f->kv[i].key);
+        int64_t iv;
+        if (v) fd_buf_printf(&b, "%s = %.200s", f->kv[i].key, v);
+        else if (!fd_gguf_get_int(f, f->kv[i].key, &iv)) fd_buf_printf(&b, "%s = %lld", f->kv[i].key, (long long)iv);
+        else fd_buf_printf(&b, "%s (%s)", f->kv[i].key, fd_gguf_vtype_name(f->kv[i].type));
+        free(v);
+        jv *y = jv_obj();
+        jv_set(y, "code", jv_str("gguf_imatrix"));
+        jv_set(y, "severity", jv_str("info"));
+        jv_set(y, "affects_comparability", jv_bool(0));
+        jv_set(y, "detail", jv_strn(b.p, b.n));
+        jv_push(d, y);
+    }
+    fd_buf_free(&b);
+    return d;
+}
+
 jv *fd_capture_quant_disclosures(const fd_weights *W)
 {
+    if (W->gguf) return gguf_disclosures(W);
     jv *d = jv_arr(), *x = jv_obj();
     fd_buf b = {0};
     char codec[64];

@@ -1,6 +1,7 @@
 #include "capture/qscope.h"
 #include "engine/weights_quant.h"
 #include "format/digest.h"
+#include "format/ggml_quants.h"
 #include "util/buf.h"
 #include <stdio.h>
 #include <string.h>
@@ -49,8 +50,17 @@ const char *fd_tensor_class(const char *n, int64_t L)
     return "other";
 }
 
-static const char *tensor_format(const fd_tensor *t)
+/* a GGUF tensor of a quantized ggml type (its head too, dequantized whole) */
+static const fd_ggml_type *gguf_quant(const fd_weights *W, const fd_tensor *t)
 {
+    const fd_ggml_type *g = W->gguf ? fd_ggml_type_of(t->gtype) : NULL;
+    return g && g->quantized ? g : NULL;
+}
+
+static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
+{
+    const fd_ggml_type *g = gguf_quant(W, t);
+    if (g) return g->name; /* ggml's name, lowercased in the block */
     if (t->qfmt) return fd_q_format(t->qfmt);
     if (!strcmp(t->dtype, "BF16")) return "bf16";
     if (!strcmp(t->dtype, "F32")) return "fp32";
@@ -63,7 +73,26 @@ static int64_t format_bits(const char *f)
     return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") ? 8 : !strcmp(f, "nvfp4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
 }
 
-static int is_quantized(const char *f) { return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4"); }
+/* a ggml type by its exact (upper-case) name: tensor_format's GGUF formats */
+static const fd_ggml_type *ggml_format(const char *f)
+{
+    const fd_ggml_type *g = fd_ggml_type_named(f);
+    return g && !strcmp(g->name, f) && g->quantized ? g : NULL;
+}
+
+static int is_quantized(const char *f)
+{
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || ggml_format(f);
+}
+
+/* a ggml type's nominal bits: block bytes x 8 / block elements (Q4_K 4.5) */
+static jv *bits_of(const char *f)
+{
+    const fd_ggml_type *g = ggml_format(f);
+    if (!g) return NULL;
+    double b = (double)g->tsize * 8.0 / g->blck;
+    return b == (double)(int64_t)b ? jv_int((int64_t)b) : jv_float(b);
+}
 
 jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
 {
@@ -72,7 +101,7 @@ jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
     for (size_t i = 0; i < W->n; i++) {
         const fd_tensor *t = &W->t[i];
         if (fd_wq_is_companion(W, t->name)) continue;
-        const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(t);
+        const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(W, t);
         size_t k = 0;
         while (strcmp(CLASSES[k], cl)) k++;
         if (!fmt[k]) fmt[k] = f;
@@ -86,10 +115,16 @@ jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
         if (!fmt[k]) continue;
         jv *a = jv_obj();
         int64_t bits = mixed[k] ? -1 : format_bits(fmt[k]);
+        jv *gb = mixed[k] ? NULL : bits_of(fmt[k]);
+        char low[32];
+        size_t n = 0;
+        for (const char *p = mixed[k] ? "mixed" : fmt[k]; *p && n + 1 < sizeof low; p++)
+            low[n++] = gb && *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+        low[n] = 0;
         jv_set(a, "tensor_class", jv_str(CLASSES[k]));
         jv_set(a, "treatment", jv_str(quant[k] ? "quantized" : "native"));
-        jv_set(a, "format", jv_str(mixed[k] ? "mixed" : fmt[k]));
-        jv_set(a, "bits_per_weight", bits < 0 ? jv_null() : jv_int(bits));
+        jv_set(a, "format", jv_str(low));
+        jv_set(a, "bits_per_weight", gb ? gb : bits < 0 ? jv_null() : jv_int(bits));
         jv_set(a, "layer_range", jv_null());
         jv_push(as, a);
         anyq |= quant[k];

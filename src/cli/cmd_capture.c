@@ -1,6 +1,7 @@
 /* capture: the C glm_moe_dsa forward over a panel -> a sealed dataset
  * (capture/capture.h). */
 #include "cli.h"
+#include "engine/gguf_model.h"
 #include "args.h"
 #include <limits.h>
 #include <stdint.h>
@@ -153,11 +154,12 @@ int cmd_capture(int argc, char **argv)
         return usage("--schedule must be window-outer or layer-outer");
     /* --kernel: refused (exit 3) by fd_mm_init, the first step of the run,
      * naming the paths: it also depends on this CPU */
-    fd_qconfig q;
+    fd_qconfig q = {0};
     fd_err qe = {0};
     /* an unreadable or unsupported quantization_config counts as present: the
      * capture then refuses it by name instead of asking for --scope-file */
-    int quantized = fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
+    int quantized = fd_gguf_is_model(o.model) /* a GGUF's tensor types decide (the capture refuses by name) */
+                    || fd_qconfig_load(o.model, &q, &qe) || q.kind != FD_Q_NONE;
     fd_qconfig_free(&q);
     /* what a quantizer need not type (issue 22 item 7): the role from the
      * checkpoint's quantization_config, lane other, the name from the model

@@ -17,6 +17,9 @@
  *             them back to back for one window, layer-outer interleaves the
  *             windows: engine/model.c fd_forward_*, capture/schedule.c); the
  *             state a window keeps between layers is the architecture's
+ *   gguf      llama.cpp's spelling of the architecture (engine/gguf_model.h):
+ *             its general.architecture names, the HF -> GGUF tensor-name
+ *             table and the config built from the metadata; NULL: no GGUF
  *   state_bytes / wide
  *             the memory pre-flight's per-window state and widest
  *             activation row, per architecture (capture/schedule.c) */
@@ -60,6 +63,7 @@ typedef struct fd_arch {
     void (*free_state)(void *st);
     uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
     uint64_t (*wide)(const fd_glm_config *c);
+    const struct fd_gguf_arch *gguf;
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */

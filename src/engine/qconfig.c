@@ -158,12 +158,16 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
     return hit;
 }
 
-const char *fd_q_format(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : "bf16"; }
+const char *fd_q_format(fd_qkind k)
+{
+    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : "bf16";
+}
 int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
 
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
 {
     if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d", q->bm, q->bn);
     else if (q->kind == FD_Q_NVFP4) snprintf(out, cap, "nvfp4-modelopt-g%d", q->group);
+    else if (q->kind == FD_Q_GGUF) snprintf(out, cap, "gguf");
     else snprintf(out, cap, "bf16");
 }

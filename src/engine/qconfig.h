@@ -21,7 +21,8 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2 } fd_qkind;
+/* FD_Q_GGUF: a GGUF model's ggml-quantized tensors (engine/gguf_model.h) */
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3 } fd_qkind;
 
 typedef struct fd_qconfig {
     fd_qkind kind;

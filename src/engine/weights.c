@@ -1,6 +1,7 @@
 #include "engine/weights.h"
 #include "engine/model.h"
 #include "engine/weights_quant.h"
+#include "format/gguf.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <errno.h>
@@ -241,6 +242,11 @@ void fd_weights_close(fd_weights *w)
         free(s->path);
     }
     free(w->shards);
+    if (w->gguf) fd_gguf_set_close(w->gguf);
+    free(w->gguf);
+    jv_free(w->gcfg);
+    fd_strv_free(&w->gnames);
+    free(w->ghead);
     free(w->t);
     free(w->root);
     free_lists(w);

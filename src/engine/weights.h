@@ -44,6 +44,13 @@ typedef struct fd_tensor {
     const struct fd_tensor *iscale;  /* nvfp4 input_scale or NULL (recorded, not applied) */
     float scale2;            /* nvfp4 weight_scale_2 */
     int bm, bn;              /* fp8 block */
+    /* a GGUF view (qfmt FD_Q_GGUF, engine/gguf_model.h): data = the GGUF
+     * tensor's first byte, gdata2 = attn_v_b's (FD_GG_KV_B) */
+    uint32_t gtype, gtype2;  /* ggml type ids (gtype2: attn_v_b's, FD_GG_KV_B) */
+    int gkind;               /* FD_GG_* */
+    uint64_t grow0;          /* first GGUF row of the view */
+    uint64_t gp[3];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim */
+    const unsigned char *gdata2;
 } fd_tensor;
 
 typedef struct fd_wshard {
@@ -78,6 +85,14 @@ typedef struct fd_weights {
     fd_wregion *regions;     /* what fd_weights_map_prefix mapped */
     size_t nregions;
     uint64_t mapped_bytes;   /* their total length */
+    /* a GGUF model (engine/gguf_model.h) */
+    struct fd_gguf_set *gguf;
+    jv *gcfg;                /* the config.json document built from its metadata */
+    fd_strv gnames;          /* the views' names */
+    uint16_t *ghead;         /* a quantized head dequantized (bf16) */
+    uint32_t ghead_type;
+    double gnominal, geffective; /* bits per weight (docs/QUANT-FORMATS.md "GGUF") */
+    char gmajor[16];         /* the predominant quantized type, lowercase ("q4_k"), "" when none */
 } fd_weights;
 
 int fd_weights_open(const char *dir, fd_weights *w, fd_err *e);
@@ -105,5 +120,8 @@ const fd_tensor *fd_weights_get(const fd_weights *w, const char *name);
  * dequantized (qformat.h).  K = logical columns. */
 void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *out);
 void fd_weights_close(fd_weights *w);
+/* A GGUF view's row / element as bf16 (engine/gguf_model.c). */
+void fd_gguf_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *out);
+uint16_t fd_gguf_elem_bf16(const fd_tensor *t, uint64_t i);
 
 #endif

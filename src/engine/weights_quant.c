@@ -102,6 +102,7 @@ static int bind_nvfp4(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf 
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
+    if (w->q.kind == FD_Q_GGUF || w->gguf) return 0; /* GGUF views are bound when the file is opened (gguf_model.c) */
     int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, t->name);
     if (!f8 && !u8) {
         if (w->q.kind == FD_Q_NONE || !lin || excl) return 0;
@@ -147,6 +148,8 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
     else if (t->qfmt == FD_Q_NVFP4)
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
+    else if (t->qfmt == FD_Q_GGUF)
+        fd_gguf_row_bf16(t, row, K, out);
     else if (!strcmp(t->dtype, "BF16"))
         memcpy(out, p + row * K * 2, K * 2);
     else

@@ -23,6 +23,7 @@ int test_dist(void);
 int test_parallel(void);
 int test_kblocks(void);
 int test_gemm_f32(void);
+int test_gguf_views(void);
 
 static const struct {
     const char *name;
@@ -45,6 +46,7 @@ static const struct {
     {"dist", test_dist},
     {"parallel", test_parallel},
     {"gemm_f32", test_gemm_f32},
+    {"gguf_views", test_gguf_views},
 };
 
 int main(void)

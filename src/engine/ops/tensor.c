@@ -67,6 +67,7 @@ const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i)
 {
     const unsigned char *p = t->data;
+    if (t->qfmt == FD_Q_GGUF) return fd_gguf_elem_bf16(t, i); /* a GGUF view: its block decoded */
     if (!strcmp(t->dtype, "BF16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
     float f;
     memcpy(&f, p + 4 * i, 4);
@@ -76,6 +77,7 @@ uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i)
 float fd_tensor_f32_at(const fd_tensor *t, uint64_t i)
 {
     const unsigned char *p = t->data;
+    if (t->qfmt == FD_Q_GGUF) return F(fd_gguf_elem_bf16(t, i));
     if (!strcmp(t->dtype, "F32")) { float f; memcpy(&f, p + 4 * i, 4); return f; }
     uint16_t v;
     memcpy(&v, p + 2 * i, 2);

@@ -2,6 +2,9 @@
 #include "engine/arch/glm_moe_dsa/dsa_config.h"
 #include "engine/arch/glm_moe_dsa/dsa_forward.h"
 #include "engine/model.h"
+#include "engine/gguf_model.h"
+
+extern const fd_gguf_arch FD_GGUF_GLM_DSA; /* dsa_gguf.c */
 
 void fd_dsa_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
 
@@ -38,4 +41,5 @@ const fd_arch FD_ARCH_GLM_MOE_DSA = {
     .free_state = fd_dsa_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .gguf = &FD_GGUF_GLM_DSA,
 };

@@ -1,0 +1,77 @@
+/* A GGUF model (llama.cpp's file, one file or a split set) opened as an
+ * engine checkpoint (docs/QUANT-FORMATS.md "GGUF capture"):
+ *
+ *   config   the architecture's hyperparameters from the GGUF metadata
+ *            (its fd_gguf_arch.config hook builds the config.json document
+ *            its parse hook reads; a key missing or contradicting another,
+ *            or a tensor's shape, is refused bad_gguf_config naming it)
+ *   tensors  the architecture's ONE tensor list (fd_arch.tensors, per-expert
+ *            spelling) mapped onto llama.cpp's names by the architecture's
+ *            table (fd_gguf_arch.map): each HF tensor is a view of a GGUF
+ *            tensor (rows row0.. of a stacked expert tensor, Q/K rows
+ *            un-permuted, kv_b_proj rebuilt from attn_k_b / attn_v_b)
+ *   data     BF16 / F32 views of whole rows are read in place; every other
+ *            view is dequantized row by row inside the Linear repack
+ *            (fd_tensor_row_bf16: ggml decoder -> float32 -> bf16 RNE), never
+ *            as a copy of the model.  The head (lm_head, or embed_tokens when
+ *            tied) when quantized is the one tensor dequantized whole: the
+ *            candidate's own head, bf16.
+ * Refusals: unsupported_gguf_architecture (general.architecture with no
+ * table), bad_gguf_config, checkpoint_mismatch (a GGUF tensor missing,
+ * mis-shaped or left unmapped), gguf_unsupported_type, and the reader's. */
+#ifndef FD_ENGINE_GGUF_MODEL_H
+#define FD_ENGINE_GGUF_MODEL_H
+#include "engine/config.h"
+#include "engine/weights.h"
+#include "format/gguf.h"
+#include "format/json.h"
+
+/* How an HF tensor is read from the GGUF tensor(s). */
+enum {
+    FD_GG_ROWS = 0,    /* rows [row0, row0 + N) of the GGUF tensor (ne reversed = HF shape) */
+    FD_GG_PERMUTE = 1, /* llama.cpp's q/k permute undone: HF row h*hd + i*hd/2 + j is GGUF row h*hd + 2j + i */
+    FD_GG_KV_B = 2,    /* kv_b_proj [nh*(dn+dv), rkv] from attn_k_b [nh][rkv][dn] (transposed) and attn_v_b [nh][dv][rkv] */
+};
+
+/* One row of an architecture's name table: HF name pattern -> GGUF name
+ * pattern.  "%L" in both stands for the decoder layer (model.layers.N. /
+ * blk.N.), "%E" in hf for a routed expert index (the GGUF tensor is the
+ * stacked [E, rows, cols] one and the view starts at row E*rows). */
+typedef struct fd_gguf_name {
+    const char *hf, *gguf;
+    int kind;          /* FD_GG_* */
+    const char *gguf2; /* FD_GG_KV_B: the attn_v_b pattern */
+} fd_gguf_name;
+
+typedef struct fd_gguf_arch {
+    const char *const *names;        /* general.architecture spellings, NULL-terminated */
+    const fd_gguf_name *map;         /* the name table, {NULL}-terminated */
+    /* The config.json document of the file's metadata (arch: the
+     * general.architecture spelling, the metadata keys' prefix); NULL with
+     * bad_gguf_config naming the key. */
+    jv *(*config)(const fd_gguf_set *s, const char *arch, fd_err *e);
+} fd_gguf_arch;
+
+/* Metadata readers for the config hooks: "<arch>.<key>"; a missing key or
+ * one of the wrong type is refused bad_gguf_config naming it (the _opt forms
+ * return 1 when absent). */
+int fd_gguf_cfg_int(const fd_gguf_set *s, const char *arch, const char *key, int64_t *out, fd_err *e);
+int fd_gguf_cfg_int_opt(const fd_gguf_set *s, const char *arch, const char *key, int64_t *out, fd_err *e);
+int fd_gguf_cfg_num(const fd_gguf_set *s, const char *arch, const char *key, double *out, fd_err *e);
+int fd_gguf_cfg_num_opt(const fd_gguf_set *s, const char *arch, const char *key, double *out, fd_err *e);
+
+/* 1 when path names a GGUF file (a regular file whose first 4 bytes are "GGUF"). */
+int fd_gguf_is_model(const char *path);
+/* Opens path (a GGUF file or a split set's first file) as c and w, then
+ * fd_weights_check.  On failure both are left closed. */
+int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e);
+/* The GGUF tokenizer identity: local/gguf-tokenizer-<16 hex of sha256 over
+ * every tokenizer.* metadata entry in key order: key NUL, type u32 LE, the
+ * value's bytes as stored>; local/no-tokenizer-vocab-N when none. */
+void fd_gguf_tokenizer_identity(const fd_weights *w, int64_t vocab, char *out, size_t cap);
+/* The checkpoint identity of a GGUF model: every file of the set {name,
+ * sha256, size}; config_sha = sha256 of the canonical config.json document
+ * built from the metadata. */
+int fd_gguf_identity(const fd_weights *w, jv **files, char config_sha[65], fd_err *e);
+
+#endif
