@@ -51,6 +51,7 @@ const char *fd_tensor_class(const char *n, int64_t L)
 
 static const char *tensor_format(const fd_tensor *t)
 {
+    if (t->qfmt == FD_Q_CT_PACK) return fd_q_int_format(t->ct.bits);
     if (t->qfmt) return fd_q_format(t->qfmt);
     if (!strcmp(t->dtype, "BF16")) return "bf16";
     if (!strcmp(t->dtype, "F32")) return "fp32";
@@ -60,10 +61,14 @@ static const char *tensor_format(const fd_tensor *t)
 
 static int64_t format_bits(const char *f)
 {
-    return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") ? 8 : !strcmp(f, "nvfp4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
+    return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") || !strcmp(f, "int8") ? 8
+         : !strcmp(f, "nvfp4") || !strcmp(f, "int4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
 }
 
-static int is_quantized(const char *f) { return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4"); }
+static int is_quantized(const char *f)
+{
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4");
+}
 
 jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
 {

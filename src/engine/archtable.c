@@ -17,6 +17,9 @@ const fd_format_info FD_FORMATS[] = {
     {"nvfp4", "NVFP4 (NVIDIA ModelOpt, e2m1 + e4m3 scales per 16, f32 per tensor)",
      "quantization_config.quant_method \"modelopt\" quant_algo \"NVFP4\", or hf_quant_config.json", "quant",
      "docs/QUANT-FORMATS.md"},
+    {"ct-pack", "compressed-tensors pack-quantized int4/int8 (llm-compressor; channel, group, block; zero points)",
+     "quantization_config.quant_method \"compressed-tensors\" format \"pack-quantized\"", "quant",
+     "docs/QUANT-FORMATS.md"},
 };
 const size_t FD_N_FORMATS = sizeof FD_FORMATS / sizeof *FD_FORMATS;
 

@@ -28,7 +28,8 @@
 #include "util/strv.h"
 
 typedef struct fd_tensor {
-    const char *name;        /* owned by the map */
+    const char *name;        /* owned by the map (a packed weight: its logical name, X.weight) */
+    const char *sname;       /* the name stored in the file (X.weight_packed for compressed-tensors) */
     const char *file;        /* shard file name */
     char dtype[16];          /* "BF16", "F32", ... */
     int ndim;
@@ -44,6 +45,8 @@ typedef struct fd_tensor {
     const struct fd_tensor *iscale;  /* nvfp4 input_scale or NULL (recorded, not applied) */
     float scale2;            /* nvfp4 weight_scale_2 */
     int bm, bn;              /* fp8 block */
+    fd_ct_scheme ct;         /* compressed-tensors pack-quantized scheme */
+    const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) or NULL */
 } fd_tensor;
 
 typedef struct fd_wshard {
@@ -66,6 +69,7 @@ typedef struct fd_weights {
     size_t n;
     /* filled by fd_weights_check */
     fd_qconfig q;            /* the checkpoint's quantization_config */
+    fd_strv renamed;         /* owned logical names of packed weights */
     fd_strv missing, unexpected, misshaped, ignored, badquant;
     size_t nquant;           /* quantized weights */
     uint64_t qbytes;         /* their bytes and their scales' */
