@@ -132,6 +132,11 @@ for bin in $BINS; do
     step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
         python3 tests/py/test_cli.py "$bin"
 done
+# issue 19: packed checkpoints as they ship (compressed-tensors pack-quantized int4/int8)
+for bin in $BINS; do
+    step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
+        python3 tests/py/test_packed.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do
