@@ -132,13 +132,18 @@ for bin in $BINS; do
     step py "CLI: help/--help/-h with EXAMPLES for every command, --version, did-you-mean, --json documents ($bin)" \
         python3 tests/py/test_cli.py "$bin"
 done
+# issue 20: deepseek_v3 (Kimi K2), deepseek_v32 (DeepSeek V3.2) in the architecture table
+for bin in $BINS; do
+    step py "deepseek_v3, deepseek_v32: tensor list = loader, MTP ignored, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
+        python3 tests/py/test_deepseek.py "$bin"
+done
 # issue 19: packed checkpoints as they ship (compressed-tensors pack-quantized int4/int8)
 for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
-for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" \
+for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done

@@ -1,6 +1,7 @@
 /* Random-init glm_moe_dsa checkpoints (fixture.h). */
 #include "capture/fixture.h"
 #include "capture/fixture_next.h"
+#include "capture/fixture_deepseek.h"
 #include "capture/model_dir.h"
 #include "capture/panel.h"
 #include "engine/config.h"
@@ -26,14 +27,21 @@
  *   glm_moe_dsa form; remaining dims chosen here.
  * small: a benchmark size (hidden 1024, 8 layers, 32 experts). */
 static const fd_fixture_preset PRESETS[] = {
-    {"tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 8, 2, 1, 256, 10000.0, 2.5, "DSSS", "FSFS", 4, 64, NULL},
+    {"tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 8, 2, 1, 256, 10000.0, 2.5, "DSSS", "FSFS", 4, 64, NULL, NULL},
     {"flash-0.1b", 154880, 256, 768, 256, 5, 4, 128, 64, 32, 16, 32, 4, 32, 256, 8, 4, 1, 4096, 1000000.0, 2.5,
-     "DDDSS", "FSFSF", 8, 2048, NULL},
+     "DDDSS", "FSFSF", 8, 2048, NULL, NULL},
     {"small", 260, 1024, 2816, 128, 8, 8, 256, 128, 64, 32, 64, 8, 64, 512, 32, 4, 1, 4096, 1000000.0, 2.5,
-     "DSSSSSSS", "FSSSFSSS", 4, 512, NULL},
+     "DSSSSSSS", "FSSSFSSS", 4, 512, NULL, NULL},
     /* flash-0.1b-next: GLM-5.3-Flash-0.1B-A0.1B itself (glm5_next, MODEL-GLM §6.4; fixture_next.c) */
     {"flash-0.1b-next", 154880, 256, 512, 128, 5, 4, 128, 64, 64, 0, 64, 4, 32, 256, 8, 4, 1, 1048576, 0.0, 2.5,
-     "DDDSS", "FFFFF", 8, 2048, &fd_next_preset_flash},
+     "DDDSS", "FFFFF", 8, 2048, &fd_next_preset_flash, NULL},
+    /* deepseek-v3-tiny: deepseek_v3 (Kimi K2's architecture) in miniature (fixture_deepseek.c): 16 experts in
+     * 4 groups (2 kept), top-4, yarn factor 4; deepseek-v32-tiny: the same with the DSA indexer (4 heads of 16,
+     * top-8 of the 64 keys) */
+    {"deepseek-v3-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 0, 0, 0, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
+     64, NULL, fd_fixture_ds3_config},
+    {"deepseek-v32-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
+     64, NULL, fd_fixture_ds32_config},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -43,7 +51,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
     return NULL;
 }
 
-const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next"; }
+const char *fd_fixture_preset_names(void) { return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny"; }
 
 /* ------------------------------------------------------------ tensors */
 
@@ -195,6 +203,7 @@ enum { TOK_PAD = 0, TOK_BOS = 1, TOK_EOS = 2, TOK_UNK = 3, TOK_BYTE0 = 4 };
 
 static jv *config_doc(const fd_fixture_preset *p)
 {
+    if (p->config) return p->config(p, TOK_BOS, TOK_EOS, TOK_PAD);
     if (p->next) return fd_fixture_next_config(p, TOK_BOS, TOK_EOS, TOK_PAD);
     int64_t first_dense = 0;
     while (p->mlp_types[first_dense] == 'D') first_dense++;

@@ -49,11 +49,13 @@ typedef struct fd_fixture_preset {
     const char *indexer_types; /* one char a layer: F full, S shared */
     size_t panel_windows, panel_len;
     const struct fd_next_preset *next; /* glm5_next presets (fixture_next.h); NULL: glm_moe_dsa */
+    /* another architecture's config.json (e.g. fixture_deepseek.h); NULL: glm_moe_dsa / next */
+    struct jv *(*config)(const struct fd_fixture_preset *p, int bos, int eos, int pad);
 } fd_fixture_preset;
 
 /* NULL when the name is not a preset. */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name);
-/* "tiny|flash-0.1b|small|flash-0.1b-next" */
+/* "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny" */
 const char *fd_fixture_preset_names(void);
 
 typedef struct fd_fixture_result {

@@ -251,7 +251,7 @@ int cmd_demo(int argc, char **argv)
     char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
     char *cn4 = joinp(base, "nvfp4");
     int rc = FD_EXIT_OK;
-    printf("== the model: a random-init glm_moe_dsa checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
+    printf("== the model: a random-init checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
     char *fx[] = {"fixture", "--preset", (char *)preset, "--seed", "1", "--out", model, NULL};
     if ((rc = run_cmd(cmd_model_fixture, fx))) goto out;
     printf("== step 1: capture the reference, twice (two cold runs)\n");

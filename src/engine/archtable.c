@@ -7,6 +7,8 @@
 const fd_arch *const FD_ARCHS[] = {
     &FD_ARCH_GLM_MOE_DSA,
     &FD_ARCH_GLM5_NEXT,
+    &FD_ARCH_DEEPSEEK_V3,
+    &FD_ARCH_DEEPSEEK_V32,
 };
 const size_t FD_N_ARCHS = sizeof FD_ARCHS / sizeof *FD_ARCHS;
 

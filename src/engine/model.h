@@ -64,6 +64,7 @@ typedef struct fd_arch {
 
 /* the architectures (their folders), listed once in archtable.c */
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
+extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;
 

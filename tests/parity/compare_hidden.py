@@ -4,13 +4,14 @@
 top-1 of the logits both give through the same head (numpy fp64 log-softmax).
 Needs numpy only.
 usage: compare_hidden.py DATASET GOLDEN_DIR [--int8-kl X] [--dump DIR] [--max-kl-fraction F]
-       [--min-top1 T] [--min-sel S]
+       [--min-top1 T] [--min-sel S] [--min-identical B]
 --dump DIR: the FIDELITY_FORWARD_DUMP directory of the capture (its first
 forward must be the golden's first window): DSA selection agreement per
 (layer, query) against the golden's selections_first_window.
 Prints a JSON summary; exits 1 if KL(golden||ours) mean > F (default 1 %) of X
 (when given), top-1 agreement < T (default 99.9 %) or selection agreement < S
-(default 99.9 %, when measured)."""
+(default 99.9 %, when measured), or the bit-identical fraction of the hidden
+elements < B (default 0: not checked)."""
 import json, os, struct, sys
 import numpy as np
 
@@ -72,6 +73,7 @@ def main():
     print(json.dumps(res, indent=2))
     arg = lambda k, d: float(sys.argv[sys.argv.index(k) + 1]) if k in sys.argv else d
     ok = res["top1_agreement"] >= arg("--min-top1", 0.999) and \
+        res["hidden_bit_identical_fraction"] >= arg("--min-identical", 0.0) and \
         (int8 is None or res["kl_fraction_of_int8"] <= arg("--max-kl-fraction", 0.01)) and \
         (sel is None or sel >= arg("--min-sel", 0.999))
     sys.exit(0 if ok else 1)

@@ -48,6 +48,13 @@ run pair flash-0.1b flash-0.1b-seed1-eager-w0 1
 # K-blocks past 2,048, MKL's 384-blocks for the router, torch's cascade sum
 run pair small small-seed1-eager-w0 1
 run pair flash-0.1b-next flash-0.1b-next-seed1-eager-w0 1
+# deepseek_v3 (Kimi K2's architecture; docs/MODEL-DEEPSEEK.md): written by
+# transformers 5.25.0 / torch 2.15.0 (tests/parity/deepseek_parity.py golden)
+# on this project's AMD EPYC Zen 4 host (AVX512_BF16, no AMX), pinned to
+# AVX512_CORE_BF16; every element must be bit-identical
+run pair deepseek-v3-tiny deepseek-v3-tiny-seed1-eager 4 --min-identical 1
+# deepseek_v32 (the DSA indexer live: top-8 of 64 keys), the same host and pin
+run pair deepseek-v32-tiny deepseek-v32-tiny-seed1-eager 4 --min-identical 1
 # the tile order (AMX TDPBF16PS chains; kblocks.c fd_kplan_amx): dense
 # down_proj K = 2,816 in two blocks, P.V over 2,048 keys in one
 run tile tiny tiny-seed1-eager-amx 4

@@ -97,7 +97,14 @@ static void attn_head(void *ctx, size_t hh, const fd_mm *m)
 void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
                      uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv)
 {
-    head_job hj = {q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5)};
+    fd_op_attention_scaled(m, q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, (float)pow((double)(dn + dr), -0.5));
+}
+
+void fd_op_attention_scaled(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a,
+                            const unsigned char *sel, uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv,
+                            size_t rkv, float scale)
+{
+    head_job hj = {q, kv, a, sel, o, S, nh, dn, dr, dv, rkv, scale};
     fd_mm_each(m, nh, attn_head, &hj);
 }
 

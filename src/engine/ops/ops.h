@@ -39,6 +39,11 @@ typedef struct fd_keyscore { float s; size_t j; } fd_keyscore;
  * in oneDNN's K-blocks; o [S][nh][dv] bf16.  Heads run on m's threads. */
 void fd_op_attention(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a, const unsigned char *sel,
                      uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv, size_t rkv);
+/* The same with the score scale given (fp32; transformers' `scaling`, e.g.
+ * yarn's mscale folded in). */
+void fd_op_attention_scaled(const fd_mm *m, const uint16_t *q, const uint16_t *kv, const uint16_t *a,
+                            const unsigned char *sel, uint16_t *o, size_t S, size_t nh, size_t dn, size_t dr, size_t dv,
+                            size_t rkv, float scale);
 
 /* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
@@ -96,6 +101,14 @@ void fd_rope_init(fd_rope *R, size_t S, size_t d, double theta);
 /* Interleaved rotation of z[0..d) at position p, stored de-interleaved (as HF). */
 void fd_rope_rot(uint16_t *z, const fd_rope *R, size_t p);
 void fd_rope_free(fd_rope *R);
+/* Tables from given inverse frequencies (d/2 of them), cos/sin times
+ * attention_scaling in fp32 before the bf16 rounding (yarn). */
+void fd_rope_init_freqs(fd_rope *R, size_t S, size_t d, const float *inv_freq, double attention_scaling);
+/* yarn's d/2 inverse frequencies (transformers' _compute_yarn_parameters). */
+void fd_rope_yarn_inv_freq(float *inv, size_t d, double base, double factor, double beta_fast, double beta_slow,
+                           double orig_max_pos, int truncate);
+/* rotate_half rotation of z[0..d) (the non-interleaved layout). */
+void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
 float fd_op_silu(float a);

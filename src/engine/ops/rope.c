@@ -31,6 +31,64 @@ void fd_rope_init(fd_rope *R, size_t S, size_t d, double theta)
     }
 }
 
+void fd_rope_init_freqs(fd_rope *R, size_t S, size_t d, const float *inv_freq, double attention_scaling)
+{
+    R->half = d / 2;
+    R->c = fd_xmalloc(S * R->half * 2 + 2);
+    R->s = fd_xmalloc(S * R->half * 2 + 2);
+    float sc = (float)attention_scaling; /* torch: fp32 tensor * Python float */
+    for (size_t i = 0; i < R->half; i++)
+        for (size_t p = 0; p < S; p++) {
+            float a = (float)p * inv_freq[i];
+            R->c[p * R->half + i] = BF(cosf(a) * sc);
+            R->s[p * R->half + i] = BF(sinf(a) * sc);
+        }
+}
+
+/* transformers' _compute_yarn_parameters (modeling_rope_utils.py): the
+ * Python-float steps in double, the tensor steps in fp32, one rounding each */
+void fd_rope_yarn_inv_freq(float *inv, size_t d, double base, double factor, double beta_fast, double beta_slow,
+                           double orig_max_pos, int truncate)
+{
+    const double pi = 3.141592653589793;
+    double dim = (double)d;
+    double low = (dim * log(orig_max_pos / (beta_fast * 2 * pi))) / (2 * log(base));
+    double high = (dim * log(orig_max_pos / (beta_slow * 2 * pi))) / (2 * log(base));
+    if (truncate) { low = floor(low); high = ceil(high); }
+    if (low < 0) low = 0;
+    if (high > dim - 1) high = dim - 1;
+    if (low == high) high += 0.001;
+    float fmin = (float)low, span = (float)(high - low), ff = (float)factor;
+    for (size_t i = 0; i < d / 2; i++) {
+        float pos = powf((float)base, (float)(2 * i) / (float)d);
+        float extra = 1.0f / pos, inter = 1.0f / (ff * pos);
+        float ramp = ((float)i - fmin) / span;
+        if (ramp < 0.0f) ramp = 0.0f;
+        if (ramp > 1.0f) ramp = 1.0f;
+        float ef = 1.0f - ramp;
+        float a = inter * (1.0f - ef), b = extra * ef;
+        inv[i] = a + b;
+    }
+}
+
+/* rotate_half RoPE (transformers' apply_rotary_pos_emb): out = x*cos +
+ * rotate_half(x)*sin, each product rounded to bf16, on the non-interleaved
+ * layout (halves [0, h) and [h, 2h)). */
+void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p)
+{
+    size_t h = R->half;
+    uint16_t tmp[1024];
+    uint16_t *o = 2 * h <= 1024 ? tmp : fd_xmalloc(2 * h * 2);
+    const uint16_t *c = R->c + p * h, *s = R->s + p * h;
+    for (size_t i = 0; i < h; i++) {
+        float ci = F(c[i]), si = F(s[i]), x1 = F(z[i]), x2 = F(z[h + i]);
+        o[i] = BF(F(BF(x1 * ci)) - F(BF(x2 * si)));
+        o[h + i] = BF(F(BF(x2 * ci)) + F(BF(x1 * si)));
+    }
+    memcpy(z, o, 2 * h * 2);
+    if (o != tmp) free(o);
+}
+
 /* Interleaved rotation of z[0..d) at position p, stored de-interleaved. */
 void fd_rope_rot(uint16_t *z, const fd_rope *R, size_t p)
 {

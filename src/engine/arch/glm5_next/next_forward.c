@@ -1,6 +1,7 @@
 /* glm5_next forward driver: residual streams, mHC, MLP / MoE (next_forward.h;
  * rounding points in docs/MODEL-GLM5-NEXT.md §3). */
 #include "engine/arch/glm5_next/next_internal.h"
+#include "engine/ops/moe.h"
 #include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "util/buf.h"
@@ -12,140 +13,23 @@
 
 /* ------------------------------------------------------------ MLP / MoE */
 
-/* down(bf(bf(silu(min(gate, lim))) * clamp(up, -lim, lim))) for rows of x. */
-static void swiglu_clamped(const fd_mm *m, const fd_lin *g, const fd_lin *u, const fd_lin *d, const uint16_t *x, size_t rows,
-                           float lim, uint16_t *y)
+/* Glm5NextTextMoE with transformers' default grouped_mm experts and the
+ * dense MLP: the one MoE op (engine/ops/moe.h) with glm5_next's clamped
+ * SwiGLU (swiglu_limit), routed = bf(sum over the k slots, in its top-k
+ * order, of fp32(y) * r). */
+static fd_moe_opts moe_opts(const fd_glm_config *c)
 {
-    size_t I = g->N;
-    uint16_t *a = fd_xmalloc(rows * I * 2 + 2), *b = fd_xmalloc(rows * I * 2 + 2);
-    fd_lin_apply(m, g, x, rows, a);
-    fd_lin_apply(m, u, x, rows, b);
-    for (size_t i = 0; i < rows * I; i++) {
-        float gv = F(a[i]), uv = F(b[i]);
-        if (gv > lim) gv = lim;
-        if (uv > lim) uv = lim;
-        if (uv < -lim) uv = -lim;
-        a[i] = BF(F(BF(fd_op_silu(gv))) * uv);
-    }
-    fd_lin_apply(m, d, a, rows, y);
-    free(a);
-    free(b);
+    fd_moe_opts o = {1, (float)NX(c)->swiglu_limit, 1, 1, 1};
+    return o;
 }
 
-static int mlp3(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *pfx, const uint16_t *x, size_t rows,
-                float lim, uint16_t *y, fd_err *e)
-{
-    fd_lin g = {0}, u = {0}, d = {0};
-    int rc = -1;
-    if (!nx_lin(m, rows, &g, W, e, I, H, "%s.gate_proj", pfx) && !nx_lin(m, rows, &u, W, e, I, H, "%s.up_proj", pfx) &&
-        !nx_lin(m, rows, &d, W, e, H, I, "%s.down_proj", pfx)) {
-        swiglu_clamped(m, &g, &u, &d, x, rows, lim, y);
-        rc = 0;
-    }
-    fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
-    return rc;
-}
-
-/* Glm5NextTextMoE with transformers' default grouped_mm experts: routed =
- * bf(sum over the k slots, in torch.topk's output order, of fp32(y) * r). */
 static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *x, size_t S, uint16_t *y,
                fd_err *e)
 {
-    size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
-           k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group, per = E / G;
-    float lim = (float)NX(c)->swiglu_limit;
     char P[160];
     snprintf(P, sizeof P, FD_NEXT_PREFIX "layers.%lld.mlp", L);
-    const fd_tensor *gw = nx_get(W, e, 2, E, H, 0, "%s.gate.weight", P);
-    const fd_tensor *gb = gw ? nx_get(W, e, 1, E, 0, 0, "%s.gate.e_score_correction_bias", P) : NULL;
-    if (!gb) return -1;
-    int rc = -1;
-    fd_lin router, *eg = fd_xcalloc(E, sizeof *eg), *eu = fd_xcalloc(E, sizeof *eu), *ed = fd_xcalloc(E, sizeof *ed);
-    fd_lin_pack_f32seq(&router, gw, 0, E, H);
-    float *bias = nx_vec_f32(gb, E);
-    uint16_t *sh = fd_xmalloc(S * H * 2 + 2);
-    char nm[256];
-    snprintf(nm, sizeof nm, "%s.experts.gate_up_proj", P);
-    if (fd_weights_get(W, nm)) {
-        const fd_tensor *gu = nx_get(W, e, 3, E, 2 * Im, H, "%s", nm);
-        const fd_tensor *dp = gu ? nx_get(W, e, 3, E, H, Im, "%s.experts.down_proj", P) : NULL;
-        if (!dp) goto out;
-        for (size_t xx = 0; xx < E; xx++) {
-            fd_lin_pack(m, &eg[xx], gu, xx * 2 * Im, Im, H, S);
-            fd_lin_pack(m, &eu[xx], gu, xx * 2 * Im + Im, Im, H, S);
-            fd_lin_pack(m, &ed[xx], dp, xx * H, H, Im, S);
-        }
-    } else
-        for (size_t xx = 0; xx < E; xx++)
-            if (nx_lin(m, S, &eg[xx], W, e, Im, H, "%s.experts.%zu.gate_proj", P, xx) ||
-                nx_lin(m, S, &eu[xx], W, e, Im, H, "%s.experts.%zu.up_proj", P, xx) ||
-                nx_lin(m, S, &ed[xx], W, e, H, Im, "%s.experts.%zu.down_proj", P, xx))
-                goto out;
-    snprintf(nm, sizeof nm, "%s.shared_experts", P);
-    if (mlp3(m, W, H, Im * (size_t)c->n_shared_experts, nm, x, S, lim, sh, e)) goto out;
-    float *lg = fd_lin_dots(m, &router, x, S), *g = fd_xmalloc(E * 4), gs[1024];
-    size_t ro = router.p.tiles * FD_TILE, *slot_x = fd_xmalloc(S * k * sizeof *slot_x);
-    float *slot_r = fd_xmalloc(S * k * 4);
-    fd_keyscore *ks = fd_xmalloc(E * sizeof *ks);
-    for (size_t t = 0; t < S; t++) {
-        for (size_t xx = 0; xx < E; xx++) {
-            g[xx] = fd_op_sigmoid_at(lg[t * ro + xx], t * E + xx, S * E);
-            ks[xx].s = g[xx] + bias[xx];
-            ks[xx].j = xx;
-        }
-        if (G > 1) { /* group limit: top-2 sum per group, keep topk_group groups (ties: lower index) */
-            unsigned char keep[1024] = {0};
-            for (size_t gi = 0; gi < G; gi++) {
-                float b1 = -INFINITY, b2 = -INFINITY;
-                for (size_t xx = gi * per; xx < (gi + 1) * per; xx++) {
-                    if (ks[xx].s > b1) { b2 = b1; b1 = ks[xx].s; }
-                    else if (ks[xx].s > b2) b2 = ks[xx].s;
-                }
-                gs[gi] = per >= 2 ? b1 + b2 : b1;
-            }
-            for (size_t r = 0; r < TG; r++) {
-                size_t best = G;
-                for (size_t gi = 0; gi < G; gi++)
-                    if (!keep[gi] && (best == G || gs[gi] > gs[best])) best = gi;
-                keep[best] = 1;
-            }
-            for (size_t xx = 0; xx < E; xx++)
-                if (!keep[xx / per]) ks[xx].s = -INFINITY;
-        }
-        fd_op_topk_select(ks, E, k);
-        float den = 0.0f;
-        for (size_t sl = 0; sl < k; sl++) den += g[ks[sl].j];
-        for (size_t sl = 0; sl < k; sl++) {
-            float r = g[ks[sl].j];
-            if (c->norm_topk_prob) r = r / (den + 1e-20f);
-            slot_x[t * k + sl] = ks[sl].j;
-            slot_r[t * k + sl] = r * (float)c->routed_scaling_factor;
-        }
-    }
-    free(lg); free(g); free(ks);
-    uint16_t *ys = fd_xmalloc(S * k * H * 2 + 2), *xb = fd_xmalloc(S * H * 2 + 2), *yb = fd_xmalloc(S * H * 2 + 2);
-    size_t *who = fd_xmalloc((S * k + 1) * sizeof *who);
-    for (size_t xx = 0; xx < E; xx++) {
-        size_t n = 0;
-        for (size_t i = 0; i < S * k; i++)
-            if (slot_x[i] == xx) { memcpy(xb + n * H, x + (i / k) * H, H * 2); who[n++] = i; }
-        if (!n) continue;
-        swiglu_clamped(m, &eg[xx], &eu[xx], &ed[xx], xb, n, lim, yb);
-        for (size_t r = 0; r < n; r++) memcpy(ys + who[r] * H, yb + r * H, H * 2);
-    }
-    for (size_t t = 0; t < S; t++)
-        for (size_t d = 0; d < H; d++) {
-            float acc = 0.0f;
-            for (size_t sl = 0; sl < k; sl++) acc += F(ys[(t * k + sl) * H + d]) * slot_r[t * k + sl];
-            y[t * H + d] = BF(F(BF(acc)) + F(sh[t * H + d]));
-        }
-    free(ys); free(xb); free(yb); free(who); free(slot_x); free(slot_r);
-    rc = 0;
-out:
-    for (size_t xx = 0; xx < E; xx++) { fd_lin_free(&eg[xx]); fd_lin_free(&eu[xx]); fd_lin_free(&ed[xx]); }
-    free(eg); free(eu); free(ed); free(bias); free(sh);
-    fd_lin_free(&router);
-    return rc;
+    fd_moe_opts o = moe_opts(c);
+    return fd_mlp_moe_opts(m, W, c, P, L, x, S, &o, y, e);
 }
 
 /* ------------------------------------------------------------ driver */
@@ -253,7 +137,7 @@ int fd_next_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, l
         else {
             char P[160];
             snprintf(P, sizeof P, FD_NEXT_PREFIX "layers.%lld.mlp", L);
-            r = mlp3(m, W, H, (size_t)c->intermediate_size, P, f->h, S, (float)NX(c)->swiglu_limit, f->y, e);
+            r = fd_mlp_dense_lim(m, W, H, (size_t)c->intermediate_size, P, f->h, S, 1, (float)NX(c)->swiglu_limit, f->y, e);
         }
         if (r) return -1;
         nx_dump(L, s ? "mlp" : "attn", "bf16", f->y, S * H * 2);

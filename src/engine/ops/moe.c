@@ -1,9 +1,11 @@
-/* The MLP blocks of the glm_moe_dsa forward: SwiGLU with torch's silu
- * split, the dense MLP, and the MoE layer (sigmoid router with correction
- * bias, group-limited top-k in torch.topk's order, experts over their
- * tokens, the fp32 combine in slot order, the shared experts).  Rounding
- * points: forward.h. */
-#include "engine/arch/glm_moe_dsa/dsa_mlp.h"
+/* The MLP blocks of the DeepSeek-style MoE architectures (glm_moe_dsa,
+ * deepseek_v3, deepseek_v32, and glm5_next through fd_moe_opts): SwiGLU with
+ * torch's silu split (or glm5_next's clamped one), the dense MLP, and the MoE
+ * layer (sigmoid router with correction bias, group-limited top-k in
+ * torch.topk's order, experts over their tokens, the fp32 combine in slot
+ * order, the shared experts).  Rounding points:
+ * engine/arch/glm_moe_dsa/dsa_forward.h. */
+#include "engine/ops/moe.h"
 #include "engine/ops/kblocks.h"
 #include "kernels/torch_ops.h"
 #include "kernels/rowops.h"
@@ -50,16 +52,44 @@ static void silu_rows(void *ctx, size_t lo, size_t hi)
     free(v);
 }
 
+/* glm5_next's clamped SwiGLU, element by element:
+ * bf(bf(silu(min(gate, lim))) * clamp(up, -lim, lim)) */
+typedef struct clamp_job {
+    uint16_t *a;
+    const uint16_t *b;
+    size_t I;
+    float lim;
+} clamp_job;
+
+static void clamp_rows(void *ctx, size_t lo, size_t hi)
+{
+    const clamp_job *j = ctx;
+    float lim = j->lim;
+    for (size_t i = lo * j->I; i < hi * j->I; i++) {
+        float gv = F(j->a[i]), uv = F(j->b[i]);
+        if (gv > lim) gv = lim;
+        if (uv > lim) uv = lim;
+        if (uv < -lim) uv = -lim;
+        j->a[i] = BF(F(BF(fd_op_silu(gv))) * uv);
+    }
+}
+
+/* clamped: glm5_next's SwiGLU with limit lim; else torch's silu split */
 static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
-                   uint16_t *y)
+                   int clamped, float lim, uint16_t *y)
 {
     size_t I = g->N;
-    uint16_t *a = fd_xmalloc(rows * I * 2), *b = fd_xmalloc(rows * I * 2);
+    uint16_t *a = fd_xmalloc(rows * I * 2 + 2), *b = fd_xmalloc(rows * I * 2 + 2);
     fd_lin_apply(m, g, x, rows, a);
     fd_lin_apply(m, u, x, rows, b);
-    size_t run = per_row ? I : rows * I;
-    silu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
-    fd_mm_range(m, rows, 16, silu_rows, &j);
+    if (clamped) {
+        clamp_job j = {a, b, I, lim};
+        fd_mm_range(m, rows, 16, clamp_rows, &j);
+    } else {
+        size_t run = per_row ? I : rows * I;
+        silu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
+        fd_mm_range(m, rows, 16, silu_rows, &j);
+    }
     fd_lin_apply(m, d, a, rows, y);
     free(a);
     free(b);
@@ -67,6 +97,12 @@ static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, con
 
 int fd_mlp_dense(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x, size_t rows,
                      uint16_t *y, fd_err *e)
+{
+    return fd_mlp_dense_lim(m, W, H, I, prefix, x, rows, 0, 0.0f, y, e);
+}
+
+int fd_mlp_dense_lim(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x,
+                     size_t rows, int clamped, float lim, uint16_t *y, fd_err *e)
 {
     lin g = {0}, u = {0}, d = {0};
     char nm[300];
@@ -77,7 +113,7 @@ int fd_mlp_dense(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const 
     if (fd_lin_load(m, &u, W, e, I, H, rows, 0, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
     if (fd_lin_load(m, &d, W, e, H, I, rows, 0, nm)) goto out;
-    swiglu(m, &g, &u, &d, x, rows, 0, y);
+    swiglu(m, &g, &u, &d, x, rows, 0, clamped, lim, y);
     rc = 0;
 out:
     fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
@@ -91,6 +127,9 @@ typedef struct expert_job {
     const size_t *slot_x;       /* the expert of each (token, slot) */
     const uint16_t *h2;
     uint16_t *ys;               /* out: the expert output of each (token, slot) */
+    size_t pack_rows;           /* the M of the K-block plan; 0: the expert's own rows */
+    int clamped;                /* the clamped SwiGLU with limit lim */
+    float lim;
 } expert_job;
 
 /* expert x over the tokens routed to it (each output element is still one
@@ -107,10 +146,11 @@ static void expert_task(void *ctx, size_t x, const fd_mm *m)
     for (size_t i = 0; i < J->slots; i++)
         if (J->slot_x[i] == x) { memcpy(xb + n * H, J->h2 + (i / J->kk) * H, H * 2); who[n++] = i; }
     lin g, u, d;
-    fd_lin_pack(m, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H, n);
-    fd_lin_pack(m, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H, n);
-    fd_lin_pack(m, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im, n);
-    swiglu(m, &g, &u, &d, xb, n, 1, yb);
+    size_t M = J->pack_rows ? J->pack_rows : n;
+    fd_lin_pack(m, &g, J->tx[3 * x], J->rx[3 * x], J->Im, H, M);
+    fd_lin_pack(m, &u, J->tx[3 * x + 1], J->rx[3 * x + 1], J->Im, H, M);
+    fd_lin_pack(m, &d, J->tx[3 * x + 2], J->rx[3 * x + 2], H, J->Im, M);
+    swiglu(m, &g, &u, &d, xb, n, 1, J->clamped, J->lim, yb);
     for (size_t r = 0; r < n; r++) memcpy(J->ys + who[r] * H, yb + r * H, H * 2);
     fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
     free(xb); free(yb); free(who);
@@ -140,18 +180,25 @@ static void combine_rows(void *ctx, size_t lo, size_t hi)
     free(acc);
 }
 
-int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, long long L, const uint16_t *h2, size_t S, uint16_t *y,
-               fd_err *e)
+int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *P, long long L, const uint16_t *h2,
+               size_t S, uint16_t *y, fd_err *e)
+{
+    static const fd_moe_opts torch_default = {0};
+    return fd_mlp_moe_opts(m, W, c, P, L, h2, S, &torch_default, y, e);
+}
+
+int fd_mlp_moe_opts(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *P, long long L,
+                    const uint16_t *h2, size_t S, const fd_moe_opts *o, uint16_t *y, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, E = (size_t)c->n_routed_experts, Im = (size_t)c->moe_intermediate_size,
            k = (size_t)c->num_experts_per_tok, G = (size_t)c->n_group, TG = (size_t)c->topk_group;
     int rc = -1;
-    const fd_tensor *gw = fd_op_get(W, e, 2, E, H, 0, "model.layers.%lld.mlp.gate.weight", L);
-    const fd_tensor *gb = gw ? fd_op_get(W, e, 1, E, 0, 0, "model.layers.%lld.mlp.gate.e_score_correction_bias", L) : NULL;
+    const fd_tensor *gw = fd_op_get(W, e, 2, E, H, 0, "%s.gate.weight", P);
+    const fd_tensor *gb = gw ? fd_op_get(W, e, 1, E, 0, 0, "%s.gate.e_score_correction_bias", P) : NULL;
     if (!gb) return -1;
     lin router;
     fd_kplan rp;
-    fd_lin_pack_plan(m, &router, gw, 0, E, H, LIN_F32_SEQ, fd_router_plan(S, E, H, &rp));
+    fd_lin_pack_plan(m, &router, gw, 0, E, H, LIN_F32_SEQ, o->router_one_chain ? NULL : fd_router_plan(S, E, H, &rp));
     float *bias = fd_xmalloc(E * 4);
     for (size_t i = 0; i < E; i++) bias[i] = fd_tensor_f32_at(gb, i);
     /* experts: each one's tensor and first row of gate, up and down, resolved
@@ -159,10 +206,10 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
     uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
     char nm[256];
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.experts.gate_up_proj", L);
+    snprintf(nm, sizeof nm, "%s.experts.gate_up_proj", P);
     if (fd_weights_get(W, nm)) {
         const fd_tensor *gu = fd_op_get(W, e, 3, E, 2 * Im, H, "%s", nm);
-        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "model.layers.%lld.mlp.experts.down_proj", L) : NULL;
+        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "%s.experts.down_proj", P) : NULL;
         if (!dp) goto out;
         for (size_t x = 0; x < E; x++) {
             tx[3 * x] = tx[3 * x + 1] = gu;
@@ -175,13 +222,13 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
         static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
         for (size_t x = 0; x < 3 * E; x++) {
             size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
-            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "model.layers.%lld.mlp.experts.%zu.%s.weight", L, x / 3, part[x % 3])))
+            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "%s.experts.%zu.%s.weight", P, x / 3, part[x % 3])))
                 goto out;
         }
     }
     uint16_t *sh = fd_xmalloc(S * H * 2);
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp.shared_experts", L);
-    if (fd_mlp_dense(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, sh, e)) { free(sh); goto out; }
+    snprintf(nm, sizeof nm, "%s.shared_experts", P);
+    if (fd_mlp_dense_lim(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, o->swiglu_clamped, o->swiglu_limit, sh, e)) { free(sh); goto out; }
     float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *gs = fd_xmalloc(G * 4);
     unsigned char *gkeep = fd_xmalloc(G);
     keyscore *eks = fd_xmalloc(E * sizeof *eks);
@@ -227,7 +274,8 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
          * what libstdc++'s selection leaves in the first k places; the
          * norm_topk_prob sum and the combine run in that slot order */
         for (size_t x = 0; x < E; x++) { eks[x].s = s[x]; eks[x].j = x; }
-        fd_op_topk_ordered(eks, E, kk);
+        if (o->topk_heap_order) fd_op_topk_select(eks, E, kk);
+        else fd_op_topk_ordered(eks, E, kk);
         float rs = 0.0f;
         for (size_t sl = 0; sl < kk; sl++) rs += g[eks[sl].j];
         for (size_t sl = 0; sl < kk; sl++) {
@@ -240,7 +288,8 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_model_config *c, lo
     }
     free(lgs);
     uint16_t *ys = fd_xmalloc((S * kk * H + 1) * 2);
-    expert_job xj = {tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
+    expert_job xj = {tx, rx, H, Im, S * kk, kk, slot_x, h2, ys, o->pack_all_rows ? S : 0, o->swiglu_clamped,
+                      (float)o->swiglu_limit};
     fd_mm_each(m, E, expert_task, &xj); /* experts as tasks when there are enough of them */
     combine_job cj = {ys, slot_r, sh, drt, y, H, kk};
     fd_mm_range(m, S, 16, combine_rows, &cj);

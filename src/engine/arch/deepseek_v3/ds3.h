@@ -1,0 +1,39 @@
+/* model_type deepseek_v3 (DeepseekV3ForCausalLM, transformers 5.25: Kimi K2,
+ * DeepSeek V3/R1): MLA attention (q_lora_rank optional), interleaved or
+ * rotate_half RoPE, default or yarn rope_type with mscale folded into the
+ * softmax scale, the sigmoid-routed MoE of ops/moe.c after
+ * first_k_dense_replace dense layers.  glm_moe_dsa without the indexer:
+ * every rounding point is the one engine/arch/glm_moe_dsa/dsa_forward.h
+ * lists.  docs/MODEL-DEEPSEEK.md. */
+#ifndef FD_ENGINE_ARCH_DEEPSEEK_V3_H
+#define FD_ENGINE_ARCH_DEEPSEEK_V3_H
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/config.h"
+#include "engine/model.h"
+
+/* the private part of the config (c->ext) */
+typedef struct fd_ds3_ext {
+    int q_lora;           /* 0: q_lora_rank null (one q_proj) */
+    int rope_interleave;  /* 1: apply_rotary_pos_emb_interleave, 0: rotate_half */
+    int yarn;             /* rope_type yarn (else default) */
+    double factor, attention_factor, beta_fast, beta_slow, orig_max_pos;
+    int truncate;
+    double scaling;       /* the softmax scale: qk_head_dim^-0.5 (* mscale^2 under yarn) */
+    int dsa;              /* deepseek_v32: the DSA indexer on every layer (ops/indexer.h) */
+} fd_ds3_ext;
+
+#define DS3(c) ((const fd_ds3_ext *)(c)->ext)
+
+int fd_ds3_parse(const jv *doc, fd_glm_config *c, fd_err *e);
+/* model_type deepseek_v32 (DeepseekV32Config): deepseek_v3's fields with
+ * its defaults, q LoRA required, the MLA RoPE always interleaved, plus
+ * index_topk / index_head_dim / index_n_heads, mlp_layer_types, layer_types. */
+int fd_ds32_parse(const jv *doc, fd_glm_config *c, fd_err *e);
+void fd_ds3_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
+void *fd_ds3_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e);
+int fd_ds3_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
+int fd_ds3_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
+void fd_ds3_free(void *st);
+
+#endif
