@@ -165,6 +165,26 @@ def captures():
             case("%s: same capture_content_digest packed vs decoded offline" % v,
                  digest(W("c-" + v)) == digest(W("cd-" + v)), (digest(W("c-" + v)), digest(W("cd-" + v))))
             case("%s: differs from the bf16 root" % v, digest(W("c-" + v)) != digest(W("root")))
+    if not all(os.path.exists(W("c-" + v, "fidelity-dataset.json")) for v in VARIANTS):
+        case("every packed capture exists (the checks below need them)", False)
+        return
+    # the layer-outer schedule (lazy mapping, one layer at a time) and a sharded copy with an index
+    # naming the stored weight_packed tensors: same digest
+    rc, out, err = capture(W("q-mixed"), W("c-mixed-lo"), extra=["--schedule", "layer-outer"])
+    case("mixed, layer-outer schedule: same capture_content_digest", rc == 0 and digest(W("c-mixed-lo")) ==
+         digest(W("c-mixed")), out + err)
+    shutil.copytree(W("q-mixed"), W("q-mixed-sh"))
+    t = st_tensors(W("q-mixed-sh"))
+    os.remove(W("q-mixed-sh", "model.safetensors"))
+    shard = lambda n: "model-0000%d-of-00002.safetensors" % (1 + (".layers.1." in n or ".layers.3." in n))
+    for f in sorted({shard(n) for n in t}):
+        dq.write_safetensors(W("q-mixed-sh", f), {n: v for n, v in t.items() if shard(n) == f})
+    json.dump({"metadata": {}, "weight_map": {n: shard(n) for n in t}},
+              open(W("q-mixed-sh", "model.safetensors.index.json"), "w"))
+    for sched in ("window-outer", "layer-outer"):
+        rc, out, err = capture(W("q-mixed-sh"), W("c-mixed-sh-" + sched), extra=["--schedule", sched])
+        case("mixed in two shards with an index (%s): same capture_content_digest" % sched,
+             rc == 0 and digest(W("c-mixed-sh-" + sched)) == digest(W("c-mixed")), out + err)
     m4, m8, mx = (manifest(W("c-" + v)) for v in ("w4g16", "w8ch", "mixed"))
     s4 = m4["scope"]["scope_digest"].split("|")
     case("w4g16 scope: every Linear class quantized:int4@4 (attn.other mixed: its norms), head native, policy mixed",
