@@ -67,12 +67,14 @@ static int64_t format_bits(const char *f)
 
 static int is_quantized(const char *f)
 {
-    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4");
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
+           !strcmp(f, "gptq") || !strcmp(f, "awq");
 }
 
 jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
 {
     const char *fmt[NCLASS] = {0};
+    int64_t tbits[NCLASS] = {0};
     int mixed[NCLASS] = {0}, quant[NCLASS] = {0};
     for (size_t i = 0; i < W->n; i++) {
         const fd_tensor *t = &W->t[i];
@@ -80,17 +82,18 @@ jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
         const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(t);
         size_t k = 0;
         while (strcmp(CLASSES[k], cl)) k++;
-        if (!fmt[k]) fmt[k] = f;
-        else if (strcmp(fmt[k], f)) mixed[k] = 1;
+        int64_t b = t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ ? t->ct.bits : format_bits(f);
+        if (!fmt[k]) { fmt[k] = f; tbits[k] = b; }
+        else if (strcmp(fmt[k], f) || tbits[k] != b) mixed[k] = 1;
         quant[k] |= is_quantized(f);
     }
-    if (!fmt[12] && fmt[0]) { fmt[12] = fmt[0]; mixed[12] = mixed[0]; quant[12] = quant[0]; } /* tied head */
+    if (!fmt[12] && fmt[0]) { fmt[12] = fmt[0]; mixed[12] = mixed[0]; quant[12] = quant[0]; tbits[12] = tbits[0]; } /* tied head */
     jv *s = jv_obj(), *as = jv_arr();
     int anyq = 0;
     for (size_t k = 0; k < NCLASS; k++) {
         if (!fmt[k]) continue;
         jv *a = jv_obj();
-        int64_t bits = mixed[k] ? -1 : format_bits(fmt[k]);
+        int64_t bits = mixed[k] ? -1 : tbits[k];
         jv_set(a, "tensor_class", jv_str(CLASSES[k]));
         jv_set(a, "treatment", jv_str(quant[k] ? "quantized" : "native"));
         jv_set(a, "format", jv_str(mixed[k] ? "mixed" : fmt[k]));

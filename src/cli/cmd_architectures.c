@@ -239,7 +239,8 @@ static int cmd_prepare(const prep *a)
     if (fd_qconfig_load(a->model, &q, &e)) goto refused;
     qopen = 1;
     const fd_format_info *fmt = fd_format_find(q.kind == FD_Q_FP8_BLOCK ? "fp8-block" : q.kind == FD_Q_NVFP4 ? "nvfp4"
-                                               : q.kind == FD_Q_CT_PACK ? "ct-pack" : "bf16");
+                                               : q.kind == FD_Q_CT_PACK ? "ct-pack" : q.kind == FD_Q_GPTQ ? "gptq"
+                                               : q.kind == FD_Q_AWQ ? "awq" : "bf16");
     if (!fd_arch_has_format(arch, fmt->id)) {
         fd_fail(&e, "unsupported_quantization", "", "%s: model_type %s in format %s is not in the table (%s: %s)", a->model,
                 model_type, fmt->id, model_type, arch->formats);

@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void fd_qconfig_free(fd_qconfig *q)
 {
     fd_strv_free(&q->exclude);
     fd_strv_free(&q->ct_targets);
+    fd_strv_free(&q->include);
     free(q->ct);
     free(q->ct_target_group);
     memset(q, 0, sizeof *q);
@@ -222,6 +224,82 @@ static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     return 0;
 }
 
+/* ------------------------------------------------ GPTQ / AWQ */
+
+static int pk_group(const jv *qc, const char *where, int *g, fd_err *e)
+{
+    int64_t v;
+    if (jv_get_i64(qc, "group_size", &v) || (v != -1 && (v < 1 || v > (1 << 20))))
+        return CT_FAIL("%s: group_size must be -1 or an integer in [1, 2^20]", where);
+    *g = (int)v;
+    return 0;
+}
+
+static int parse_gptq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
+{
+    int64_t bits;
+    if (jv_get_i64(qc, "bits", &bits) || (bits != 4 && bits != 8))
+        return CT_FAIL("%s: gptq bits must be 4 or 8 (2 and 3 are not read)", where);
+    fd_ct_scheme s = {.bits = (int)bits, .sym = 1};
+    if (pk_group(qc, where, &s.group, e)) return -1;
+    if (ct_bool(qc, "sym", 1, &s.sym)) return CT_FAIL("%s: sym is not a boolean", where);
+    int desc;
+    if (ct_bool(qc, "desc_act", 0, &desc)) return CT_FAIL("%s: desc_act is not a boolean", where);
+    const char *cf = jv_get_str(qc, "checkpoint_format");
+    if (!null_or_absent(qc, "checkpoint_format") && (!cf || (strcmp(cf, "gptq") && strcmp(cf, "gptq_v2"))))
+        return CT_FAIL("%s: gptq checkpoint_format %.40s is not read (gptq, gptq_v2)", where, cf ? cf : "(not a string)");
+    const char *fmt = jv_get_str(qc, "format"); /* GPTQModel 2+ spells it format */
+    if (!null_or_absent(qc, "format") && (!fmt || (strcmp(fmt, "gptq") && strcmp(fmt, "gptq_v2"))))
+        return CT_FAIL("%s: gptq format %.40s is not read (gptq, gptq_v2; marlin / bitblas / ... repack the "
+                       "weights)", where, fmt ? fmt : "(not a string)");
+    s.v1 = !((cf && !strcmp(cf, "gptq_v2")) || (fmt && !strcmp(fmt, "gptq_v2")));
+    const char *pd = jv_get_str(qc, "pack_dtype");
+    if (!null_or_absent(qc, "pack_dtype") && (!pd || strcmp(pd, "int32")))
+        return CT_FAIL("%s: gptq pack_dtype %.40s is not read (int32)", where, pd ? pd : "(not a string)");
+    const jv *dyn = jv_get(qc, "dynamic");
+    if (dyn && dyn->t != JV_NULL && (dyn->t != JV_OBJ || dyn->u.o.n))
+        return CT_FAIL("%s: gptq dynamic (per-module overrides) is not read", where);
+    if (ct_bool(qc, "lm_head", 0, &q->lm_head)) return CT_FAIL("%s: lm_head is not a boolean", where);
+    const jv *mb = jv_get(qc, "modules_in_block_to_quantize");
+    if (mb && mb->t != JV_NULL) {
+        if (mb->t != JV_ARR) return CT_FAIL("%s: modules_in_block_to_quantize is not a list of lists", where);
+        for (size_t i = 0; i < mb->u.a.n; i++)
+            if (str_list(mb->u.a.v[i], where, "modules_in_block_to_quantize[]", &q->include, e) ||
+                (mb->u.a.v[i]->t != JV_ARR && CT_FAIL("%s: modules_in_block_to_quantize[%zu] is not a list", where, i)))
+                return -1;
+    }
+    q->kind = FD_Q_GPTQ;
+    q->ct = fd_xcalloc(1, sizeof *q->ct);
+    q->ct[0] = s;
+    q->nct = 1;
+    (void)desc; /* g_idx is read whatever desc_act says (act-order or not, it maps each input to its group) */
+    return 0;
+}
+
+static int parse_awq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
+{
+    int64_t bits;
+    const char *bk = jv_get(qc, "bits") ? "bits" : "w_bit";
+    if (jv_get_i64(qc, bk, &bits) || bits != 4) return CT_FAIL("%s: awq bits must be 4", where);
+    const char *ver = jv_get_str(qc, "version");
+    if (!null_or_absent(qc, "version") && (!ver || strcasecmp(ver, "gemm")))
+        return CT_FAIL("%s: awq version %.40s is not read (GEMM packing only)", where, ver ? ver : "(not a string)");
+    int zp;
+    if (ct_bool(qc, "zero_point", 1, &zp) || !zp)
+        return CT_FAIL("%s: awq zero_point must be true (GEMM checkpoints store qzeros)", where);
+    fd_ct_scheme s = {.bits = 4, .sym = 0};
+    const char *gk = jv_get(qc, "group_size") ? "group_size" : "q_group_size";
+    int64_t g;
+    if (jv_get_i64(qc, gk, &g) || g < 1 || g > (1 << 20))
+        return CT_FAIL("%s: awq group_size must be an integer in [1, 2^20]", where);
+    s.group = (int)g;
+    q->kind = FD_Q_AWQ;
+    q->ct = fd_xcalloc(1, sizeof *q->ct);
+    q->ct[0] = s;
+    q->nct = 1;
+    return str_list(jv_get(qc, "modules_to_not_convert"), where, "modules_to_not_convert", &q->exclude, e);
+}
+
 int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     if (!qc || qc->t != JV_OBJ) return fd_fail(e, "unsupported_quantization", "", "%s: quantization_config is not an object", where);
@@ -229,8 +307,10 @@ int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     if (m && !strcmp(m, "fp8")) return parse_fp8(qc, where, q, e);
     if (m && !strcmp(m, "modelopt")) return parse_nvfp4(qc, where, q, e);
     if (m && !strcmp(m, "compressed-tensors")) return parse_ct(qc, where, q, e);
+    if (m && !strcmp(m, "gptq")) return parse_gptq(qc, where, q, e);
+    if (m && !strcmp(m, "awq")) return parse_awq(qc, where, q, e);
     return fd_fail(e, "unsupported_quantization", "", "%s: quant_method %.60s is not supported (fp8 with "
-                   "weight_block_size, modelopt NVFP4, compressed-tensors pack-quantized)", where, m ? m : "(absent)");
+                   "weight_block_size, modelopt NVFP4, compressed-tensors pack-quantized, gptq, awq)", where, m ? m : "(absent)");
 }
 
 int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
@@ -343,6 +423,26 @@ int fd_q_ct_scheme(const fd_qconfig *q, const char *weight_name)
 int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
 {
     if (q->kind == FD_Q_CT_PACK) return fd_q_ct_scheme(q, weight_name) < 0;
+    if (q->kind == FD_Q_GPTQ) {
+        if (!strcmp(weight_name, "lm_head.weight")) return !q->lm_head;
+        if (!q->include.n) return 0;
+        /* the name inside its decoder layer: after "layers.N." */
+        const char *p = strstr(weight_name, "layers.");
+        if (!p) return 1;
+        p += 7;
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p != '.') return 1;
+        p++;
+        size_t n = strlen(p) - 7;
+        for (size_t i = 0; i < q->include.n; i++)
+            if (strlen(q->include.v[i]) == n && !strncmp(q->include.v[i], p, n)) return 0;
+        return 1;
+    }
+    if (q->kind == FD_Q_AWQ) {
+        for (size_t i = 0; i < q->exclude.n; i++)
+            if (strstr(weight_name, q->exclude.v[i])) return 1;
+        return !strcmp(weight_name, "lm_head.weight"); /* AutoAWQ never converts lm_head */
+    }
     size_t n = strlen(weight_name);
     char *mod = fd_xstrndup(weight_name, n >= 7 && !strcmp(weight_name + n - 7, ".weight") ? n - 7 : n);
     int hit = 0;
@@ -362,13 +462,16 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
     return hit;
 }
 
-const char *fd_q_format(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : "bf16"; }
+const char *fd_q_format(fd_qkind k)
+{
+    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GPTQ ? "gptq" : k == FD_Q_AWQ ? "awq" : "bf16";
+}
 int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
 const char *fd_q_int_format(int bits) { return bits == 8 ? "int8" : "int4"; }
 
 int fd_qconfig_bits(const fd_qconfig *q)
 {
-    if (q->kind != FD_Q_CT_PACK) return fd_q_bits(q->kind);
+    if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ) return fd_q_bits(q->kind);
     int b = 0;
     for (size_t i = 0; i < q->nct; i++)
         if (q->ct[i].bits > b) b = q->ct[i].bits;
@@ -396,5 +499,9 @@ void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
             same = !strcmp(a, b);
         }
         snprintf(out, cap, "%s", same ? a : "ct-pack-mixed");
-    } else snprintf(out, cap, "bf16");
+    } else if (q->kind == FD_Q_GPTQ)
+        snprintf(out, cap, "gptq-%s-w%d-g%d-%s", q->ct[0].v1 ? "v1" : "v2", q->ct[0].bits, q->ct[0].group,
+                 q->ct[0].sym ? "sym" : "asym");
+    else if (q->kind == FD_Q_AWQ) snprintf(out, cap, "awq-gemm-w4-g%d", q->ct[0].group);
+    else snprintf(out, cap, "bf16");
 }

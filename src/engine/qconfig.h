@@ -21,7 +21,7 @@
 #include "util/err.h"
 #include "util/strv.h"
 
-typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_CT_PACK = 3 } fd_qkind;
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_CT_PACK = 3, FD_Q_GPTQ = 4, FD_Q_AWQ = 5 } fd_qkind;
 
 /* compressed-tensors pack-quantized weight scheme (one config group):
  * integer weights of `bits` (4 or 8) packed densely into int32 (element
@@ -30,6 +30,7 @@ typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_CT_PACK =
 enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2 };
 typedef struct fd_ct_scheme {
     int bits, sym, strategy, group, bh, bw;
+    int v1;  /* GPTQ: checkpoint_format gptq (v1: stored zero points are z - 1) */
 } fd_ct_scheme;
 
 typedef struct fd_qconfig {
@@ -46,6 +47,12 @@ typedef struct fd_qconfig {
     size_t nct;
     fd_strv ct_targets;
     int *ct_target_group;
+    /* GPTQ / AWQ: one scheme in ct[0] (group = K when group_size is -1);
+     * GPTQ: lm_head converted when `lm_head` is true; include = the flattened
+     * modules_in_block_to_quantize (names inside a decoder layer; empty: all).
+     * AWQ: exclude = modules_to_not_convert (substring rule) */
+    int lm_head;
+    fd_strv include;
 } fd_qconfig;
 
 /* DIR/config.json's quantization_config, else DIR/hf_quant_config.json;

@@ -157,16 +157,56 @@ float fd_f16_to_f32(uint16_t h)
     return s ? -v : v;
 }
 
-static float ct_scale(const fd_ct_row *c, uint64_t idx)
+static float scale_at(const uint8_t *scale, int sdtype, uint64_t idx)
 {
-    if (c->sdtype == 2) {
+    if (sdtype == 2) {
         float f;
-        memcpy(&f, c->scale + idx * 4, 4);
+        memcpy(&f, scale + idx * 4, 4);
         return f;
     }
     uint16_t h;
-    memcpy(&h, c->scale + idx * 2, 2);
-    return c->sdtype == 1 ? fd_f16_to_f32(h) : fd_bf16_to_f32(h);
+    memcpy(&h, scale + idx * 2, 2);
+    return sdtype == 1 ? fd_f16_to_f32(h) : fd_bf16_to_f32(h);
+}
+
+static float ct_scale(const fd_ct_row *c, uint64_t idx) { return scale_at(c->scale, c->sdtype, idx); }
+
+static uint16_t in_dtype_bf16(float v, int sdtype)
+{
+    return sdtype == 1 ? fd_f32_to_bf16(fd_f16_to_f32(fd_f32_to_f16(v))) : fd_f32_to_bf16(v);
+}
+
+static uint32_t word_at(const uint8_t *p, uint64_t idx)
+{
+    uint32_t w;
+    memcpy(&w, p + idx * 4, 4);
+    return w;
+}
+
+void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out)
+{
+    static const int AWQ_POS[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    const uint32_t mask = (1u << c->bits) - 1u;
+    const uint64_t pf = 32 / (uint64_t)c->bits, zw = c->N / pf;
+    const uint32_t add = c->v1 ? (c->bits == 4 ? 0x11111111u : 0x01010101u) : 0u;
+    for (uint64_t k = 0; k < K; k++) {
+        uint64_t g;
+        int q, z;
+        if (c->awq) {
+            g = k / (uint64_t)c->group;
+            int sh = AWQ_POS[n % 8] * 4;
+            q = (int)((word_at(c->qweight, k * (c->N / 8) + n / 8) >> sh) & mask);
+            z = (int)((word_at(c->qzeros, g * (c->N / 8) + n / 8) >> sh) & mask);
+        } else {
+            int32_t gi;
+            memcpy(&gi, c->gidx + k * 4, 4);
+            g = (uint64_t)gi; /* checked in [0, G) when the tensor was bound */
+            q = (int)((word_at(c->qweight, (k / pf) * c->N + n) >> ((k % pf) * (uint64_t)c->bits)) & mask);
+            z = (int)(((uint32_t)(word_at(c->qzeros, g * zw + n / pf) + add) >> ((n % pf) * (uint64_t)c->bits)) & mask);
+        }
+        float v = (float)(q - z) * scale_at(c->scale, c->sdtype, g * c->N + n); /* exact: |q - z| <= 255 */
+        out[k] = in_dtype_bf16(v, c->sdtype);
+    }
 }
 
 /* element i (b bits) of a little-endian int32 word run, without the 2^(b-1) offset removed */
@@ -196,7 +236,7 @@ void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out)
         uint64_t j1 = j0 + span < K ? j0 + span : K;
         for (uint64_t j = j0; j < j1; j++) {
             float d = (float)(ct_field(r, j, c->bits) - off - z), v = d * s; /* exact: |d| <= 255 */
-            out[j] = c->sdtype == 1 ? fd_f32_to_bf16(fd_f16_to_f32(fd_f32_to_f16(v))) : fd_f32_to_bf16(v);
+            out[j] = in_dtype_bf16(v, c->sdtype);
         }
     }
 }

@@ -86,20 +86,21 @@ static int open_files(const char *dir, fd_weights *w, jv **index, int lazy, fd_e
     return rc;
 }
 
-/* compressed-tensors stores a Linear's packed weight as X.weight_packed: it
+/* compressed-tensors stores a Linear's packed weight as X.weight_packed (GPTQ
+ * and AWQ as X.qweight): it
  * is looked up, checked and decoded as X.weight (its stored name kept in
  * sname for messages).  Both names present: bad_quantized_tensor. */
-static int rename_packed(fd_weights *w, fd_err *e)
+static int rename_packed(fd_weights *w, const char *SUF, fd_err *e)
 {
-    static const char SUF[] = ".weight_packed";
-    const size_t ls = sizeof SUF - 1;
+    const size_t ls = strlen(SUF);
     for (size_t i = 0; i < w->n; i++) {
         fd_tensor *t = &w->t[i];
         size_t n = strlen(t->name);
         if (n <= ls || strcmp(t->name + n - ls, SUF)) continue;
-        char *nm = fd_xstrndup(t->name, n - ls + 7); /* "X.weight" */
-        fd_strv_push(&w->renamed, nm);
-        free(nm);
+        fd_buf nb = {0};
+        fd_buf_printf(&nb, "%.*s.weight", (int)(n - ls), t->name); /* "X.weight" */
+        fd_strv_push(&w->renamed, fd_buf_cstr(&nb));
+        fd_buf_free(&nb);
     }
     /* fd_strv_push copies: point the tensors at the list's strings */
     size_t k = 0;
@@ -113,7 +114,7 @@ static int rename_packed(fd_weights *w, fd_err *e)
     for (size_t i = 1; i < w->n; i++)
         if (!strcmp(w->t[i - 1].name, w->t[i].name))
             return fd_fail(e, "bad_quantized_tensor", "", "%s: both %.200s and %.200s are present (compressed-tensors "
-                           "stores a packed Linear as weight_packed only)", w->root, w->t[i - 1].sname, w->t[i].sname);
+                           "and GPTQ / AWQ store a packed Linear under its packed name only)", w->root, w->t[i - 1].sname, w->t[i].sname);
     return 0;
 }
 
@@ -167,7 +168,8 @@ static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
     }
     jv_free(index);
     if (!rc) rc = fd_qconfig_load(dir, &w->q, e);
-    if (!rc && w->q.kind == FD_Q_CT_PACK) rc = rename_packed(w, e);
+    if (!rc && w->q.kind == FD_Q_CT_PACK) rc = rename_packed(w, ".weight_packed", e);
+    if (!rc && (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ)) rc = rename_packed(w, ".qweight", e);
     if (rc) fd_weights_close(w);
     return rc;
 }

@@ -46,7 +46,8 @@ typedef struct fd_tensor {
     float scale2;            /* nvfp4 weight_scale_2 */
     int bm, bn;              /* fp8 block */
     fd_ct_scheme ct;         /* compressed-tensors pack-quantized scheme */
-    const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) or NULL */
+    const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) / qzeros (GPTQ, AWQ) or NULL */
+    const struct fd_tensor *gidx; /* GPTQ g_idx */
 } fd_tensor;
 
 typedef struct fd_wshard {

@@ -199,9 +199,98 @@ static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf
     return rc;
 }
 
+/* the companion X.<suffix> of a packed weight t (named X.weight) */
+static const fd_tensor *pk_comp(const fd_weights *w, const fd_tensor *t, const char *suffix)
+{
+    char *n = companion(t->name, suffix);
+    const fd_tensor *c = n ? fd_weights_get(w, n) : NULL;
+    free(n);
+    return c;
+}
+
+/* GPTQ / AWQ: t is X.qweight (looked up as X.weight). */
+static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    const fd_ct_scheme *cs = &w->q.ct[0];
+    const int awq = w->q.kind == FD_Q_AWQ;
+    const uint64_t N = want[0], K = want[1], pf = 32 / (uint64_t)cs->bits;
+    const uint64_t grp = cs->group < 0 ? K : (uint64_t)cs->group, G = (K + grp - 1) / grp;
+    const char *fam = awq ? "awq" : "gptq";
+    if (N % pf || (!awq && K % pf) || (awq && grp != K && K % grp)) {
+        fd_buf_printf(why, "%s: a [%llu,%llu] Linear does not pack into whole int32 words (%s int%d)", t->sname,
+                      (unsigned long long)N, (unsigned long long)K, fam, cs->bits);
+        return -1;
+    }
+    uint64_t r = awq ? K : K / pf, c = awq ? N / pf : N;
+    if (strcmp(t->dtype, "I32") || t->ndim != 2 || t->shape[0] != r || t->shape[1] != c) {
+        fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (weight [%llu,%llu], %s int%d)", t->sname, t->dtype,
+                      (unsigned long long)r, (unsigned long long)c, (unsigned long long)N, (unsigned long long)K, fam,
+                      cs->bits);
+        return -1;
+    }
+    const fd_tensor *z = pk_comp(w, t, ".qzeros"), *s = pk_comp(w, t, ".scales"), *gi = awq ? NULL : pk_comp(w, t, ".g_idx");
+    if (!z || !s) return bad(why, "%s: its %s is missing", t->sname, !z ? "qzeros" : "scales");
+    if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != G || z->shape[1] != N / pf) {
+        fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (zero points of %llu groups)", z->name, z->dtype,
+                      (unsigned long long)G, (unsigned long long)(N / pf), (unsigned long long)G);
+        return -1;
+    }
+    int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
+    if (sd < 0 || s->ndim != 2 || s->shape[0] != G || s->shape[1] != N) {
+        fd_buf_printf(why, "%s: %s expected F16|BF16|F32 [%llu,%llu]", s->name, s->dtype, (unsigned long long)G,
+                      (unsigned long long)N);
+        return -1;
+    }
+    if (!awq) {
+        if (!gi) return bad(why, "%s: its g_idx is missing (%s)", t->sname, "the group of every input");
+        if (strcmp(gi->dtype, "I32") || gi->ndim != 1 || gi->shape[0] != K) {
+            fd_buf_printf(why, "%s: %s expected I32 [%llu]", gi->name, gi->dtype, (unsigned long long)K);
+            return -1;
+        }
+        int32_t *v = fd_xmalloc(K * 4);
+        fd_err re;
+        int rc = fd_weights_read(w, gi, v, K * 4, &re);
+        uint64_t k = 0;
+        while (!rc && k < K && v[k] >= 0 && (uint64_t)v[k] < G) k++;
+        if (rc) fd_buf_printf(why, "%s", re.msg);
+        else if (k < K)
+            fd_buf_printf(why, "%s[%llu] = %d is not a group in [0, %llu)", gi->name, (unsigned long long)k, v[k],
+                          (unsigned long long)G);
+        free(v);
+        if (rc || k < K) return -1;
+    }
+    t->qfmt = w->q.kind;
+    t->ct = *cs;
+    t->ct.group = (int)grp;
+    t->scale = s;
+    t->zero = z;
+    t->gidx = gi;
+    t->lshape[0] = N;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + z->nbytes + (gi ? gi->nbytes : 0);
+    return 1;
+}
+
+static int bind_gq_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    int lin = fd_q_is_linear_weight(t->name), conv = lin && !fd_q_excluded(&w->q, t->name);
+    if (t->sname == t->name) {
+        if (!conv) return 0;
+        fd_buf_printf(why, "%s is %s but quantization_config (%s, %s) converts it (a loader expects qweight, qzeros, "
+                      "scales)", t->name, t->dtype, w->q.source, fd_q_format(w->q.kind));
+        return -1;
+    }
+    if (!lin) return bad(why, "%s is packed but %s is not a Linear weight (only Linears are converted)", t->sname, t->name);
+    if (!conv) return bad(why, "%s is packed but quantization_config (%s) leaves its module unconverted", t->sname, w->q.source);
+    int rc = bind_gq(w, t, want, why);
+    if (rc == 1) w->nquant++;
+    return rc;
+}
+
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
     if (w->q.kind == FD_Q_CT_PACK) return bind_ct_any(w, t, want, why);
+    if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
     int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, t->name);
     if (!f8 && !u8) {
@@ -228,7 +317,9 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
     static const struct { const char *suffix; fd_qkind k; } C[] = {
         {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
         {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4},
-        {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK}};
+        {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
+        {".qzeros", FD_Q_GPTQ}, {".scales", FD_Q_GPTQ}, {".g_idx", FD_Q_GPTQ}, {".qzeros", FD_Q_AWQ},
+        {".scales", FD_Q_AWQ}};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
         size_t l = strlen(C[i].suffix);
@@ -250,7 +341,13 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
     else if (t->qfmt == FD_Q_NVFP4)
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
-    else if (t->qfmt == FD_Q_CT_PACK) {
+    else if (t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ) {
+        const char *sd = t->scale->dtype;
+        fd_gq_row c = {p, t->zero->data, t->scale->data, t->gidx ? t->gidx->data : NULL, t->lshape[0],
+                       !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2, t->ct.bits, t->ct.group, t->ct.v1,
+                       t->qfmt == FD_Q_AWQ};
+        fd_gq_row_bf16(&c, K, row, out);
+    } else if (t->qfmt == FD_Q_CT_PACK) {
         const char *sd = t->scale->dtype;
         fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1], t->scale->shape[1],
                        t->zero ? t->zero->shape[1] : 0, !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2,

@@ -79,6 +79,62 @@ static int vectors(void)
     return fails;
 }
 
+#define GQ_VECTORS "tests/vectors/packed/gq.safetensors"
+
+/* GPTQ / AWQ: tests/vectors/packed/gq.safetensors (tests/py/gq_vectors.py) */
+static int gq(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(GQ_VECTORS, &f, &e), "%s opens: %s", GQ_VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(GQ_VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        const uint8_t *p[5];
+        static const char *const PART[5] = {"scheme", "qweight", "qzeros", "scales", "g_idx"};
+        for (int i = 0; i < 5; i++) {
+            snprintf(nm, sizeof nm, "c%02d.%s", c, PART[i]);
+            p[i] = data_of(&f, file, nm, NULL);
+        }
+        if (!p[0]) break;
+        int32_t s[5];
+        memcpy(s, p[0], sizeof s);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.scales", c);
+        const fd_st_tensor *st = fd_st_find(&f, nm);
+        CHECKF(ex && p[1] && p[2] && st && (s[0] || p[4]), "case %d complete", c);
+        if (!ex || !p[1] || !p[2] || !st) continue;
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        const uint8_t *exp = file + 8 + f.header_len + ex->start;
+        fd_gq_row r = {p[1], p[2], p[3], p[4], N, !strcmp(st->dtype, "BF16") ? 0 : 1, s[1], s[2], s[3], s[0]};
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0;
+        for (uint64_t n = 0; n < N; n++) {
+            fd_gq_row_bf16(&r, K, n, row);
+            for (uint64_t k = 0; k < K; k++) {
+                uint16_t want;
+                memcpy(&want, exp + (n * K + k) * 2, 2);
+                bad += row[k] != want;
+            }
+        }
+        CHECKF(!bad, "gq case c%02d (%s int%d g%d v1=%d %s [%llu,%llu]): %llu differ", c, s[0] ? "awq" : "gptq", s[1], s[2],
+               s[3], st->dtype, (unsigned long long)N, (unsigned long long)K, (unsigned long long)bad);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 18, "18 GPTQ/AWQ cases (found %d)", ncase);
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
 static int f16(void)
 {
     int fails = 0;
@@ -95,4 +151,4 @@ static int f16(void)
     return fails;
 }
 
-int test_packed(void) { return vectors() + f16(); }
+int test_packed(void) { return vectors() + gq() + f16(); }

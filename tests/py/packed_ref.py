@@ -24,7 +24,20 @@ calling the binary):
   "Module" (every nn.Linear); `ignore` (the same matching) wins; a target
   named by two groups belongs to the later one.
 
-usage: packed_ref.py SRC_DIR DST_DIR   (a pack-quantized checkpoint -> bf16)
+  GPTQ (GPTQModel gptqmodel/nn_modules/qlinear/__init__.py
+  PackableQuantLinear.dequantize_weight, the v2 convention; a v1 checkpoint
+  is converted as gptqmodel/utils/model.py convert_gptq_v1_to_v2_format does:
+  each qzeros int32 word += 0x11111111 (4-bit) / 0x01010101 (8-bit), wrapping):
+      qweight I32 [K/pf, N]: input k of output n at bits (k%pf)*b of word (k/pf, n)
+      qzeros  I32 [G, N/pf]: output n at bits (n%pf)*b of word (g, n/pf)
+      scales [G, N]; g_idx I32 [K]
+      weights = scales[g_idx] * (weight - zeros[g_idx])  (in the scale dtype) -> .T -> bf16
+  AWQ GEMM (AutoAWQ awq/utils/packing_utils.py dequantize_gemm: unpack_awq,
+  reverse_awq_order with AWQ_REVERSE_ORDER [0, 4, 1, 5, 2, 6, 3, 7]):
+      qweight I32 [K, N/8], qzeros I32 [G, N/8]: output 8w+j at nibble
+      REVERSE[j] of word w; scales [G, N]; (iweight - izeros) * scales -> .T -> bf16
+
+usage: packed_ref.py SRC_DIR DST_DIR   (a pack-quantized / GPTQ / AWQ checkpoint -> bf16)
 """
 import json, os, re, shutil, struct, sys
 
@@ -114,6 +127,135 @@ def dequant_ct(packed, sdtype, scale, zp, shape, w):
         if sdtype == "F16":
             v = v.astype(np.float16).astype(np.float32)
     return dq.f32_to_bf16_bits(v)
+
+
+def _mul(d, s):
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is the reference's result too
+        return (d * s).astype(np.float32)
+
+
+def _in_dtype_bf16(v, sdtype):
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = v.astype(np.float32)
+        if sdtype == "F16":
+            v = v.astype(np.float16).astype(np.float32)
+    return dq.f32_to_bf16_bits(v)
+
+
+AWQ_REVERSE_ORDER = [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def _fields(words, bits):
+    """int32 words [..., W] -> fields [..., W * 32/bits], field j of a word at bits j*b."""
+    w = words.view(np.uint32).astype(np.uint64)
+    pf = 32 // bits
+    sh = (np.arange(pf, dtype=np.uint64) * np.uint64(bits))
+    f = (w[..., None] >> sh) & np.uint64((1 << bits) - 1)
+    return f.reshape(*w.shape[:-1], w.shape[-1] * pf).astype(np.int64)
+
+
+def dequant_gptq(qweight, qzeros, sdtype, scales, g_idx, bits, v1):
+    """bf16 bits [N, K] of a GPTQ Linear."""
+    pf = 32 // bits
+    if v1:
+        add = 0x11111111 if bits == 4 else 0x01010101
+        qzeros = ((qzeros.view(np.uint32).astype(np.uint64) + add) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    zeros = _fields(qzeros, bits)                                  # [G, N]
+    w = _fields(np.ascontiguousarray(qweight.T), bits).T           # [K, N]: input k = row
+    g = g_idx.astype(np.int64)
+    d = (w - zeros[g]).astype(np.float32)
+    return np.ascontiguousarray(_in_dtype_bf16(_mul(d, scale_f32(sdtype, scales)[g]), sdtype).T)
+
+
+def dequant_awq(qweight, qzeros, sdtype, scales, group):
+    k = qweight.shape[0]
+    n = qweight.shape[1] * 8
+    rev = np.arange(n).reshape(-1, 8)[:, AWQ_REVERSE_ORDER].reshape(-1)
+    iw = _fields(qweight, 4)[:, rev]
+    iz = _fields(qzeros, 4)[:, rev]
+    g = np.arange(k) // group
+    d = (iw - iz[g]).astype(np.float32)
+    return np.ascontiguousarray(_in_dtype_bf16(_mul(d, scale_f32(sdtype, scales)[g]), sdtype).T)
+
+
+def _pack_fields(vals, bits):
+    """[..., M] ints in [0, 2^b) -> int32 words [..., M*b/32], field j at bits j*b."""
+    pf = 32 // bits
+    v = vals.astype(np.uint64).reshape(*vals.shape[:-1], vals.shape[-1] // pf, pf)
+    sh = np.arange(pf, dtype=np.uint64) * np.uint64(bits)
+    return ((v << sh).sum(axis=-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def encode_gq(x, kind, bits, group, sdtype, v1=True, perm=None, sym=False):
+    """A GPTQ / AWQ encoding of fp32 x [N, K] (min/max, any valid one). perm: act-order (desc_act) permutation."""
+    n, k = x.shape
+    grp = k if group == -1 else group
+    G = -(-k // grp)
+    hi = (1 << bits) - 1
+    if perm is None:
+        perm = np.arange(k)
+    g_idx = np.empty(k, dtype=np.int32)
+    g_idx[perm] = np.arange(k) // grp          # groups follow the act order, as GPTQ with desc_act writes them
+    s = np.zeros((G, n), np.float32)
+    z = np.zeros((G, n), np.int64)
+    for g in range(G):
+        cols = x[:, g_idx == g]
+        mn, mx = np.minimum(cols.min(axis=1), 0), np.maximum(cols.max(axis=1), 0)
+        if sym:
+            sc = np.maximum(np.abs(mn), mx) * 2 / hi
+            zz = np.full(n, (hi + 1) // 2)
+        else:
+            sc = (mx - mn) / hi
+            zz = np.clip(np.rint(-mn / np.where(sc > 0, sc, 1)), 0, hi)
+        s[g], z[g] = np.where(sc > 0, sc, 1), zz
+    if sdtype == "F16":
+        sarr = s.astype(np.float16)
+    else:
+        sarr = dq.f32_to_bf16_bits(s)
+    se = scale_f32(sdtype, sarr)
+    gi = g_idx.astype(np.int64)
+    q = np.clip(np.rint(x.T / se[gi]) + z[gi], 0, hi).astype(np.int64)   # [K, N]
+    if kind == "gptq":
+        qweight = _pack_fields(np.ascontiguousarray(q.T), bits).T          # [K/pf, N]
+        zs = (z - 1) & hi if v1 else z
+        out = {"qweight": ("I32", np.ascontiguousarray(qweight)), "qzeros": ("I32", _pack_fields(zs, bits)),
+               "scales": (sdtype, sarr), "g_idx": ("I32", g_idx)}
+    else:
+        order = np.arange(n).reshape(-1, 8)[:, [0, 2, 4, 6, 1, 3, 5, 7]].reshape(-1)   # AWQ_ORDER at pack time
+        out = {"qweight": ("I32", _pack_fields(q[:, order], 4)), "qzeros": ("I32", _pack_fields(z[:, order], 4)),
+               "scales": (sdtype, sarr)}
+    return out
+
+
+def gq_dir(src, dst, qc, sdtype, excluded, perm_seed=None):
+    """bf16 checkpoint src -> GPTQ / AWQ dst under config qc; excluded(name) -> kept bf16."""
+    tensors = dq.read_safetensors(os.path.join(src, "model.safetensors"))
+    kind = qc["quant_method"]
+    bits = qc.get("bits", 4)
+    v1 = qc.get("checkpoint_format", "gptq") == "gptq"
+    rng = np.random.default_rng(perm_seed) if perm_seed is not None else None
+    out, nq = {}, 0
+    for name, (dtype, arr) in tensors.items():
+        if not is_linear(name) or excluded(name):
+            out[name] = (dtype, arr)
+            continue
+        x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
+        perm = rng.permutation(x.shape[1]) if rng is not None else None
+        base = name[:-len(".weight")]
+        for part, v in encode_gq(x, kind, bits, qc["group_size"], sdtype, v1=v1, perm=perm,
+                                 sym=qc.get("sym", False)).items():
+            out[base + "." + part] = v
+        nq += 1
+    os.makedirs(dst)
+    for fn in os.listdir(src):
+        p = os.path.join(src, fn)
+        if os.path.isfile(p) and not fn.endswith(".safetensors") and fn != "config.json":
+            shutil.copy2(p, os.path.join(dst, fn))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg["quantization_config"] = qc
+    json.dump(cfg, open(os.path.join(dst, "config.json"), "w"), indent=2, sort_keys=True)
+    dq.write_safetensors(os.path.join(dst, "model.safetensors"), out)
+    return nq
 
 
 # ------------------------------------------------------------ module selection
@@ -242,6 +384,21 @@ def dequant_dir(src, dst):
             tensors.update(dq.read_safetensors(os.path.join(src, fn)))
     out, skip, n = {}, set(), 0
     for name, (dtype, arr) in tensors.items():
+        if name.endswith(".qweight"):
+            b = name[:-len(".qweight")]
+            sd, sc = tensors[b + ".scales"]
+            if qc["quant_method"] == "gptq":
+                k = arr.shape[0] * 32 // qc["bits"]
+                out[b + ".weight"] = ("BF16", dequant_gptq(arr, tensors[b + ".qzeros"][1], sd, sc,
+                                                           tensors[b + ".g_idx"][1], qc["bits"],
+                                                           qc.get("checkpoint_format", "gptq") == "gptq"))
+            else:
+                k = arr.shape[0]
+                g = qc["group_size"] if qc["group_size"] != -1 else k
+                out[b + ".weight"] = ("BF16", dequant_awq(arr, tensors[b + ".qzeros"][1], sd, sc, g))
+            skip |= {name, b + ".qzeros", b + ".scales", b + ".g_idx"}
+            n += 1
+            continue
         if not name.endswith(".weight_packed"):
             continue
         base = name[:-len("_packed")]

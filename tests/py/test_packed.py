@@ -309,6 +309,110 @@ def refusals():
     case("refused (exit 3): a packed checkpoint as root", rc == 3 and "[quantized_root]" in out, out + err)
 
 
+# ---------------------------------------------------------------- 5. GPTQ / AWQ
+def gq_vectors():
+    v = dq.read_safetensors(os.path.join(HERE, "..", "vectors", "packed", "gq.safetensors"))
+    cases = sorted({k.split(".")[0] for k in v})
+    ok = len(cases) == 18
+    for c in cases:
+        awq, bits, grp, v1, n = (int(x) for x in v[c + ".scheme"][1])
+        sd, sa = v[c + ".scales"]
+        got = (pr.dequant_awq(v[c + ".qweight"][1], v[c + ".qzeros"][1], sd, sa, grp) if awq else
+               pr.dequant_gptq(v[c + ".qweight"][1], v[c + ".qzeros"][1], sd, sa, v[c + ".g_idx"][1], bits, v1))
+        ok = ok and np.array_equal(got, v[c + ".expected"][1])
+    case("GPTQ/AWQ vectors: the committed file is what packed_ref.py decodes (18 cases)", ok)
+    p = subprocess.run([sys.executable, os.path.join(HERE, "gq_vectors.py"), W("gq-live.safetensors")],
+                       capture_output=True, text=True)
+    case("GPTQ/AWQ vectors regenerate byte-identical (numpy only)", p.returncode == 0 and
+         open(W("gq-live.safetensors"), "rb").read() == open(os.path.join(HERE, "..", "vectors", "packed",
+                                                                           "gq.safetensors"), "rb").read(),
+         p.stdout + p.stderr)
+
+
+def gq_captures():
+    names = [n for n in st_tensors(W("m")) if pr.is_linear(n) and n.startswith("model.layers.")]
+    rel = sorted({n.split(".", 3)[3][:-len(".weight")] for n in names})
+    inblock = [[r for r in rel if not r.endswith("weights_proj")]]
+    variants = {
+        "gptq4": ({"quant_method": "gptq", "bits": 4, "group_size": 16, "desc_act": True, "sym": False,
+                   "checkpoint_format": "gptq", "lm_head": False, "modules_in_block_to_quantize": inblock,
+                   "damp_percent": 0.01, "true_sequential": True, "pack_dtype": "int32"}, "F16",
+                  lambda n: n == "lm_head.weight" or "weights_proj" in n, 1),
+        "gptq8": ({"quant_method": "gptq", "bits": 8, "group_size": -1, "desc_act": False, "sym": True,
+                   "checkpoint_format": "gptq_v2"}, "BF16", lambda n: n == "lm_head.weight", None),
+        "awq": ({"quant_method": "awq", "bits": 4, "group_size": 16, "zero_point": True, "version": "gemm",
+                 "modules_to_not_convert": ["weights_proj"]}, "F16",
+                lambda n: n == "lm_head.weight" or "weights_proj" in n, None),
+    }
+    for v, (qc, sdt, excl, seed) in variants.items():
+        nq = pr.gq_dir(W("m"), W("q-" + v), qc, sdt, excl, perm_seed=seed)
+        rc, out, err = capture(W("q-" + v), W("c-" + v))
+        case("capture the %s checkpoint directly (%d packed Linears)" % (v, nq), rc == 0, out + err)
+        if rc:
+            continue
+        json.dump(manifest(W("c-" + v))["scope"], open(W(v + ".scope.json"), "w"))
+        n = pr.dequant_dir(W("q-" + v), W("d-" + v))
+        rc, out, err = capture(W("d-" + v), W("cd-" + v), scope=W(v + ".scope.json"))
+        case("capture the packed_ref-decoded bf16 checkpoint of %s (%d tensors)" % (v, n), rc == 0, out + err)
+        if rc == 0:
+            case("%s: same capture_content_digest packed vs decoded offline" % v,
+                 digest(W("c-" + v)) == digest(W("cd-" + v)), (digest(W("c-" + v)), digest(W("cd-" + v))))
+            case("%s: differs from the bf16 root" % v, digest(W("c-" + v)) != digest(W("root")))
+    if not all(os.path.exists(W("c-" + v, "fidelity-dataset.json")) for v in variants):
+        case("every GPTQ/AWQ capture exists", False)
+        return
+    want = {"gptq4": ("gptq-v1-w4-g16-asym", "moe.experts=quantized:gptq@4", 4),
+            "gptq8": ("gptq-v2-w8-g-1-sym", "attn.qkv=quantized:gptq@8", 8),
+            "awq": ("awq-gemm-w4-g16", "moe.experts=quantized:awq@4", 4)}
+    for v, (codec, seg, bits) in want.items():
+        m = manifest(W("c-" + v))
+        case("%s: codec %s, declared_bits %d, scope %s" % (v, codec, bits, seg),
+             m["weights"]["codec"] == codec and m["weights"]["declared_bits"] == bits
+             and seg in m["scope"]["scope_digest"].split("|"), (m["weights"], m["scope"]["scope_digest"]))
+
+    def refused(tag, model, needles, code):
+        rc, out, err = capture(model, W("x-" + tag))
+        ok = rc == 3 and ("[%s]" % code) in out and all(x in out for x in needles) and not os.path.exists(W("x-" + tag))
+        case("refused (exit 3, %s): %s" % (code, tag), ok, out + err)
+
+    def variant(tag, base, cfg=None, tens=None):
+        shutil.copytree(W("q-" + base), W(tag))
+        if cfg:
+            edit_config(W(tag), cfg)
+        if tens:
+            rewrite(W(tag), tens)
+        return W(tag)
+    hostile = [("gptq4", "bits 3", lambda q: q.update(bits=3), ["bits must be 4 or 8"]),
+               ("gptq4", "format marlin", lambda q: q.update(format="marlin"), ["format marlin"]),
+               ("gptq4", "checkpoint_format gptq_v3", lambda q: q.update(checkpoint_format="gptq_v3"), ["gptq_v3"]),
+               ("gptq4", "dynamic overrides", lambda q: q.update(dynamic={"-:.*": {}}), ["dynamic"]),
+               ("gptq4", "pack_dtype int16", lambda q: q.update(pack_dtype="int16"), ["pack_dtype"]),
+               ("gptq4", "group_size 0", lambda q: q.update(group_size=0), ["group_size"]),
+               ("gptq4", "modules_in_block_to_quantize not lists", lambda q: q.update(modules_in_block_to_quantize=[7]),
+                ["modules_in_block_to_quantize"]),
+               ("awq", "awq version gemv", lambda q: q.update(version="gemv"), ["gemv"]),
+               ("awq", "awq zero_point false", lambda q: q.update(zero_point=False), ["zero_point"]),
+               ("awq", "awq bits 8", lambda q: q.update(bits=8), ["bits must be 4"])]
+    for i, (base, tag, fn, needles) in enumerate(hostile):
+        refused(tag, variant("gh%d" % i, base, cfg=fn), needles, "unsupported_quantization")
+    w = "model.layers.1.mlp.experts.3.down_proj"
+    bad = [("gptq4", "g_idx out of range", lambda t: t.__setitem__(w + ".g_idx", ("I32", np.full(32, 2, np.int32))),
+            [w + ".g_idx[0] = 2"]),
+           ("gptq4", "g_idx missing", lambda t: t.pop(w + ".g_idx"), ["g_idx is missing"]),
+           ("gptq4", "qzeros of the wrong shape", lambda t: t.__setitem__(w + ".qzeros", ("I32", np.zeros((2, 9), np.int32))),
+            [w + ".qzeros", "expected I32 [2,8]"]),
+           ("gptq4", "scales missing", lambda t: t.pop(w + ".scales"), ["scales is missing"]),
+           ("awq", "awq qweight of the wrong shape", lambda t: t.__setitem__(w + ".qweight", ("I32", np.zeros((32, 9), np.int32))),
+            [w + ".qweight", "expected I32 [32,8]"]),
+           ("awq", "awq scales of an integer dtype", lambda t: t.__setitem__(w + ".scales", ("I32", np.zeros((2, 64), np.int32))),
+            [w + ".scales", "F16|BF16|F32"])]
+    for i, (base, tag, fn, needles) in enumerate(bad):
+        refused(tag, variant("gb%d" % i, base, tens=fn), needles, "bad_quantized_tensor")
+    refused("gptq without modules_in_block_to_quantize converts the bf16 weights_proj",
+            variant("gb-mod", "gptq4", cfg=lambda q: q.pop("modules_in_block_to_quantize")),
+            ["weights_proj.weight", "converts it"], "bad_quantized_tensor")
+
+
 # ---------------------------------------------------------------- 4. memory
 def peak_rss():
     if ASAN:
@@ -351,6 +455,8 @@ try:
     vectors()
     captures()
     refusals()
+    gq_vectors()
+    gq_captures()
     peak_rss()
 finally:
     shutil.rmtree(WORK, ignore_errors=True)
