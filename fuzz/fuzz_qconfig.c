@@ -31,6 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char codec[64];
             fd_q_codec(&q, codec, sizeof codec);
             if (q.kind == FD_Q_NONE || !memchr(codec, 0, sizeof codec)) abort();
+            if (q.kind == FD_Q_GPTQ || q.kind == FD_Q_AWQ) {
+                if (q.nct != 1 || (q.ct[0].bits != 4 && q.ct[0].bits != 8)) abort();
+                for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) (void)fd_q_excluded(&q, NAMES[i]);
+            }
             if (q.kind == FD_Q_CT_PACK) {
                 for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) {
                     int g = fd_q_ct_scheme(&q, NAMES[i]);
@@ -70,6 +74,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(pk);
         free(sc);
         free(zp);
+        /* the same bytes as a GPTQ / AWQ weight */
+        fd_gq_row gr = {0};
+        gr.awq = data[1] & 2 ? 1 : 0;
+        gr.bits = gr.awq ? 4 : r.bits;
+        uint64_t pf = 32 / (uint64_t)gr.bits, gN = pf * (1 + data[5] % 3), gK = pf * (1 + data[6] % 5);
+        gr.group = (int)(gr.awq ? pf : 1 + data[4] % gK);
+        uint64_t G = (gK + (uint64_t)gr.group - 1) / (uint64_t)gr.group;
+        gr.N = gN;
+        gr.sdtype = data[3] % 3;
+        gr.v1 = data[9] & 2 ? 1 : 0;
+        uint64_t nq = (gr.awq ? gK * gN / 8 : gK / pf * gN) * 4, nzq = G * (gN / pf) * 4,
+                 nsc = G * gN * (gr.sdtype == 2 ? 4 : 2);
+        uint8_t *qw = malloc(nq), *qz = malloc(nzq), *gs = malloc(nsc);
+        int32_t *gi = malloc(gK * 4);
+        for (uint64_t i = 0; i < nq; i++) qw[i] = data[(3 + i) % size];
+        for (uint64_t i = 0; i < nzq; i++) qz[i] = data[(5 + 7 * i) % size];
+        for (uint64_t i = 0; i < nsc; i++) gs[i] = data[(2 + 11 * i) % size];
+        for (uint64_t i = 0; i < gK; i++) gi[i] = (int32_t)(data[(1 + i) % size] % G); /* bind checks [0, G) */
+        gr.qweight = qw;
+        gr.qzeros = qz;
+        gr.scale = gs;
+        gr.gidx = (const uint8_t *)gi;
+        uint16_t *go = malloc(gK * 2);
+        for (uint64_t n = 0; n < gN; n++) fd_gq_row_bf16(&gr, gK, n, go);
+        free(go);
+        free(qw);
+        free(qz);
+        free(gs);
+        free(gi);
         uint16_t h = (uint16_t)(data[10] | data[11] << 8);
         float f = fd_f16_to_f32(h);
         if (f == f && fd_f32_to_f16(f) != h) abort();
