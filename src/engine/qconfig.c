@@ -321,7 +321,11 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
     jv *cfg = fd_is_file(cp) ? jv_parse_file(cp, e) : NULL;
     if (fd_is_file(cp) && !cfg) rc = -1;
     const jv *qc = cfg ? jv_get(cfg, "quantization_config") : NULL;
-    if (!rc && qc) {
+    const jv *mlx = cfg ? jv_get(cfg, "quantization") : NULL;
+    if (!rc && !qc && mlx && mlx->t != JV_NULL) /* mlx-lm's key: its affine format is not read yet */
+        rc = fd_fail(e, "unsupported_quantization", "", "%s: quantization (MLX affine, mlx-lm) is not read "
+                     "(docs/QUANT-FORMATS.md)", cp);
+    else if (!rc && qc) {
         rc = fd_qconfig_parse(qc, cp, q, e);
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && fd_is_file(hp)) {

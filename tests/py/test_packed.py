@@ -408,6 +408,13 @@ def gq_captures():
             [w + ".scales", "F16|BF16|F32"])]
     for i, (base, tag, fn, needles) in enumerate(bad):
         refused(tag, variant("gb%d" % i, base, tens=fn), needles, "bad_quantized_tensor")
+    # mlx-lm's config key: refused by name, not read as bf16
+    shutil.copytree(W("m"), W("mlx"))
+    cp = W("mlx", "config.json")
+    c = json.load(open(cp))
+    c["quantization"] = {"group_size": 64, "bits": 4}
+    json.dump(c, open(cp, "w"))
+    refused("MLX affine config (quantization key)", W("mlx"), ["MLX affine"], "unsupported_quantization")
     refused("gptq without modules_in_block_to_quantize converts the bf16 weights_proj",
             variant("gb-mod", "gptq4", cfg=lambda q: q.pop("modules_in_block_to_quantize")),
             ["weights_proj.weight", "converts it"], "bad_quantized_tensor")
