@@ -2,7 +2,11 @@
  * quantization_config (untrusted) is either refused or parsed into a config
  * whose exclusion rules and codec text work on every weight name kind; the
  * first bytes pick the decoding of the FP8 / NVFP4 element codecs too, which
- * must round-trip every code (abort() otherwise). */
+ * must round-trip every code (abort() otherwise).  compressed-tensors
+ * configs: every name's scheme is -1 or a group, the declared bits 4 or 8;
+ * and the input bytes, as packed words / scales / zero points of a small
+ * pack-quantized weight whose scheme the first bytes pick, decode in bounds
+ * (ASan) with every fp16 scale code round-tripping. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +31,81 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char codec[64];
             fd_q_codec(&q, codec, sizeof codec);
             if (q.kind == FD_Q_NONE || !memchr(codec, 0, sizeof codec)) abort();
+            if (q.kind == FD_Q_GPTQ || q.kind == FD_Q_AWQ) {
+                if (q.nct != 1 || (q.ct[0].bits != 4 && q.ct[0].bits != 8)) abort();
+                for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) (void)fd_q_excluded(&q, NAMES[i]);
+            }
+            if (q.kind == FD_Q_CT_PACK) {
+                for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) {
+                    int g = fd_q_ct_scheme(&q, NAMES[i]);
+                    if (g < -1 || g >= (int)q.nct) abort();
+                }
+                if (fd_qconfig_bits(&q) != 4 && fd_qconfig_bits(&q) != 8) abort();
+            }
         }
         fd_qconfig_free(&q);
         jv_free(doc);
+    }
+    if (size >= 12) { /* a pack-quantized weight made of the input bytes */
+        fd_ct_row r = {0};
+        r.bits = data[1] & 1 ? 8 : 4;
+        r.strategy = data[2] % 3;
+        r.sdtype = data[3] % 3;
+        uint64_t g = 1 + data[4] % 24, N = 1 + data[5] % 9, K = r.strategy == FD_CT_GROUP ? g * (1 + data[6] % 4) : 1 + data[6] % 70;
+        r.group = (int)g;
+        r.bh = 1 + data[7] % 8;
+        r.bw = 1 + data[8] % 16;
+        uint64_t sr = r.strategy == FD_CT_BLOCK ? (N + (uint64_t)r.bh - 1) / (uint64_t)r.bh : N;
+        r.scols = r.strategy == FD_CT_GROUP ? K / g : r.strategy == FD_CT_BLOCK ? (K + (uint64_t)r.bw - 1) / (uint64_t)r.bw : 1;
+        r.pw = (K * (uint64_t)r.bits + 31) / 32;
+        r.zcols = data[9] & 1 && r.strategy != FD_CT_BLOCK ? r.scols : 0;
+        uint64_t nz = (N * (uint64_t)r.bits + 31) / 32 * r.zcols * 4, ns = sr * r.scols * (r.sdtype == 2 ? 4 : 2),
+                 np_ = N * r.pw * 4;
+        uint8_t *pk = malloc(np_), *sc = malloc(ns), *zp = nz ? malloc(nz) : NULL;
+        for (uint64_t i = 0; i < np_; i++) pk[i] = data[(10 + i) % size];
+        for (uint64_t i = 0; i < ns; i++) sc[i] = data[(11 + 3 * i) % size];
+        for (uint64_t i = 0; i < nz; i++) zp[i] = data[(7 + 5 * i) % size];
+        r.packed = pk;
+        r.scale = sc;
+        r.zero = zp;
+        uint16_t *out = malloc(K * 2);
+        for (uint64_t i = 0; i < N; i++) fd_ct_row_bf16(&r, K, i, out);
+        free(out);
+        free(pk);
+        free(sc);
+        free(zp);
+        /* the same bytes as a GPTQ / AWQ weight */
+        fd_gq_row gr = {0};
+        gr.awq = data[1] & 2 ? 1 : 0;
+        gr.bits = gr.awq ? 4 : r.bits;
+        uint64_t pf = 32 / (uint64_t)gr.bits, gN = pf * (1 + data[5] % 3), gK = pf * (1 + data[6] % 5);
+        gr.group = (int)(gr.awq ? pf : 1 + data[4] % gK);
+        uint64_t G = (gK + (uint64_t)gr.group - 1) / (uint64_t)gr.group;
+        gr.N = gN;
+        gr.sdtype = data[3] % 3;
+        gr.v1 = data[9] & 2 ? 1 : 0;
+        uint64_t nq = (gr.awq ? gK * gN / 8 : gK / pf * gN) * 4, nzq = G * (gN / pf) * 4,
+                 nsc = G * gN * (gr.sdtype == 2 ? 4 : 2);
+        uint8_t *qw = malloc(nq), *qz = malloc(nzq), *gs = malloc(nsc);
+        int32_t *gi = malloc(gK * 4);
+        for (uint64_t i = 0; i < nq; i++) qw[i] = data[(3 + i) % size];
+        for (uint64_t i = 0; i < nzq; i++) qz[i] = data[(5 + 7 * i) % size];
+        for (uint64_t i = 0; i < nsc; i++) gs[i] = data[(2 + 11 * i) % size];
+        for (uint64_t i = 0; i < gK; i++) gi[i] = (int32_t)(data[(1 + i) % size] % G); /* bind checks [0, G) */
+        gr.qweight = qw;
+        gr.qzeros = qz;
+        gr.scale = gs;
+        gr.gidx = (const uint8_t *)gi;
+        uint16_t *go = malloc(gK * 2);
+        for (uint64_t n = 0; n < gN; n++) fd_gq_row_bf16(&gr, gK, n, go);
+        free(go);
+        free(qw);
+        free(qz);
+        free(gs);
+        free(gi);
+        uint16_t h = (uint16_t)(data[10] | data[11] << 8);
+        float f = fd_f16_to_f32(h);
+        if (f == f && fd_f32_to_f16(f) != h) abort();
     }
     if (size >= 1) { /* every finite e4m3 / e2m1 code decodes and re-encodes to itself */
         uint8_t b = data[0];

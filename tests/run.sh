@@ -162,6 +162,11 @@ for bin in $BINS; do
     step py "GGUF capture: BF16 GGUF (one file, split, layer-outer) = safetensors digest; Q8_0/Q4_0 census, KL order, own heads; refusals ($bin)" \
         python3 tests/py/test_gguf_capture.py "$bin"
 done
+# issue 19: packed checkpoints as they ship (compressed-tensors pack-quantized int4/int8)
+for bin in $BINS; do
+    step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
+        python3 tests/py/test_packed.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \

@@ -159,7 +159,7 @@ static int read_scope(cap *x, fd_err *e)
         jv_free(x->scope);
         x->scope = derived;
         x->disc = fd_capture_quant_disclosures(&x->W);
-        x->dbits = jv_int(fd_q_bits(x->W.q.kind));
+        x->dbits = jv_int(fd_qconfig_bits(&x->W.q));
         fd_q_codec(&x->W.q, x->codec, sizeof x->codec);
         if (x->W.gguf) { /* the predominant ggml type's nominal bits (docs/QUANT-FORMATS.md "GGUF") */
             jv_free(x->dbits);

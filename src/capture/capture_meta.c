@@ -264,6 +264,15 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
                       "bf16 as fp32(e4m3) * weight_scale_inv rounded to nearest even (transformers Fp8Dequantize); "
                       "the dynamic per-group activation quantization of FP8Linear is not applied: a weight-only capture",
                       W->nquant, codec, W->q.bm, W->q.bn, W->q.activation_scheme[0] ? W->q.activation_scheme : "(absent)");
+    else if (W->q.kind == FD_Q_GPTQ || W->q.kind == FD_Q_AWQ)
+        fd_buf_printf(&b, "%zu %s weights (%s) dequantized to bf16 as (q - zero) * scale in the scale's dtype, rounded to "
+                      "nearest even (%s); a weight-only capture", W->nquant, W->q.kind == FD_Q_GPTQ ? "GPTQ" : "AWQ", codec,
+                      W->q.kind == FD_Q_GPTQ ? "GPTQModel PackableQuantLinear.dequantize_weight, v1 zero points converted "
+                      "as convert_gptq_v1_to_v2_format" : "AutoAWQ dequantize_gemm");
+    else if (W->q.kind == FD_Q_CT_PACK)
+        fd_buf_printf(&b, "%zu compressed-tensors pack-quantized integer weights (%s) dequantized to bf16 as (q - "
+                      "zero_point) * weight_scale in the scale's dtype, rounded to nearest even (compressed_tensors "
+                      "PackedQuantizationCompressor.decompress); a weight-only capture", W->nquant, codec);
     else
         fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
                       "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "

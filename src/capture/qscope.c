@@ -61,6 +61,7 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 {
     const fd_ggml_type *g = gguf_quant(W, t);
     if (g) return g->name; /* ggml's name, lowercased in the block */
+    if (t->qfmt == FD_Q_CT_PACK) return fd_q_int_format(t->ct.bits);
     if (t->qfmt) return fd_q_format(t->qfmt);
     if (!strcmp(t->dtype, "BF16")) return "bf16";
     if (!strcmp(t->dtype, "F32")) return "fp32";
@@ -70,7 +71,8 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 
 static int64_t format_bits(const char *f)
 {
-    return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") ? 8 : !strcmp(f, "nvfp4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
+    return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") || !strcmp(f, "int8") ? 8
+         : !strcmp(f, "nvfp4") || !strcmp(f, "int4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
 }
 
 /* a ggml type by its exact (upper-case) name: tensor_format's GGUF formats */
@@ -82,7 +84,8 @@ static const fd_ggml_type *ggml_format(const char *f)
 
 static int is_quantized(const char *f)
 {
-    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || ggml_format(f);
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
+           !strcmp(f, "gptq") || !strcmp(f, "awq") || ggml_format(f);
 }
 
 /* a ggml type's nominal bits: block bytes x 8 / block elements (Q4_K 4.5) */
@@ -97,6 +100,7 @@ static jv *bits_of(const char *f)
 jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
 {
     const char *fmt[NCLASS] = {0};
+    int64_t tbits[NCLASS] = {0};
     int mixed[NCLASS] = {0}, quant[NCLASS] = {0};
     for (size_t i = 0; i < W->n; i++) {
         const fd_tensor *t = &W->t[i];
@@ -104,17 +108,18 @@ jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
         const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(W, t);
         size_t k = 0;
         while (strcmp(CLASSES[k], cl)) k++;
-        if (!fmt[k]) fmt[k] = f;
-        else if (strcmp(fmt[k], f)) mixed[k] = 1;
+        int64_t b = t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ ? t->ct.bits : format_bits(f);
+        if (!fmt[k]) { fmt[k] = f; tbits[k] = b; }
+        else if (strcmp(fmt[k], f) || tbits[k] != b) mixed[k] = 1;
         quant[k] |= is_quantized(f);
     }
-    if (!fmt[12] && fmt[0]) { fmt[12] = fmt[0]; mixed[12] = mixed[0]; quant[12] = quant[0]; } /* tied head */
+    if (!fmt[12] && fmt[0]) { fmt[12] = fmt[0]; mixed[12] = mixed[0]; quant[12] = quant[0]; tbits[12] = tbits[0]; } /* tied head */
     jv *s = jv_obj(), *as = jv_arr();
     int anyq = 0;
     for (size_t k = 0; k < NCLASS; k++) {
         if (!fmt[k]) continue;
         jv *a = jv_obj();
-        int64_t bits = mixed[k] ? -1 : format_bits(fmt[k]);
+        int64_t bits = mixed[k] ? -1 : tbits[k];
         jv *gb = mixed[k] ? NULL : bits_of(fmt[k]);
         char low[32];
         size_t n = 0;

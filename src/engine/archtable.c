@@ -22,6 +22,13 @@ const fd_format_info FD_FORMATS[] = {
     {"nvfp4", "NVFP4 (NVIDIA ModelOpt, e2m1 + e4m3 scales per 16, f32 per tensor)",
      "quantization_config.quant_method \"modelopt\" quant_algo \"NVFP4\", or hf_quant_config.json", "quant",
      "docs/QUANT-FORMATS.md"},
+    {"ct-pack", "compressed-tensors pack-quantized int4/int8 (llm-compressor; channel, group, block; zero points)",
+     "quantization_config.quant_method \"compressed-tensors\" format \"pack-quantized\"", "quant",
+     "docs/QUANT-FORMATS.md"},
+    {"gptq", "GPTQ int4/int8 (qweight/qzeros/scales/g_idx; v1 and v2 zero points, act-order)",
+     "quantization_config.quant_method \"gptq\"", "quant", "docs/QUANT-FORMATS.md"},
+    {"awq", "AWQ GEMM int4 (qweight/qzeros/scales, packing order 0 2 4 6 1 3 5 7)",
+     "quantization_config.quant_method \"awq\" version \"gemm\"", "quant", "docs/QUANT-FORMATS.md"},
 };
 const size_t FD_N_FORMATS = sizeof FD_FORMATS / sizeof *FD_FORMATS;
 

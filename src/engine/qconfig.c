@@ -1,14 +1,21 @@
 #include "engine/qconfig.h"
 #include "util/buf.h"
 #include "util/fsio.h"
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <fnmatch.h>
+#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void fd_qconfig_free(fd_qconfig *q)
 {
     fd_strv_free(&q->exclude);
+    fd_strv_free(&q->ct_targets);
+    fd_strv_free(&q->include);
+    free(q->ct);
+    free(q->ct_target_group);
     memset(q, 0, sizeof *q);
 }
 
@@ -69,14 +76,241 @@ static int parse_nvfp4(const jv *qc, const char *where, fd_qconfig *q, fd_err *e
     return str_list(jv_get(qc, "exclude_modules"), where, "exclude_modules", &q->exclude, e);
 }
 
+/* ------------------------------------------------ compressed-tensors */
+
+#define CT_FAIL(...) fd_fail(e, "unsupported_quantization", "", __VA_ARGS__)
+
+/* A "re:" target compiles (Python re syntax read by PCRE2: the patterns
+ * llm-compressor writes are the common subset). */
+static int ct_regex_ok(const char *t, const char *where, const char *key, fd_err *e)
+{
+    if (strncmp(t, "re:", 3)) return 0;
+    int ec;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)(t + 3), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_ANCHORED, &ec, &off, NULL);
+    if (!re) {
+        PCRE2_UCHAR msg[128];
+        pcre2_get_error_message(ec, msg, sizeof msg);
+        return CT_FAIL("%s: %s pattern %.200s does not compile: %s", where, key, t, (const char *)msg);
+    }
+    pcre2_code_free(re);
+    return 0;
+}
+
+static int ct_bool(const jv *o, const char *k, int dflt, int *out)
+{
+    const jv *v = jv_get(o, k);
+    if (!v || v->t == JV_NULL) { *out = dflt; return 0; }
+    if (v->t != JV_BOOL) return -1;
+    *out = v->u.b;
+    return 0;
+}
+
+static int null_or_absent(const jv *o, const char *k)
+{
+    const jv *v = jv_get(o, k);
+    return !v || v->t == JV_NULL;
+}
+
+static int parse_ct_weights(const jv *w, const char *where, const char *gname, fd_ct_scheme *s, fd_err *e)
+{
+    if (!w || w->t != JV_OBJ) return CT_FAIL("%s: config_groups.%s.weights is not an object (weight-only "
+                                               "pack-quantized is read)", where, gname);
+    const char *type = jv_get_str(w, "type");
+    if (!type || strcmp(type, "int"))
+        return CT_FAIL("%s: config_groups.%s.weights.type %s is not supported (pack-quantized int only)", where, gname,
+                       type ? type : "(absent)");
+    int64_t bits;
+    if (jv_get_i64(w, "num_bits", &bits) || (bits != 4 && bits != 8))
+        return CT_FAIL("%s: config_groups.%s.weights.num_bits must be 4 or 8 (int4 / int8: the widths whose "
+                       "packing every compressed-tensors version writes alike and the registry names)", where, gname);
+    s->bits = (int)bits;
+    if (ct_bool(w, "symmetric", 1, &s->sym))
+        return CT_FAIL("%s: config_groups.%s.weights.symmetric is not a boolean", where, gname);
+    int dyn = 0;
+    const jv *dv = jv_get(w, "dynamic");
+    if (dv && dv->t != JV_NULL && (dv->t != JV_BOOL || (dyn = dv->u.b)))
+        return CT_FAIL("%s: config_groups.%s.weights.dynamic must be false (weights are static)", where, gname);
+    const char *ao = jv_get_str(w, "actorder");
+    if (!null_or_absent(w, "actorder") && (!ao || (strcmp(ao, "static") && strcmp(ao, "weight"))))
+        return CT_FAIL("%s: config_groups.%s.weights.actorder %s is not read (group activation order stores a "
+                       "weight_g_idx permutation the decompressor does not apply)", where, gname, ao ? ao : "(not a string)");
+    const char *st = jv_get_str(w, "strategy");
+    int64_t g = 0;
+    int has_g = !null_or_absent(w, "group_size");
+    if (has_g && (jv_get_i64(w, "group_size", &g) || g < 1 || g > (1 << 20)))
+        return CT_FAIL("%s: config_groups.%s.weights.group_size is not an integer in [1, 2^20]", where, gname);
+    if (!null_or_absent(w, "strategy") && !st)
+        return CT_FAIL("%s: config_groups.%s.weights.strategy is not a string", where, gname);
+    if (!st) st = has_g ? "group" : "tensor"; /* QuantizationArgs' inference */
+    if (!strcmp(st, "channel")) s->strategy = FD_CT_CHANNEL;
+    else if (!strcmp(st, "group")) {
+        if (!has_g) return CT_FAIL("%s: config_groups.%s.weights: strategy group without group_size", where, gname);
+        s->strategy = FD_CT_GROUP;
+        s->group = (int)g;
+    } else if (!strcmp(st, "block")) {
+        const jv *bs = jv_get(w, "block_structure");
+        if (!bs || bs->t != JV_ARR || bs->u.a.n != 2 || !jv_is_int(bs->u.a.v[0]) || !jv_is_int(bs->u.a.v[1]) ||
+            bs->u.a.v[0]->u.i < 1 || bs->u.a.v[1]->u.i < 1 || bs->u.a.v[0]->u.i > 65536 || bs->u.a.v[1]->u.i > 65536)
+            return CT_FAIL("%s: config_groups.%s.weights: strategy block needs block_structure [rows, cols]", where, gname);
+        if (!s->sym)
+            return CT_FAIL("%s: config_groups.%s.weights: asymmetric block is not read (pack-quantized packs zero "
+                           "points for channel and group only)", where, gname);
+        s->strategy = FD_CT_BLOCK;
+        s->bh = (int)bs->u.a.v[0]->u.i;
+        s->bw = (int)bs->u.a.v[1]->u.i;
+    } else
+        return CT_FAIL("%s: config_groups.%s.weights.strategy %.40s is not supported (channel, group, block)", where,
+                       gname, st);
+    return 0;
+}
+
+static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
+{
+    const char *fmt = jv_get_str(qc, "format");
+    if (fmt && strcmp(fmt, "pack-quantized") && strcmp(fmt, "mixed-precision"))
+        return CT_FAIL("%s: compressed-tensors format %.40s is not supported (pack-quantized only)", where, fmt);
+    if (!fmt && !null_or_absent(qc, "format")) return CT_FAIL("%s: compressed-tensors format is not a string", where);
+    const char *status = jv_get_str(qc, "quantization_status");
+    if (!null_or_absent(qc, "quantization_status") && (!status || strcmp(status, "compressed")))
+        return CT_FAIL("%s: quantization_status %.40s: only compressed checkpoints are read", where,
+                       status ? status : "(not a string)");
+    const jv *sp = jv_get(qc, "sparsity_config");
+    if (sp && sp->t != JV_NULL && (sp->t != JV_OBJ || sp->u.o.n))
+        return CT_FAIL("%s: sparsity_config is not read (a sparse compressor)", where);
+    static const char *const NOT_READ[] = {"kv_cache_scheme", "transform_config"};
+    for (size_t i = 0; i < sizeof NOT_READ / sizeof *NOT_READ; i++)
+        if (!null_or_absent(qc, NOT_READ[i])) return CT_FAIL("%s: %s is not read", where, NOT_READ[i]);
+    const jv *groups = jv_get(qc, "config_groups");
+    if (!groups || groups->t != JV_OBJ || !groups->u.o.n || groups->u.o.n > 256)
+        return CT_FAIL("%s: config_groups must be an object of 1 to 256 groups", where);
+    q->kind = FD_Q_CT_PACK;
+    q->ct = fd_xcalloc(groups->u.o.n, sizeof *q->ct);
+    for (size_t i = 0; i < groups->u.o.n; i++) {
+        const char *gname = groups->u.o.m[i].k;
+        const jv *gr = groups->u.o.m[i].v;
+        if (gr->t != JV_OBJ) return CT_FAIL("%s: config_groups.%.40s is not an object", where, gname);
+        const char *gf = jv_get_str(gr, "format");
+        if (!null_or_absent(gr, "format") ? !gf || strcmp(gf, "pack-quantized") : !fmt || strcmp(fmt, "pack-quantized"))
+            return CT_FAIL("%s: config_groups.%.40s.format %.40s is not supported (pack-quantized only)", where, gname,
+                           gf ? gf : fmt ? fmt : "(absent)");
+        static const char *const ACTS[] = {"input_activations", "output_activations"};
+        for (size_t k = 0; k < 2; k++)
+            if (!null_or_absent(gr, ACTS[k]))
+                return CT_FAIL("%s: config_groups.%.40s.%s is not read (weight-only schemes: activation quantization "
+                               "would not be applied)", where, gname, ACTS[k]);
+        if (parse_ct_weights(jv_get(gr, "weights"), where, gname, &q->ct[q->nct], e)) return -1;
+        const jv *tg = jv_get(gr, "targets");
+        if (!tg || tg->t != JV_ARR || !tg->u.a.n)
+            return CT_FAIL("%s: config_groups.%.40s.targets must be a non-empty list", where, gname);
+        for (size_t k = 0; k < tg->u.a.n; k++) {
+            const jv *t = tg->u.a.v[k];
+            if (t->t != JV_STR || memchr(t->u.s.p, 0, t->u.s.n) || !t->u.s.n)
+                return CT_FAIL("%s: config_groups.%.40s.targets[%zu] is not a non-empty string", where, gname, k);
+            if (ct_regex_ok(t->u.s.p, where, "targets", e)) return -1;
+            size_t j = 0;
+            while (j < q->ct_targets.n && strcmp(q->ct_targets.v[j], t->u.s.p)) j++;
+            if (j == q->ct_targets.n) {
+                fd_strv_push(&q->ct_targets, t->u.s.p);
+                q->ct_target_group = fd_xrealloc(q->ct_target_group, q->ct_targets.n * sizeof *q->ct_target_group);
+            }
+            q->ct_target_group[j] = (int)q->nct; /* a later group takes the target over */
+        }
+        q->nct++;
+    }
+    if (str_list(jv_get(qc, "ignore"), where, "ignore", &q->exclude, e)) return -1;
+    for (size_t i = 0; i < q->exclude.n; i++)
+        if (ct_regex_ok(q->exclude.v[i], where, "ignore", e)) return -1;
+    return 0;
+}
+
+/* ------------------------------------------------ GPTQ / AWQ */
+
+static int pk_group(const jv *qc, const char *where, int *g, fd_err *e)
+{
+    int64_t v;
+    if (jv_get_i64(qc, "group_size", &v) || (v != -1 && (v < 1 || v > (1 << 20))))
+        return CT_FAIL("%s: group_size must be -1 or an integer in [1, 2^20]", where);
+    *g = (int)v;
+    return 0;
+}
+
+static int parse_gptq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
+{
+    int64_t bits;
+    if (jv_get_i64(qc, "bits", &bits) || (bits != 4 && bits != 8))
+        return CT_FAIL("%s: gptq bits must be 4 or 8 (2 and 3 are not read)", where);
+    fd_ct_scheme s = {.bits = (int)bits, .sym = 1};
+    if (pk_group(qc, where, &s.group, e)) return -1;
+    if (ct_bool(qc, "sym", 1, &s.sym)) return CT_FAIL("%s: sym is not a boolean", where);
+    int desc;
+    if (ct_bool(qc, "desc_act", 0, &desc)) return CT_FAIL("%s: desc_act is not a boolean", where);
+    const char *cf = jv_get_str(qc, "checkpoint_format");
+    if (!null_or_absent(qc, "checkpoint_format") && (!cf || (strcmp(cf, "gptq") && strcmp(cf, "gptq_v2"))))
+        return CT_FAIL("%s: gptq checkpoint_format %.40s is not read (gptq, gptq_v2)", where, cf ? cf : "(not a string)");
+    const char *fmt = jv_get_str(qc, "format"); /* GPTQModel 2+ spells it format */
+    if (!null_or_absent(qc, "format") && (!fmt || (strcmp(fmt, "gptq") && strcmp(fmt, "gptq_v2"))))
+        return CT_FAIL("%s: gptq format %.40s is not read (gptq, gptq_v2; marlin / bitblas / ... repack the "
+                       "weights)", where, fmt ? fmt : "(not a string)");
+    s.v1 = !((cf && !strcmp(cf, "gptq_v2")) || (fmt && !strcmp(fmt, "gptq_v2")));
+    const char *pd = jv_get_str(qc, "pack_dtype");
+    if (!null_or_absent(qc, "pack_dtype") && (!pd || strcmp(pd, "int32")))
+        return CT_FAIL("%s: gptq pack_dtype %.40s is not read (int32)", where, pd ? pd : "(not a string)");
+    const jv *dyn = jv_get(qc, "dynamic");
+    if (dyn && dyn->t != JV_NULL && (dyn->t != JV_OBJ || dyn->u.o.n))
+        return CT_FAIL("%s: gptq dynamic (per-module overrides) is not read", where);
+    if (ct_bool(qc, "lm_head", 0, &q->lm_head)) return CT_FAIL("%s: lm_head is not a boolean", where);
+    const jv *mb = jv_get(qc, "modules_in_block_to_quantize");
+    if (mb && mb->t != JV_NULL) {
+        if (mb->t != JV_ARR) return CT_FAIL("%s: modules_in_block_to_quantize is not a list of lists", where);
+        for (size_t i = 0; i < mb->u.a.n; i++)
+            if (str_list(mb->u.a.v[i], where, "modules_in_block_to_quantize[]", &q->include, e) ||
+                (mb->u.a.v[i]->t != JV_ARR && CT_FAIL("%s: modules_in_block_to_quantize[%zu] is not a list", where, i)))
+                return -1;
+    }
+    q->kind = FD_Q_GPTQ;
+    q->ct = fd_xcalloc(1, sizeof *q->ct);
+    q->ct[0] = s;
+    q->nct = 1;
+    (void)desc; /* g_idx is read whatever desc_act says (act-order or not, it maps each input to its group) */
+    return 0;
+}
+
+static int parse_awq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
+{
+    int64_t bits;
+    const char *bk = jv_get(qc, "bits") ? "bits" : "w_bit";
+    if (jv_get_i64(qc, bk, &bits) || bits != 4) return CT_FAIL("%s: awq bits must be 4", where);
+    const char *ver = jv_get_str(qc, "version");
+    if (!null_or_absent(qc, "version") && (!ver || strcasecmp(ver, "gemm")))
+        return CT_FAIL("%s: awq version %.40s is not read (GEMM packing only)", where, ver ? ver : "(not a string)");
+    int zp;
+    if (ct_bool(qc, "zero_point", 1, &zp) || !zp)
+        return CT_FAIL("%s: awq zero_point must be true (GEMM checkpoints store qzeros)", where);
+    fd_ct_scheme s = {.bits = 4, .sym = 0};
+    const char *gk = jv_get(qc, "group_size") ? "group_size" : "q_group_size";
+    int64_t g;
+    if (jv_get_i64(qc, gk, &g) || g < 1 || g > (1 << 20))
+        return CT_FAIL("%s: awq group_size must be an integer in [1, 2^20]", where);
+    s.group = (int)g;
+    q->kind = FD_Q_AWQ;
+    q->ct = fd_xcalloc(1, sizeof *q->ct);
+    q->ct[0] = s;
+    q->nct = 1;
+    return str_list(jv_get(qc, "modules_to_not_convert"), where, "modules_to_not_convert", &q->exclude, e);
+}
+
 int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     if (!qc || qc->t != JV_OBJ) return fd_fail(e, "unsupported_quantization", "", "%s: quantization_config is not an object", where);
     const char *m = jv_get_str(qc, "quant_method");
     if (m && !strcmp(m, "fp8")) return parse_fp8(qc, where, q, e);
     if (m && !strcmp(m, "modelopt")) return parse_nvfp4(qc, where, q, e);
-    return fd_fail(e, "unsupported_quantization", "", "%s: quant_method %s is not supported (fp8 with "
-                   "weight_block_size, modelopt NVFP4)", where, m ? m : "(absent)");
+    if (m && !strcmp(m, "compressed-tensors")) return parse_ct(qc, where, q, e);
+    if (m && !strcmp(m, "gptq")) return parse_gptq(qc, where, q, e);
+    if (m && !strcmp(m, "awq")) return parse_awq(qc, where, q, e);
+    return fd_fail(e, "unsupported_quantization", "", "%s: quant_method %.60s is not supported (fp8 with "
+                   "weight_block_size, modelopt NVFP4, compressed-tensors pack-quantized, gptq, awq)", where, m ? m : "(absent)");
 }
 
 int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
@@ -87,7 +321,11 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
     jv *cfg = fd_is_file(cp) ? jv_parse_file(cp, e) : NULL;
     if (fd_is_file(cp) && !cfg) rc = -1;
     const jv *qc = cfg ? jv_get(cfg, "quantization_config") : NULL;
-    if (!rc && qc) {
+    const jv *mlx = cfg ? jv_get(cfg, "quantization") : NULL;
+    if (!rc && !qc && mlx && mlx->t != JV_NULL) /* mlx-lm's key: its affine format is not read yet */
+        rc = fd_fail(e, "unsupported_quantization", "", "%s: quantization (MLX affine, mlx-lm) is not read "
+                     "(docs/QUANT-FORMATS.md)", cp);
+    else if (!rc && qc) {
         rc = fd_qconfig_parse(qc, cp, q, e);
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && fd_is_file(hp)) {
@@ -137,8 +375,78 @@ static char *digits_to_star(const char *s)
     return fd_buf_cstr(&b);
 }
 
+/* compressed_tensors.utils.match.match_name: "re:" = re.match (anchored at
+ * the start), else the exact module name. */
+static int ct_match_name(const char *mod, const char *t)
+{
+    if (strncmp(t, "re:", 3)) return !strcmp(mod, t);
+    int ec;
+    PCRE2_SIZE off;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)(t + 3), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_ANCHORED, &ec, &off, NULL);
+    if (!re) return 0; /* refused at parse */
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    pcre2_set_match_limit(mc, 1000000);
+    pcre2_set_depth_limit(mc, 10000);
+    int rc = pcre2_match(re, (PCRE2_SPTR)mod, strlen(mod), 0, 0, md, mc);
+    pcre2_match_context_free(mc);
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return rc >= 0;
+}
+
+/* _match_class on an nn.Linear: its MRO is Linear, Module. */
+static int ct_match_class(const char *t) { return !strcmp(t, "Linear") || !strcmp(t, "Module"); }
+
+/* sort key ("re:" in x, x) */
+static int ct_before(const char *a, const char *b)
+{
+    int ra = strstr(a, "re:") != NULL, rb = strstr(b, "re:") != NULL;
+    return ra != rb ? ra < rb : strcmp(a, b) < 0;
+}
+
+int fd_q_ct_scheme(const fd_qconfig *q, const char *weight_name)
+{
+    if (q->kind != FD_Q_CT_PACK || !fd_q_is_linear_weight(weight_name)) return -1;
+    size_t n = strlen(weight_name);
+    char *mod = fd_xstrndup(weight_name, n - 7);
+    int ign = 0, best = -1, cls = -1;
+    for (size_t i = 0; i < q->exclude.n && !ign; i++)
+        ign = ct_match_name(mod, q->exclude.v[i]) || ct_match_class(q->exclude.v[i]);
+    for (size_t i = 0; i < q->ct_targets.n && !ign; i++) {
+        const char *t = q->ct_targets.v[i];
+        if (ct_match_name(mod, t) && (best < 0 || ct_before(t, q->ct_targets.v[best]))) best = (int)i;
+        if (ct_match_class(t) && (cls < 0 || ct_before(t, q->ct_targets.v[cls]))) cls = (int)i;
+    }
+    free(mod);
+    if (ign) return -1;
+    if (best < 0) best = cls;
+    return best < 0 ? -1 : q->ct_target_group[best];
+}
+
 int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
 {
+    if (q->kind == FD_Q_CT_PACK) return fd_q_ct_scheme(q, weight_name) < 0;
+    if (q->kind == FD_Q_GPTQ) {
+        if (!strcmp(weight_name, "lm_head.weight")) return !q->lm_head;
+        if (!q->include.n) return 0;
+        /* the name inside its decoder layer: after "layers.N." */
+        const char *p = strstr(weight_name, "layers.");
+        if (!p) return 1;
+        p += 7;
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p != '.') return 1;
+        p++;
+        size_t n = strlen(p) - 7;
+        for (size_t i = 0; i < q->include.n; i++)
+            if (strlen(q->include.v[i]) == n && !strncmp(q->include.v[i], p, n)) return 0;
+        return 1;
+    }
+    if (q->kind == FD_Q_AWQ) {
+        for (size_t i = 0; i < q->exclude.n; i++)
+            if (strstr(weight_name, q->exclude.v[i])) return 1;
+        return !strcmp(weight_name, "lm_head.weight"); /* AutoAWQ never converts lm_head */
+    }
     size_t n = strlen(weight_name);
     char *mod = fd_xstrndup(weight_name, n >= 7 && !strcmp(weight_name + n - 7, ".weight") ? n - 7 : n);
     int hit = 0;
@@ -160,14 +468,45 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
 
 const char *fd_q_format(fd_qkind k)
 {
-    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : "bf16";
+    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq" : k == FD_Q_AWQ ? "awq" : "bf16";
 }
 int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
+const char *fd_q_int_format(int bits) { return bits == 8 ? "int8" : "int4"; }
+
+int fd_qconfig_bits(const fd_qconfig *q)
+{
+    if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ) return fd_q_bits(q->kind);
+    int b = 0;
+    for (size_t i = 0; i < q->nct; i++)
+        if (q->ct[i].bits > b) b = q->ct[i].bits;
+    return b;
+}
+
+static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
+{
+    if (s->strategy == FD_CT_CHANNEL) snprintf(out, cap, "ct-pack-w%d-channel-%s", s->bits, s->sym ? "sym" : "asym");
+    else if (s->strategy == FD_CT_GROUP)
+        snprintf(out, cap, "ct-pack-w%d-group%d-%s", s->bits, s->group, s->sym ? "sym" : "asym");
+    else snprintf(out, cap, "ct-pack-w%d-block%dx%d-sym", s->bits, s->bh, s->bw);
+}
 
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
 {
     if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d", q->bm, q->bn);
     else if (q->kind == FD_Q_NVFP4) snprintf(out, cap, "nvfp4-modelopt-g%d", q->group);
     else if (q->kind == FD_Q_GGUF) snprintf(out, cap, "gguf");
+    else if (q->kind == FD_Q_CT_PACK) {
+        char a[64], b[64];
+        ct_codec(&q->ct[0], a, sizeof a);
+        int same = 1;
+        for (size_t i = 1; i < q->nct && same; i++) {
+            ct_codec(&q->ct[i], b, sizeof b);
+            same = !strcmp(a, b);
+        }
+        snprintf(out, cap, "%s", same ? a : "ct-pack-mixed");
+    } else if (q->kind == FD_Q_GPTQ)
+        snprintf(out, cap, "gptq-%s-w%d-g%d-%s", q->ct[0].v1 ? "v1" : "v2", q->ct[0].bits, q->ct[0].group,
+                 q->ct[0].sym ? "sym" : "asym");
+    else if (q->kind == FD_Q_AWQ) snprintf(out, cap, "awq-gemm-w4-g%d", q->ct[0].group);
     else snprintf(out, cap, "bf16");
 }

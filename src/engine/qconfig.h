@@ -22,7 +22,17 @@
 #include "util/strv.h"
 
 /* FD_Q_GGUF: a GGUF model's ggml-quantized tensors (engine/gguf_model.h) */
-typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3 } fd_qkind;
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6 } fd_qkind;
+
+/* compressed-tensors pack-quantized weight scheme (one config group):
+ * integer weights of `bits` (4 or 8) packed densely into int32 (element
+ * j at bit j*bits of its row), scales per output channel, per group of
+ * `group` inputs, or per bh x bw block; zero points when asymmetric. */
+enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2 };
+typedef struct fd_ct_scheme {
+    int bits, sym, strategy, group, bh, bw;
+    int v1;  /* GPTQ: checkpoint_format gptq (v1: stored zero points are z - 1) */
+} fd_ct_scheme;
 
 typedef struct fd_qconfig {
     fd_qkind kind;
@@ -31,6 +41,19 @@ typedef struct fd_qconfig {
     fd_strv exclude;             /* as written (fp8: plus "lm_head") */
     char source[32];             /* "config.json" / "hf_quant_config.json" / "" */
     char activation_scheme[32];  /* fp8: as written, "" when absent */
+    /* compressed-tensors: the groups, and every target with its group (a
+     * target written by two groups belongs to the later one, as
+     * apply_quantization_config's target_to_scheme); exclude = ignore */
+    fd_ct_scheme *ct;
+    size_t nct;
+    fd_strv ct_targets;
+    int *ct_target_group;
+    /* GPTQ / AWQ: one scheme in ct[0] (group = K when group_size is -1);
+     * GPTQ: lm_head converted when `lm_head` is true; include = the flattened
+     * modules_in_block_to_quantize (names inside a decoder layer; empty: all).
+     * AWQ: exclude = modules_to_not_convert (substring rule) */
+    int lm_head;
+    fd_strv include;
 } fd_qconfig;
 
 /* DIR/config.json's quantization_config, else DIR/hf_quant_config.json;
@@ -43,12 +66,25 @@ void fd_qconfig_free(fd_qconfig *q);
 /* A glm_moe_dsa nn.Linear weight (attention and indexer projections, dense /
  * shared / routed expert MLPs, lm_head): the tensors a format may convert. */
 int fd_q_is_linear_weight(const char *name);
+/* compressed-tensors: the scheme (index into q->ct) of a weight's module, -1
+ * when no target matches it or `ignore` does (compressed_tensors.utils.match:
+ * targets tried exact names first, then "re:" regexes (re.match, anchored at
+ * the start only), each kind in string order, then the class names "Linear" /
+ * "Module", which every Linear is). */
+int fd_q_ct_scheme(const fd_qconfig *q, const char *weight_name);
 /* The config leaves this weight's module unconverted. */
 int fd_q_excluded(const fd_qconfig *q, const char *weight_name);
-/* Registry numeric_format of the kind: "fp8_e4m3", "nvfp4". */
+/* Registry numeric_format of the kind: "fp8_e4m3", "nvfp4" (compressed-tensors:
+ * fd_q_int_format). */
 const char *fd_q_format(fd_qkind k);
 int fd_q_bits(fd_qkind k);
-/* weights.codec text: "fp8-e4m3-block128x128", "nvfp4-modelopt-g16". */
+/* "int8", "int4" (registry numeric_format names). */
+const char *fd_q_int_format(int bits);
+/* The declared bits of a whole config: the kind's, or for compressed-tensors
+ * the groups' when they agree, else the largest. */
+int fd_qconfig_bits(const fd_qconfig *q);
+/* weights.codec text: "fp8-e4m3-block128x128", "nvfp4-modelopt-g16",
+ * "ct-pack-w4-group128-sym" / "ct-pack-w8-channel-asym" / "ct-pack-mixed". */
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap);
 
 #endif

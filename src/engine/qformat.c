@@ -1,5 +1,6 @@
 /* FP8 e4m3 block and NVFP4 arithmetic; definitions in qformat.h. */
 #include "engine/qformat.h"
+#include "engine/qconfig.h"
 #include "util/bf16.h"
 #include <math.h>
 #include <string.h>
@@ -130,4 +131,112 @@ void fd_nvfp4_quantize(const float *x, uint64_t N, uint64_t K, float scale2, uin
             uint8_t *pr = packed + i * (K / 2) + g * (FD_NVFP4_GROUP / 2);
             for (int j = 0; j < FD_NVFP4_GROUP; j += 2) pr[j / 2] = (uint8_t)(code[j] | code[j + 1] << 4);
         }
+}
+
+uint16_t fd_f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    x &= 0x7fffffffu;
+    if (x > 0x7f800000u) return (uint16_t)(sign | 0x7e00);
+    if (x >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* >= 65520: rounds to infinity */
+    if (x < 0x38800000u) {                                 /* below 2^-14: subnormal, quantum 2^-24 */
+        float a;
+        memcpy(&a, &x, 4);
+        return (uint16_t)(sign | (uint16_t)nearbyintf(a * 0x1p24f)); /* 1024 is the smallest normal's code */
+    }
+    x += 0xfffu + ((x >> 13) & 1u);
+    return (uint16_t)(sign | (uint16_t)((x - (112u << 23)) >> 13));
+}
+
+float fd_f16_to_f32(uint16_t h)
+{
+    int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(1024 + m), e - 25);
+    return s ? -v : v;
+}
+
+static float scale_at(const uint8_t *scale, int sdtype, uint64_t idx)
+{
+    if (sdtype == 2) {
+        float f;
+        memcpy(&f, scale + idx * 4, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, scale + idx * 2, 2);
+    return sdtype == 1 ? fd_f16_to_f32(h) : fd_bf16_to_f32(h);
+}
+
+static float ct_scale(const fd_ct_row *c, uint64_t idx) { return scale_at(c->scale, c->sdtype, idx); }
+
+static uint16_t in_dtype_bf16(float v, int sdtype)
+{
+    return sdtype == 1 ? fd_f32_to_bf16(fd_f16_to_f32(fd_f32_to_f16(v))) : fd_f32_to_bf16(v);
+}
+
+static uint32_t word_at(const uint8_t *p, uint64_t idx)
+{
+    uint32_t w;
+    memcpy(&w, p + idx * 4, 4);
+    return w;
+}
+
+void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out)
+{
+    static const int AWQ_POS[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    const uint32_t mask = (1u << c->bits) - 1u;
+    const uint64_t pf = 32 / (uint64_t)c->bits, zw = c->N / pf;
+    const uint32_t add = c->v1 ? (c->bits == 4 ? 0x11111111u : 0x01010101u) : 0u;
+    for (uint64_t k = 0; k < K; k++) {
+        uint64_t g;
+        int q, z;
+        if (c->awq) {
+            g = k / (uint64_t)c->group;
+            int sh = AWQ_POS[n % 8] * 4;
+            q = (int)((word_at(c->qweight, k * (c->N / 8) + n / 8) >> sh) & mask);
+            z = (int)((word_at(c->qzeros, g * (c->N / 8) + n / 8) >> sh) & mask);
+        } else {
+            int32_t gi;
+            memcpy(&gi, c->gidx + k * 4, 4);
+            g = (uint64_t)gi; /* checked in [0, G) when the tensor was bound */
+            q = (int)((word_at(c->qweight, (k / pf) * c->N + n) >> ((k % pf) * (uint64_t)c->bits)) & mask);
+            z = (int)(((uint32_t)(word_at(c->qzeros, g * zw + n / pf) + add) >> ((n % pf) * (uint64_t)c->bits)) & mask);
+        }
+        float v = (float)(q - z) * scale_at(c->scale, c->sdtype, g * c->N + n); /* exact: |q - z| <= 255 */
+        out[k] = in_dtype_bf16(v, c->sdtype);
+    }
+}
+
+/* element i (b bits) of a little-endian int32 word run, without the 2^(b-1) offset removed */
+static int ct_field(const uint8_t *words, uint64_t i, int b)
+{
+    uint64_t bit = i * (uint64_t)b;
+    uint32_t w;
+    memcpy(&w, words + (bit / 32) * 4, 4);
+    return (int)((w >> (bit % 32)) & ((1u << b) - 1u)); /* b in {4, 8}: a field never straddles words */
+}
+
+void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = c->packed + row * c->pw * 4;
+    const int off = 1 << (c->bits - 1);
+    const uint64_t span = c->strategy == FD_CT_GROUP ? (uint64_t)c->group : c->strategy == FD_CT_BLOCK ? (uint64_t)c->bw : K;
+    const uint64_t srow = c->strategy == FD_CT_BLOCK ? row / (uint64_t)c->bh : row;
+    for (uint64_t j0 = 0, g = 0; j0 < K; j0 += span, g++) {
+        float s = ct_scale(c, srow * c->scols + g);
+        int z = 0;
+        if (c->zero) {
+            uint64_t bit = row * (uint64_t)c->bits;
+            uint32_t w;
+            memcpy(&w, c->zero + ((bit / 32) * c->zcols + g) * 4, 4);
+            z = (int)((w >> (bit % 32)) & ((1u << c->bits) - 1u)) - off;
+        }
+        uint64_t j1 = j0 + span < K ? j0 + span : K;
+        for (uint64_t j = j0; j < j1; j++) {
+            float d = (float)(ct_field(r, j, c->bits) - off - z), v = d * s; /* exact: |d| <= 255 */
+            out[j] = in_dtype_bf16(v, c->sdtype);
+        }
+    }
 }

@@ -41,6 +41,44 @@ void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t 
 void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row,
                        uint16_t *out);
 
+/* compressed-tensors pack-quantized (compressed_tensors 0.20.1
+ * PackedQuantizationCompressor.decompress, docs/QUANT-FORMATS.md):
+ *   weight_packed     I32 [N, ceil(K*b/32)]  element j of a row at bit j*b
+ *                     (little-endian words), stored as q + 2^(b-1)
+ *   weight_scale      BF16/F16/F32 [N,1] channel, [N,K/g] group,
+ *                     [ceil(N/bh),ceil(K/bw)] block
+ *   weight_zero_point I32 [ceil(N*b/32), G] (asymmetric; packed along the
+ *                     output dim: output i at bit i*b of its column)
+ *   dequant, in the scale's dtype: w = (q - z) * s; then bf16 RNE (an F16
+ *   product is rounded to fp16 first, as torch computes it).
+ * sdtype: 0 BF16, 1 F16, 2 F32.  pw: packed words per row; scols / zcols:
+ * columns of the scale / zero-point tensors. */
+typedef struct fd_ct_row {
+    const uint8_t *packed, *scale, *zero;
+    uint64_t pw, scols, zcols;
+    int sdtype, bits, strategy, group, bh, bw;
+} fd_ct_row;
+void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out);
+/* GPTQ (GPTQModel PackableQuantLinear.dequantize_weight, v2 internally;
+ * a v1 checkpoint's qzeros words get 0x11111111 / 0x01010101 added, int32
+ * wrapping, as convert_gptq_v1_to_v2_format does) and AWQ GEMM (AutoAWQ
+ * dequantize_gemm: unpack_awq + reverse_awq_order):
+ *   GPTQ qweight I32 [K/pf, N] (input k of output n: word (k/pf, n), bits
+ *        (k%pf)*b), qzeros I32 [G, N/pf] (word (g, n/pf), bits (n%pf)*b),
+ *        scales [G, N], g_idx I32 [K] (the group of each input), pf = 32/b
+ *   AWQ  qweight I32 [K, N/8] (output n of input k: word (k, n/8), nibble
+ *        [0,4,1,5,2,6,3,7][n%8]), qzeros I32 [G, N/8] alike, scales [G, N],
+ *        group of input k = k / group
+ *   w[n, k] = (q - z) * s in the scale's dtype, then bf16 (as fd_ct_row). */
+typedef struct fd_gq_row {
+    const uint8_t *qweight, *qzeros, *scale, *gidx;
+    uint64_t N;
+    int sdtype, bits, group, v1, awq;
+} fd_gq_row;
+void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out);
+uint16_t fd_f32_to_f16(float f); /* round to nearest even (overflow to inf, NaN quiet) */
+float fd_f16_to_f32(uint16_t h);
+
 /* Quantizers over fp32 rows-major [N, K] values. */
 void fd_fp8_block_quantize(const float *x, uint64_t N, uint64_t K, int bm, int bn, uint8_t *q, float *scale_inv);
 /* Tensor amax -> weight_scale_2. */

@@ -87,6 +87,38 @@ static int open_files(const char *dir, fd_weights *w, jv **index, int lazy, fd_e
     return rc;
 }
 
+/* compressed-tensors stores a Linear's packed weight as X.weight_packed (GPTQ
+ * and AWQ as X.qweight): it
+ * is looked up, checked and decoded as X.weight (its stored name kept in
+ * sname for messages).  Both names present: bad_quantized_tensor. */
+static int rename_packed(fd_weights *w, const char *SUF, fd_err *e)
+{
+    const size_t ls = strlen(SUF);
+    for (size_t i = 0; i < w->n; i++) {
+        fd_tensor *t = &w->t[i];
+        size_t n = strlen(t->name);
+        if (n <= ls || strcmp(t->name + n - ls, SUF)) continue;
+        fd_buf nb = {0};
+        fd_buf_printf(&nb, "%.*s.weight", (int)(n - ls), t->name); /* "X.weight" */
+        fd_strv_push(&w->renamed, fd_buf_cstr(&nb));
+        fd_buf_free(&nb);
+    }
+    /* fd_strv_push copies: point the tensors at the list's strings */
+    size_t k = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        fd_tensor *t = &w->t[i];
+        size_t n = strlen(t->name);
+        if (n <= ls || strcmp(t->name + n - ls, SUF)) continue;
+        t->name = w->renamed.v[k++];
+    }
+    qsort(w->t, w->n, sizeof *w->t, cmp_tensor);
+    for (size_t i = 1; i < w->n; i++)
+        if (!strcmp(w->t[i - 1].name, w->t[i].name))
+            return fd_fail(e, "bad_quantized_tensor", "", "%s: both %.200s and %.200s are present (compressed-tensors "
+                           "and GPTQ / AWQ store a packed Linear under its packed name only)", w->root, w->t[i - 1].sname, w->t[i].sname);
+    return 0;
+}
+
 static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
 {
     memset(w, 0, sizeof *w);
@@ -104,7 +136,7 @@ static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
             for (size_t j = 0; j < s->st.n; j++) {
                 const fd_st_tensor *st = &s->st.t[j];
                 fd_tensor *t = &w->t[w->n++];
-                t->name = st->name;
+                t->name = t->sname = st->name;
                 t->file = s->name;
                 memcpy(t->dtype, st->dtype, sizeof t->dtype);
                 t->ndim = st->ndim;
@@ -137,6 +169,8 @@ static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
     }
     jv_free(index);
     if (!rc) rc = fd_qconfig_load(dir, &w->q, e);
+    if (!rc && w->q.kind == FD_Q_CT_PACK) rc = rename_packed(w, ".weight_packed", e);
+    if (!rc && (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ)) rc = rename_packed(w, ".qweight", e);
     if (rc) fd_weights_close(w);
     return rc;
 }
@@ -251,6 +285,7 @@ void fd_weights_close(fd_weights *w)
     free(w->root);
     free_lists(w);
     fd_qconfig_free(&w->q);
+    fd_strv_free(&w->renamed);
     memset(w, 0, sizeof *w);
 }
 

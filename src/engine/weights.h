@@ -28,7 +28,8 @@
 #include "util/strv.h"
 
 typedef struct fd_tensor {
-    const char *name;        /* owned by the map */
+    const char *name;        /* owned by the map (a packed weight: its logical name, X.weight) */
+    const char *sname;       /* the name stored in the file (X.weight_packed for compressed-tensors) */
     const char *file;        /* shard file name */
     char dtype[16];          /* "BF16", "F32", ... */
     int ndim;
@@ -51,6 +52,9 @@ typedef struct fd_tensor {
     uint64_t grow0;          /* first GGUF row of the view */
     uint64_t gp[3];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim */
     const unsigned char *gdata2;
+    fd_ct_scheme ct;         /* compressed-tensors pack-quantized scheme */
+    const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) / qzeros (GPTQ, AWQ) or NULL */
+    const struct fd_tensor *gidx; /* GPTQ g_idx */
 } fd_tensor;
 
 typedef struct fd_wshard {
@@ -73,6 +77,7 @@ typedef struct fd_weights {
     size_t n;
     /* filled by fd_weights_check */
     fd_qconfig q;            /* the checkpoint's quantization_config */
+    fd_strv renamed;         /* owned logical names of packed weights */
     fd_strv missing, unexpected, misshaped, ignored, badquant;
     size_t nquant;           /* quantized weights */
     uint64_t qbytes;         /* their bytes and their scales' */

@@ -99,8 +99,198 @@ static int bind_nvfp4(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf 
     return 1;
 }
 
+static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* compressed-tensors pack-quantized: t is X.weight_packed (looked up as X.weight). */
+static int bind_ct(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
+{
+    const uint64_t N = want[0], K = want[1], b = (uint64_t)cs->bits;
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "int%d %s", cs->bits, cs->strategy == FD_CT_CHANNEL ? "channel" : cs->strategy == FD_CT_GROUP ? "group" : "block");
+    if (t->ndim != 2 || t->shape[0] != N || t->shape[1] != cdiv(K * b, 32)) {
+        fd_buf_printf(why, "%s: I32 packed shape expected [%llu,%llu] (weight [%llu,%llu], %s)", t->sname,
+                      (unsigned long long)N, (unsigned long long)cdiv(K * b, 32), (unsigned long long)N,
+                      (unsigned long long)K, ctx);
+        return -1;
+    }
+    /* weight_shape: the logical shape, as the decompressor reads it */
+    char *sn = companion(t->name, ".weight_shape");
+    const fd_tensor *ws = fd_weights_get(w, sn);
+    free(sn);
+    if (!ws) return bad(why, "%s: its weight_shape is missing (%s)", t->sname, "compressed-tensors stores the logical shape");
+    int64_t v[2] = {0, 0};
+    int i64 = !strcmp(ws->dtype, "I64");
+    if ((!i64 && strcmp(ws->dtype, "I32")) || ws->ndim != 1 || ws->shape[0] != 2)
+        return bad(why, "%s must be an I64 or I32 tensor of 2 elements (the shape of %s)", ws->name, t->sname);
+    fd_err re;
+    if (i64) { if (fd_weights_read(w, ws, v, 16, &re)) return bad(why, "%s%s", re.msg, ""); }
+    else {
+        int32_t v32[2];
+        if (fd_weights_read(w, ws, v32, 8, &re)) return bad(why, "%s%s", re.msg, "");
+        v[0] = v32[0];
+        v[1] = v32[1];
+    }
+    if (v[0] != (int64_t)N || v[1] != (int64_t)K) {
+        fd_buf_printf(why, "%s holds [%lld,%lld], the model expects [%llu,%llu]", ws->name, (long long)v[0],
+                      (long long)v[1], (unsigned long long)N, (unsigned long long)K);
+        return -1;
+    }
+    uint64_t sr = N, sc = 1;
+    if (cs->strategy == FD_CT_GROUP) {
+        if (K % (uint64_t)cs->group) {
+            fd_buf_printf(why, "%s: %llu inputs are not a whole number of groups of %d (compressed-tensors' "
+                          "decompressor refuses a partial group)", t->sname, (unsigned long long)K, cs->group);
+            return -1;
+        }
+        sc = K / (uint64_t)cs->group;
+    } else if (cs->strategy == FD_CT_BLOCK) {
+        sr = cdiv(N, (uint64_t)cs->bh);
+        sc = cdiv(K, (uint64_t)cs->bw);
+    }
+    char *scn = companion(t->name, ".weight_scale");
+    const fd_tensor *s = fd_weights_get(w, scn);
+    free(scn);
+    if (!s) return bad(why, "%s: its weight_scale is missing (%s)", t->sname, ctx);
+    int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
+    if (sd < 0 || s->ndim != 2 || s->shape[0] != sr || s->shape[1] != sc) {
+        fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [%llu,%llu] (%s)", s->name, s->dtype, (unsigned long long)sr,
+                      (unsigned long long)sc, ctx);
+        return -1;
+    }
+    const fd_tensor *z = NULL;
+    if (!cs->sym) {
+        char *zn = companion(t->name, ".weight_zero_point");
+        z = fd_weights_get(w, zn);
+        free(zn);
+        if (!z) return bad(why, "%s: its weight_zero_point is missing (%s, asymmetric)", t->sname, ctx);
+        if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != cdiv(N * b, 32) || z->shape[1] != sc) {
+            fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (zero points packed along the outputs, %s)", z->name,
+                          z->dtype, (unsigned long long)cdiv(N * b, 32), (unsigned long long)sc, ctx);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_CT_PACK;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = z;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + ws->nbytes + (z ? z->nbytes : 0);
+    return 1;
+}
+
+static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    int lin = fd_q_is_linear_weight(t->name), sch = lin ? fd_q_ct_scheme(&w->q, t->name) : -1;
+    int packed = t->sname != t->name && strcmp(t->sname, t->name);
+    if (!packed) {
+        if (sch < 0 && (!strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"))) return 0;
+        if (sch < 0) return 0; /* another dtype: reported as mis-shaped */
+        fd_buf_printf(why, "%s is %s but quantization_config (%s, compressed-tensors) converts it (a loader expects "
+                      "%s_packed and its scales)", t->name, t->dtype, w->q.source, t->name);
+        return -1;
+    }
+    if (strcmp(t->dtype, "I32")) return bad(why, "%s is %s, expected I32 (packed int32 words)", t->sname, t->dtype);
+    if (!lin) return bad(why, "%s is packed but %s is not a Linear weight (only Linears are converted)", t->sname, t->name);
+    if (sch < 0)
+        return bad(why, "%s is packed but quantization_config (%s) leaves its module unconverted (ignore, or no target "
+                   "matches)", t->sname, w->q.source);
+    int rc = bind_ct(w, t, &w->q.ct[sch], want, why);
+    if (rc == 1) w->nquant++;
+    return rc;
+}
+
+/* the companion X.<suffix> of a packed weight t (named X.weight) */
+static const fd_tensor *pk_comp(const fd_weights *w, const fd_tensor *t, const char *suffix)
+{
+    char *n = companion(t->name, suffix);
+    const fd_tensor *c = n ? fd_weights_get(w, n) : NULL;
+    free(n);
+    return c;
+}
+
+/* GPTQ / AWQ: t is X.qweight (looked up as X.weight). */
+static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    const fd_ct_scheme *cs = &w->q.ct[0];
+    const int awq = w->q.kind == FD_Q_AWQ;
+    const uint64_t N = want[0], K = want[1], pf = 32 / (uint64_t)cs->bits;
+    const uint64_t grp = cs->group < 0 ? K : (uint64_t)cs->group, G = (K + grp - 1) / grp;
+    const char *fam = awq ? "awq" : "gptq";
+    if (N % pf || (!awq && K % pf) || (awq && grp != K && K % grp)) {
+        fd_buf_printf(why, "%s: a [%llu,%llu] Linear does not pack into whole int32 words (%s int%d)", t->sname,
+                      (unsigned long long)N, (unsigned long long)K, fam, cs->bits);
+        return -1;
+    }
+    uint64_t r = awq ? K : K / pf, c = awq ? N / pf : N;
+    if (strcmp(t->dtype, "I32") || t->ndim != 2 || t->shape[0] != r || t->shape[1] != c) {
+        fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (weight [%llu,%llu], %s int%d)", t->sname, t->dtype,
+                      (unsigned long long)r, (unsigned long long)c, (unsigned long long)N, (unsigned long long)K, fam,
+                      cs->bits);
+        return -1;
+    }
+    const fd_tensor *z = pk_comp(w, t, ".qzeros"), *s = pk_comp(w, t, ".scales"), *gi = awq ? NULL : pk_comp(w, t, ".g_idx");
+    if (!z || !s) return bad(why, "%s: its %s is missing", t->sname, !z ? "qzeros" : "scales");
+    if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != G || z->shape[1] != N / pf) {
+        fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (zero points of %llu groups)", z->name, z->dtype,
+                      (unsigned long long)G, (unsigned long long)(N / pf), (unsigned long long)G);
+        return -1;
+    }
+    int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
+    if (sd < 0 || s->ndim != 2 || s->shape[0] != G || s->shape[1] != N) {
+        fd_buf_printf(why, "%s: %s expected F16|BF16|F32 [%llu,%llu]", s->name, s->dtype, (unsigned long long)G,
+                      (unsigned long long)N);
+        return -1;
+    }
+    if (!awq) {
+        if (!gi) return bad(why, "%s: its g_idx is missing (%s)", t->sname, "the group of every input");
+        if (strcmp(gi->dtype, "I32") || gi->ndim != 1 || gi->shape[0] != K) {
+            fd_buf_printf(why, "%s: %s expected I32 [%llu]", gi->name, gi->dtype, (unsigned long long)K);
+            return -1;
+        }
+        int32_t *v = fd_xmalloc(K * 4);
+        fd_err re;
+        int rc = fd_weights_read(w, gi, v, K * 4, &re);
+        uint64_t k = 0;
+        while (!rc && k < K && v[k] >= 0 && (uint64_t)v[k] < G) k++;
+        if (rc) fd_buf_printf(why, "%s", re.msg);
+        else if (k < K)
+            fd_buf_printf(why, "%s[%llu] = %d is not a group in [0, %llu)", gi->name, (unsigned long long)k, v[k],
+                          (unsigned long long)G);
+        free(v);
+        if (rc || k < K) return -1;
+    }
+    t->qfmt = w->q.kind;
+    t->ct = *cs;
+    t->ct.group = (int)grp;
+    t->scale = s;
+    t->zero = z;
+    t->gidx = gi;
+    t->lshape[0] = N;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + z->nbytes + (gi ? gi->nbytes : 0);
+    return 1;
+}
+
+static int bind_gq_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    int lin = fd_q_is_linear_weight(t->name), conv = lin && !fd_q_excluded(&w->q, t->name);
+    if (t->sname == t->name) {
+        if (!conv) return 0;
+        fd_buf_printf(why, "%s is %s but quantization_config (%s, %s) converts it (a loader expects qweight, qzeros, "
+                      "scales)", t->name, t->dtype, w->q.source, fd_q_format(w->q.kind));
+        return -1;
+    }
+    if (!lin) return bad(why, "%s is packed but %s is not a Linear weight (only Linears are converted)", t->sname, t->name);
+    if (!conv) return bad(why, "%s is packed but quantization_config (%s) leaves its module unconverted", t->sname, w->q.source);
+    int rc = bind_gq(w, t, want, why);
+    if (rc == 1) w->nquant++;
+    return rc;
+}
+
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
+    if (w->q.kind == FD_Q_CT_PACK) return bind_ct_any(w, t, want, why);
+    if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
     if (w->q.kind == FD_Q_GGUF || w->gguf) return 0; /* GGUF views are bound when the file is opened (gguf_model.c) */
     int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, t->name);
@@ -127,7 +317,10 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
 {
     static const struct { const char *suffix; fd_qkind k; } C[] = {
         {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
-        {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4}};
+        {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4},
+        {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
+        {".qzeros", FD_Q_GPTQ}, {".scales", FD_Q_GPTQ}, {".g_idx", FD_Q_GPTQ}, {".qzeros", FD_Q_AWQ},
+        {".scales", FD_Q_AWQ}};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
         size_t l = strlen(C[i].suffix);
@@ -136,7 +329,8 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         fd_buf_printf(&b, "%.*s.weight", (int)(n - l), name);
         const fd_tensor *t = fd_weights_get(w, fd_buf_cstr(&b));
         fd_buf_free(&b);
-        return t && t->qfmt == C[i].k;
+        if (!t || t->qfmt != C[i].k) continue;
+        return C[i].k != FD_Q_CT_PACK || strcmp(C[i].suffix, ".weight_zero_point") || t->zero;
     }
     return 0;
 }
@@ -150,6 +344,19 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
     else if (t->qfmt == FD_Q_GGUF)
         fd_gguf_row_bf16(t, row, K, out);
+    else if (t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ) {
+        const char *sd = t->scale->dtype;
+        fd_gq_row c = {p, t->zero->data, t->scale->data, t->gidx ? t->gidx->data : NULL, t->lshape[0],
+                       !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2, t->ct.bits, t->ct.group, t->ct.v1,
+                       t->qfmt == FD_Q_AWQ};
+        fd_gq_row_bf16(&c, K, row, out);
+    } else if (t->qfmt == FD_Q_CT_PACK) {
+        const char *sd = t->scale->dtype;
+        fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1], t->scale->shape[1],
+                       t->zero ? t->zero->shape[1] : 0, !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2,
+                       t->ct.bits, t->ct.strategy, t->ct.group, t->ct.bh, t->ct.bw};
+        fd_ct_row_bf16(&c, K, row, out);
+    }
     else if (!strcmp(t->dtype, "BF16"))
         memcpy(out, p + row * K * 2, K * 2);
     else

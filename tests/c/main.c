@@ -15,6 +15,7 @@ int test_schema(void);
 int test_stats(void);
 int test_report(void);
 int test_qformat(void);
+int test_packed(void);
 int test_tokenizer(void);
 int test_hub(void);
 int test_torch_ops(void);
@@ -38,6 +39,7 @@ static const struct {
     {"stats", test_stats},
     {"report", test_report},
     {"qformat", test_qformat},
+    {"packed", test_packed},
     {"tokenizer", test_tokenizer},
     {"hub", test_hub},
     {"torch_ops", test_torch_ops},

@@ -1,0 +1,154 @@
+/* Unit tests for the compressed-tensors pack-quantized decoder
+ * (engine/qformat.c fd_ct_row_bf16): every case of the committed vectors
+ * tests/vectors/packed/ct_pack.safetensors (made by compressed-tensors'
+ * own pack_to_int32 + PackedQuantizationCompressor.decompress,
+ * tests/py/packed_oracle.py) decodes to the reference's bf16 bit for bit;
+ * the fp16 conversion against every fp16 value and the rounding edges. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "check.h"
+#include "engine/qconfig.h"
+#include "engine/qformat.h"
+#include "format/safetensors.h"
+
+#define VECTORS "tests/vectors/packed/ct_pack.safetensors"
+
+static const uint8_t *data_of(const fd_st_file *f, const uint8_t *file, const char *name, const char *dtype)
+{
+    const fd_st_tensor *t = fd_st_find(f, name);
+    if (!t || (dtype && strcmp(t->dtype, dtype))) return NULL;
+    return file + 8 + f->header_len + t->start;
+}
+
+static int vectors(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(VECTORS, &f, &e), "%s opens: %s", VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "c%02d.scheme", c);
+        const uint8_t *sp = data_of(&f, file, nm, "I32");
+        if (!sp) break;
+        int32_t s[6];
+        memcpy(s, sp, sizeof s);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        const uint8_t *exp = data_of(&f, file, nm, "BF16");
+        snprintf(nm, sizeof nm, "c%02d.weight_packed", c);
+        const fd_st_tensor *pt = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight_scale", c);
+        const fd_st_tensor *st = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight_zero_point", c);
+        const fd_st_tensor *zt = fd_st_find(&f, nm);
+        CHECKF(ex && exp && pt && st && (s[5] || zt), "case %d complete", c);
+        if (!ex || !exp || !pt || !st) continue;
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        fd_ct_row r = {file + 8 + f.header_len + pt->start, file + 8 + f.header_len + st->start,
+                       zt ? file + 8 + f.header_len + zt->start : NULL, pt->shape[1], st->shape[1],
+                       zt ? zt->shape[1] : 0, !strcmp(st->dtype, "BF16") ? 0 : !strcmp(st->dtype, "F16") ? 1 : 2,
+                       s[0], s[1], s[2], s[3], s[4]};
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0, first = 0;
+        for (uint64_t i = 0; i < N; i++) {
+            fd_ct_row_bf16(&r, K, i, row);
+            for (uint64_t j = 0; j < K; j++) {
+                uint16_t want;
+                memcpy(&want, exp + (i * K + j) * 2, 2);
+                if (row[j] != want && !bad++) first = i * K + j;
+            }
+        }
+        CHECKF(!bad, "case c%02d (int%d strategy %d %s [%llu,%llu]): %llu of %llu differ, first at %llu", c, s[0], s[1],
+               st->dtype, (unsigned long long)N, (unsigned long long)K, (unsigned long long)bad,
+               (unsigned long long)(N * K), (unsigned long long)first);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 36, "36 cases in the vectors (found %d)", ncase);
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
+#define GQ_VECTORS "tests/vectors/packed/gq.safetensors"
+
+/* GPTQ / AWQ: tests/vectors/packed/gq.safetensors (tests/py/gq_vectors.py) */
+static int gq(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(GQ_VECTORS, &f, &e), "%s opens: %s", GQ_VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(GQ_VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        const uint8_t *p[5];
+        static const char *const PART[5] = {"scheme", "qweight", "qzeros", "scales", "g_idx"};
+        for (int i = 0; i < 5; i++) {
+            snprintf(nm, sizeof nm, "c%02d.%s", c, PART[i]);
+            p[i] = data_of(&f, file, nm, NULL);
+        }
+        if (!p[0]) break;
+        int32_t s[5];
+        memcpy(s, p[0], sizeof s);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.scales", c);
+        const fd_st_tensor *st = fd_st_find(&f, nm);
+        CHECKF(ex && p[1] && p[2] && st && (s[0] || p[4]), "case %d complete", c);
+        if (!ex || !p[1] || !p[2] || !st) continue;
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        const uint8_t *exp = file + 8 + f.header_len + ex->start;
+        fd_gq_row r = {p[1], p[2], p[3], p[4], N, !strcmp(st->dtype, "BF16") ? 0 : 1, s[1], s[2], s[3], s[0]};
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0;
+        for (uint64_t n = 0; n < N; n++) {
+            fd_gq_row_bf16(&r, K, n, row);
+            for (uint64_t k = 0; k < K; k++) {
+                uint16_t want;
+                memcpy(&want, exp + (n * K + k) * 2, 2);
+                bad += row[k] != want;
+            }
+        }
+        CHECKF(!bad, "gq case c%02d (%s int%d g%d v1=%d %s [%llu,%llu]): %llu differ", c, s[0] ? "awq" : "gptq", s[1], s[2],
+               s[3], st->dtype, (unsigned long long)N, (unsigned long long)K, (unsigned long long)bad);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 18, "18 GPTQ/AWQ cases (found %d)", ncase);
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
+static int f16(void)
+{
+    int fails = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float v = fd_f16_to_f32((uint16_t)h);
+        if (isnan(v)) continue;
+        CHECKF(fd_f32_to_f16(v) == h, "fp16 %04x round-trips", h);
+    }
+    CHECK(fd_f32_to_f16(65519.99f) == 0x7bff && fd_f32_to_f16(65520.0f) == 0x7c00, "65520 ties up to infinity");
+    CHECK(fd_f32_to_f16(0x1p-25f) == 0 && fd_f32_to_f16(0x1.8p-25f) == 1 && fd_f32_to_f16(0x1.8p-24f) == 2,
+          "subnormal ties to even");
+    CHECK(fd_f32_to_f16(1.0f + 0x1p-11f) == 0x3c00 && fd_f32_to_f16(1.0f + 0x3p-11f) == 0x3c02, "mantissa ties to even");
+    CHECK(fd_f32_to_f16(-0.0f) == 0x8000 && (fd_f32_to_f16(NAN) & 0x7e00) == 0x7e00, "-0 and NaN");
+    return fails;
+}
+
+int test_packed(void) { return vectors() + gq() + f16(); }

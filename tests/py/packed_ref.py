@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Offline reference of the packed integer checkpoint formats, numpy only,
+written from the reference library's code (not from the C code, never
+calling the binary):
+
+  compressed-tensors `pack-quantized` (compressed_tensors 0.20.1:
+  compressors/pack_quantized/base.py PackedQuantizationCompressor.decompress,
+  compressors/pack_quantized/helpers.py pack_to_int32 / unpack_from_int32,
+  quantization/lifecycle/forward_helpers.py _dequantize / _process_group /
+  _process_block, utils/match.py match_targets / is_match):
+      weight_packed I32 [N, ceil(K*b/32)]: element j of a row is bits
+          [j*b, j*b+b) of the row's little-endian word run, stored as q + 2^(b-1)
+      weight_zero_point I32 [ceil(N*b/32), G]: the same packing along the
+          output dim (packed_dim=0), asymmetric channel/group only
+      weight_scale [N,1] channel, [N,K/g] group (K % g == 0, else the
+          decompressor raises), [ceil(N/bh), ceil(K/bw)] block
+      w = (q.to(sdt) - z.to(sdt)) * s  in the scale's dtype sdt, then bf16
+          (round to nearest even).  |q - z| <= 255 is exact in bf16 and fp16,
+          the product of two such values is exact in fp32, so: bf16 scale ->
+          bf16(fp32 product); fp16 -> bf16(fp16(fp32 product)); fp32 ->
+          bf16(fp32 product).
+  Module selection: a group's targets, tried as exact module names, then
+  "re:" regexes (re.match), each kind sorted, then the class names "Linear" /
+  "Module" (every nn.Linear); `ignore` (the same matching) wins; a target
+  named by two groups belongs to the later one.
+
+  GPTQ (GPTQModel gptqmodel/nn_modules/qlinear/__init__.py
+  PackableQuantLinear.dequantize_weight, the v2 convention; a v1 checkpoint
+  is converted as gptqmodel/utils/model.py convert_gptq_v1_to_v2_format does:
+  each qzeros int32 word += 0x11111111 (4-bit) / 0x01010101 (8-bit), wrapping):
+      qweight I32 [K/pf, N]: input k of output n at bits (k%pf)*b of word (k/pf, n)
+      qzeros  I32 [G, N/pf]: output n at bits (n%pf)*b of word (g, n/pf)
+      scales [G, N]; g_idx I32 [K]
+      weights = scales[g_idx] * (weight - zeros[g_idx])  (in the scale dtype) -> .T -> bf16
+  AWQ GEMM (AutoAWQ awq/utils/packing_utils.py dequantize_gemm: unpack_awq,
+  reverse_awq_order with AWQ_REVERSE_ORDER [0, 4, 1, 5, 2, 6, 3, 7]):
+      qweight I32 [K, N/8], qzeros I32 [G, N/8]: output 8w+j at nibble
+      REVERSE[j] of word w; scales [G, N]; (iweight - izeros) * scales -> .T -> bf16
+
+usage: packed_ref.py SRC_DIR DST_DIR   (a pack-quantized / GPTQ / AWQ checkpoint -> bf16)
+"""
+import json, os, re, shutil, struct, sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import dequant_ref as dq  # noqa: E402  (safetensors I/O, bf16 rounding)
+
+dq.ST_DTYPES.setdefault("I32", (np.int32, 4))
+dq.ST_DTYPES.setdefault("I8", (np.int8, 1))
+dq.ST_DTYPES.setdefault("U32", (np.uint32, 4))
+
+LINEARS = ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj", "wq_b", "wk", "weights_proj",
+           "gate_proj", "up_proj", "down_proj")
+
+
+def is_linear(name):
+    return name == "lm_head.weight" or (name.endswith(".weight") and name[:-7].rsplit(".", 1)[-1] in LINEARS)
+
+
+# ------------------------------------------------------------ packing
+def pack_int32(q, bits, packed_dim=1):
+    """pack_to_int32: int8 values q (signed, in [-2^(b-1), 2^(b-1))) -> int32 words."""
+    v = (q.astype(np.int64) + (1 << (bits - 1))).astype(np.uint64)
+    if packed_dim == 0:
+        v = v.T
+    rows, cols = v.shape
+    words = (cols * bits + 31) // 32
+    out = np.zeros((rows, words), dtype=np.uint64)
+    for j in range(cols):
+        bit = j * bits
+        out[:, bit // 32] |= v[:, j] << np.uint64(bit % 32)
+        if bit % 32 + bits > 32:
+            out[:, bit // 32 + 1] |= v[:, j] >> np.uint64(32 - bit % 32)
+    out = (out & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+    return np.ascontiguousarray(out.T if packed_dim == 0 else out)
+
+
+def unpack_int32(words, bits, n, packed_dim=1):
+    """unpack_from_int32 -> signed ints (offset removed)."""
+    w = words.view(np.uint32).astype(np.uint64)
+    if packed_dim == 0:
+        w = w.T
+    w = np.concatenate([w, np.zeros((w.shape[0], 1), dtype=np.uint64)], axis=1)
+    out = np.empty((w.shape[0], n), dtype=np.int64)
+    for j in range(n):
+        bit = j * bits
+        both = w[:, bit // 32] | (w[:, bit // 32 + 1] << np.uint64(32))
+        out[:, j] = ((both >> np.uint64(bit % 32)) & np.uint64((1 << bits) - 1)).astype(np.int64)
+    out -= 1 << (bits - 1)
+    return out.T if packed_dim == 0 else out
+
+
+def scale_f32(dtype, arr):
+    if dtype == "BF16":
+        return (arr.astype(np.uint32) << 16).view(np.float32)
+    return arr.astype(np.float32)
+
+
+# ------------------------------------------------------------ decoding
+def dequant_ct(packed, sdtype, scale, zp, shape, w):
+    """bf16 bits [N, K] of one pack-quantized weight; w: the weights args dict."""
+    n, k = (int(x) for x in shape)
+    b = int(w["num_bits"])
+    q = unpack_int32(packed, b, k)
+    st = w.get("strategy") or ("group" if w.get("group_size") else "tensor")
+    if st == "group":
+        g = int(w["group_size"])
+        if k % g:
+            raise ValueError("tensor column shape must be divisble by the given group_size")
+        ri, ci = np.arange(n)[:, None], (np.arange(k) // g)[None, :]
+    elif st == "channel":
+        ri, ci = np.arange(n)[:, None], np.zeros((1, k), dtype=np.int64)
+    elif st == "block":
+        bh, bw = w["block_structure"]
+        ri, ci = (np.arange(n) // bh)[:, None], (np.arange(k) // bw)[None, :]
+    else:
+        raise ValueError("strategy %s" % st)
+    s = scale_f32(sdtype, scale)[ri, ci]
+    d = q.astype(np.float32)
+    if zp is not None:
+        z = unpack_int32(zp, b, n, packed_dim=0)  # [N, G]
+        d = d - z[ri, ci].astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # fp16 overflow to inf is the reference's result too
+        v = (d * s).astype(np.float32)
+        if sdtype == "F16":
+            v = v.astype(np.float16).astype(np.float32)
+    return dq.f32_to_bf16_bits(v)
+
+
+def _mul(d, s):
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is the reference's result too
+        return (d * s).astype(np.float32)
+
+
+def _in_dtype_bf16(v, sdtype):
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = v.astype(np.float32)
+        if sdtype == "F16":
+            v = v.astype(np.float16).astype(np.float32)
+    return dq.f32_to_bf16_bits(v)
+
+
+AWQ_REVERSE_ORDER = [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def _fields(words, bits):
+    """int32 words [..., W] -> fields [..., W * 32/bits], field j of a word at bits j*b."""
+    w = words.view(np.uint32).astype(np.uint64)
+    pf = 32 // bits
+    sh = (np.arange(pf, dtype=np.uint64) * np.uint64(bits))
+    f = (w[..., None] >> sh) & np.uint64((1 << bits) - 1)
+    return f.reshape(*w.shape[:-1], w.shape[-1] * pf).astype(np.int64)
+
+
+def dequant_gptq(qweight, qzeros, sdtype, scales, g_idx, bits, v1):
+    """bf16 bits [N, K] of a GPTQ Linear."""
+    pf = 32 // bits
+    if v1:
+        add = 0x11111111 if bits == 4 else 0x01010101
+        qzeros = ((qzeros.view(np.uint32).astype(np.uint64) + add) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    zeros = _fields(qzeros, bits)                                  # [G, N]
+    w = _fields(np.ascontiguousarray(qweight.T), bits).T           # [K, N]: input k = row
+    g = g_idx.astype(np.int64)
+    d = (w - zeros[g]).astype(np.float32)
+    return np.ascontiguousarray(_in_dtype_bf16(_mul(d, scale_f32(sdtype, scales)[g]), sdtype).T)
+
+
+def dequant_awq(qweight, qzeros, sdtype, scales, group):
+    k = qweight.shape[0]
+    n = qweight.shape[1] * 8
+    rev = np.arange(n).reshape(-1, 8)[:, AWQ_REVERSE_ORDER].reshape(-1)
+    iw = _fields(qweight, 4)[:, rev]
+    iz = _fields(qzeros, 4)[:, rev]
+    g = np.arange(k) // group
+    d = (iw - iz[g]).astype(np.float32)
+    return np.ascontiguousarray(_in_dtype_bf16(_mul(d, scale_f32(sdtype, scales)[g]), sdtype).T)
+
+
+def _pack_fields(vals, bits):
+    """[..., M] ints in [0, 2^b) -> int32 words [..., M*b/32], field j at bits j*b."""
+    pf = 32 // bits
+    v = vals.astype(np.uint64).reshape(*vals.shape[:-1], vals.shape[-1] // pf, pf)
+    sh = np.arange(pf, dtype=np.uint64) * np.uint64(bits)
+    return ((v << sh).sum(axis=-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def encode_gq(x, kind, bits, group, sdtype, v1=True, perm=None, sym=False):
+    """A GPTQ / AWQ encoding of fp32 x [N, K] (min/max, any valid one). perm: act-order (desc_act) permutation."""
+    n, k = x.shape
+    grp = k if group == -1 else group
+    G = -(-k // grp)
+    hi = (1 << bits) - 1
+    if perm is None:
+        perm = np.arange(k)
+    g_idx = np.empty(k, dtype=np.int32)
+    g_idx[perm] = np.arange(k) // grp          # groups follow the act order, as GPTQ with desc_act writes them
+    s = np.zeros((G, n), np.float32)
+    z = np.zeros((G, n), np.int64)
+    for g in range(G):
+        cols = x[:, g_idx == g]
+        mn, mx = np.minimum(cols.min(axis=1), 0), np.maximum(cols.max(axis=1), 0)
+        if sym:
+            sc = np.maximum(np.abs(mn), mx) * 2 / hi
+            zz = np.full(n, (hi + 1) // 2)
+        else:
+            sc = (mx - mn) / hi
+            zz = np.clip(np.rint(-mn / np.where(sc > 0, sc, 1)), 0, hi)
+        s[g], z[g] = np.where(sc > 0, sc, 1), zz
+    if sdtype == "F16":
+        sarr = s.astype(np.float16)
+    else:
+        sarr = dq.f32_to_bf16_bits(s)
+    se = scale_f32(sdtype, sarr)
+    gi = g_idx.astype(np.int64)
+    q = np.clip(np.rint(x.T / se[gi]) + z[gi], 0, hi).astype(np.int64)   # [K, N]
+    if kind == "gptq":
+        qweight = _pack_fields(np.ascontiguousarray(q.T), bits).T          # [K/pf, N]
+        zs = (z - 1) & hi if v1 else z
+        out = {"qweight": ("I32", np.ascontiguousarray(qweight)), "qzeros": ("I32", _pack_fields(zs, bits)),
+               "scales": (sdtype, sarr), "g_idx": ("I32", g_idx)}
+    else:
+        order = np.arange(n).reshape(-1, 8)[:, [0, 2, 4, 6, 1, 3, 5, 7]].reshape(-1)   # AWQ_ORDER at pack time
+        out = {"qweight": ("I32", _pack_fields(q[:, order], 4)), "qzeros": ("I32", _pack_fields(z[:, order], 4)),
+               "scales": (sdtype, sarr)}
+    return out
+
+
+def gq_dir(src, dst, qc, sdtype, excluded, perm_seed=None):
+    """bf16 checkpoint src -> GPTQ / AWQ dst under config qc; excluded(name) -> kept bf16."""
+    tensors = dq.read_safetensors(os.path.join(src, "model.safetensors"))
+    kind = qc["quant_method"]
+    bits = qc.get("bits", 4)
+    v1 = qc.get("checkpoint_format", "gptq") == "gptq"
+    rng = np.random.default_rng(perm_seed) if perm_seed is not None else None
+    out, nq = {}, 0
+    for name, (dtype, arr) in tensors.items():
+        if not is_linear(name) or excluded(name):
+            out[name] = (dtype, arr)
+            continue
+        x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
+        perm = rng.permutation(x.shape[1]) if rng is not None else None
+        base = name[:-len(".weight")]
+        for part, v in encode_gq(x, kind, bits, qc["group_size"], sdtype, v1=v1, perm=perm,
+                                 sym=qc.get("sym", False)).items():
+            out[base + "." + part] = v
+        nq += 1
+    os.makedirs(dst)
+    for fn in os.listdir(src):
+        p = os.path.join(src, fn)
+        if os.path.isfile(p) and not fn.endswith(".safetensors") and fn != "config.json":
+            shutil.copy2(p, os.path.join(dst, fn))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg["quantization_config"] = qc
+    json.dump(cfg, open(os.path.join(dst, "config.json"), "w"), indent=2, sort_keys=True)
+    dq.write_safetensors(os.path.join(dst, "model.safetensors"), out)
+    return nq
+
+
+# ------------------------------------------------------------ module selection
+def _match_name(mod, t):
+    return re.match(t[3:], mod) is not None if t.startswith("re:") else t == mod
+
+
+def ct_scheme(qc, weight_name):
+    """The config group (dict) converting this weight, or None."""
+    if not is_linear(weight_name):
+        return None
+    mod = weight_name[:-len(".weight")]
+    if any(_match_name(mod, i) or i in ("Linear", "Module") for i in qc.get("ignore") or []):
+        return None
+    target_to_group = {}
+    for g in qc["config_groups"].values():
+        for t in g["targets"]:
+            target_to_group[t] = g
+    ts = sorted(target_to_group, key=lambda x: ("re:" in x, x))
+    hits = [t for t in ts if _match_name(mod, t)] + [t for t in ts if t in ("Linear", "Module")]
+    return target_to_group[hits[0]] if hits else None
+
+
+# ------------------------------------------------------------ quantizing (to make test checkpoints)
+def quantize_ct(x, w, sdtype, rng=None):
+    """A pack-quantized encoding of fp32 x [N, K] (any valid one: only the decode is the reference's)."""
+    n, k = x.shape
+    b = int(w["num_bits"])
+    lo, hi = -(1 << (b - 1)), (1 << (b - 1)) - 1
+    st = w["strategy"]
+    if st == "group":
+        g = int(w["group_size"])
+        tiles = x.reshape(n, k // g, g)
+    elif st == "channel":
+        tiles = x.reshape(n, 1, k)
+    else:
+        bh, bw = w["block_structure"]
+        pn, pk = -(-n // bh) * bh, -(-k // bw) * bw
+        xp = np.zeros((pn, pk), dtype=np.float32)
+        xp[:n, :k] = x
+        tiles = xp.reshape(pn // bh, bh, pk // bw, bw).transpose(0, 2, 1, 3).reshape(pn // bh, pk // bw, bh * bw)
+    if w.get("symmetric", True):
+        s = np.abs(tiles).max(axis=-1) / hi
+        z = None
+    else:
+        mn, mx = np.minimum(tiles.min(axis=-1), 0), np.maximum(tiles.max(axis=-1), 0)
+        s = (mx - mn) / (hi - lo)
+        z = np.clip(np.rint(lo - mn / np.where(s > 0, s, 1)), lo, hi).astype(np.int64)
+    s = np.where(s > 0, s, 1).astype(np.float32)
+    if sdtype == "BF16":
+        sbits = dq.f32_to_bf16_bits(s)
+        s_eff = scale_f32("BF16", sbits)
+        sarr = sbits
+    elif sdtype == "F16":
+        sarr = s.astype(np.float16)
+        s_eff = sarr.astype(np.float32)
+    else:
+        sarr = s
+        s_eff = s
+    if st == "group":
+        ri, ci = np.arange(n)[:, None], (np.arange(k) // int(w["group_size"]))[None, :]
+    elif st == "channel":
+        ri, ci = np.arange(n)[:, None], np.zeros((1, k), dtype=np.int64)
+    else:
+        bh, bw = w["block_structure"]
+        ri, ci = (np.arange(n) // bh)[:, None], (np.arange(k) // bw)[None, :]
+    zz = 0 if z is None else z[ri, ci]
+    q = np.clip(np.rint(x / s_eff[ri, ci]) + zz, lo, hi).astype(np.int8)
+    out = {"weight_packed": ("I32", pack_int32(q, b)), "weight_scale": (sdtype, np.ascontiguousarray(sarr)),
+           "weight_shape": ("I64", np.array([n, k], dtype=np.int64))}
+    if z is not None:
+        out["weight_zero_point"] = ("I32", pack_int32(z.astype(np.int8), b, packed_dim=0))
+    return out
+
+
+def ct_config(groups, ignore=("lm_head",), fmt="pack-quantized"):
+    cg = {}
+    for i, (targets, w) in enumerate(groups):
+        ww = {"num_bits": w["num_bits"], "type": "int", "symmetric": w.get("symmetric", True),
+              "strategy": w["strategy"], "group_size": w.get("group_size"),
+              "block_structure": w.get("block_structure"), "dynamic": False, "actorder": None, "observer": "minmax",
+              "observer_kwargs": {}}
+        cg["group_%d" % i] = {"targets": list(targets), "weights": ww, "input_activations": None,
+                              "output_activations": None, "format": fmt}
+    return {"quant_method": "compressed-tensors", "format": fmt, "config_groups": cg, "ignore": list(ignore),
+            "quantization_status": "compressed", "kv_cache_scheme": None, "sparsity_config": {},
+            "transform_config": None, "global_compression_ratio": None, "version": "0.20.1"}
+
+
+def ct_dir(src, dst, qc, sdtypes):
+    """bf16 checkpoint src -> pack-quantized dst under config qc; sdtypes: group name -> scale dtype."""
+    tensors = dq.read_safetensors(os.path.join(src, "model.safetensors"))
+    inv = {id(g): name for name, g in qc["config_groups"].items()}
+    out, nq = {}, 0
+    for name, (dtype, arr) in tensors.items():
+        g = ct_scheme(qc, name)
+        if g is None:
+            out[name] = (dtype, arr)
+            continue
+        x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
+        base = name[:-len(".weight")]
+        for part, v in quantize_ct(x, g["weights"], sdtypes[inv[id(g)]]).items():
+            out[base + "." + part] = v
+        nq += 1
+    os.makedirs(dst)
+    for fn in os.listdir(src):
+        p = os.path.join(src, fn)
+        if os.path.isfile(p) and not fn.endswith(".safetensors") and fn != "config.json":
+            shutil.copy2(p, os.path.join(dst, fn))
+        elif os.path.isdir(p) and fn != "panel":
+            shutil.copytree(p, os.path.join(dst, fn))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg["quantization_config"] = qc
+    json.dump(cfg, open(os.path.join(dst, "config.json"), "w"), indent=2, sort_keys=True)
+    dq.write_safetensors(os.path.join(dst, "model.safetensors"), out)
+    return nq
+
+
+def dequant_dir(src, dst):
+    """pack-quantized src -> bf16 dst (config without quantization_config)."""
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    qc = cfg.pop("quantization_config")
+    tensors = {}
+    for fn in sorted(os.listdir(src)):
+        if fn.endswith(".safetensors"):
+            tensors.update(dq.read_safetensors(os.path.join(src, fn)))
+    out, skip, n = {}, set(), 0
+    for name, (dtype, arr) in tensors.items():
+        if name.endswith(".qweight"):
+            b = name[:-len(".qweight")]
+            sd, sc = tensors[b + ".scales"]
+            if qc["quant_method"] == "gptq":
+                k = arr.shape[0] * 32 // qc["bits"]
+                out[b + ".weight"] = ("BF16", dequant_gptq(arr, tensors[b + ".qzeros"][1], sd, sc,
+                                                           tensors[b + ".g_idx"][1], qc["bits"],
+                                                           qc.get("checkpoint_format", "gptq") == "gptq"))
+            else:
+                k = arr.shape[0]
+                g = qc["group_size"] if qc["group_size"] != -1 else k
+                out[b + ".weight"] = ("BF16", dequant_awq(arr, tensors[b + ".qzeros"][1], sd, sc, g))
+            skip |= {name, b + ".qzeros", b + ".scales", b + ".g_idx"}
+            n += 1
+            continue
+        if not name.endswith(".weight_packed"):
+            continue
+        base = name[:-len("_packed")]
+        g = ct_scheme(qc, base)
+        sd, sc = tensors[base + "_scale"]
+        zp = tensors.get(base + "_zero_point")
+        out[base] = ("BF16", dequant_ct(arr, sd, sc, None if zp is None else zp[1], tensors[base + "_shape"][1],
+                                        g["weights"]))
+        skip |= {name, base + "_scale", base + "_zero_point", base + "_shape"}
+        n += 1
+    for name, v in tensors.items():
+        if name not in skip:
+            out[name] = v
+    os.makedirs(dst)
+    for fn in sorted(os.listdir(src)):
+        p = os.path.join(src, fn)
+        if os.path.isfile(p) and not fn.endswith(".safetensors") and fn not in ("config.json",
+                                                                               "model.safetensors.index.json"):
+            shutil.copy2(p, os.path.join(dst, fn))
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    dq.write_safetensors(os.path.join(dst, "model.safetensors"), out)
+    return n
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    print("dequantized %d tensors -> %s" % (dequant_dir(sys.argv[1], sys.argv[2]), sys.argv[2]))
