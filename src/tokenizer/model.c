@@ -22,6 +22,11 @@ static int load_vocab(fd_tokenizer *t, const jv *vocab, fd_err *e)
         if (v->t != JV_INT || v->u.i < 0 || v->u.i >= INT32_MAX) return bad(e, "a vocab id is not a non-negative int32");
         if (v->u.i > max) max = v->u.i;
     }
+    /* the id tables are indexed by id: a sparse id far above the entry count
+     * (a 10 KB file naming id 306,666,666 asked for 2.4 GB) is refused by name */
+    if (max >= (int64_t)vocab->u.o.n + FD_TOK_ID_SLACK)
+        return fd_fail(e, "bad_tokenizer", "", "model: vocab id %lld is %lld or more above the vocab's %zu entries (ids must be "
+                       "dense up to a slack of %d)", (long long)max, (long long)FD_TOK_ID_SLACK, vocab->u.o.n, FD_TOK_ID_SLACK);
     t->model_ntok = (size_t)(max + 1);
     t->model_tok = fd_xcalloc(t->model_ntok ? t->model_ntok : 1, sizeof *t->model_tok);
     for (size_t i = 0; i < vocab->u.o.n; i++) {

@@ -8,6 +8,8 @@
 #include "../util/buf.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+/* the largest gap above a vocab's entry count its ids may reach (model.c) */
+#define FD_TOK_ID_SLACK 65536
 #include <pcre2.h>
 
 /* string -> int32 open-addressing map; keys point at storage owned elsewhere */

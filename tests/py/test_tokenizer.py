@@ -134,6 +134,14 @@ def refusals(tok):
     rc, err = run_text("--tokenizer", tok, f)
     check("a UTF-8-encoded surrogate is refused at its offset", rc == 3 and "offset 3" in err, err)
     base = json.load(open(tok, encoding="utf-8"))
+    # a sparse vocab id far above the entry count (the fuzzer's 10 KB file asked for 2.4 GB) is refused by name
+    sparse = json.loads(json.dumps(base))
+    sparse["model"]["vocab"]["zz-sparse-id"] = 306666666
+    f = write("sparse.json", json.dumps(sparse))
+    t = write("sparse.txt", b"abc")
+    rc, err = run_text("--tokenizer", f, t)
+    check("a vocab id far above the entry count is refused: exit 3, bad_tokenizer, the id named",
+          rc == 3 and "[bad_tokenizer]" in err and "306666666" in err, err)
     for where_, value, word in [("model", {"type": "WordPiece", "vocab": {}}, "WordPiece"),
                                 ("normalizer", {"type": "Lowercase"}, "Lowercase"),
                                 ("normalizer", {"type": "Sequence", "normalizers": [{"type": "NFKC"}]}, "NFKC"),
