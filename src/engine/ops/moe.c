@@ -22,36 +22,6 @@
 typedef fd_lin lin;
 typedef fd_keyscore keyscore;
 
-/* y = down(bf(bf(silu(gate(x))) * up(x))) for rows of x.  torch's silu
- * takes its vector path in blocks of 64 of each contiguous run and the
- * scalar (libm) path on the rest: the run is the whole [rows, I] gate
- * output of a dense MLP (per_row = 0), one row of the strided gate half of
- * grouped_mm's gate_up output for routed experts (per_row = 1). */
-typedef struct silu_job {
-    uint16_t *a;
-    const uint16_t *b;
-    size_t I, run, vend;
-} silu_job;
-
-static void silu_rows(void *ctx, size_t lo, size_t hi)
-{
-    const silu_job *j = ctx;
-    size_t n = (hi - lo) * j->I, i0 = lo * j->I;
-    float *v = fd_xmalloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++) v[i] = F(j->a[i0 + i]);
-    /* the vector path on whole runs of [0, vend) of each run, the libm tail elsewhere */
-    for (size_t i = 0; i < n;) {
-        size_t r = (i0 + i) % j->run, len = j->run - r < n - i ? j->run - r : n - i;
-        size_t nv = r < j->vend ? (j->vend - r < len ? j->vend - r : len) : 0;
-        fd_torch_silu_n(v + i, v + i, nv);
-        for (size_t k = i + nv; k < i + len; k++) v[k] = fd_torch_silu_tail(v[k]);
-        i += len;
-    }
-    for (size_t i = 0; i < n; i++) v[i] = F(BF(v[i])) * F(j->b[i0 + i]);
-    fd_round_bf16(v, NULL, n, j->a + i0);
-    free(v);
-}
-
 /* glm5_next's clamped SwiGLU, element by element:
  * bf(bf(silu(min(gate, lim))) * clamp(up, -lim, lim)) */
 typedef struct clamp_job {
@@ -74,22 +44,20 @@ static void clamp_rows(void *ctx, size_t lo, size_t hi)
     }
 }
 
-/* clamped: glm5_next's SwiGLU with limit lim; else torch's silu split */
+/* clamped: glm5_next's SwiGLU with limit lim; else torch's silu split (fd_op_swiglu, ops/mlp.c) */
 static void swiglu(const fd_mm *m, const lin *g, const lin *u, const lin *d, const uint16_t *x, size_t rows, int per_row,
                    int clamped, float lim, uint16_t *y)
 {
+    if (!clamped) {
+        fd_op_swiglu(m, g, u, d, x, rows, per_row, y);
+        return;
+    }
     size_t I = g->N;
     uint16_t *a = fd_xmalloc(rows * I * 2 + 2), *b = fd_xmalloc(rows * I * 2 + 2);
     fd_lin_apply(m, g, x, rows, a);
     fd_lin_apply(m, u, x, rows, b);
-    if (clamped) {
-        clamp_job j = {a, b, I, lim};
-        fd_mm_range(m, rows, 16, clamp_rows, &j);
-    } else {
-        size_t run = per_row ? I : rows * I;
-        silu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
-        fd_mm_range(m, rows, 16, silu_rows, &j);
-    }
+    clamp_job j = {a, b, I, lim};
+    fd_mm_range(m, rows, 16, clamp_rows, &j);
     fd_lin_apply(m, d, a, rows, y);
     free(a);
     free(b);
