@@ -3,6 +3,7 @@
 #include "capture/fixture_next.h"
 #include "capture/fixture_deepseek.h"
 #include "capture/fixture_llama.h"
+#include "capture/fixture_minimax.h"
 #include "capture/model_dir.h"
 #include "capture/panel.h"
 #include "engine/config.h"
@@ -52,6 +53,9 @@ static const fd_fixture_preset PRESETS[] = {
      fd_fixture_qwen3_tiny_config},
     {"qwen3-moe-tiny", 260, 64, 128, 32, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 16, 4, 0, 40960, 1000000.0, 0.0, "DS", "FF", 4, 64,
      NULL, fd_fixture_qwen3_moe_tiny_config},
+    /* minimax-m2-tiny (fixture_minimax.c): hidden 64, 2 MoE layers of 16 experts of 32, top-8 */
+    {"minimax-m2-tiny", 260, 64, 32, 32, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 16, 8, 0, 196608, 5000000.0, 0.0, "SS", "FF", 4, 64,
+     NULL, fd_fixture_mm2_tiny_config},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -64,7 +68,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
 const char *fd_fixture_preset_names(void)
 {
     return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|"
-           "qwen3-moe-tiny";
+           "qwen3-moe-tiny|minimax-m2-tiny";
 }
 
 /* ------------------------------------------------------------ tensors */
@@ -521,7 +525,8 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
     }
     r->tensors = l.n;
     for (size_t i = 0; i < l.n; i++) {
-        if (strstr(l.v[i].name, "e_score_correction_bias")) r->bias_elems += numel(&l.v[i]);
+        /* the F32 router biases (minimax_m2's is a BF16 weight like any other) */
+        if (strstr(l.v[i].name, "e_score_correction_bias") && !strcmp(l.v[i].dtype, "F32")) r->bias_elems += numel(&l.v[i]);
         else r->params += numel(&l.v[i]);
     }
 
