@@ -44,3 +44,8 @@ jv *fd_fixture_mm2_tiny_config(const fd_fixture_preset *p, int bos, int eos, int
     jv_set(o, "vocab_size", jv_int(p->vocab));
     return o;
 }
+
+const char *fd_fixture_preset_experts(const fd_fixture_preset *p)
+{
+    return p && p->config == fd_fixture_mm2_tiny_config ? "block_sparse_moe.experts" : "mlp.experts";
+}

@@ -8,5 +8,8 @@
 #include "format/json.h"
 
 jv *fd_fixture_mm2_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+/* the name part of the preset's routed experts, what `demo` quantizes:
+ * "block_sparse_moe.experts" (minimax_m2), else "mlp.experts" */
+const char *fd_fixture_preset_experts(const fd_fixture_preset *p);
 
 #endif
