@@ -23,6 +23,8 @@ usage: test_minimax.py BINARY
   partial_rotary_factor (same digest); a top-level partial_rotary_factor wins
   over rotary_dim; rope_parameters' partial_rotary_factor wins over both
   (1.0 there: another digest); num_experts spells num_local_experts;
+- a tied head (tie_word_embeddings, no lm_head.weight): the dataset's head is
+  the embedding byte for byte and its identity says so;
 - `demo --preset minimax-m2-tiny` runs (its quantizations select the experts'
   block_sparse_moe.experts.X.w1/w2/w3);
 - refusals by name: rope_type yarn, nested rope_parameters, an odd / zero /
@@ -184,6 +186,22 @@ try:
             kl[bits] = json.load(open(W(q + "-cmp", "comparison-receipt.json")))["kl"]["mean"]
         case("RTN int%d of the experts: quantize, capture, compare" % bits, rc3 == 0, out3 + err3)
     case("KL(int8) < KL(int4), both > 0", len(kl) == 2 and 0 < kl[8] < kl[4], kl)
+
+    # a tied head (tie_word_embeddings true, no lm_head.weight): the dataset's head is the embedding
+    shutil.copytree(W(P), W("tied"))
+    t = read_st(W(P, "model.safetensors"))
+    emb = t["model.embed_tokens.weight"][2]
+    write_st(W("tied", "model.safetensors"), {k: v for k, v in t.items() if k != "lm_head.weight"})
+    c = json.load(open(W("tied", "config.json")))
+    c["tie_word_embeddings"] = True
+    json.dump(c, open(W("tied", "config.json"), "w"), indent=2, sort_keys=True)
+    rc, out, err = capture("tied", "tied-cap")
+    head = read_st(W("tied-cap", "head", "weight.safetensors")).get("lm_head.weight", (0, 0, b""))[2] if rc == 0 else b""
+    m = manifest(W("tied-cap")) if rc == 0 else {}
+    case("tied head: captured; the shipped head is model.embed_tokens.weight byte for byte and the head identity says "
+         "tied_word_embeddings, source_tensor model.embed_tokens.weight",
+         rc == 0 and head == emb and m["head"].get("tied_word_embeddings") is True
+         and m["head"].get("source_tensor") == "model.embed_tokens.weight", (out + err)[-800:])
 
     # demo: the routed experts in minimax_m2's spelling (RTN int8/int4, FP8-block and NVFP4 expert checkpoints)
     rc, out, err = run("demo", "--preset", P, "--out", W("demo"), "--windows", 1)
