@@ -7,8 +7,6 @@
 #include "format/validate.h"
 #include "format/writer.h"
 #include "capture/fixture.h"
-#include "capture/fixture_llama.h"
-#include "capture/fixture_minimax.h"
 #include "format/digest.h"
 #include "util/bf16.h"
 #include "util/rng.h"
@@ -233,7 +231,9 @@ int cmd_demo(int argc, char **argv)
         else if (!strcmp(argv[i], "--windows") && i + 1 < argc) windows = argv[++i];
         else preset = NULL;
         if (!preset || !fd_fixture_preset_find(preset)) {
-            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", fd_fixture_preset_names());
+            char names[1024];
+            fd_fixture_preset_names(names, sizeof names);
+            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", names);
             return FD_EXIT_USAGE;
         }
         if (fd_fixture_preset_dense(fd_fixture_preset_find(preset))) { /* the demo quantizes routed experts */
@@ -271,9 +271,10 @@ int cmd_demo(int argc, char **argv)
                    "--dataset-id", ids[0], "--dataset-name", names[0], "--cold-run", "cold-2", "--run-name", "cold-2", windows ? "--windows" : NULL, (char *)windows, NULL};
     if ((rc = run_cmd(cmd_capture, cr1)) || (rc = run_cmd(cmd_capture, cr2))) goto out;
     printf("== step 2: quantize the routed experts (RTN int8, int4) and capture both\n");
-    /* the routed experts in the preset's spelling (mlp.experts., minimax_m2's block_sparse_moe.experts.) */
+    /* the routed experts in the preset's spelling (mlp.experts, minimax_m2's block_sparse_moe.experts) */
+    const fd_fixture_preset *fp = fd_fixture_preset_find(preset);
     char xm[64], xmd[72];
-    snprintf(xm, sizeof xm, "%s", fd_fixture_preset_experts(fd_fixture_preset_find(preset)));
+    snprintf(xm, sizeof xm, "%s", fp && fp->experts_name ? fp->experts_name : "mlp.experts");
     snprintf(xmd, sizeof xmd, "%s.", xm);
     char *qz8[] = {"quantize", "--src", model, "--dst", q8, "--bits", "8", "--match", xm, "--emit-scope", s8, NULL};
     char *qz4[] = {"quantize", "--src", model, "--dst", q4, "--bits", "4", "--match", xm, "--emit-scope", s4, NULL};

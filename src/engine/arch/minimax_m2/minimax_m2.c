@@ -22,7 +22,7 @@ const fd_arch FD_ARCH_MINIMAX_M2 = {
     .info = {"minimax_m2", "MiniMaxM2ForCausalLM",
              "MiniMax-M2: GQA attention with q/k RMSNorm over all heads, partial rotate_half RoPE (rotary_dim), "
              "every layer a sigmoid-routed MoE with e_score_correction_bias (top-k renormalised, no shared expert)",
-             "minimax-m2-tiny", "docs/MODEL-MINIMAX-QWEN4.md", "bf16"},
+             "docs/MODEL-MINIMAX-QWEN4.md", "bf16"},
     .prefix = "model.",
     .parse = fd_mm2_parse,
     .free_ext = fd_mm2_ext_free,
@@ -33,4 +33,5 @@ const fd_arch FD_ARCH_MINIMAX_M2 = {
     .free_state = fd_mm2_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_MM2_PRESETS,
 };

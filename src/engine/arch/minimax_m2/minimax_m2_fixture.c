@@ -1,11 +1,14 @@
-/* minimax_m2 fixtures (fixture_minimax.h). */
-#include "capture/fixture_minimax.h"
+/* The minimax_m2 fixture preset (engine/fixture_preset.h) and its
+ * config.json: a random-init MiniMaxM2ForCausalLM checkpoint as transformers
+ * 5.25's save_pretrained writes it (sorted keys); its tensors are the
+ * architecture's one list (mm2_tensors.c). */
+#include "engine/arch/minimax_m2/mm2.h"
 
 /* minimax-m2-tiny: 4 query heads over 2 KV heads of 16, rotary_dim 8 (the
  * released M2's partial_rotary_factor 0.5, spelled as its legacy rotary_dim
  * and as rope_parameters, both as save_pretrained writes them), q/k norms
  * over all heads, every layer 16 experts of 32, top-8 (M2's k) */
-jv *fd_fixture_mm2_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
     const int64_t kv_heads = 2, head_dim = 16, rotary_dim = 8;
     jv *o = jv_obj(), *arch = jv_arr();
@@ -45,7 +48,9 @@ jv *fd_fixture_mm2_tiny_config(const fd_fixture_preset *p, int bos, int eos, int
     return o;
 }
 
-const char *fd_fixture_preset_experts(const fd_fixture_preset *p)
-{
-    return p && p->config == fd_fixture_mm2_tiny_config ? "block_sparse_moe.experts" : "mlp.experts";
-}
+const fd_fixture_preset FD_MM2_PRESETS[] = {
+    {.name = "minimax-m2-tiny", .vocab = 260, .hidden = 64, .inter = 32, .moe_inter = 32, .layers = 2, .heads = 4,
+     .experts = 16, .top_k = 8, .max_pos = 196608, .rope_theta = 5000000.0, .mlp_types = "SS", .indexer_types = "FF",
+     .panel_windows = 4, .panel_len = 64, .experts_name = "block_sparse_moe.experts", .config = config},
+    {.name = NULL},
+};
