@@ -167,6 +167,9 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
+# issue 17 item 6: no function over 150 lines, no file over 700 (the listed exceptions may only shrink)
+step unit "sizes: functions <= 150 lines, files <= 700 (and the check's self-test)" \
+    bash -c 'python3 tests/check_sizes.py --self-test && python3 tests/check_sizes.py'
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
