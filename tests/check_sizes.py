@@ -26,10 +26,6 @@ FUNC_EXCEPTIONS = {
     "fd_publish": 275,
     "fd_qualify_root_local": 205,
     # not split yet
-    "fd_reseal": 209,
-    "fd_gates_run": 195,
-    "cmd_compare": 191,
-    "fd_paired_build": 178,
     "fd_kernel_selftest": 167,
     "fd_adapt_llamacpp_kld": 152,
 }
