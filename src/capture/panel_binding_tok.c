@@ -243,83 +243,84 @@ static int listed_tokenizer_files(const jv *rows, const char *label, tokbind *tb
     return 0;
 }
 
-int pb_tokenizer_binding(const char *panel_root, const jv *receipt, const char *tok_root, tokbind *tb,
-                             jv **tok_receipt_doc, fd_err *e)
+/* the tokenizer.receipt.json of the panel (trp, freed here): schema, seal, identity digest, pinned
+ * repository, listed files (verified under tok_root when given), vocab and id range */
+static int from_tokenizer_receipt(char *trp, const char *tok_root, tokbind *tb, jv **tok_receipt_doc, fd_err *e)
 {
-    memset(tb, 0, sizeof *tb);
-    char *trp = fd_path_join(panel_root, "tokenizer.receipt.json");
-    int have = fd_is_file(trp);
-    if (have) {
-        fd_buf raw = {0};
-        jv *tr = pb_json_file(trp, "tokenizer receipt", &raw, e);
-        free(trp);
-        if (!tr) { fd_buf_free(&raw); return -1; }
-        *tok_receipt_doc = tr;
-        const jv *schema = jv_get(tr, "schema");
-        if (!schema || schema->t != JV_STR || strcmp(schema->u.s.p, TOKENIZER_RECEIPT_SCHEMA)) {
-            char *r = pb_repr(schema);
-            perr(e, "unsupported tokenizer receipt schema %s", r);
-            free(r);
-            fd_buf_free(&raw);
-            return -1;
-        }
-        char declared[65];
-        const char *mode;
-        if (pb_verify_seal(tr, "tokenizer", declared, &mode, e)) { fd_buf_free(&raw); return -1; }
-        const jv *identity = jv_get(tr, "tokenizer_identity");
-        if (!identity || identity->t != JV_OBJ) { fd_buf_free(&raw); return perr(e, "tokenizer_identity must be an object"); }
-        const char *isha;
-        if (pb_hex64(jv_get(tr, "tokenizer_identity_sha256"), "tokenizer_identity_sha256", &isha, e)) { fd_buf_free(&raw); return -1; }
-        char h[65];
-        pb_sha_canonical(identity, 1, h);
-        if (strcmp(h, isha)) { fd_buf_free(&raw); return perr(e, "tokenizer_identity_sha256 does not verify"); }
-        if (pb_pinned(jv_get(identity, "model_id"), jv_get(identity, "model_revision"), "tokenizer identity", e)) {
-            fd_buf_free(&raw);
-            return -1;
-        }
-        tb->repository = jv_get_str(identity, "model_id");
-        tb->revision = jv_get_str(identity, "model_revision");
-        if (listed_tokenizer_files(jv_get(identity, "files"), "tokenizer_identity.files", tb, e)) { fd_buf_free(&raw); return -1; }
-        int64_t minimum;
-        if (pb_integer(jv_get(tr, "vocab_size"), "tokenizer.vocab_size", 1, &tb->vocab, e) ||
-            pb_integer(jv_get(tr, "minimum_token_id"), "tokenizer.minimum_token_id", 0, &minimum, e)) {
-            fd_buf_free(&raw);
-            return -1;
-        }
-        if (minimum != 0) { fd_buf_free(&raw); return perr(e, "tokenizer minimum_token_id must be zero"); }
-        if (pb_integer(jv_get(tr, "maximum_token_id_exclusive"), "tokenizer.maximum_token_id_exclusive", 1, &tb->max_exclusive, e)) {
-            fd_buf_free(&raw);
-            return -1;
-        }
-        if (tb->max_exclusive > tb->vocab) { fd_buf_free(&raw); return perr(e, "tokenizer maximum_token_id_exclusive exceeds vocab_size"); }
-        if (tok_root) {
-            char *base = realpath(tok_root, NULL);
-            struct stat st;
-            if (!base || stat(base, &st) || !S_ISDIR(st.st_mode)) {
-                perr(e, "tokenizer_root is not a directory: %s", base ? base : tok_root);
-                free(base);
-                fd_buf_free(&raw);
-                return -1;
-            }
-            for (size_t i = 0; i < tb->n_files; i++) {
-                int64_t len;
-                if (verify_tok_artifact(base, &tb->files[i], &len, e)) { free(base); fd_buf_free(&raw); return -1; }
-            }
-            free(base);
-            tb->verified = 1;
-        }
-        memcpy(tb->identity, isha, 65);
-        char fs[65];
-        fd_sha256_hex(raw.p, raw.n, fs);
-        tb->receipt = jv_obj();
-        jv_set(tb->receipt, "declared_receipt_sha256", jv_str(declared));
-        jv_set(tb->receipt, "receipt_seal_mode", jv_str(mode));
-        jv_set(tb->receipt, "receipt_file_sha256", jv_str(fs));
-        jv_set(tb->receipt, "receipt_file_bytes", jv_int((int64_t)raw.n));
-        fd_buf_free(&raw);
-        return 0;
-    }
+    fd_buf raw = {0};
+    jv *tr = pb_json_file(trp, "tokenizer receipt", &raw, e);
     free(trp);
+    if (!tr) { fd_buf_free(&raw); return -1; }
+    *tok_receipt_doc = tr;
+    const jv *schema = jv_get(tr, "schema");
+    if (!schema || schema->t != JV_STR || strcmp(schema->u.s.p, TOKENIZER_RECEIPT_SCHEMA)) {
+        char *r = pb_repr(schema);
+        perr(e, "unsupported tokenizer receipt schema %s", r);
+        free(r);
+        fd_buf_free(&raw);
+        return -1;
+    }
+    char declared[65];
+    const char *mode;
+    if (pb_verify_seal(tr, "tokenizer", declared, &mode, e)) { fd_buf_free(&raw); return -1; }
+    const jv *identity = jv_get(tr, "tokenizer_identity");
+    if (!identity || identity->t != JV_OBJ) { fd_buf_free(&raw); return perr(e, "tokenizer_identity must be an object"); }
+    const char *isha;
+    if (pb_hex64(jv_get(tr, "tokenizer_identity_sha256"), "tokenizer_identity_sha256", &isha, e)) { fd_buf_free(&raw); return -1; }
+    char h[65];
+    pb_sha_canonical(identity, 1, h);
+    if (strcmp(h, isha)) { fd_buf_free(&raw); return perr(e, "tokenizer_identity_sha256 does not verify"); }
+    if (pb_pinned(jv_get(identity, "model_id"), jv_get(identity, "model_revision"), "tokenizer identity", e)) {
+        fd_buf_free(&raw);
+        return -1;
+    }
+    tb->repository = jv_get_str(identity, "model_id");
+    tb->revision = jv_get_str(identity, "model_revision");
+    if (listed_tokenizer_files(jv_get(identity, "files"), "tokenizer_identity.files", tb, e)) { fd_buf_free(&raw); return -1; }
+    int64_t minimum;
+    if (pb_integer(jv_get(tr, "vocab_size"), "tokenizer.vocab_size", 1, &tb->vocab, e) ||
+        pb_integer(jv_get(tr, "minimum_token_id"), "tokenizer.minimum_token_id", 0, &minimum, e)) {
+        fd_buf_free(&raw);
+        return -1;
+    }
+    if (minimum != 0) { fd_buf_free(&raw); return perr(e, "tokenizer minimum_token_id must be zero"); }
+    if (pb_integer(jv_get(tr, "maximum_token_id_exclusive"), "tokenizer.maximum_token_id_exclusive", 1, &tb->max_exclusive, e)) {
+        fd_buf_free(&raw);
+        return -1;
+    }
+    if (tb->max_exclusive > tb->vocab) { fd_buf_free(&raw); return perr(e, "tokenizer maximum_token_id_exclusive exceeds vocab_size"); }
+    if (tok_root) {
+        char *base = realpath(tok_root, NULL);
+        struct stat st;
+        if (!base || stat(base, &st) || !S_ISDIR(st.st_mode)) {
+            perr(e, "tokenizer_root is not a directory: %s", base ? base : tok_root);
+            free(base);
+            fd_buf_free(&raw);
+            return -1;
+        }
+        for (size_t i = 0; i < tb->n_files; i++) {
+            int64_t len;
+            if (verify_tok_artifact(base, &tb->files[i], &len, e)) { free(base); fd_buf_free(&raw); return -1; }
+        }
+        free(base);
+        tb->verified = 1;
+    }
+    memcpy(tb->identity, isha, 65);
+    char fs[65];
+    fd_sha256_hex(raw.p, raw.n, fs);
+    tb->receipt = jv_obj();
+    jv_set(tb->receipt, "declared_receipt_sha256", jv_str(declared));
+    jv_set(tb->receipt, "receipt_seal_mode", jv_str(mode));
+    jv_set(tb->receipt, "receipt_file_sha256", jv_str(fs));
+    jv_set(tb->receipt, "receipt_file_bytes", jv_int((int64_t)raw.n));
+    fd_buf_free(&raw);
+    return 0;
+}
+
+/* no tokenizer.receipt.json: the panel receipt's tokenizer block (repository, revision, files_sha256,
+ * vocab_size), its files verified under tok_root when given */
+static int from_panel_receipt(const jv *receipt, const char *tok_root, tokbind *tb, fd_err *e)
+{
     const jv *src = jv_get(receipt, "tokenizer");
     if (!src || src->t != JV_OBJ) return perr(e, "panel has no tokenizer.receipt.json or receipt.tokenizer identity");
     if (pb_pinned(jv_get(src, "repository"), jv_get(src, "revision"), "receipt.tokenizer", e)) return -1;
@@ -363,4 +364,14 @@ int pb_tokenizer_binding(const char *panel_root, const jv *receipt, const char *
     pb_sha_canonical(idoc, 1, tb->identity);
     jv_free(idoc);
     return 0;
+}
+
+int pb_tokenizer_binding(const char *panel_root, const jv *receipt, const char *tok_root, tokbind *tb,
+                         jv **tok_receipt_doc, fd_err *e)
+{
+    memset(tb, 0, sizeof *tb);
+    char *trp = fd_path_join(panel_root, "tokenizer.receipt.json");
+    if (fd_is_file(trp)) return from_tokenizer_receipt(trp, tok_root, tb, tok_receipt_doc, e);
+    free(trp);
+    return from_panel_receipt(receipt, tok_root, tb, e);
 }
