@@ -167,6 +167,11 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
+# issue 17 item 4: FIDELITY_FORWARD_INJECT (another implementation's input of layer L into our layer L)
+for bin in $BINS; do
+    step py "FIDELITY_FORWARD_INJECT: own input = same digest, a changed input moves only layer L on, refusals ($bin)" \
+        python3 tests/py/test_inject.py "$bin"
+done
 # issue 17 item 6: no function over 150 lines, no file over 700 (the listed exceptions may only shrink)
 step unit "sizes: functions <= 150 lines, files <= 700 (and the check's self-test)" \
     bash -c 'python3 tests/check_sizes.py --self-test && python3 tests/check_sizes.py'

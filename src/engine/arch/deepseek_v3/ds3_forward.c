@@ -135,6 +135,13 @@ out:
     return rc;
 }
 
+uint16_t *fd_ds3_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    ds3_fwd *f = st;
+    *n = f->S * (size_t)c->hidden_size;
+    return f->x;
+}
+
 void fd_ds3_free(void *st)
 {
     ds3_fwd *f = st;

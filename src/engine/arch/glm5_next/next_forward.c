@@ -59,6 +59,14 @@ typedef struct nx_fwd {
     unsigned char *sel;
 } nx_fwd;
 
+/* the hc_mult streams: [S, hc_mult, H] */
+uint16_t *fd_next_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    nx_fwd *f = st;
+    *n = f->S * (size_t)NX(c)->hc_mult * (size_t)c->hidden_size;
+    return f->X;
+}
+
 void fd_next_free(void *st)
 {
     nx_fwd *f = st;

@@ -151,6 +151,13 @@ typedef struct dsa_fwd {
     rope R;
 } dsa_fwd;
 
+uint16_t *fd_dsa_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    dsa_fwd *f = st;
+    *n = f->S * (size_t)c->hidden_size;
+    return f->x;
+}
+
 void fd_dsa_free(void *st)
 {
     dsa_fwd *f = st;

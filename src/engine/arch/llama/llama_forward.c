@@ -23,6 +23,13 @@ void fd_llama_free(void *st)
     free(f);
 }
 
+uint16_t *fd_llama_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    llama_fwd *f = st;
+    *n = f->S * (size_t)c->hidden_size;
+    return f->x;
+}
+
 void *fd_llama_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, d = (size_t)c->head_dim;
