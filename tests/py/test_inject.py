@@ -6,8 +6,9 @@ layer (tests/parity/layer_parity.py --inject feeds transformers' own).
 
 usage: test_inject.py BINARY
 
-For glm_moe_dsa (tiny), deepseek_v3 (deepseek-v3-tiny), llama (llama-tiny)
-and qwen3_moe (qwen3-moe-tiny), one captured window:
+For glm_moe_dsa (tiny), deepseek_v3 (deepseek-v3-tiny), llama (llama-tiny),
+qwen3_moe (qwen3-moe-tiny) and minimax_m2 (minimax-m2-tiny), one captured
+window:
   - injecting our own input of layer L (the dumped embed / layer_out.L-1)
     gives the plain capture's capture_content_digest (the hook moves no bit);
   - injecting that input with one element changed leaves every dump of the
@@ -55,7 +56,8 @@ def read(d, name):
     return open(p, "rb").read() if os.path.exists(p) else None
 
 
-for preset, layers in (("tiny", 4), ("deepseek-v3-tiny", 4), ("llama-tiny", 2), ("qwen3-moe-tiny", 2)):
+for preset, layers in (("tiny", 4), ("deepseek-v3-tiny", 4), ("llama-tiny", 2), ("qwen3-moe-tiny", 2),
+                       ("minimax-m2-tiny", None)):
     model = W(preset)
     rc, out, err = T.run("fixture", "--preset", preset, "--seed", "3", "--out", model)
     if rc:
@@ -65,6 +67,8 @@ for preset, layers in (("tiny", 4), ("deepseek-v3-tiny", 4), ("llama-tiny", 2), 
     case("%s: plain capture with dumps" % preset, p.returncode == 0 and base, p.stdout + p.stderr)
     if not base:
         continue
+    if layers is None:
+        layers = json.load(open(os.path.join(model, "config.json")))["num_hidden_layers"]
     L = layers - 1  # the last layer: every earlier dump can be compared
     own = read(bd, "layer_out.L%d.bf16" % (L - 1))
     n = len(own) // 2
