@@ -1,4 +1,4 @@
-/* libFuzzer target for src/format/json.c: any input either is refused or
+/* libFuzzer target for src/format/json*.c (json_parse.c: the parser): any input either is refused or
  * parses into a value whose canonical, pretty and ASCII dumps all succeed,
  * re-parse to an equal value, and re-dump to identical bytes (abort()
  * otherwise, so the fuzzer reports it). */

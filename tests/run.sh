@@ -172,6 +172,14 @@ for bin in $BINS; do
     step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \
         python3 tests/py/test_minimax.py "$bin"
 done
+# issue 17 item 4: FIDELITY_FORWARD_INJECT (another implementation's input of layer L into our layer L)
+for bin in $BINS; do
+    step py "FIDELITY_FORWARD_INJECT: own input = same digest, a changed input moves only layer L on, refusals ($bin)" \
+        python3 tests/py/test_inject.py "$bin"
+done
+# issue 17 item 6: no function over 150 lines, no file over 700 (the listed exceptions may only shrink)
+step unit "sizes: functions <= 150 lines, files <= 700 (and the check's self-test)" \
+    bash -c 'python3 tests/check_sizes.py --self-test && python3 tests/check_sizes.py'
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \

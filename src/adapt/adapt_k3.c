@@ -163,39 +163,36 @@ static int add_windows(fd_dsw *w, const fd_k3_artifact *a, size_t n, fd_err *e)
     return rc;
 }
 
-int fd_adapt_k3(const fd_adapt_opts *o, const char *source, char summary[512], fd_err *e)
+/* the fields the translation infers (sorted by adapted_from_json after the tokenizer adds its own); the
+ * panel id (--panel-id, the suite's, else named after the suite token hash into pid) */
+static jv *inferred_fields(const fd_k3_artifact *a, const fd_adapt_opts *o, const char *fmt, const char **panel_id,
+                           char pid[96])
 {
-    const char *role = o->role ? o->role : "derived";
-    if (!strcmp(role, "root"))
-        return fd_fail(e, "role_refused", "ROOT-1", "--role root is refused for a kimi-k3 translation: ROOT-1 requires "
-                       "head.quantized false and weights.quantized false, and the source artifact records no head "
-                       "quantization status at all (D-1). Use --role derived (the default), which carries the same numbers "
-                       "without asserting something the source never said");
-    fd_k3_artifact a;
-    if (fd_k3_artifact_load(o->in, o->head, o->limit, &a, e)) return -1;
-    size_t n = a.n_use;
     jv *inferred = jv_arr();
-    if (!a.k.semantic_point) jv_push(inferred, jv_str("capture.semantic_point"));
+    if (!a->k.semantic_point) jv_push(inferred, jv_str("capture.semantic_point"));
     static const char *const common[] = {
         "head.quantized", "head.source",
         "panel.records[].attention_mask_sha256 (all-ones: the source has no mask field, his single-request path makes "
         "the mask invariant, D-9)",
         "runtime.lane", NULL};
     for (const char *const *s = common; *s; s++) jv_push(inferred, jv_str(*s));
-    const char *fmt = jv_get_str(a.checkpoint, "tensor_format");
     char qnote[600];
     snprintf(qnote, sizeof qnote, "weights.quantized (read from checkpoint.tensor_format %s%.400s%s)", fmt ? "'" : "",
              fmt ? fmt : "None", fmt ? "'" : "");
     jv_push(inferred, jv_str(qnote));
-    if (a.logit && a.logit_bf16) jv_push(inferred, jv_str("capture.dtype (F32: the source's BF16 logits widened exactly)"));
-    const char *panel_id = o->panel_id ? o->panel_id : jv_get_str(a.suite, "x_malaiwah_panel_id");
-    char pid[96];
-    if (!panel_id) {
-        snprintf(pid, sizeof pid, "panel--kimi-k3.suite-%.16s", a.k.suite_hash);
-        panel_id = pid;
+    if (a->logit && a->logit_bf16) jv_push(inferred, jv_str("capture.dtype (F32: the source's BF16 logits widened exactly)"));
+    *panel_id = o->panel_id ? o->panel_id : jv_get_str(a->suite, "x_malaiwah_panel_id");
+    if (!*panel_id) {
+        snprintf(pid, 96, "panel--kimi-k3.suite-%.16s", a->k.suite_hash);
+        *panel_id = pid;
         jv_push(inferred, jv_str("panel.panel_id (the source has no panel id; named after its suite token hash)"));
     }
-    jv *tokz = tokenizer_block(&a, o->tokenizer_id, a.vocab, inferred);
+    return inferred;
+}
+
+/* adapted_from, its inferred_fields sorted(set(...)) */
+static jv *adapted_from_json(const fd_k3_artifact *a, const char *source, jv *inferred)
+{
     /* sorted(set(inferred)) */
     for (size_t i = 1; i < inferred->u.a.n; i++)
         for (size_t j = i; j > 0 && strcmp(inferred->u.a.v[j - 1]->u.s.p, inferred->u.a.v[j]->u.s.p) > 0; j--) {
@@ -208,25 +205,56 @@ int fd_adapt_k3(const fd_adapt_opts *o, const char *source, char summary[512], f
     jv_set(from, "adapter", jv_str("fidelity adapt --source k3v1 (src/adapt/adapt_k3.c)"));
     jv_set(from, "inferred_fields", inferred);
     jv_set(from, "source_schema", jv_str("kimi-k3-distribution-fidelity/1"));
-    jv_set(from, "suite_manifest_sha256", jv_str(a.suite_sha));
-    jv_set(from, "tensor_manifest_sha256", jv_str(a.tensor_manifest_sha));
-    jv_set(from, "tensor_manifest", jv_str(a.logit ? "ref/manifest.json" : "reference-hidden/manifest.json"));
+    jv_set(from, "suite_manifest_sha256", jv_str(a->suite_sha));
+    jv_set(from, "tensor_manifest_sha256", jv_str(a->tensor_manifest_sha));
+    jv_set(from, "tensor_manifest", jv_str(a->logit ? "ref/manifest.json" : "reference-hidden/manifest.json"));
+    return from;
+}
+
+/* base_capture: the source has no dataset identity */
+static jv *base_json(const fd_k3_artifact *a, const char *rev)
+{
     char base_note[512];
     snprintf(base_note, sizeof base_note, "translated from a kimi-k3-distribution-fidelity/1 artifact, which predates this "
              "format and therefore has no dataset_sha256 of its own. Its manifest.json digest is %.16s and its suite token "
-             "hash is %.16s.", a.top_sha[0] ? a.top_sha : "unavailable", a.k.suite_hash);
+             "hash is %.16s.", a->top_sha[0] ? a->top_sha : "unavailable", a->k.suite_hash);
     jv *base = jv_obj();
     jv_set(base, "dataset_sha256", jv_null());
     jv_set(base, "capture_content_digest", jv_null());
     jv_set(base, "repository", jv_null());
-    const char *rev = jv_get_str(a.checkpoint, "revision");
     jv_set(base, "revision", rev ? jv_str(rev) : jv_null());
     jv_set(base, "note", jv_str(base_note));
+    return base;
+}
+
+static jv *fingerprint_json(const fd_k3_artifact *a)
+{
     jv *fp = jv_obj();
     jv_set(fp, "schema", jv_str("malaiwah.stack-fingerprint.v1"));
     jv_set(fp, "origin", jv_str("kimi-k3-capture-runtime"));
-    const jv *raw = jv_get(a.runtime, "runtime");
+    const jv *raw = jv_get(a->runtime, "runtime");
     jv_set(fp, "raw", raw ? jv_copy(raw) : jv_null());
+    return fp;
+}
+
+int fd_adapt_k3(const fd_adapt_opts *o, const char *source, char summary[512], fd_err *e)
+{
+    const char *role = o->role ? o->role : "derived";
+    if (!strcmp(role, "root"))
+        return fd_fail(e, "role_refused", "ROOT-1", "--role root is refused for a kimi-k3 translation: ROOT-1 requires "
+                       "head.quantized false and weights.quantized false, and the source artifact records no head "
+                       "quantization status at all (D-1). Use --role derived (the default), which carries the same numbers "
+                       "without asserting something the source never said");
+    fd_k3_artifact a;
+    if (fd_k3_artifact_load(o->in, o->head, o->limit, &a, e)) return -1;
+    size_t n = a.n_use;
+    const char *fmt = jv_get_str(a.checkpoint, "tensor_format"), *panel_id;
+    char pid[96];
+    jv *inferred = inferred_fields(&a, o, fmt, &panel_id, pid);
+    jv *tokz = tokenizer_block(&a, o->tokenizer_id, a.vocab, inferred);
+    jv *from = adapted_from_json(&a, source, inferred);
+    const char *rev = jv_get_str(a.checkpoint, "revision");
+    jv *base = base_json(&a, rev), *fp = fingerprint_json(&a);
     jv *det = determinism_block(&a);
     jv *discl = jv_arr();
     jv_push(discl, disclosure("head_identity_inferred_from_reference_artifact", "caveat", 1,

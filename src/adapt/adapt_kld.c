@@ -73,6 +73,53 @@ static jv *unknown_scope(fd_err *e)
     return s;
 }
 
+/* adapted_from: the source file and the fields the translation infers */
+static jv *adapted_from_json(const fd_kld_reader *r, const char *file_sha, int head)
+{
+    static const char *const inferred_common[] = {
+        "capture.dtype_lossless (false: F32 decodes of uint16 codes)", "determinism (one file, no repeat evidence)",
+        "panel.records[].attention_mask_sha256 (all-ones: llama.cpp decodes each chunk as one causal sequence)",
+        "panel.tokenizer (the file names none)", "runtime.lane", "runtime.stack_fingerprint_sha256",
+        "weights.quantized (the file does not say)", "weights.repository", "weights.revision", NULL};
+    jv *inferred = strs(inferred_common);
+    jv_push(inferred, jv_str(head ? "head (declared by the adapter's user: the .kld records no head)"
+                                  : "head.shape (placeholder [n_vocab, 1]: the .kld records no head)"));
+    if (head) jv_push(inferred, jv_str("weights.declared_head_bits (16: the declared head is BF16; the .kld records no head)"));
+    jv *from = jv_obj();
+    jv_set(from, "source_format", jv_str("llamacpp-kld"));
+    jv_set(from, "adapter", jv_str("fidelity adapt --source llamacpp-kld (src/adapt/adapt_kld.c)"));
+    jv_set(from, "inferred_fields", inferred);
+    jv_set(from, "source_schema", jv_str("llama.cpp tools/perplexity --kl-divergence-base (_logits_)"));
+    jv_set(from, "source_sha256", jv_str(file_sha));
+    jv_set(from, "source_bytes", jv_int((int64_t)r->k.size));
+    jv_set(from, "n_ctx", jv_int(r->k.n_ctx));
+    jv_set(from, "n_vocab", jv_int(r->k.n_vocab));
+    jv_set(from, "n_chunk", jv_int(r->k.n_chunk));
+    return from;
+}
+
+/* every chunk of the .kld as one window of decoded log-probabilities */
+static int write_chunks(fd_dsw *w, fd_kld_reader *r, fd_err *e)
+{
+    int rc = 0;
+    int64_t *ids = fd_xmalloc((size_t)r->k.n_ctx * 8);
+    float *lp = fd_xmalloc((size_t)(r->k.rows * r->k.n_vocab) * 4);
+    for (int64_t c = 0; c < r->k.n_chunk && !rc; c++) {
+        int wn;
+        rc = fd_kld_read_chunk(r, c, &wn, e);
+        for (int64_t j = 0; !rc && j < r->k.rows; j++) fd_kld_decode_row(&r->k, r->chunk + j * r->k.nv, lp + j * r->k.n_vocab);
+        for (int64_t t = 0; t < r->k.n_ctx; t++) ids[t] = r->tokens[c * r->k.n_ctx + t];
+        char wid[32];
+        snprintf(wid, sizeof wid, "chunk-%04lld", (long long)c);
+        fd_ds_window win = {.ids = ids, .n_ids = (size_t)r->k.n_ctx, .window_id = wid, .role = "final",
+                            .scored_rows = (size_t)r->k.rows};
+        if (!rc) rc = fd_dsw_add_window_logits(w, &win, lp, e);
+    }
+    free(ids);
+    free(lp);
+    return rc;
+}
+
 int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
 {
     const char *role = o->role ? o->role : "derived";
@@ -120,25 +167,7 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
     jv_set(base, "repository", jv_null());
     jv_set(base, "revision", jv_null());
     jv_set(base, "note", jv_str(base_note));
-    static const char *const inferred_common[] = {
-        "capture.dtype_lossless (false: F32 decodes of uint16 codes)", "determinism (one file, no repeat evidence)",
-        "panel.records[].attention_mask_sha256 (all-ones: llama.cpp decodes each chunk as one causal sequence)",
-        "panel.tokenizer (the file names none)", "runtime.lane", "runtime.stack_fingerprint_sha256",
-        "weights.quantized (the file does not say)", "weights.repository", "weights.revision", NULL};
-    jv *inferred = strs(inferred_common);
-    jv_push(inferred, jv_str(head ? "head (declared by the adapter's user: the .kld records no head)"
-                                  : "head.shape (placeholder [n_vocab, 1]: the .kld records no head)"));
-    if (head) jv_push(inferred, jv_str("weights.declared_head_bits (16: the declared head is BF16; the .kld records no head)"));
-    jv *from = jv_obj();
-    jv_set(from, "source_format", jv_str("llamacpp-kld"));
-    jv_set(from, "adapter", jv_str("fidelity adapt --source llamacpp-kld (src/adapt/adapt_kld.c)"));
-    jv_set(from, "inferred_fields", inferred);
-    jv_set(from, "source_schema", jv_str("llama.cpp tools/perplexity --kl-divergence-base (_logits_)"));
-    jv_set(from, "source_sha256", jv_str(file_sha));
-    jv_set(from, "source_bytes", jv_int((int64_t)r.k.size));
-    jv_set(from, "n_ctx", jv_int(r.k.n_ctx));
-    jv_set(from, "n_vocab", jv_int(r.k.n_vocab));
-    jv_set(from, "n_chunk", jv_int(r.k.n_chunk));
+    jv *from = adapted_from_json(&r, file_sha, head != NULL);
     jv *tokz = jv_obj();
     jv_set(tokz, "id", jv_str(o->tokenizer_id ? o->tokenizer_id : "unknown"));
     jv_set(tokz, "repository", jv_null());
@@ -196,21 +225,7 @@ int fd_adapt_llamacpp_kld(const fd_adapt_opts *o, char summary[512], fd_err *e)
     fd_dsw *w = fd_dsw_begin(o->out, &id, e);
     if (!w) rc = -1;
     if (!rc && head) rc = fd_dsw_set_head(w, head, e);
-    int64_t *ids = fd_xmalloc((size_t)r.k.n_ctx * 8);
-    float *lp = fd_xmalloc((size_t)(r.k.rows * r.k.n_vocab) * 4);
-    for (int64_t c = 0; c < r.k.n_chunk && !rc; c++) {
-        int wn;
-        rc = fd_kld_read_chunk(&r, c, &wn, e);
-        for (int64_t j = 0; !rc && j < r.k.rows; j++) fd_kld_decode_row(&r.k, r.chunk + j * r.k.nv, lp + j * r.k.n_vocab);
-        for (int64_t t = 0; t < r.k.n_ctx; t++) ids[t] = r.tokens[c * r.k.n_ctx + t];
-        char wid[32];
-        snprintf(wid, sizeof wid, "chunk-%04lld", (long long)c);
-        fd_ds_window win = {.ids = ids, .n_ids = (size_t)r.k.n_ctx, .window_id = wid, .role = "final",
-                            .scored_rows = (size_t)r.k.rows};
-        if (!rc) rc = fd_dsw_add_window_logits(w, &win, lp, e);
-    }
-    free(ids);
-    free(lp);
+    if (!rc) rc = write_chunks(w, &r, e);
     if (w) {
         if (rc) fd_dsw_abort(w);
         else rc = fd_dsw_finish(w, NULL, e);

@@ -87,95 +87,205 @@ static int emit_submissions(const fd_cmp_result *res, const char *provenance, co
     return bad ? -1 : 0;
 }
 
-int cmd_compare(int argc, char **argv)
+/* what the command line of compare sets */
+typedef struct cargs {
+    fd_cmp_opts o;
+    const char **cands, **labels;
+    size_t nlabels;
+    int json, emit_submission, paired;
+    const char *report, *provenance, *measurer;
+    fd_fetch_opts hub;
+    double tie;
+} cargs;
+
+/* the flags into a; 0, or the usage exit code */
+static int parse_args(int argc, char **argv, cargs *a)
 {
-    fd_cmp_opts o = {0};
-    o.verify_tensors = 1;
-    const char **cands = fd_xcalloc((size_t)argc, sizeof *cands), **labels = fd_xcalloc((size_t)argc, sizeof *labels);
-    size_t nlabels = 0;
-    int json = 0, rc = FD_EXIT_OK;
-    const char *report = NULL;
-    fd_fetch_opts hub = {0};
-    const char *provenance = NULL, *measurer = NULL;
-    int emit_submission = 0, paired = 0;
-    double tie = FD_PAIRED_TIE_DEFAULT;
-    char **local = fd_xcalloc((size_t)argc + 1, sizeof *local);
-    o.progress = isatty(2);
-    o.kernel = getenv("FIDELITY_KERNEL");
+    fd_cmp_opts *o = &a->o;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         size_t n;
-        if (fd_cli_hub_flag(argc, argv, &i, &hub)) continue;
-        if (!strcmp(s, "--reference") && v) { o.reference = v; i++; }
-        else if (!strcmp(s, "--candidate") && v) { cands[o.ncand++] = v; i++; }
-        else if (!strcmp(s, "--out") && v) { o.out = v; i++; }
-        else if (!strcmp(s, "--reference-label") && v) { o.reference_label = v; i++; }
-        else if (!strcmp(s, "--candidate-label") && v) { labels[nlabels++] = v; i++; }
-        else if (!strcmp(s, "--head") && v) { o.head = v; i++; }
-        else if (!strcmp(s, "--report") && v) { report = v; i++; }
-        else if (!strcmp(s, "--submission-provenance") && v) { provenance = v; i++; }
-        else if (!strcmp(s, "--measurer") && v) { measurer = v; i++; }
-        else if (!strcmp(s, "--emit-submission")) emit_submission = 1;
-        else if (!strcmp(s, "--kernel") && v) { o.kernel = v; i++; }
-        else if (!strcmp(s, "--created-utc") && v) { o.created_utc = v; i++; }
-        else if (!strcmp(s, "--threads") && v && !parse_size(v, &n) && n <= 4096) { o.threads = (int)n; i++; }
-        else if (!strcmp(s, "--chunk-positions") && v && !parse_size(v, &n)) { o.position_block = n; i++; }
-        else if (!strcmp(s, "--vocab-chunk") && v && !parse_size(v, &n)) { o.vocab_chunk = n; i++; }
-        else if (!strcmp(s, "--self-compare")) o.self_compare = 1;
-        else if (!strcmp(s, "--force-compute")) o.force_compute = 1;
-        else if (!strcmp(s, "--force")) o.force = 1;
-        else if (!strcmp(s, "--allow-cross-lane")) o.allow_cross_lane = 1;
-        else if (!strcmp(s, "--allow-partial")) o.allow_partial = 1;
-        else if (!strcmp(s, "--own-heads")) o.own_heads = 1;
-        else if (!strcmp(s, "--disclose-head-substitution")) o.disclose_head_substitution = 1;
-        else if (!strcmp(s, "--verify-tensors")) o.verify_tensors = 1;
-        else if (!strcmp(s, "--no-verify-tensors")) o.verify_tensors = 0;
-        else if (!strcmp(s, "--no-bootstrap")) o.no_bootstrap = 1;
-        else if (!strcmp(s, "--js")) o.js = 1;
-        else if (!strcmp(s, "--emit-k3-compat")) o.emit_k3_compat = 1;
-        else if (!strcmp(s, "--json")) json = 1;
-        else if (!strcmp(s, "--progress")) o.progress = 1;
-        else if (!strcmp(s, "--paired")) paired = 1;
-        else if (!strcmp(s, "--csv")) o.csv = 1;
-        else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &tie)) { i++; }
+        if (fd_cli_hub_flag(argc, argv, &i, &a->hub)) continue;
+        if (!strcmp(s, "--reference") && v) { o->reference = v; i++; }
+        else if (!strcmp(s, "--candidate") && v) { a->cands[o->ncand++] = v; i++; }
+        else if (!strcmp(s, "--out") && v) { o->out = v; i++; }
+        else if (!strcmp(s, "--reference-label") && v) { o->reference_label = v; i++; }
+        else if (!strcmp(s, "--candidate-label") && v) { a->labels[a->nlabels++] = v; i++; }
+        else if (!strcmp(s, "--head") && v) { o->head = v; i++; }
+        else if (!strcmp(s, "--report") && v) { a->report = v; i++; }
+        else if (!strcmp(s, "--submission-provenance") && v) { a->provenance = v; i++; }
+        else if (!strcmp(s, "--measurer") && v) { a->measurer = v; i++; }
+        else if (!strcmp(s, "--emit-submission")) a->emit_submission = 1;
+        else if (!strcmp(s, "--kernel") && v) { o->kernel = v; i++; }
+        else if (!strcmp(s, "--created-utc") && v) { o->created_utc = v; i++; }
+        else if (!strcmp(s, "--threads") && v && !parse_size(v, &n) && n <= 4096) { o->threads = (int)n; i++; }
+        else if (!strcmp(s, "--chunk-positions") && v && !parse_size(v, &n)) { o->position_block = n; i++; }
+        else if (!strcmp(s, "--vocab-chunk") && v && !parse_size(v, &n)) { o->vocab_chunk = n; i++; }
+        else if (!strcmp(s, "--self-compare")) o->self_compare = 1;
+        else if (!strcmp(s, "--force-compute")) o->force_compute = 1;
+        else if (!strcmp(s, "--force")) o->force = 1;
+        else if (!strcmp(s, "--allow-cross-lane")) o->allow_cross_lane = 1;
+        else if (!strcmp(s, "--allow-partial")) o->allow_partial = 1;
+        else if (!strcmp(s, "--own-heads")) o->own_heads = 1;
+        else if (!strcmp(s, "--disclose-head-substitution")) o->disclose_head_substitution = 1;
+        else if (!strcmp(s, "--verify-tensors")) o->verify_tensors = 1;
+        else if (!strcmp(s, "--no-verify-tensors")) o->verify_tensors = 0;
+        else if (!strcmp(s, "--no-bootstrap")) o->no_bootstrap = 1;
+        else if (!strcmp(s, "--js")) o->js = 1;
+        else if (!strcmp(s, "--emit-k3-compat")) o->emit_k3_compat = 1;
+        else if (!strcmp(s, "--json")) a->json = 1;
+        else if (!strcmp(s, "--progress")) o->progress = 1;
+        else if (!strcmp(s, "--paired")) a->paired = 1;
+        else if (!strcmp(s, "--csv")) o->csv = 1;
+        else if (!strcmp(s, "--tie-tolerance") && v && parse_tol(v, &a->tie)) { i++; }
         else {
             /* unknown flags never get here (main.c checks every flag from the
              * command table, with did-you-mean): this is a bad value */
             fprintf(stderr, "fidelity compare: bad value for %s\n", s);
-            rc = usage();
-            goto done;
+            return usage();
         }
     }
-    if (paired && o.ncand != 2) {
+    if (a->paired && o->ncand != 2) {
         fprintf(stderr, "fidelity compare: --paired needs exactly two candidates (A, then B)\n");
-        rc = usage();
-        goto done;
+        return usage();
     }
-    if (!o.reference || !o.ncand || !o.out || (o.head && !o.disclose_head_substitution) || nlabels > o.ncand) {
-        if (o.head && !o.disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
-        const char *missing = !o.reference ? "--reference" : !o.ncand ? "--candidate" : !o.out ? "--out" : NULL;
+    if (!o->reference || !o->ncand || !o->out || (o->head && !o->disclose_head_substitution) || a->nlabels > o->ncand) {
+        if (o->head && !o->disclose_head_substitution) fprintf(stderr, "fidelity compare: --head needs --disclose-head-substitution\n");
+        const char *missing = !o->reference ? "--reference" : !o->ncand ? "--candidate" : !o->out ? "--out" : NULL;
         if (missing) fprintf(stderr, "fidelity compare: %s is required\n", missing);
-        if (nlabels > o.ncand) fprintf(stderr, "fidelity compare: %zu --candidate-label for %zu candidates\n", nlabels, o.ncand);
-        rc = usage();
-        goto done;
+        if (a->nlabels > o->ncand) fprintf(stderr, "fidelity compare: %zu --candidate-label for %zu candidates\n", a->nlabels, o->ncand);
+        return usage();
     }
     fd_path probe;
-    if (o.kernel && *o.kernel && fd_path_select(o.kernel, &probe)) {
+    if (o->kernel && *o->kernel && fd_path_select(o->kernel, &probe)) {
         fprintf(stderr, "fidelity compare: kernel path '%s' is unknown or not supported by this CPU "
-                        "(scalar|avx2|avx512f|avx512bf16)\n", o.kernel);
-        rc = FD_EXIT_USAGE;
-        goto done;
+                        "(scalar|avx2|avx512f|avx512bf16)\n", o->kernel);
+        return FD_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* the table and the per-candidate summaries into hf; 1 when a receipt is advisory */
+static int print_results(const fd_cmp_result *res, FILE *hf)
+{
+    int advisory = 0;
+    fprintf(hf, "%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
+    for (size_t i = 0; i < res->n; i++) {
+        const jv *r = res->receipts[i], *kl = jv_get(r, "kl"), *t1 = jv_get(r, "top1_agreement");
+        advisory |= !strcmp(res->classes[i], "advisory");
+        fprintf(hf, "%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res->classes[i],
+                jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res->receipt_paths[i]);
+    }
+    /* the summary in llama-perplexity --kl-divergence's shape, then the receipt path */
+    for (size_t i = 0; i < res->n; i++) {
+        const jv *r = res->receipts[i], *ts = jv_get(jv_get(r, "x_fidelity"), "token_statistics");
+        fprintf(hf, "\n###### %s vs %s (Q = candidate, base = reference) ######\n",
+                jv_get_str(jv_get(r, "candidate"), "label"), jv_get_str(jv_get(r, "reference"), "label"));
+        if (ts && ts->t == JV_OBJ) fd_tok_stats_print(ts, hf);
+        else {
+            const char *why = jv_get_str(jv_get(r, "x_fidelity"), "token_statistics_note");
+            fprintf(hf, "(%s)\n", why ? why : "no token statistics");
+        }
+        fprintf(hf, "receipt: %s\n", res->receipt_paths[i]);
+    }
+    return advisory;
+}
+
+/* --paired: OUT/paired-receipt.json from the two receipts into *pr; FD_EXIT_REFUSED (printed) or 0 */
+static int write_paired(const cargs *a, const fd_cmp_result *res, FILE *hf, jv **pr, fd_err *e)
+{
+    int rc = 0;
+    fd_buf pp = {0};
+    fd_buf_printf(&pp, "%s/paired-receipt.json", a->o.out);
+    fd_paired_opts po = {res->receipt_paths[0], res->receipt_paths[1], a->o.reference, a->tie, a->o.no_bootstrap,
+                         a->o.created_utc};
+    fd_buf b = {0};
+    if (fd_paired_build(&po, pr, e) || jv_dump(*pr, &JV_PRETTY, &b, e) ||
+        (fd_buf_putc(&b, '\n'), fd_write_atomic(pp.p, b.p, b.n, e))) {
+        printf("REFUSED [%s]: %s (%s); no paired receipt written, the comparison receipts stand\n", e->code, e->msg,
+               e->rule[0] ? e->rule : "paired");
+        jv_free(*pr);
+        *pr = NULL;
+        rc = FD_EXIT_REFUSED;
+    } else {
+        fputc('\n', hf);
+        fd_paired_print(*pr, hf);
+        fprintf(hf, "paired receipt: %s\n", pp.p);
+    }
+    fd_buf_free(&b);
+    fd_buf_free(&pp);
+    return rc;
+}
+
+/* --json: the receipt (one candidate), an array of them, or {receipts, paired} on stdout */
+static void print_json(const fd_cmp_result *res, int paired, const jv *pr, fd_err *e)
+{
+    fd_buf b = {0};
+    jv *arr = NULL;
+    if (paired) {
+        jv *rs = jv_arr();
+        arr = jv_obj();
+        for (size_t i = 0; i < res->n; i++) jv_push(rs, jv_copy(res->receipts[i]));
+        jv_set(arr, "receipts", rs);
+        jv_set(arr, "paired", jv_copy(pr));
+    } else if (res->n > 1) {
+        arr = jv_arr();
+        for (size_t i = 0; i < res->n; i++) jv_push(arr, jv_copy(res->receipts[i]));
+    }
+    if (!jv_dump(arr ? arr : res->receipts[0], &JV_CANON, &b, e)) printf("%s\n", b.p);
+    fd_buf_free(&b);
+    jv_free(arr);
+}
+
+/* rank 0's outputs after the comparison: text, --paired, --json, --emit-submission, --report */
+static int outputs(cargs *a, fd_cmp_result *res, fd_err *e)
+{
+    int rc = FD_EXIT_OK;
+    /* human text: stdout, or stderr under --json, whose stdout is one JSON document
+     * (the receipt with one candidate, an array of them with several) */
+    FILE *hf = a->json ? stderr : stdout;
+    int advisory = print_results(res, hf);
+    jv *pr = NULL;
+    if (a->paired) rc = write_paired(a, res, hf, &pr, e);
+    if (a->json && rc != FD_EXIT_REFUSED) print_json(res, a->paired, pr, e);
+    jv_free(pr);
+    if (rc != FD_EXIT_REFUSED) rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
+    if (a->emit_submission && emit_submissions(res, a->provenance, a->measurer, hf)) rc = FD_EXIT_REFUSED;
+    if (a->report) { /* the receipts are written; the candidates supply their declared bits */
+        fd_rpt_opts ro = {.receipts = (const char **)res->receipt_paths, .nreceipts = res->n,
+                          .datasets = a->cands, .ndatasets = a->o.ncand};
+        if (fd_rpt_write(&ro, a->report, e)) {
+            printf("REFUSED [%s]: %s\n", e->code, e->msg);
+            rc = FD_EXIT_REFUSED;
+        } else fprintf(hf, "REPORT -> %s\n", a->report);
+    }
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    cargs a;
+    memset(&a, 0, sizeof a);
+    fd_cmp_opts *o = &a.o;
+    o->verify_tensors = 1;
+    a.cands = fd_xcalloc((size_t)argc, sizeof *a.cands);
+    a.labels = fd_xcalloc((size_t)argc, sizeof *a.labels);
+    a.tie = FD_PAIRED_TIE_DEFAULT;
+    int rc = FD_EXIT_OK;
+    char **local = fd_xcalloc((size_t)argc + 1, sizeof *local);
+    o->progress = isatty(2);
+    o->kernel = getenv("FIDELITY_KERNEL");
+    if ((rc = parse_args(argc, argv, &a))) goto done;
     /* hf:// sides are fetched (verified, per repo and revision) before anything else */
-    hub.allow_partial = o.allow_partial;
-    if (fd_cli_hub_resolve(o.reference, &hub, &local[0])) { rc = FD_EXIT_REFUSED; goto done; }
-    o.reference = local[0];
-    for (size_t i = 0; i < o.ncand; i++) {
-        if (fd_cli_hub_resolve(cands[i], &hub, &local[i + 1])) { rc = FD_EXIT_REFUSED; goto done; }
-        cands[i] = local[i + 1];
+    a.hub.allow_partial = o->allow_partial;
+    if (fd_cli_hub_resolve(o->reference, &a.hub, &local[0])) { rc = FD_EXIT_REFUSED; goto done; }
+    o->reference = local[0];
+    for (size_t i = 0; i < o->ncand; i++) {
+        if (fd_cli_hub_resolve(a.cands[i], &a.hub, &local[i + 1])) { rc = FD_EXIT_REFUSED; goto done; }
+        a.cands[i] = local[i + 1];
     }
-    o.candidates = cands;
-    o.candidate_labels = labels;
+    o->candidates = a.cands;
+    o->candidate_labels = a.labels;
     fd_cmp_result res;
     fd_err e = {0};
     /* under mpirun the records are sharded across the ranks and rank 0
@@ -186,96 +296,24 @@ int cmd_compare(int argc, char **argv)
         rc = FD_EXIT_REFUSED;
         goto done;
     }
-    o.dist = &dist;
-    if (dist.rank) o.progress = 0;
-    if (fd_compare(&o, &res, &e)) {
+    o->dist = &dist;
+    if (dist.rank) o->progress = 0;
+    if (fd_compare(o, &res, &e)) {
         if (!dist.rank) printf("REFUSED [%s]: %s (gate %s)\n", e.code, e.msg, e.rule[0] ? e.rule : "-");
         rc = FD_EXIT_REFUSED;
-        goto finish;
+    } else if (dist.rank) fd_cmp_result_free(&res);
+    else {
+        if (dist.launched) fprintf(stderr, "compare: %d ranks (records sharded, gathered on rank 0)\n", dist.size);
+        rc = outputs(&a, &res, &e);
+        fd_cmp_result_free(&res);
     }
-    if (dist.rank) { fd_cmp_result_free(&res); goto finish; }
-    if (dist.launched) fprintf(stderr, "compare: %d ranks (records sharded, gathered on rank 0)\n", dist.size);
-    int advisory = 0;
-    /* human text: stdout, or stderr under --json, whose stdout is one JSON document
-     * (the receipt with one candidate, an array of them with several) */
-    FILE *hf = json ? stderr : stdout;
-    fprintf(hf, "%-28s %-10s %-14s %-14s %-8s %s\n", "candidate", "class", "mean KL", "p99", "top-1", "receipt");
-    for (size_t i = 0; i < res.n; i++) {
-        const jv *r = res.receipts[i], *kl = jv_get(r, "kl"), *t1 = jv_get(r, "top1_agreement");
-        advisory |= !strcmp(res.classes[i], "advisory");
-        fprintf(hf, "%-28s %-10s %-14.6e %-14.6e %-8.4f %s\n", jv_get_str(jv_get(r, "candidate"), "label"), res.classes[i],
-                jv_get(kl, "mean")->u.f, jv_get(kl, "p99")->u.f, t1 && t1->t == JV_FLOAT ? t1->u.f : 0.0, res.receipt_paths[i]);
-    }
-    /* the summary in llama-perplexity --kl-divergence's shape, then the receipt path */
-    for (size_t i = 0; i < res.n; i++) {
-        const jv *r = res.receipts[i], *ts = jv_get(jv_get(r, "x_fidelity"), "token_statistics");
-        fprintf(hf, "\n###### %s vs %s (Q = candidate, base = reference) ######\n",
-                jv_get_str(jv_get(r, "candidate"), "label"), jv_get_str(jv_get(r, "reference"), "label"));
-        if (ts && ts->t == JV_OBJ) fd_tok_stats_print(ts, hf);
-        else {
-            const char *why = jv_get_str(jv_get(r, "x_fidelity"), "token_statistics_note");
-            fprintf(hf, "(%s)\n", why ? why : "no token statistics");
-        }
-        fprintf(hf, "receipt: %s\n", res.receipt_paths[i]);
-    }
-    jv *pr = NULL;
-    if (paired) {
-        fd_buf pp = {0};
-        fd_buf_printf(&pp, "%s/paired-receipt.json", o.out);
-        fd_paired_opts po = {res.receipt_paths[0], res.receipt_paths[1], o.reference, tie, o.no_bootstrap, o.created_utc};
-        fd_buf b = {0};
-        if (fd_paired_build(&po, &pr, &e) || jv_dump(pr, &JV_PRETTY, &b, &e) ||
-            (fd_buf_putc(&b, '\n'), fd_write_atomic(pp.p, b.p, b.n, &e))) {
-            printf("REFUSED [%s]: %s (%s); no paired receipt written, the comparison receipts stand\n", e.code, e.msg,
-                   e.rule[0] ? e.rule : "paired");
-            jv_free(pr);
-            pr = NULL;
-            rc = FD_EXIT_REFUSED;
-        } else {
-            fputc('\n', hf);
-            fd_paired_print(pr, hf);
-            fprintf(hf, "paired receipt: %s\n", pp.p);
-        }
-        fd_buf_free(&b);
-        fd_buf_free(&pp);
-    }
-    if (json && rc != FD_EXIT_REFUSED) {
-        fd_buf b = {0};
-        jv *arr = NULL;
-        if (paired) {
-            jv *rs = jv_arr();
-            arr = jv_obj();
-            for (size_t i = 0; i < res.n; i++) jv_push(rs, jv_copy(res.receipts[i]));
-            jv_set(arr, "receipts", rs);
-            jv_set(arr, "paired", jv_copy(pr));
-        } else if (res.n > 1) {
-            arr = jv_arr();
-            for (size_t i = 0; i < res.n; i++) jv_push(arr, jv_copy(res.receipts[i]));
-        }
-        if (!jv_dump(arr ? arr : res.receipts[0], &JV_CANON, &b, &e)) printf("%s\n", b.p);
-        fd_buf_free(&b);
-        jv_free(arr);
-    }
-    jv_free(pr);
-    if (rc != FD_EXIT_REFUSED) rc = advisory ? FD_EXIT_WARN : FD_EXIT_OK;
-    if (emit_submission && emit_submissions(&res, provenance, measurer, hf)) rc = FD_EXIT_REFUSED;
-    if (report) { /* the receipts are written; the candidates supply their declared bits */
-        fd_rpt_opts ro = {.receipts = (const char **)res.receipt_paths, .nreceipts = res.n,
-                          .datasets = cands, .ndatasets = o.ncand};
-        if (fd_rpt_write(&ro, report, &e)) {
-            printf("REFUSED [%s]: %s\n", e.code, e.msg);
-            rc = FD_EXIT_REFUSED;
-        } else fprintf(hf, "REPORT -> %s\n", report);
-    }
-    fd_cmp_result_free(&res);
-finish:
     fd_dist_bcast(&dist, &rc, sizeof rc, 0);
     fd_dist_close(&dist);
 done:
     for (int i = 0; i <= argc; i++) free(local[i]);
     free(local);
-    free(cands);
-    free(labels);
+    free(a.cands);
+    free(a.labels);
     return rc;
 }
 

@@ -109,36 +109,12 @@ static int head_gate_logit(const fd_side *ref, const fd_side *cand, fd_gates *g,
     return 0;
 }
 
-int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+/* 3. panel: suite token hash, scoring window, tokenizer, per-context digests; the shared contexts */
+static int gate_panel(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
 {
-    memset(g, 0, sizeof *g);
-    g->gates = jv_obj();
-    g->disclosures = jv_arr();
-    g->floor_ok = 1;
+    (void)o;
     const jv *rm = ref->manifest, *cm = cand->manifest;
     char msg[512];
-
-    /* 1. seal: both sides were verified when opened */
-    gate(g, "seal", 1, o->verify_tensors ? "both datasets verify (tensors recomputed)" : "both datasets verify (tensors not recomputed)", NULL);
-
-    /* 2. form: mixed forms are allowed (the Python comparator's default
-     * allow_mixed_form); the head gate decides whether they can be scored */
-    int known_r = ref->form && (!strcmp(ref->form, "hidden") || ref->logit);
-    int known_c = cand->form && (!strcmp(cand->form, "hidden") || cand->logit);
-    if (!known_r || !known_c)
-        return refuse(e, "form", "unsupported_form", "capture.form %s is neither hidden nor logit",
-                      !known_r ? (ref->form ? ref->form : "null") : (cand->form ? cand->form : "null"));
-    snprintf(msg, sizeof msg, "%s vs %s", ref->form, cand->form);
-    gate(g, "form", 1, msg, NULL);
-    /* 2b. provenance */
-    int preview = jv_get(rm, "preview") || jv_get(cm, "preview") || py_true(jv_get(rm, "not_submittable")) ||
-                  py_true(jv_get(cm, "not_submittable"));
-    if (preview) {
-        g->advisory = 1;
-        g->floor_ok = 0;
-        disclose(g, "preview_capture", "blocking", 1, "a preview capture (or one marked not_submittable) is on one side");
-    }
-
     /* 3. panel */
     const jv *rp = jv_get(rm, "panel"), *cp = jv_get(cm, "panel");
     if (!jv_equal(nn(jv_get(rp, "suite_token_hash_sha256")), nn(jv_get(cp, "suite_token_hash_sha256"))) ||
@@ -164,6 +140,13 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
     if (!g->nshared) return refuse(e, "panel", "empty_intersection", "%s", "the two datasets share no context");
     gate(g, "panel", 1, "same suite token hash, scoring window, tokenizer and per-record digests", NULL);
 
+    return 0;
+}
+
+/* 4. head */
+static int gate_head(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+{
+    const jv *rm = ref->manifest, *cm = cand->manifest;
     /* 4. head */
     const jv *rh = jv_get(rm, "head"), *ch = jv_get(cm, "head");
     const char *rc_ = ref->head_content, *cc = cand->head_content;
@@ -203,6 +186,14 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
                           "the two datasets ship different heads (HEAD-1b); pass --own-heads or --disclose-head-substitution --head PATH");
     }
 
+    return 0;
+}
+
+/* 5. lane, 6. stack */
+static int gate_lane_stack(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+{
+    const jv *rm = ref->manifest, *cm = cand->manifest;
+    char msg[512];
     /* 5. lane */
     g->same_lane = ref->lane && cand->lane && !strcmp(ref->lane, cand->lane);
     if (!g->same_lane) {
@@ -232,6 +223,13 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         gate(g, "stack", 0, "cross_stack", "advisory");
     } else gate(g, "stack", 1, "same lane identity and stack fingerprint", NULL);
 
+    return 0;
+}
+
+/* 7. geometry, 8. coverage */
+static int gate_geometry_coverage(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+{
+    char msg[512];
     /* 7. geometry */
     if (ref->vocab != cand->vocab || (!ref->logit && !cand->logit && ref->hidden != cand->hidden)) {
         snprintf(msg, sizeof msg, "vocab %lld/%lld, hidden %lld/%lld", (long long)ref->vocab, (long long)cand->vocab,
@@ -250,6 +248,14 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         gate(g, "coverage", 0, "subset of the panel", "--allow-partial");
     } else gate(g, "coverage", 1, "both complete, equal index sets", NULL);
 
+    return 0;
+}
+
+/* 9. lossy, 9b decode */
+static int gate_lossy_decode(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+{
+    (void)e;
+    const jv *rm = ref->manifest, *cm = cand->manifest;
     /* 9. lossy, 9b decode */
     const jv *rlc = jv_get(jv_get(rm, "capture"), "lossy_codec"), *clc = jv_get(jv_get(cm, "capture"), "lossy_codec");
     int lossy = 0;
@@ -282,6 +288,13 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
         gate(g, "decode", 1, reconstructed ? "weights decode: the candidate's weights were reconstructed (exl3-trellis) before capture; advisory"
                                            : "no weights decode declared (weights.codec) on the candidate", NULL);
 
+    return 0;
+}
+
+/* 10. classify */
+static int gate_classify(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+{
+    const jv *rm = ref->manifest, *cm = cand->manifest;
     /* 10. classify */
     g->digest_equal = ref->capture_content_digest && cand->capture_content_digest &&
                       !strcmp(ref->capture_content_digest, cand->capture_content_digest);
@@ -302,6 +315,45 @@ int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o,
                       "--self-compare needs equal capture_content_digest on both sides (SC-1)");
     if (!g->disclosures->u.a.n)
         disclose(g, "no_known_deviations", "info", 0, "no gate raised a finding");
+    return 0;
+}
+
+int fd_gates_run(const fd_side *ref, const fd_side *cand, const fd_gate_opts *o, fd_gates *g, fd_err *e)
+{
+    memset(g, 0, sizeof *g);
+    g->gates = jv_obj();
+    g->disclosures = jv_arr();
+    g->floor_ok = 1;
+    const jv *rm = ref->manifest, *cm = cand->manifest;
+    char msg[512];
+
+    /* 1. seal: both sides were verified when opened */
+    gate(g, "seal", 1, o->verify_tensors ? "both datasets verify (tensors recomputed)" : "both datasets verify (tensors not recomputed)", NULL);
+
+    /* 2. form: mixed forms are allowed (the Python comparator's default
+     * allow_mixed_form); the head gate decides whether they can be scored */
+    int known_r = ref->form && (!strcmp(ref->form, "hidden") || ref->logit);
+    int known_c = cand->form && (!strcmp(cand->form, "hidden") || cand->logit);
+    if (!known_r || !known_c)
+        return refuse(e, "form", "unsupported_form", "capture.form %s is neither hidden nor logit",
+                      !known_r ? (ref->form ? ref->form : "null") : (cand->form ? cand->form : "null"));
+    snprintf(msg, sizeof msg, "%s vs %s", ref->form, cand->form);
+    gate(g, "form", 1, msg, NULL);
+    /* 2b. provenance */
+    int preview = jv_get(rm, "preview") || jv_get(cm, "preview") || py_true(jv_get(rm, "not_submittable")) ||
+                  py_true(jv_get(cm, "not_submittable"));
+    if (preview) {
+        g->advisory = 1;
+        g->floor_ok = 0;
+        disclose(g, "preview_capture", "blocking", 1, "a preview capture (or one marked not_submittable) is on one side");
+    }
+    if (gate_panel(ref, cand, o, g, e) ||
+        gate_head(ref, cand, o, g, e) ||
+        gate_lane_stack(ref, cand, o, g, e) ||
+        gate_geometry_coverage(ref, cand, o, g, e) ||
+        gate_lossy_decode(ref, cand, o, g, e) ||
+        gate_classify(ref, cand, o, g, e))
+        return -1;
     return 0;
 }
 

@@ -156,6 +156,97 @@ static int cmp_absd(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
+/* the paired receipt's delta: the two means, B - A, its bootstrap interval */
+static jv *delta_json(double mean_a, double mean_b, const fd_bootstrap *b)
+{
+    double delta = mean_b - mean_a;
+    jv *d = jv_obj(), *u = jv_obj();
+    jv_set(d, "a_mean", jv_float(mean_a));
+    jv_set(d, "b_mean", jv_float(mean_b));
+    jv_set(d, "value", jv_float(delta));
+    jv_set(d, "relative", mean_a > 0 ? jv_float(delta / mean_a) : jv_null());
+    jv_set(u, "method", jv_str(b->method));
+    jv_set(u, "statistic", jv_str("token-weighted mean of the per-position differences B - A over the resampled contexts"));
+    jv_set(u, "ci95_low", b->computed ? jv_float(b->ci95_low) : jv_null());
+    jv_set(u, "ci95_high", b->computed ? jv_float(b->ci95_high) : jv_null());
+    jv_set(u, "clusters", b->computed ? jv_int((int64_t)b->clusters) : jv_null());
+    jv_set(u, "samples", b->computed ? jv_int((int64_t)b->samples) : jv_null());
+    jv_set(u, "seed", b->computed ? jv_int((int64_t)b->seed) : jv_null());
+    jv_set(u, "generator", b->computed ? jv_str(b->generator) : jv_null());
+    jv_set(u, "interval_kind", b->computed ? jv_str(b->interval_kind) : jv_null());
+    jv_set(u, "excludes_zero", b->computed ? jv_bool(b->ci95_low > 0 || b->ci95_high < 0) : jv_null());
+    jv_set(d, "uncertainty", u);
+    return d;
+}
+
+/* the sign test over documents: contexts grouped by document id (the reference panel's, else one per context) */
+static jv *sign_test_json(const fd_paired_opts *o, size_t nc, const int64_t *idx, const char *const *doc,
+                          const double *sd, const size_t *rows)
+{
+    /* documents: contexts grouped by document id (first appearance order), token-weighted */
+    size_t ndoc = 0, dbw = 0, daw = 0, dt = 0;
+    char **keys = fd_xcalloc(nc + 1, sizeof *keys);
+    double *dsum = fd_xcalloc(nc + 1, sizeof *dsum);
+    size_t *drows = fd_xcalloc(nc + 1, sizeof *drows);
+    for (size_t c = 0; c < nc; c++) {
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "context-%lld", (long long)idx[c]);
+        const char *k = o->reference ? doc[c] : tmp;
+        size_t j = 0;
+        while (j < ndoc && strcmp(keys[j], k)) j++;
+        if (j == ndoc) keys[ndoc++] = fd_xstrdup(k);
+        dsum[j] += sd[c];
+        drows[j] += rows[c];
+    }
+    for (size_t j = 0; j < ndoc; j++) {
+        double dd = dsum[j] / (double)drows[j];
+        if (dd < -o->tie_tolerance) dbw++;
+        else if (dd > o->tie_tolerance) daw++;
+        else dt++;
+    }
+    jv *sg = jv_obj();
+    jv_set(sg, "unit", jv_str(o->reference ? "document" : "context"));
+    jv_set(sg, "unit_note", jv_str(o->reference ? "contexts grouped by the reference panel's document_id; per document the "
+                                                  "token-weighted mean of B - A"
+                                                : "no reference dataset given: each context is its own document"));
+    jv_set(sg, "documents", jv_int((int64_t)ndoc));
+    jv_set(sg, "b_better", jv_int((int64_t)dbw));
+    jv_set(sg, "a_better", jv_int((int64_t)daw));
+    jv_set(sg, "ties", jv_int((int64_t)dt));
+    jv_set(sg, "method", jv_str("exact two-sided binomial sign test, ties dropped: p = min(1, 2 P(X <= min(b,a))), X ~ Bin(b+a, 1/2)"));
+    jv_set(sg, "p_value", jv_float(fd_sign_test_p(dbw, daw)));
+    for (size_t j = 0; j < ndoc; j++) free(keys[j]);
+    free(keys); free(dsum); free(drows);
+    return sg;
+}
+
+/* per_context of p and its largest |B - A| (largest_differences) */
+static void per_context_json(const fd_paired_opts *o, size_t nc, const jv *pa, const int64_t *idx, const char *const *doc,
+                             const size_t *rows, const double *ma, const double *mb, jv *p)
+{
+    /* per context, and the largest |B - A| */
+    jv *pc = jv_arr(), *lg = jv_arr();
+    absd *order = fd_xmalloc((nc + 1) * sizeof *order);
+    for (size_t c = 0; c < nc; c++) {
+        jv *x = jv_obj();
+        jv_set(x, "index", jv_int(idx[c]));
+        jv_set(x, "window_id", jv_copy(jv_get(pa->u.a.v[c], "window_id") ? jv_get(pa->u.a.v[c], "window_id") : jv_null()));
+        jv_set(x, "domain", jv_copy(jv_get(pa->u.a.v[c], "domain") ? jv_get(pa->u.a.v[c], "domain") : jv_null()));
+        jv_set(x, "document_id", o->reference ? jv_str(doc[c]) : jv_null());
+        jv_set(x, "scored_rows", jv_int((int64_t)rows[c]));
+        jv_set(x, "a", jv_float(ma[c]));
+        jv_set(x, "b", jv_float(mb[c]));
+        jv_set(x, "delta", jv_float(mb[c] - ma[c]));
+        jv_push(pc, x);
+        order[c] = (absd){c, mb[c] - ma[c]};
+    }
+    qsort(order, nc, sizeof *order, cmp_absd);
+    for (size_t k = 0; k < nc && k < LARGEST; k++) jv_push(lg, jv_copy(pc->u.a.v[order[k].i]));
+    free(order);
+    jv_set(p, "per_context", pc);
+    jv_set(p, "largest_differences", lg);
+}
+
 int fd_paired_build(const fd_paired_opts *o, jv **out, fd_err *e)
 {
     *out = NULL;
@@ -212,7 +303,7 @@ int fd_paired_build(const fd_paired_opts *o, jv **out, fd_err *e)
         else ties++;
         off += rows[c];
     }
-    double mean_a = fd_np_mean(A.kl, n), mean_b = fd_np_mean(B.kl, n), delta = mean_b - mean_a;
+    double mean_a = fd_np_mean(A.kl, n), mean_b = fd_np_mean(B.kl, n);
     fd_kl_input in = {diff, n, nc, rows, NULL, NULL, NULL};
     fd_bootstrap bs = {0};
     bs.method = "none";
@@ -240,23 +331,7 @@ int fd_paired_build(const fd_paired_opts *o, jv **out, fd_err *e)
         jv_set(p, "lower_is_better", jv_bool(1));
         jv_set(p, "contexts", jv_int((int64_t)nc));
         jv_set(p, "scored_positions", jv_int((int64_t)n));
-        jv *d = jv_obj(), *u = jv_obj();
-        jv_set(d, "a_mean", jv_float(mean_a));
-        jv_set(d, "b_mean", jv_float(mean_b));
-        jv_set(d, "value", jv_float(delta));
-        jv_set(d, "relative", mean_a > 0 ? jv_float(delta / mean_a) : jv_null());
-        jv_set(u, "method", jv_str(bs.method));
-        jv_set(u, "statistic", jv_str("token-weighted mean of the per-position differences B - A over the resampled contexts"));
-        jv_set(u, "ci95_low", bs.computed ? jv_float(bs.ci95_low) : jv_null());
-        jv_set(u, "ci95_high", bs.computed ? jv_float(bs.ci95_high) : jv_null());
-        jv_set(u, "clusters", bs.computed ? jv_int((int64_t)bs.clusters) : jv_null());
-        jv_set(u, "samples", bs.computed ? jv_int((int64_t)bs.samples) : jv_null());
-        jv_set(u, "seed", bs.computed ? jv_int((int64_t)bs.seed) : jv_null());
-        jv_set(u, "generator", bs.computed ? jv_str(bs.generator) : jv_null());
-        jv_set(u, "interval_kind", bs.computed ? jv_str(bs.interval_kind) : jv_null());
-        jv_set(u, "excludes_zero", bs.computed ? jv_bool(bs.ci95_low > 0 || bs.ci95_high < 0) : jv_null());
-        jv_set(d, "uncertainty", u);
-        jv_set(p, "delta", d);
+        jv_set(p, "delta", delta_json(mean_a, mean_b, &bs));
         jv *wins = jv_obj();
         jv_set(wins, "unit", jv_str("context"));
         jv_set(wins, "tie_tolerance_nats", jv_float(o->tie_tolerance));
@@ -265,62 +340,8 @@ int fd_paired_build(const fd_paired_opts *o, jv **out, fd_err *e)
         jv_set(wins, "a_better", jv_int((int64_t)aw));
         jv_set(wins, "ties", jv_int((int64_t)ties));
         jv_set(p, "wins", wins);
-        /* documents: contexts grouped by document id (first appearance order), token-weighted */
-        size_t ndoc = 0, dbw = 0, daw = 0, dt = 0;
-        char **keys = fd_xcalloc(nc + 1, sizeof *keys);
-        double *dsum = fd_xcalloc(nc + 1, sizeof *dsum);
-        size_t *drows = fd_xcalloc(nc + 1, sizeof *drows);
-        for (size_t c = 0; c < nc; c++) {
-            char tmp[32];
-            snprintf(tmp, sizeof tmp, "context-%lld", (long long)idx[c]);
-            const char *k = o->reference ? doc[c] : tmp;
-            size_t j = 0;
-            while (j < ndoc && strcmp(keys[j], k)) j++;
-            if (j == ndoc) keys[ndoc++] = fd_xstrdup(k);
-            dsum[j] += sd[c];
-            drows[j] += rows[c];
-        }
-        for (size_t j = 0; j < ndoc; j++) {
-            double dd = dsum[j] / (double)drows[j];
-            if (dd < -o->tie_tolerance) dbw++;
-            else if (dd > o->tie_tolerance) daw++;
-            else dt++;
-        }
-        jv *sg = jv_obj();
-        jv_set(sg, "unit", jv_str(o->reference ? "document" : "context"));
-        jv_set(sg, "unit_note", jv_str(o->reference ? "contexts grouped by the reference panel's document_id; per document the "
-                                                      "token-weighted mean of B - A"
-                                                    : "no reference dataset given: each context is its own document"));
-        jv_set(sg, "documents", jv_int((int64_t)ndoc));
-        jv_set(sg, "b_better", jv_int((int64_t)dbw));
-        jv_set(sg, "a_better", jv_int((int64_t)daw));
-        jv_set(sg, "ties", jv_int((int64_t)dt));
-        jv_set(sg, "method", jv_str("exact two-sided binomial sign test, ties dropped: p = min(1, 2 P(X <= min(b,a))), X ~ Bin(b+a, 1/2)"));
-        jv_set(sg, "p_value", jv_float(fd_sign_test_p(dbw, daw)));
-        jv_set(p, "sign_test", sg);
-        for (size_t j = 0; j < ndoc; j++) free(keys[j]);
-        free(keys); free(dsum); free(drows);
-        /* per context, and the largest |B - A| */
-        jv *pc = jv_arr(), *lg = jv_arr();
-        absd *order = fd_xmalloc((nc + 1) * sizeof *order);
-        for (size_t c = 0; c < nc; c++) {
-            jv *x = jv_obj();
-            jv_set(x, "index", jv_int(idx[c]));
-            jv_set(x, "window_id", jv_copy(jv_get(pa->u.a.v[c], "window_id") ? jv_get(pa->u.a.v[c], "window_id") : jv_null()));
-            jv_set(x, "domain", jv_copy(jv_get(pa->u.a.v[c], "domain") ? jv_get(pa->u.a.v[c], "domain") : jv_null()));
-            jv_set(x, "document_id", o->reference ? jv_str(doc[c]) : jv_null());
-            jv_set(x, "scored_rows", jv_int((int64_t)rows[c]));
-            jv_set(x, "a", jv_float(ma[c]));
-            jv_set(x, "b", jv_float(mb[c]));
-            jv_set(x, "delta", jv_float(mb[c] - ma[c]));
-            jv_push(pc, x);
-            order[c] = (absd){c, mb[c] - ma[c]};
-        }
-        qsort(order, nc, sizeof *order, cmp_absd);
-        for (size_t k = 0; k < nc && k < LARGEST; k++) jv_push(lg, jv_copy(pc->u.a.v[order[k].i]));
-        free(order);
-        jv_set(p, "per_context", pc);
-        jv_set(p, "largest_differences", lg);
+        jv_set(p, "sign_test", sign_test_json(o, nc, idx, (const char *const *)doc, sd, rows));
+        per_context_json(o, nc, pa, idx, (const char *const *)doc, rows, ma, mb, p);
         char seal[65];
         if (jv_seal(p, "receipt_sha256", seal, e)) rc = -1;
         else jv_set(p, "receipt_sha256", jv_str(seal));

@@ -138,15 +138,9 @@ static void self_sha(char hex[65])
     if (n > 0) { path[n] = 0; if (fd_sha256_file(path, hex, &e)) hex[0] = 0; }
 }
 
-int fd_submission_build(const jv *r, const jv *prov, const char *measurer, jv **out, fd_err *e)
+/* SC-5: no blocking disclosure; SC-4: every required provenance field has a value */
+static int check_submittable(const jv *ds, const jv *prov, fd_err *e)
 {
-    *out = NULL;
-    const char *kind = jv_get_str(r, "comparison_kind");
-    if (!kind || strcmp(kind, "measurement"))
-        return fd_fail(e, "not_a_measurement", "SC-3", "comparison_kind is %s. Only a measurement may become a registry "
-                       "row; a reproduction confirmation or a run-to-run floor is a result, not a quantization row",
-                       kind ? kind : "None");
-    const jv *ds = jv_get(r, "disclosures");
     fd_buf blocking = {0};
     for (size_t i = 0; ds && ds->t == JV_ARR && i < ds->u.a.n; i++) {
         const char *sev = jv_get_str(ds->u.a.v[i], "severity"), *code = jv_get_str(ds->u.a.v[i], "code");
@@ -175,6 +169,57 @@ int fd_submission_build(const jv *r, const jv *prov, const char *measurer, jv **
         fd_buf_free(&missing);
         return -1;
     }
+    return 0;
+}
+
+/* the receipt's estimator (projected), its replay fields, the logits dtype spelled fp32/fp16/bf16/fp64 */
+static jv *estimator_json(const jv *r)
+{
+    jv *est = project(jv_get(r, "estimator"), ESTIMATOR_FIELDS);
+    const jv *cmp = jv_get(r, "comparator");
+    if (jv_get(cmp, "replay_backend")) jv_set(est, "replay_backend", jv_copy(jv_get(cmp, "replay_backend")));
+    if (jv_get(cmp, "replay_env")) jv_set(est, "replay_env", jv_copy(jv_get(cmp, "replay_env")));
+    const char *fa = jv_get_str(jv_get(r, "reference"), "form"), *fb = jv_get_str(jv_get(r, "candidate"), "form");
+    if ((fa && !strcmp(fa, "hidden")) || (fb && !strcmp(fb, "hidden"))) jv_set(est, "replay_applicable", jv_bool(1));
+    else if (fa && fb && !strcmp(fa, "logit") && !strcmp(fb, "logit")) jv_set(est, "replay_applicable", jv_bool(0));
+    const char *ld = jv_get_str(est, "logits_dtype");
+    static const char *const fmt[][2] = {{"float32", "fp32"}, {"float64", "fp64"}, {"f32", "fp32"}, {"f16", "fp16"},
+                                         {"float16", "fp16"}, {"bfloat16", "bf16"}};
+    for (size_t i = 0; ld && i < 6; i++)
+        if (!strcasecmp(ld, fmt[i][0])) { jv_set(est, "logits_dtype", jv_str(fmt[i][1])); break; }
+    return est;
+}
+
+/* the lane's caveats and the receipt's disclosures (no_known_deviations when there is none) */
+static jv *disclosures_json(const jv *ds, const char *lane)
+{
+    jv *dl = jv_arr();
+    if (lane && !strcmp(lane, "streaming"))
+        jv_push(dl, disclosure("streaming_lane_offset", "caveat", "measured on the streaming lane; its floor and "
+                               "offset are lane properties (BIAS-006)"));
+    else if (lane && (!strcmp(lane, "local-mps") || !strcmp(lane, "local-cuda-budget")))
+        jv_push(dl, disclosure("local_device_reduction_order", "caveat", "measured on a local device lane whose "
+                               "reduction order differs from the sealed lane (BIAS-006)"));
+    if (lane && !strcmp(lane, "local-cuda-budget"))
+        jv_push(dl, disclosure("memory_budget_schedule", "info", "captured under a device memory budget schedule"));
+    for (size_t i = 0; ds && ds->t == JV_ARR && i < ds->u.a.n; i++) {
+        const char *code = jv_get_str(ds->u.a.v[i], "code");
+        if (!code || strcmp(code, "no_known_deviations")) jv_push(dl, jv_copy(ds->u.a.v[i]));
+    }
+    if (!dl->u.a.n) jv_push(dl, disclosure("no_known_deviations", "info", "every gate passed with no override."));
+    return dl;
+}
+
+int fd_submission_build(const jv *r, const jv *prov, const char *measurer, jv **out, fd_err *e)
+{
+    *out = NULL;
+    const char *kind = jv_get_str(r, "comparison_kind");
+    if (!kind || strcmp(kind, "measurement"))
+        return fd_fail(e, "not_a_measurement", "SC-3", "comparison_kind is %s. Only a measurement may become a registry "
+                       "row; a reproduction confirmation or a run-to-run floor is a result, not a quantization row",
+                       kind ? kind : "None");
+    const jv *ds = jv_get(r, "disclosures");
+    if (check_submittable(ds, prov, e)) return -1;
     jv *artifact = jv_copy(jv_get(prov, "artifact"));
     fd_buf sd = {0};
     fd_err se;
@@ -220,18 +265,7 @@ int fd_submission_build(const jv *r, const jv *prov, const char *measurer, jv **
     for (size_t i = 0; i < 5; i++) jv_set(aux, am[i][0], cp(jv_get(kl, am[i][1])));
     jv_set(aux, "context_macro_mean_kld", cp(jv_get(r, "kl_macro_stratum_mean")));
     jv_set(s, "auxiliary_metrics", aux);
-    jv *est = project(jv_get(r, "estimator"), ESTIMATOR_FIELDS);
-    const jv *cmp = jv_get(r, "comparator");
-    if (jv_get(cmp, "replay_backend")) jv_set(est, "replay_backend", jv_copy(jv_get(cmp, "replay_backend")));
-    if (jv_get(cmp, "replay_env")) jv_set(est, "replay_env", jv_copy(jv_get(cmp, "replay_env")));
-    const char *fa = jv_get_str(jv_get(r, "reference"), "form"), *fb = jv_get_str(jv_get(r, "candidate"), "form");
-    if ((fa && !strcmp(fa, "hidden")) || (fb && !strcmp(fb, "hidden"))) jv_set(est, "replay_applicable", jv_bool(1));
-    else if (fa && fb && !strcmp(fa, "logit") && !strcmp(fb, "logit")) jv_set(est, "replay_applicable", jv_bool(0));
-    const char *ld = jv_get_str(est, "logits_dtype");
-    static const char *const fmt[][2] = {{"float32", "fp32"}, {"float64", "fp64"}, {"f32", "fp32"}, {"f16", "fp16"},
-                                         {"float16", "fp16"}, {"bfloat16", "bf16"}};
-    for (size_t i = 0; ld && i < 6; i++)
-        if (!strcasecmp(ld, fmt[i][0])) { jv_set(est, "logits_dtype", jv_str(fmt[i][1])); break; }
+    jv *est = estimator_json(r);
     jv_set(s, "estimator", est);
     jv_set(s, "determinism", project(jv_get(r, "determinism"), DETERMINISM_FIELDS));
     jv_set(s, "measurement_scope", project(jv_get(r, "measurement_scope"), SCOPE_FIELDS));
@@ -245,20 +279,7 @@ int fd_submission_build(const jv *r, const jv *prov, const char *measurer, jv **
     jv_set(cb, "bias", cp(jv_get(jv_get(r, "comparability"), "bias")));
     jv_set(cb, "usable_as_floor", cp(jv_get(jv_get(r, "comparability"), "usable_as_floor")));
     jv_set(s, "comparability", cb);
-    jv *dl = jv_arr();
-    if (lane && !strcmp(lane, "streaming"))
-        jv_push(dl, disclosure("streaming_lane_offset", "caveat", "measured on the streaming lane; its floor and "
-                               "offset are lane properties (BIAS-006)"));
-    else if (lane && (!strcmp(lane, "local-mps") || !strcmp(lane, "local-cuda-budget")))
-        jv_push(dl, disclosure("local_device_reduction_order", "caveat", "measured on a local device lane whose "
-                               "reduction order differs from the sealed lane (BIAS-006)"));
-    if (lane && !strcmp(lane, "local-cuda-budget"))
-        jv_push(dl, disclosure("memory_budget_schedule", "info", "captured under a device memory budget schedule"));
-    for (size_t i = 0; ds && ds->t == JV_ARR && i < ds->u.a.n; i++) {
-        const char *code = jv_get_str(ds->u.a.v[i], "code");
-        if (!code || strcmp(code, "no_known_deviations")) jv_push(dl, jv_copy(ds->u.a.v[i]));
-    }
-    if (!dl->u.a.n) jv_push(dl, disclosure("no_known_deviations", "info", "every gate passed with no override."));
+    jv *dl = disclosures_json(ds, lane);
     jv_set(s, "disclosures", dl);
     fd_buf path = {0};
     fd_buf_puts(&path, "submission");

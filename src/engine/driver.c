@@ -1,5 +1,6 @@
 /* The generic forward over the architecture table (engine/model.h). */
 #include "engine/model.h"
+#include "format/npy.h"
 #include "util/buf.h"
 #include "util/fsio.h"
 #include <stdio.h>
@@ -31,8 +32,52 @@ fd_fwd *fd_forward_begin(const fd_weights *w, const fd_glm_config *c, const int6
     return f;
 }
 
+/* FIDELITY_FORWARD_INJECT=L:PATH (tests/parity/layer_parity.py --inject):
+ * before layer L of every forward, the residual stream (fd_arch.stream) is
+ * replaced by PATH, a .npy of that many uint16/int16 elements holding bf16
+ * bits ([S, H]; glm5_next [S, hc_mult, H]): transformers' own input of layer
+ * L, so our layer L is judged on it alone.  Unset or empty: nothing happens;
+ * anything unusable is refused (bad_usage) naming the file and the reason. */
+static int inject(const fd_fwd *f, const fd_glm_config *c, long long L, fd_err *e)
+{
+    const char *spec = getenv("FIDELITY_FORWARD_INJECT");
+    if (!spec || !*spec) return 0;
+    char *end;
+    long long at = strtoll(spec, &end, 10);
+    if (end == spec || *end != ':' || !end[1] || at < 0)
+        return fd_fail(e, "bad_usage", "", "FIDELITY_FORWARD_INJECT: '%.200s' is not LAYER:PATH", spec);
+    if (at != L) return 0;
+    const char *path = end + 1;
+    if (!f->a->stream)
+        return fd_fail(e, "bad_usage", "", "FIDELITY_FORWARD_INJECT: architecture %s has no injectable stream",
+                       f->a->info.model_type);
+    size_t n;
+    uint16_t *x = f->a->stream(c, f->st, &n);
+    fd_buf b = {0};
+    char descr[16];
+    uint64_t shape[4];
+    int ndim;
+    size_t off;
+    int rc = fd_read_file(path, n * 2 + 65536, &b, e);
+    if (!rc) rc = fd_npy_parse((const unsigned char *)b.p, b.n, descr, shape, &ndim, &off, e);
+    if (!rc) {
+        uint64_t cnt = 1;
+        for (int d = 0; d < ndim; d++) cnt *= shape[d];
+        if (strcmp(descr, "<u2") && strcmp(descr, "<i2"))
+            rc = fd_fail(e, "bad_usage", "", "%s: dtype %s, not <u2/<i2 (bf16 bits)", path, descr);
+        else if (cnt != n || b.n - off != n * 2)
+            rc = fd_fail(e, "bad_usage", "", "%s: %llu elements, layer %lld's stream has %zu", path,
+                         (unsigned long long)cnt, L, n);
+        else memcpy(x, b.p + off, n * 2);
+    }
+    if (rc) fd_err_prefix(e, "FIDELITY_FORWARD_INJECT");
+    fd_buf_free(&b);
+    return rc;
+}
+
 int fd_forward_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, fd_fwd *f, fd_err *e)
 {
+    if (inject(f, c, L, e)) return -1;
     return f->a->layer(m, w, c, L, f->st, e);
 }
 

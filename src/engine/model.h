@@ -20,6 +20,7 @@
  *   gguf      llama.cpp's spelling of the architecture (engine/gguf_model.h):
  *             its general.architecture names, the HF -> GGUF tensor-name
  *             table and the config built from the metadata; NULL: no GGUF
+ *   stream    the residual stream between layers (FIDELITY_FORWARD_INJECT)
  *   state_bytes / wide
  *             the memory pre-flight's per-window state and widest
  *             activation row, per architecture (capture/schedule.c)
@@ -66,6 +67,10 @@ typedef struct fd_arch {
     int (*layer)(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
     int (*end)(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
     void (*free_state)(void *st);
+    /* the residual stream a window keeps between layers (bf16, *n
+     * elements): what layer L reads and replaces; FIDELITY_FORWARD_INJECT
+     * (engine/driver.c) writes it before layer L.  NULL: not injectable */
+    uint16_t *(*stream)(const fd_glm_config *c, void *st, size_t *n);
     uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
     uint64_t (*wide)(const fd_glm_config *c);
     const struct fd_gguf_arch *gguf;

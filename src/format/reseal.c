@@ -267,99 +267,102 @@ void fd_reseal_plan_free(fd_reseal_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-int fd_reseal(const char *source, const char *out, int dry_run, fd_reseal_plan *plan, fd_err *e)
+/* what the steps of fd_reseal share */
+typedef struct rsx {
+    const char *source, *dataset_id;
+    jv *manifest, *record, *rewritten, *receipt, *newm, *m2;
+    jv *resealed;              /* borrowed: newm's dataset.resealed */
+    fd_strv hits;
+    fd_buf rb, canon, recb;    /* the record as read, its rewrite canonical and pretty */
+    char when[32];
+} rsx;
+
+/* the source: verified, never resealed, its only publisher-refused member the validation record */
+static int check_source(rsx *x, fd_err *e)
 {
-    memset(plan, 0, sizeof *plan);
-    struct stat st;
-    if (out && lstat(out, &st) == 0) return refuse(e, "output %s already exists", out);
-    int rc = -1;
-    jv *manifest = NULL, *record = NULL, *rewritten = NULL, *receipt = NULL, *newm = NULL, *m2 = NULL;
-    char *tmp = NULL;
-    fd_strv hits = {0};
-    fd_buf rb = {0}, canon = {0}, recb = {0};
-    if (!(manifest = verified(source, "source dataset", e))) goto done;
-    const jv *dataset = jv_get(manifest, "dataset");
-    const char *dataset_id = jv_get_str(dataset, "id");
+    if (!(x->manifest = verified(x->source, "source dataset", e))) return -1;
+    const jv *dataset = jv_get(x->manifest, "dataset");
+    x->dataset_id = jv_get_str(dataset, "id");
     const jv *already = jv_get(dataset, "resealed");
-    if (already && already->t != JV_NULL) {
-        refuse(e, "source was already re-sealed from %s; a reseal is not repeatable",
-               str_or(already, "from_dataset_sha256", "None"));
-        goto done;
-    }
-    if (offenders(source, &hits, e)) goto done;
-    if (hits.n != 1 || strcmp(hits.v[0], FD_RESEAL_VALIDATION_RECORD)) {
+    if (already && already->t != JV_NULL)
+        return refuse(e, "source was already re-sealed from %s; a reseal is not repeatable",
+                      str_or(already, "from_dataset_sha256", "None"));
+    if (offenders(x->source, &x->hits, e)) return -1;
+    if (x->hits.n != 1 || strcmp(x->hits.v[0], FD_RESEAL_VALIDATION_RECORD)) {
         fd_buf l = {0};
-        list_repr(&hits, &l);
+        list_repr(&x->hits, &l);
         refuse(e, "a reseal repairs exactly %s; the source's publisher-refused members are %s",
                FD_RESEAL_VALIDATION_RECORD, l.p ? l.p : "[]");
         fd_buf_free(&l);
-        goto done;
+        return -1;
     }
-    char *rpath = fd_path_join(source, FD_RESEAL_VALIDATION_RECORD);
-    int rrc = fd_read_file(rpath, MAX_JSON_MEMBER, &rb, e);
+    return 0;
+}
+
+/* the validation record: sealed, its subject a private path; rewritten with subject dataset:ID and resealed */
+static int rewrite_record(rsx *x, fd_reseal_plan *plan, fd_err *e)
+{
+    char *rpath = fd_path_join(x->source, FD_RESEAL_VALIDATION_RECORD);
+    int rrc = fd_read_file(rpath, MAX_JSON_MEMBER, &x->rb, e);
     free(rpath);
-    if (rrc || !(record = jv_parse(rb.p, rb.n, e)) || record->t != JV_OBJ) {
-        refuse(e, "%s is not a readable JSON object%s%s", FD_RESEAL_VALIDATION_RECORD, record ? "" : ": ",
-               record ? "" : e->msg);
-        goto done;
-    }
-    const char *schema = jv_get_str(record, "schema");
-    if (!schema || strcmp(schema, VALIDATION_SCHEMA)) {
-        refuse(e, "validation record schema is %s%s%s", schema ? "'" : "", schema ? schema : "None", schema ? "'" : "");
-        goto done;
-    }
+    if (rrc || !(x->record = jv_parse(x->rb.p, x->rb.n, e)) || x->record->t != JV_OBJ)
+        return refuse(e, "%s is not a readable JSON object%s%s", FD_RESEAL_VALIDATION_RECORD, x->record ? "" : ": ",
+                      x->record ? "" : e->msg);
+    const char *schema = jv_get_str(x->record, "schema");
+    if (!schema || strcmp(schema, VALIDATION_SCHEMA))
+        return refuse(e, "validation record schema is %s%s%s", schema ? "'" : "", schema ? schema : "None",
+                      schema ? "'" : "");
     char seal[65];
-    const char *claimed = jv_get_str(record, "receipt_sha256");
-    if (jv_seal(record, "receipt_sha256", seal, e) || !claimed || strcmp(seal, claimed)) {
-        refuse(e, "validation record seal does not verify");
-        goto done;
-    }
-    const jv *subj = jv_get(record, "subject");
-    if (!subj || subj->t != JV_STR || !subj->u.s.n) { refuse(e, "validation record has no subject"); goto done; }
-    if (!fd_has_private_path(subj->u.s.p, subj->u.s.n, NULL)) {
-        refuse(e, "validation record subject '%s' is not a private path; nothing to reseal", subj->u.s.p);
-        goto done;
-    }
+    const char *claimed = jv_get_str(x->record, "receipt_sha256");
+    if (jv_seal(x->record, "receipt_sha256", seal, e) || !claimed || strcmp(seal, claimed))
+        return refuse(e, "validation record seal does not verify");
+    const jv *subj = jv_get(x->record, "subject");
+    if (!subj || subj->t != JV_STR || !subj->u.s.n) return refuse(e, "validation record has no subject");
+    if (!fd_has_private_path(subj->u.s.p, subj->u.s.n, NULL))
+        return refuse(e, "validation record subject '%s' is not a private path; nothing to reseal", subj->u.s.p);
     fd_sha256_hex(subj->u.s.p, subj->u.s.n, plan->original_value_sha);
     fd_buf ns = {0};
-    fd_buf_printf(&ns, "dataset:%s", dataset_id);
+    fd_buf_printf(&ns, "dataset:%s", x->dataset_id);
     plan->new_subject = fd_buf_cstr(&ns);
-    rewritten = jv_copy(record);
-    jv_set(rewritten, "subject", jv_str(plan->new_subject));
-    jv_set(rewritten, "receipt_sha256", jv_str(""));
-    if (jv_seal(rewritten, "receipt_sha256", seal, e)) goto done;
-    jv_set(rewritten, "receipt_sha256", jv_str(seal));
-    if (jv_dump(rewritten, &JV_CANON, &canon, e)) goto done;
-    if (fd_has_private_path(canon.p, canon.n, NULL)) {
-        refuse(e, "the validation record carries a private path outside its subject; a reseal does not repair that");
-        goto done;
-    }
+    x->rewritten = jv_copy(x->record);
+    jv_set(x->rewritten, "subject", jv_str(plan->new_subject));
+    jv_set(x->rewritten, "receipt_sha256", jv_str(""));
+    if (jv_seal(x->rewritten, "receipt_sha256", seal, e)) return -1;
+    jv_set(x->rewritten, "receipt_sha256", jv_str(seal));
+    if (jv_dump(x->rewritten, &JV_CANON, &x->canon, e)) return -1;
+    if (fd_has_private_path(x->canon.p, x->canon.n, NULL))
+        return refuse(e, "the validation record carries a private path outside its subject; a reseal does not repair that");
+    return 0;
+}
 
-    char from_checksums[65], original_member[65], resealed_member[65], tool_sha[65], receipt_file[65], when[32];
-    char *p = fd_path_join(source, "checksums.txt");
+/* the sealed reseal receipt (RESEAL_RECEIPT_SCHEMA) and its file's sha256 */
+static int build_receipt(rsx *x, fd_reseal_plan *plan, char receipt_file[65], fd_err *e)
+{
+    char from_checksums[65], original_member[65], resealed_member[65], tool_sha[65], seal[65];
+    char *p = fd_path_join(x->source, "checksums.txt");
     int hrc = fd_sha256_file(p, from_checksums, e);
     free(p);
-    if (hrc) goto done;
-    fd_sha256_hex(rb.p, rb.n, original_member);
-    if (pretty(rewritten, &recb, e)) goto done;
-    fd_sha256_hex(recb.p, recb.n, resealed_member);
-    if (self_exe_sha(tool_sha, e)) goto done;
-    const jv *capture = jv_get(manifest, "capture");
-    const char *from_sha = jv_get_str(manifest, "dataset_sha256");
+    if (hrc) return -1;
+    fd_sha256_hex(x->rb.p, x->rb.n, original_member);
+    if (pretty(x->rewritten, &x->recb, e)) return -1;
+    fd_sha256_hex(x->recb.p, x->recb.n, resealed_member);
+    if (self_exe_sha(tool_sha, e)) return -1;
+    const jv *capture = jv_get(x->manifest, "capture");
+    const char *from_sha = jv_get_str(x->manifest, "dataset_sha256");
     const char *digest = jv_get_str(capture, "capture_content_digest");
     snprintf(plan->from_sha, sizeof plan->from_sha, "%s", from_sha ? from_sha : "");
     snprintf(plan->capture_digest, sizeof plan->capture_digest, "%s", digest ? digest : "");
-    fd_utc_now(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ");
+    fd_utc_now(x->when, sizeof x->when, "%Y-%m-%dT%H:%M:%SZ");
 
-    receipt = jv_obj();
+    jv *receipt = x->receipt = jv_obj();
     jv_set(receipt, "schema", jv_str(RESEAL_RECEIPT_SCHEMA));
     jv_set(receipt, "receipt_sha256", jv_str(""));
-    jv_set(receipt, "resealed_utc", jv_str(when));
+    jv_set(receipt, "resealed_utc", jv_str(x->when));
     jv_set(receipt, "reason", jv_str(RESEAL_REASON));
-    jv_set(receipt, "dataset_id", jv_str(dataset_id));
-    jv_set(receipt, "from_dataset_sha256", jv_copy(jv_get(manifest, "dataset_sha256")));
+    jv_set(receipt, "dataset_id", jv_str(x->dataset_id));
+    jv_set(receipt, "from_dataset_sha256", jv_copy(jv_get(x->manifest, "dataset_sha256")));
     jv_set(receipt, "from_checksums_sha256", jv_str(from_checksums));
-    const jv *created = jv_get(manifest, "created_utc");
+    const jv *created = jv_get(x->manifest, "created_utc");
     jv_set(receipt, "from_created_utc", created ? jv_copy(created) : jv_null());
     jv_set(receipt, "capture_content_digest", jv_copy(jv_get(capture, "capture_content_digest")));
     const jv *cmf = jv_get(capture, "manifest_file_sha256");
@@ -380,35 +383,40 @@ int fd_reseal(const char *source, const char *out, int dry_run, fd_reseal_plan *
     jv_set(tool, "file", jv_str("fidelity (" FD_ENGINE_NAME " " FD_VERSION " reseal)"));
     jv_set(tool, "sha256", jv_str(tool_sha));
     jv_set(receipt, "tool", tool);
-    if (jv_seal(receipt, "receipt_sha256", seal, e)) goto done;
+    if (jv_seal(receipt, "receipt_sha256", seal, e)) return -1;
     jv_set(receipt, "receipt_sha256", jv_str(seal));
     fd_buf tmpb = {0};
-    if (pretty(receipt, &tmpb, e)) { fd_buf_free(&tmpb); goto done; }
+    if (pretty(receipt, &tmpb, e)) { fd_buf_free(&tmpb); return -1; }
     fd_sha256_hex(tmpb.p, tmpb.n, receipt_file);
     fd_buf_free(&tmpb);
+    return 0;
+}
 
-    jv *resealed = jv_obj();
+/* the new manifest: dataset.resealed and the reseal disclosure (sealed when the tree is written) */
+static int build_manifest(rsx *x, const fd_reseal_plan *plan, const char *receipt_file, fd_err *e)
+{
+    jv *resealed = x->resealed = jv_obj();
     jv_set(resealed, "schema", jv_str(RESEAL_SCHEMA));
     jv_set(resealed, "reason", jv_str(RESEAL_REASON));
-    jv_set(resealed, "from_dataset_sha256", jv_copy(jv_get(manifest, "dataset_sha256")));
-    jv_set(resealed, "resealed_utc", jv_str(when));
+    jv_set(resealed, "from_dataset_sha256", jv_copy(jv_get(x->manifest, "dataset_sha256")));
+    jv_set(resealed, "resealed_utc", jv_str(x->when));
     jv_set(resealed, "receipt", jv_str(FD_RESEAL_RECEIPT_NAME));
     jv_set(resealed, "receipt_sha256", jv_str(receipt_file));
     jv *rw = jv_arr();
     jv_push(rw, jv_str(FD_RESEAL_VALIDATION_RECORD));
     jv_set(resealed, "members_rewritten", rw);
-    newm = jv_copy(manifest);
-    jv *nds = jv_get(newm, "dataset");
+    x->newm = jv_copy(x->manifest);
+    jv *nds = jv_get(x->newm, "dataset");
     jv_set(nds, "resealed", resealed);
-    jv *disc = jv_get(newm, "disclosures");
-    if (!disc || disc->t != JV_ARR) { refuse(e, "the source manifest has no disclosures list"); goto done; }
+    jv *disc = jv_get(x->newm, "disclosures");
+    if (!disc || disc->t != JV_ARR) return refuse(e, "the source manifest has no disclosures list");
     fd_buf detail = {0};
     fd_buf_printf(&detail,
                   "re-sealed from dataset_sha256 %s: the validator's sealed verdict (%s) named the capture's output "
                   "directory, a private absolute path the publisher refuses; its subject is now 'dataset:%s'. No "
                   "tensor, capture, runtime, panel or head member changed; capture_content_digest %s is unchanged. "
                   "Receipt: %s.",
-                  plan->from_sha, FD_RESEAL_VALIDATION_RECORD, dataset_id, plan->capture_digest, FD_RESEAL_RECEIPT_NAME);
+                  plan->from_sha, FD_RESEAL_VALIDATION_RECORD, x->dataset_id, plan->capture_digest, FD_RESEAL_RECEIPT_NAME);
     jv *d = jv_obj();
     jv_set(d, "code", jv_str(RESEAL_DISCLOSURE));
     jv_set(d, "severity", jv_str("info"));
@@ -416,63 +424,85 @@ int fd_reseal(const char *source, const char *out, int dry_run, fd_reseal_plan *
     jv_set(d, "detail", jv_str(detail.p));
     fd_buf_free(&detail);
     jv_push(disc, d);
+    return 0;
+}
 
-    if (dry_run) goto outer;
-
-    fd_buf tb = {0};
-    fd_buf_printf(&tb, "%s.partial-%ld", out, (long)getpid());
-    tmp = fd_buf_cstr(&tb);
-    fd_rmtree(tmp);
-    if (copy_tree(source, tmp, e)) goto done;
+/* the resealed tree in tmp: the copy, the rewritten record, the receipt, the card note, checksums, the
+ * sealed manifest; verified again (same capture digest, no private path left) */
+static int write_tree(rsx *x, const fd_reseal_plan *plan, const char *tmp, fd_err *e)
+{
+    if (copy_tree(x->source, tmp, e)) return -1;
     char *vpath = fd_path_join(tmp, FD_RESEAL_VALIDATION_RECORD);
-    int wrc = fd_write_atomic(vpath, recb.p, recb.n, e);
+    int wrc = fd_write_atomic(vpath, x->recb.p, x->recb.n, e);
     free(vpath);
-    if (wrc) goto done;
-    if (write_pretty(tmp, FD_RESEAL_RECEIPT_NAME, receipt, NULL, e)) goto done;
-    if (append_card_note(tmp, resealed, plan->capture_digest, e)) goto done;
-    char cks[65];
-    if (fd_checksums_write(tmp, cks, e)) goto done;
-    const jv *anchor = jv_get(jv_get(manifest, "seal"), "external_anchor");
-    jv_set(newm, "seal", fd_dataset_seal_block(cks, anchor));
-    jv_set(newm, "dataset_sha256", jv_str(""));
-    if (jv_seal(newm, "dataset_sha256", seal, e)) goto done;
-    jv_set(newm, "dataset_sha256", jv_str(seal));
-    if (write_pretty(tmp, "fidelity-dataset.json", newm, NULL, e)) goto done;
-    if (!(m2 = verified(tmp, "re-sealed dataset", e))) goto done;
-    const char *d2 = jv_get_str(jv_get(m2, "capture"), "capture_content_digest");
-    if (!d2 || strcmp(d2, plan->capture_digest)) { refuse(e, "capture_content_digest changed across the reseal"); goto done; }
-    if (strcmp(str_or(m2, "dataset_sha256", ""), seal)) { refuse(e, "re-sealed manifest does not match the tree"); goto done; }
-    fd_strv_free(&hits);
-    if (offenders(tmp, &hits, e)) goto done;
-    if (hits.n) {
+    if (wrc) return -1;
+    if (write_pretty(tmp, FD_RESEAL_RECEIPT_NAME, x->receipt, NULL, e)) return -1;
+    if (append_card_note(tmp, x->resealed, plan->capture_digest, e)) return -1;
+    char cks[65], seal[65];
+    if (fd_checksums_write(tmp, cks, e)) return -1;
+    const jv *anchor = jv_get(jv_get(x->manifest, "seal"), "external_anchor");
+    jv_set(x->newm, "seal", fd_dataset_seal_block(cks, anchor));
+    jv_set(x->newm, "dataset_sha256", jv_str(""));
+    if (jv_seal(x->newm, "dataset_sha256", seal, e)) return -1;
+    jv_set(x->newm, "dataset_sha256", jv_str(seal));
+    if (write_pretty(tmp, "fidelity-dataset.json", x->newm, NULL, e)) return -1;
+    if (!(x->m2 = verified(tmp, "re-sealed dataset", e))) return -1;
+    const char *d2 = jv_get_str(jv_get(x->m2, "capture"), "capture_content_digest");
+    if (!d2 || strcmp(d2, plan->capture_digest)) return refuse(e, "capture_content_digest changed across the reseal");
+    if (strcmp(str_or(x->m2, "dataset_sha256", ""), seal)) return refuse(e, "re-sealed manifest does not match the tree");
+    fd_strv_free(&x->hits);
+    if (offenders(tmp, &x->hits, e)) return -1;
+    if (x->hits.n) {
         fd_buf l = {0};
-        list_repr(&hits, &l);
+        list_repr(&x->hits, &l);
         refuse(e, "re-sealed tree still carries private paths in %s", l.p);
         fd_buf_free(&l);
-        goto done;
+        return -1;
     }
-    if (rename(tmp, out)) { fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno)); goto done; }
-    free(tmp);
-    tmp = NULL;
-outer:
-    plan->receipt = jv_copy(receipt);
-    jv_set(plan->receipt, "resealed_dataset_sha256", dry_run ? jv_null() : jv_copy(jv_get(newm, "dataset_sha256")));
+    return 0;
+}
+
+int fd_reseal(const char *source, const char *out, int dry_run, fd_reseal_plan *plan, fd_err *e)
+{
+    memset(plan, 0, sizeof *plan);
+    struct stat st;
+    if (out && lstat(out, &st) == 0) return refuse(e, "output %s already exists", out);
+    int rc = -1;
+    rsx x;
+    memset(&x, 0, sizeof x);
+    x.source = source;
+    char *tmp = NULL, receipt_file[65];
+    if (check_source(&x, e) || rewrite_record(&x, plan, e) || build_receipt(&x, plan, receipt_file, e) ||
+        build_manifest(&x, plan, receipt_file, e))
+        goto done;
+    if (!dry_run) {
+        fd_buf tb = {0};
+        fd_buf_printf(&tb, "%s.partial-%ld", out, (long)getpid());
+        tmp = fd_buf_cstr(&tb);
+        fd_rmtree(tmp);
+        if (write_tree(&x, plan, tmp, e)) goto done;
+        if (rename(tmp, out)) { fd_fail(e, "unwritable", "", "%s: %s", out, strerror(errno)); goto done; }
+        free(tmp);
+        tmp = NULL;
+    }
+    plan->receipt = jv_copy(x.receipt);
+    jv_set(plan->receipt, "resealed_dataset_sha256", dry_run ? jv_null() : jv_copy(jv_get(x.newm, "dataset_sha256")));
     jv_set(plan->receipt, "resealed_checksums_sha256",
-           dry_run ? jv_null() : jv_copy(jv_get(jv_get(newm, "seal"), "checksums_sha256")));
+           dry_run ? jv_null() : jv_copy(jv_get(jv_get(x.newm, "seal"), "checksums_sha256")));
     jv_set(plan->receipt, "output", jv_null());
     rc = 0;
 done:
     if (tmp) { fd_rmtree(tmp); free(tmp); }
-    fd_strv_free(&hits);
-    fd_buf_free(&rb);
-    fd_buf_free(&canon);
-    fd_buf_free(&recb);
-    jv_free(manifest);
-    jv_free(record);
-    jv_free(rewritten);
-    jv_free(receipt);
-    jv_free(newm);
-    jv_free(m2);
+    fd_strv_free(&x.hits);
+    fd_buf_free(&x.rb);
+    fd_buf_free(&x.canon);
+    fd_buf_free(&x.recb);
+    jv_free(x.manifest);
+    jv_free(x.record);
+    jv_free(x.rewritten);
+    jv_free(x.receipt);
+    jv_free(x.newm);
+    jv_free(x.m2);
     if (rc) fd_reseal_plan_free(plan);
     return rc;
 }

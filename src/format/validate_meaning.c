@@ -279,6 +279,69 @@ static void check_window(const char *root, const jv *rec, int64_t vocab, int64_t
     free(ir);
 }
 
+/* the capture records: dtype, file pointers and sizes, the counts and sums the manifest states, coverage */
+static void check_records(const char *root, const jv *m, const jv *cm, const jv *records, const char *cap_rel,
+                          int allow_partial, fd_report *r)
+{
+    const jv *capture = obj_or_empty(m, "capture");
+    size_t n = records->u.a.n;
+    int64_t rows = 0, bytes = 0;
+    int rows_ok = 1, bytes_ok = 1;
+    const char *mf = cap_rel ? cap_rel : "capture/manifest.json";
+    char dir[1024];
+    fd_dirname(mf, dir, sizeof dir);
+    const char *dtype = jv_get_str(capture, "dtype");
+    for (size_t i = 0; i < n; i++) {
+        const jv *rec = records->u.a.v[i];
+        int64_t v;
+        if (!jv_get_i64(rec, "scored_rows", &v) && v >= 0 && rows <= INT64_MAX - v) rows += v;
+        else rows_ok = 0;
+        int64_t sz = -1;
+        if (!jv_get_i64(rec, "size_bytes", &sz) && sz >= 0 && bytes <= INT64_MAX - sz) bytes += sz;
+        else bytes_ok = 0;
+        char *ir = py_repr(jv_get(rec, "index"));
+        const char *rd_ = jv_get_str(rec, "dtype");
+        if (dtype && rd_ && strcasecmp(dtype, rd_))
+            fd_report_error(r, "geometry_mismatch", "GEOM", "", "record %s dtype %s != capture.dtype %s", ir, rd_, dtype);
+        const char *file = jv_get_str(rec, "file");
+        if (!file || !*file) {
+            fd_report_error(r, "missing_file", "POINTER", "", "capture record %s has no file", ir);
+        } else {
+            char rel[4096], *full = NULL;
+            snprintf(rel, sizeof rel, "%s%s%s", dir, *dir ? "/" : "", file);
+            if (check_pointer(root, rel, "capture tensor", allow_partial, r, &full)) {
+                struct stat st;
+                if (sz >= 0 && !stat(full, &st) && (int64_t)st.st_size != sz)
+                    fd_report_error(r, "geometry_mismatch", "GEOM", rel, "record %s size_bytes %lld but %s has %lld bytes",
+                                    ir, (long long)sz, rel, (long long)st.st_size);
+            }
+            free(full);
+        }
+        free(ir);
+    }
+    same_i(jv_get(capture, "records_count"), "capture.records_count", (int64_t)n, "the capture record count", r);
+    /* coverage: index_range is [min, max] of the present indices; the missing sample is not present */
+    const jv *cov = obj_or_empty(m, "coverage"), *range = jv_get(cov, "index_range");
+    int64_t lo = INT64_MAX, hi = INT64_MIN, ixv;
+    for (size_t i = 0; i < n; i++)
+        if (!jv_get_i64(records->u.a.v[i], "index", &ixv)) { lo = ixv < lo ? ixv : lo; hi = ixv > hi ? ixv : hi; }
+    if (n && lo <= hi && range && range->t == JV_ARR && range->u.a.n == 2) {
+        same_i(range->u.a.v[0], "coverage.index_range[0]", lo, "the lowest record index", r);
+        same_i(range->u.a.v[1], "coverage.index_range[1]", hi, "the highest record index", r);
+    }
+    const jv *miss = jv_get(cov, "missing_indices_sample");
+    for (size_t j = 0; miss && miss->t == JV_ARR && j < miss->u.a.n; j++)
+        for (size_t i = 0; i < n; i++)
+            if (miss->u.a.v[j]->t == JV_INT && !jv_get_i64(records->u.a.v[i], "index", &ixv) && ixv == miss->u.a.v[j]->u.i) {
+                fd_report_error(r, "geometry_mismatch", "GEOM", "", "coverage.missing_indices_sample lists index %lld, "
+                                "which is present", (long long)ixv);
+                break;
+            }
+    if (cm) same(jv_get(cm, "coverage"), "capture/manifest.json coverage", jv_get(m, "coverage"), "the manifest coverage", r);
+    if (rows_ok) same_i(jv_get(capture, "scored_rows_total"), "capture.scored_rows_total", rows, "sum(records[].scored_rows)", r);
+    if (bytes_ok) same_i(jv_get(capture, "total_size_bytes"), "capture.total_size_bytes", bytes, "sum(records[].size_bytes)", r);
+}
+
 void fd_validate_meaning(const char *root, const jv *m, const jv *cm, const jv *pd, const jv *hd, const jv *rd,
                          int allow_partial, fd_report *r)
 {
@@ -323,64 +386,7 @@ void fd_validate_meaning(const char *root, const jv *m, const jv *cm, const jv *
 
     /* the records: counts, sums, pointers, sizes */
     const jv *records = cm ? jv_get(cm, "records") : NULL;
-    if (records && records->t == JV_ARR) {
-        size_t n = records->u.a.n;
-        int64_t rows = 0, bytes = 0;
-        int rows_ok = 1, bytes_ok = 1;
-        const char *mf = cap_rel ? cap_rel : "capture/manifest.json";
-        char dir[1024];
-        fd_dirname(mf, dir, sizeof dir);
-        const char *dtype = jv_get_str(capture, "dtype");
-        for (size_t i = 0; i < n; i++) {
-            const jv *rec = records->u.a.v[i];
-            int64_t v;
-            if (!jv_get_i64(rec, "scored_rows", &v) && v >= 0 && rows <= INT64_MAX - v) rows += v;
-            else rows_ok = 0;
-            int64_t sz = -1;
-            if (!jv_get_i64(rec, "size_bytes", &sz) && sz >= 0 && bytes <= INT64_MAX - sz) bytes += sz;
-            else bytes_ok = 0;
-            char *ir = py_repr(jv_get(rec, "index"));
-            const char *rd_ = jv_get_str(rec, "dtype");
-            if (dtype && rd_ && strcasecmp(dtype, rd_))
-                fd_report_error(r, "geometry_mismatch", "GEOM", "", "record %s dtype %s != capture.dtype %s", ir, rd_, dtype);
-            const char *file = jv_get_str(rec, "file");
-            if (!file || !*file) {
-                fd_report_error(r, "missing_file", "POINTER", "", "capture record %s has no file", ir);
-            } else {
-                char rel[4096], *full = NULL;
-                snprintf(rel, sizeof rel, "%s%s%s", dir, *dir ? "/" : "", file);
-                if (check_pointer(root, rel, "capture tensor", allow_partial, r, &full)) {
-                    struct stat st;
-                    if (sz >= 0 && !stat(full, &st) && (int64_t)st.st_size != sz)
-                        fd_report_error(r, "geometry_mismatch", "GEOM", rel, "record %s size_bytes %lld but %s has %lld bytes",
-                                        ir, (long long)sz, rel, (long long)st.st_size);
-                }
-                free(full);
-            }
-            free(ir);
-        }
-        same_i(jv_get(capture, "records_count"), "capture.records_count", (int64_t)n, "the capture record count", r);
-        /* coverage: index_range is [min, max] of the present indices; the missing sample is not present */
-        const jv *cov = obj_or_empty(m, "coverage"), *range = jv_get(cov, "index_range");
-        int64_t lo = INT64_MAX, hi = INT64_MIN, ixv;
-        for (size_t i = 0; i < n; i++)
-            if (!jv_get_i64(records->u.a.v[i], "index", &ixv)) { lo = ixv < lo ? ixv : lo; hi = ixv > hi ? ixv : hi; }
-        if (n && lo <= hi && range && range->t == JV_ARR && range->u.a.n == 2) {
-            same_i(range->u.a.v[0], "coverage.index_range[0]", lo, "the lowest record index", r);
-            same_i(range->u.a.v[1], "coverage.index_range[1]", hi, "the highest record index", r);
-        }
-        const jv *miss = jv_get(cov, "missing_indices_sample");
-        for (size_t j = 0; miss && miss->t == JV_ARR && j < miss->u.a.n; j++)
-            for (size_t i = 0; i < n; i++)
-                if (miss->u.a.v[j]->t == JV_INT && !jv_get_i64(records->u.a.v[i], "index", &ixv) && ixv == miss->u.a.v[j]->u.i) {
-                    fd_report_error(r, "geometry_mismatch", "GEOM", "", "coverage.missing_indices_sample lists index %lld, "
-                                    "which is present", (long long)ixv);
-                    break;
-                }
-        if (cm) same(jv_get(cm, "coverage"), "capture/manifest.json coverage", jv_get(m, "coverage"), "the manifest coverage", r);
-        if (rows_ok) same_i(jv_get(capture, "scored_rows_total"), "capture.scored_rows_total", rows, "sum(records[].scored_rows)", r);
-        if (bytes_ok) same_i(jv_get(capture, "total_size_bytes"), "capture.total_size_bytes", bytes, "sum(records[].size_bytes)", r);
-    }
+    if (records && records->t == JV_ARR) check_records(root, m, cm, records, cap_rel, allow_partial, r);
 
     /* the panel windows */
     int64_t vocab = 0, ctx_len = 0, score_from = 0;

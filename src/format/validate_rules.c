@@ -41,12 +41,9 @@ static int read_ids(const char *full, int64_t **ids, size_t *n, fd_err *e)
     return 0;
 }
 
-void fd_validate_panel(const char *root, const jv *manifest, const jv *panel_doc, const jv *cm,
-                       fd_report *r, int allow_partial)
+/* BIND-6 / 5.1: the suite token hash recomputed from the records' digests (index order) */
+static void panel_aggregate(const jv *panel, const jv *panel_doc, const jv *precs, size_t n, fd_report *r)
 {
-    const jv *panel = obj_or_empty(manifest, "panel");
-    const jv *precs = jv_get(panel_doc, "records");
-    size_t n = precs && precs->t == JV_ARR ? precs->u.a.n : 0;
     prec *sorted = fd_xmalloc((n + 1) * sizeof *sorted);
     for (size_t i = 0; i < n; i++) {
         int64_t ix = 0;
@@ -78,7 +75,11 @@ void fd_validate_panel(const char *root, const jv *manifest, const jv *panel_doc
     free(per);
     free(sorted);
     fd_report_ok(r, "panel.aggregate");
+}
 
+/* BIND-6: each record's token file hashes to its digests and holds num_tokens ids */
+static void panel_token_files(const char *root, const jv *precs, size_t n, fd_report *r, int allow_partial)
+{
     int checked = 0;
     for (size_t i = 0; i < n; i++) {
         const jv *rec = precs->u.a.v[i];
@@ -111,12 +112,12 @@ void fd_validate_panel(const char *root, const jv *manifest, const jv *panel_doc
         free(full);
     }
     fd_report_ok(r, "panel.tokens(%d)", checked);
+}
 
-    const char *rd = str_truthy(panel, "panel_receipt_sha256"), *sh = jv_get_str(panel, "suite_token_hash_sha256");
-    if (rd && sh && !strcmp(rd, sh))
-        fd_report_error(r, "schema_invalid", "PANEL-D2", "", "panel_receipt_sha256 reused as the token identity");
-    if (!cm) return;
-
+/* BIND-1..5: the capture's records against the panel's (by index), the scored total */
+static void panel_capture_binding(const jv *manifest, const jv *panel, const jv *precs, size_t n, const jv *cm,
+                                  fd_report *r)
+{
     const jv *crecs = jv_get(cm, "records");
     size_t nc = crecs && crecs->t == JV_ARR ? crecs->u.a.n : 0;
     prec *byix = fd_xmalloc((n + 1) * sizeof *byix);
@@ -163,6 +164,23 @@ void fd_validate_panel(const char *root, const jv *manifest, const jv *panel_doc
         !jv_equal(&(jv){.t = JV_INT, .u.i = total}, or_null(jv_get(panel, "scored_positions_total"))))
         fd_report_error(r, "panel_binding", "BIND-5", "", "sum(scored_rows) %lld != panel.scored_positions_total", (long long)total);
     fd_report_ok(r, "panel.binding");
+}
+
+void fd_validate_panel(const char *root, const jv *manifest, const jv *panel_doc, const jv *cm,
+                       fd_report *r, int allow_partial)
+{
+    const jv *panel = obj_or_empty(manifest, "panel");
+    const jv *precs = jv_get(panel_doc, "records");
+    size_t n = precs && precs->t == JV_ARR ? precs->u.a.n : 0;
+    panel_aggregate(panel, panel_doc, precs, n, r);
+    panel_token_files(root, precs, n, r, allow_partial);
+
+    const char *rd = str_truthy(panel, "panel_receipt_sha256"), *sh = jv_get_str(panel, "suite_token_hash_sha256");
+    if (rd && sh && !strcmp(rd, sh))
+        fd_report_error(r, "schema_invalid", "PANEL-D2", "", "panel_receipt_sha256 reused as the token identity");
+    if (!cm) return;
+
+    panel_capture_binding(manifest, panel, precs, n, cm, r);
 }
 
 void fd_validate_head(const jv *head, const jv *capture, const jv *dataset, fd_report *r)

@@ -146,6 +146,71 @@ static void wait_s(double d)
     while (nanosleep(&ts, &ts) && errno == EINTR) {}
 }
 
+/* one request of cur on h (reset), the token's header only when with_token; the body and headers go to
+ * x (its file continued with a Range request); the HTTP status into *status */
+static CURLcode perform(CURL *h, const fd_hub_client *c, const char *cur, int with_token, xfer *x, long *status)
+{
+    struct curl_slist *hd = NULL;
+    char *auth = NULL;
+    if (with_token) { /* never to another origin, redirect or not */
+        size_t n = strlen(c->token) + 32;
+        auth = fd_xmalloc(n);
+        snprintf(auth, n, "Authorization: Bearer %s", c->token);
+        hd = curl_slist_append(hd, auth);
+    }
+    if (x->f) {
+        fseek(x->f, 0, SEEK_END);
+        x->offset = ftell(x->f);
+    } else x->mem->n = 0;
+    x->status = 0;
+    x->decided = x->keep = x->overflow = x->range_bad = x->io_err = 0;
+    x->got = 0;
+    x->t0 = x->last = now_s();
+    char range[32];
+    snprintf(range, sizeof range, "%ld-", x->offset);
+    curl_easy_reset(h);
+    curl_easy_setopt(h, CURLOPT_URL, cur);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, FD_HUB_USER_AGENT);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 60L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+    if (x->f && x->offset > 0) curl_easy_setopt(h, CURLOPT_RANGE, range);
+    CURLcode cc = curl_easy_perform(h);
+    curl_slist_free_all(hd);
+    if (auth) { explicit_bzero(auth, strlen(auth)); free(auth); }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    return cc;
+}
+
+/* what the callbacks refused during the transfer (size, write, Content-Range); -1 with e set */
+static int transfer_failed(const xfer *x, const char *cur, fd_err *e)
+{
+    if (x->overflow && x->f) {
+        fd_fail(e, "hub_error", "HUB-SIZE", "%s: the body passes the %zu bytes the dataset's manifests declare for "
+                "it: transfer aborted", x->label, x->max);
+        return -1;
+    }
+    if (x->overflow) { fd_fail(e, "hub_error", "HUB-HTTP", "%.300s: response exceeds %zu bytes", cur, x->max); return -1; }
+    if (x->io_err) { fd_fail(e, "hub_error", "HUB-CACHE", "%s: write failed: %s", x->label, strerror(x->io_err)); return -1; }
+    if (x->range_bad) {
+        fd_fail(e, "hub_error", "HUB-HTTP", "%.300s: the 206 answer's Content-Range '%s' does not continue at byte %ld",
+                cur, x->content_range, x->offset);
+        return -1;
+    }
+    return 0;
+}
+
 static int get(fd_hub_client *c, const char *url, xfer *x, fd_err *e)
 {
     fd_origin ep;
@@ -161,59 +226,9 @@ static int get(fd_hub_client *c, const char *url, xfer *x, fd_err *e)
             fd_fail(e, "hub_error", "HUB-HTTP", "%.300s: not an http(s) URL", cur);
             break;
         }
-        struct curl_slist *hd = NULL;
-        char *auth = NULL;
-        if (use_token && fd_origin_equal(&o, &ep)) { /* never to another origin, redirect or not */
-            size_t n = strlen(c->token) + 32;
-            auth = fd_xmalloc(n);
-            snprintf(auth, n, "Authorization: Bearer %s", c->token);
-            hd = curl_slist_append(hd, auth);
-        }
-        if (x->f) {
-            fseek(x->f, 0, SEEK_END);
-            x->offset = ftell(x->f);
-        } else x->mem->n = 0;
-        x->status = 0;
-        x->decided = x->keep = x->overflow = x->range_bad = x->io_err = 0;
-        x->got = 0;
-        x->t0 = x->last = now_s();
-        char range[32];
-        snprintf(range, sizeof range, "%ld-", x->offset);
-        curl_easy_reset(h);
-        curl_easy_setopt(h, CURLOPT_URL, cur);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, FD_HUB_USER_AGENT);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 60L);
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
-        if (x->f && x->offset > 0) curl_easy_setopt(h, CURLOPT_RANGE, range);
-        CURLcode cc = curl_easy_perform(h);
-        curl_slist_free_all(hd);
-        if (auth) { explicit_bzero(auth, strlen(auth)); free(auth); }
         long status = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        if (x->overflow && x->f) {
-            fd_fail(e, "hub_error", "HUB-SIZE", "%s: the body passes the %zu bytes the dataset's manifests declare for "
-                    "it: transfer aborted", x->label, x->max);
-            break;
-        }
-        if (x->overflow) { fd_fail(e, "hub_error", "HUB-HTTP", "%.300s: response exceeds %zu bytes", cur, x->max); break; }
-        if (x->io_err) { fd_fail(e, "hub_error", "HUB-CACHE", "%s: write failed: %s", x->label, strerror(x->io_err)); break; }
-        if (x->range_bad) {
-            fd_fail(e, "hub_error", "HUB-HTTP", "%.300s: the 206 answer's Content-Range '%s' does not continue at byte %ld",
-                    cur, x->content_range, x->offset);
-            break;
-        }
+        CURLcode cc = perform(h, c, cur, use_token && fd_origin_equal(&o, &ep), x, &status);
+        if (transfer_failed(x, cur, e)) break;
         double d;
         if (cc != CURLE_OK) {
             if (!transient_net(cc) || (d = retry_delay(NULL, ++attempt, c->retry_spent)) < 0) {

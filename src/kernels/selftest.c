@@ -108,12 +108,14 @@ static int f32_selftest(uint64_t seed, FILE *out)
     return fails;
 }
 
-int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
+/* The bf16 GEMM paths against the scalar (canonical) emulation, and every
+ * tile path against the tile emulation, for at least `products` products;
+ * s: the generator state.  Returns the number of failures. */
+static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
 {
     /* not multiples of the 4x4 / 8x3 blocks: every edge kernel too (the
      * tile count cycles through 62, 61, 60: 2, 1 and 0 tiles past the 8x3s) */
     const size_t np = 63, kp = 128, tiles = 62;
-    uint64_t s = seed;
     uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(np * tiles * FD_TILE * 4), *got = fd_xmalloc(np * tiles * FD_TILE * 4);
     uint64_t done = 0, mismatches = 0, rounds = 0, tile_mismatches = 0;
@@ -122,8 +124,8 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     fd_gemm_fn scalar = fd_gemm_for(FD_PATH_SCALAR);
     while (done < products) {
         size_t nt = tiles - (size_t)(rounds++ % 3);
-        for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(&s, 0) | (uint32_t)rand_bf16(&s, 0) << 16;
-        for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(&s, 1) | (uint32_t)rand_bf16(&s, 1) << 16;
+        for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
+        for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
         scalar(hid, np, kp, head, nt, ref, nt * FD_TILE);
         for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
             if (!fd_path_supported((fd_path)p)) continue;
@@ -162,8 +164,14 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     fprintf(out, "kernel-selftest: %llu bf16 products per path, %llu mismatching logits\n",
             (unsigned long long)done, (unsigned long long)mismatches);
     free(hid); free(head); free(ref); free(got);
-    failures += f32_selftest(seed ^ 0xf32f32u, out);
+    return failures;
+}
 
+/* The KL / JS paths against the generic one over 92 rounds of logits (s:
+ * the generator state).  Returns the number of failures. */
+static int kl_selftest(uint64_t *s, FILE *out)
+{
+    int failures = 0;
     /* KL paths: random logits, several chunks with rising and falling maxima */
     size_t vocab = 3 * FD_KL_CHUNK + 77;
     float *r = fd_xmalloc(vocab * 4), *c = fd_xmalloc(vocab * 4);
@@ -174,14 +182,14 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
      * window: a one-hot 2^127 reference against 270 ties at 2^126, whose
      * KL is exactly the canonical log(270) */
     for (int round = 0; round < 92; round++) {
-        if (round >= 74) extreme_rows(round, r, c, vocab, &s);
+        if (round >= 74) extreme_rows(round, r, c, vocab, s);
         else for (size_t v = 0; v < vocab; v++) {
-            r[v] = (float)(fd_rng_unit(&s) * (round % 8 + 1) * 4 + (double)v / (double)vocab * (round % 3) * 10);
-            c[v] = r[v] + (float)(fd_rng_unit(&s) * 0.1 * (round % 5));
-            if (round >= 64 && fd_rng_next(&s) % 16 == 0) {
-                double far = fd_rng_next(&s) % 2 ? -700.0 - 60.0 * fabs(fd_rng_unit(&s)) : -1e30 * fabs(fd_rng_unit(&s));
+            r[v] = (float)(fd_rng_unit(s) * (round % 8 + 1) * 4 + (double)v / (double)vocab * (round % 3) * 10);
+            c[v] = r[v] + (float)(fd_rng_unit(s) * 0.1 * (round % 5));
+            if (round >= 64 && fd_rng_next(s) % 16 == 0) {
+                double far = fd_rng_next(s) % 2 ? -700.0 - 60.0 * fabs(fd_rng_unit(s)) : -1e30 * fabs(fd_rng_unit(s));
                 r[v] = (float)far;
-                c[v] = (float)(far + fd_rng_unit(&s) * 20.0);
+                c[v] = (float)(far + fd_rng_unit(s) * 20.0);
             }
             if (round >= 72) c[v] = r[v];
         }
@@ -238,14 +246,22 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     }
     free(r); free(c); free(ch);
 
+    return failures;
+}
+
+/* The canonical exp / log against libm, and the exactness the reduction
+ * relies on (s: the generator state).  Returns the number of failures. */
+static int explog_selftest(uint64_t *s, FILE *out)
+{
+    int failures = 0;
     /* exp/log accuracy against libm (a sanity bound, not the definition) */
     double worst_exp = 0, worst_log = 0;
     for (int i = 0; i < 200000; i++) {
-        double x = i % 2 ? -fabs(fd_rng_unit(&s)) * 745.0 : -fd_rng_unit(&s) * fd_rng_unit(&s) * 740.0;
+        double x = i % 2 ? -fabs(fd_rng_unit(s)) * 745.0 : -fd_rng_unit(s) * fd_rng_unit(s) * 740.0;
         if (x > 0) x = -x;
         double a = fd_exp_canonical(x), b = exp(x);
         if (b > 1e-300) { double rel = fabs(a - b) / b; if (rel > worst_exp) worst_exp = rel; }
-        double y = 1.0 + fabs(fd_rng_unit(&s)) * 1e6;
+        double y = 1.0 + fabs(fd_rng_unit(s)) * 1e6;
         double la = fd_log_canonical(y), lb = log(y);
         double rl = fabs(la - lb) / lb;
         if (rl > worst_log) worst_log = rl;
@@ -264,7 +280,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
         exact_bad |= memcmp(&z, &pz, 8) != 0;
     }
     for (int i = 0; i < 20000; i++) {
-        double x = -((double)(fd_rng_next(&s) % 137700) + 0.5) * (0.6931471805599453 / 128.0), prev = fd_exp_canonical(x);
+        double x = -((double)(fd_rng_next(s) % 137700) + 0.5) * (0.6931471805599453 / 128.0), prev = fd_exp_canonical(x);
         for (int j = 0; j < 8; j++) {
             x = nextafter(x, -1e9);
             double v = fd_exp_canonical(x);
@@ -273,5 +289,15 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
         }
     }
     if (exact_bad) { fprintf(out, "kernel-selftest: canonical exp exactness (exp(0), underflow, near-monotonicity) broken\n"); failures++; }
+    return failures;
+}
+
+int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
+{
+    uint64_t s = seed;
+    int failures = gemm_selftest(products, &s, out);
+    failures += f32_selftest(seed ^ 0xf32f32u, out);
+    failures += kl_selftest(&s, out);
+    failures += explog_selftest(&s, out);
     return failures ? -1 : 0;
 }

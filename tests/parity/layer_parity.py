@@ -4,7 +4,7 @@ forced, for every layer of every architecture, on any host (issue 17 item 4).
 Test oracle only: needs torch + transformers (skips cleanly without them).
 
 usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2]... [--seed N] [--keep DIR] [--json FILE]
-                       [--perturb STAGE.LN]
+                       [--perturb STAGE.LN] [--inject]
 
 For each architecture (default: both) it
   1. writes a checkpoint with transformers' own save_pretrained (random init,
@@ -17,7 +17,10 @@ For each architecture (default: both) it
   3. for every stage of every layer feeds OUR dumped input of that stage to
      transformers' module (teacher forcing: both sides start from the same
      bits, so each stage is judged on its own arithmetic, not on what earlier
-     stages left), and compares the outputs element by element.
+     stages left), and compares the outputs element by element;
+  4. with --inject (glm_moe_dsa, minimax_m2), the other direction: transformers' own
+     input of layer L fed to our layer L (FIDELITY_FORWARD_INJECT), our
+     layer output against transformers' (run_inject).
 
 Bounds (the summation-order analysis, docs/ARCHITECTURE.md "Per-layer parity"):
   exact     element-wise stages (embedding, residual adds, RoPE): 0.
@@ -458,10 +461,13 @@ def make_checkpoint(arch, src_config, out, seed):
     return model
 
 
-def capture(binary, model_dir, panel, work, tag, perturb):
+def capture(binary, model_dir, panel, work, tag, perturb, inject=None):
     dump = os.path.join(work, tag + "-dump")
     os.makedirs(dump)
     env = dict(os.environ, FIDELITY_FORWARD_DUMP=dump)
+    env.pop("FIDELITY_FORWARD_INJECT", None)
+    if inject:
+        env["FIDELITY_FORWARD_INJECT"] = inject
     r = subprocess.run([binary, "capture", "--model", model_dir, "--panel", panel, "--out",
                         os.path.join(work, tag + "-ds"), "--role", "root", "--lane", "other", "--windows", "1",
                         "--dataset-id", "fidelity--layer-parity." + tag, "--dataset-name", "layer-parity",
@@ -471,6 +477,30 @@ def capture(binary, model_dir, panel, work, tag, perturb):
     return Dump(dump, perturb)
 
 
+def run_inject(binary, model, ck, panel, work, arch, D, R):
+    """The other direction (--inject): transformers' own input of layer L (output_hidden_states[L] of the
+    whole model on the same window) replaces our residual stream before our layer L
+    (FIDELITY_FORWARD_INJECT), and our layer L's output is compared with transformers' output of that
+    layer (hidden_states[L + 1]; after the last layer transformers' hidden state is the final norm's, so
+    ours is `final`).  Bound: 4 bf16 ulps of the row's largest |value| ("row": a whole layer's products,
+    routing and attention, an engineering bound, not a derivation); a host whose torch order the engine
+    reproduces (the golden hosts) shows 0."""
+    ids = torch.from_numpy(D.ids.astype(np.int64))[None]
+    hs = model(input_ids=ids, output_hidden_states=True).hidden_states
+    n = len(hs) - 1
+    print("--- %s: transformers' input of layer L into our layer L (%d layers)" % (arch, n))
+    for L in range(n):
+        tag = "%s-inject-L%d" % (arch, L)
+        src = os.path.join(work, tag + ".npy")
+        np.save(src, hs[L][0].contiguous().view(torch.int16).numpy())
+        for d in ("-dump", "-ds"):
+            shutil.rmtree(os.path.join(work, tag + d), ignore_errors=True)
+        E = capture(binary, ck, panel, work, tag, None, inject="%d:%s" % (L, src))
+        last = L == n - 1
+        R.stage(L, "inject:" + ("final" if last else "layer_out"), "row", E("final") if last else E("layer_out", L),
+                hs[L + 1][0])
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("binary")
@@ -478,6 +508,8 @@ def main():
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--keep", help="keep the checkpoints, dumps and a JSON of every row here")
     ap.add_argument("--json", help="write every row to this file")
+    ap.add_argument("--inject", action="store_true", help="also the other direction: transformers' own input of "
+                    "layer L into our layer L (FIDELITY_FORWARD_INJECT), every layer (not glm5_next)")
     ap.add_argument("--perturb", metavar="STAGE.LN", help="fault injection (the harness's own test): move one "
                     "element of our bf16 dump of that stage by 64 ulps; the run must then fail")
     a = ap.parse_args()
@@ -521,6 +553,10 @@ def main():
             R = Report(arch)
             with torch.inference_mode():
                 {"glm_moe_dsa": run_dsa, "glm5_next": run_next, "minimax_m2": run_mm2}[arch](model, D, R)
+                if a.inject and arch != "glm5_next":
+                    run_inject(binary, model, ck, os.path.join(fx, "panel"), work, arch, D, R)
+                elif a.inject:
+                    print("--- %s: --inject not run (its hc_mult streams are not transformers' hidden_states)" % arch)
             n = sum(1 for r in R.rows if r["kind"] != "select")
             print("== %s: %d stage checks, %d selection checks, %d failed" % (
                 arch, n, len(R.rows) - n, R.fail))

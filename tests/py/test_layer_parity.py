@@ -52,4 +52,11 @@ r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "minimax_m2", "--p
 out = r.stdout + r.stderr
 check("layer parity: a 64-ulp fault in minimax_m2 q_norm.L1 (the whole-projection norm) violates the reduce bound (exit 1)",
       r.returncode == 1 and "VIOLATED" in out, out)
+# the other direction: transformers' own input of layer L into our layer L (FIDELITY_FORWARD_INJECT)
+r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "glm_moe_dsa", "--arch", "minimax_m2", "--inject"],
+                   capture_output=True, text=True)
+out = r.stdout + r.stderr
+check("layer parity --inject: transformers' input of every layer into ours, each layer's output within its bound "
+      "(glm_moe_dsa 4 layers, minimax_m2 2)", r.returncode == 0 and out.count("inject:layer_out ") == 4
+      and out.count("inject:final ") == 2 and "every bound holds" in out, out)
 sys.exit(1 if fails else 0)

@@ -155,6 +155,59 @@ int fd_mlp_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, cons
     return fd_mlp_moe_opts(m, W, c, P, L, h2, S, &torch_default, y, e);
 }
 
+/* each expert's tensor and first row of gate, up and down (tx, rx: 3 per expert), fused
+ * (experts.gate_up_proj / down_proj) or per expert; resolved and shape-checked, packed where it runs */
+static int resolve_experts(const fd_weights *W, const char *P, size_t E, size_t Im, size_t H, const fd_tensor **tx,
+                           uint64_t *rx, fd_err *e)
+{
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s.experts.gate_up_proj", P);
+    if (fd_weights_get(W, nm)) {
+        const fd_tensor *gu = fd_op_get(W, e, 3, E, 2 * Im, H, "%s", nm);
+        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "%s.experts.down_proj", P) : NULL;
+        if (!dp) return -1;
+        for (size_t x = 0; x < E; x++) {
+            tx[3 * x] = tx[3 * x + 1] = gu;
+            tx[3 * x + 2] = dp;
+            rx[3 * x] = x * 2 * Im;      /* first half: gate */
+            rx[3 * x + 1] = x * 2 * Im + Im; /* second half: up */
+            rx[3 * x + 2] = x * H;
+        }
+    } else {
+        static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
+        for (size_t x = 0; x < 3 * E; x++) {
+            size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
+            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "%s.experts.%zu.%s.weight", P, x / 3, part[x % 3])))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* the group limit: a group's score is the sum of its 2 largest s (its largest when it has one expert);
+ * the topk_group best groups are kept, the other experts' s set to -inf */
+static void group_limit(float *s, size_t E, size_t G, size_t TG, float *gs, unsigned char *gkeep)
+{
+    size_t per = E / G;
+    for (size_t gi = 0; gi < G; gi++) {
+        float b1 = -INFINITY, b2 = -INFINITY;
+        for (size_t x = gi * per; x < (gi + 1) * per; x++) {
+            if (s[x] > b1) { b2 = b1; b1 = s[x]; }
+            else if (s[x] > b2) b2 = s[x];
+        }
+        gs[gi] = per >= 2 ? b1 + b2 : b1;
+    }
+    memset(gkeep, 0, G);
+    for (size_t r = 0; r < TG && r < G; r++) {
+        size_t best = G;
+        for (size_t gi = 0; gi < G; gi++)
+            if (!gkeep[gi] && (best == G || gs[gi] > gs[best])) best = gi;
+        gkeep[best] = 1;
+    }
+    for (size_t x = 0; x < E; x++)
+        if (!gkeep[x / per]) s[x] = -INFINITY;
+}
+
 int fd_mlp_moe_opts(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *P, long long L,
                     const uint16_t *h2, size_t S, const fd_moe_opts *o, uint16_t *y, fd_err *e)
 {
@@ -174,33 +227,14 @@ int fd_mlp_moe_opts(const fd_mm *m, const fd_weights *W, const fd_glm_config *c,
     const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
     uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
     char nm[256];
-    snprintf(nm, sizeof nm, "%s.experts.gate_up_proj", P);
-    if (fd_weights_get(W, nm)) {
-        const fd_tensor *gu = fd_op_get(W, e, 3, E, 2 * Im, H, "%s", nm);
-        const fd_tensor *dp = gu ? fd_op_get(W, e, 3, E, H, Im, "%s.experts.down_proj", P) : NULL;
-        if (!dp) goto out;
-        for (size_t x = 0; x < E; x++) {
-            tx[3 * x] = tx[3 * x + 1] = gu;
-            tx[3 * x + 2] = dp;
-            rx[3 * x] = x * 2 * Im;      /* first half: gate */
-            rx[3 * x + 1] = x * 2 * Im + Im; /* second half: up */
-            rx[3 * x + 2] = x * H;
-        }
-    } else {
-        static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
-        for (size_t x = 0; x < 3 * E; x++) {
-            size_t n = x % 3 == 2 ? H : Im, kdim = x % 3 == 2 ? Im : H;
-            if (!(tx[x] = fd_op_get(W, e, 2, n, kdim, 0, "%s.experts.%zu.%s.weight", P, x / 3, part[x % 3])))
-                goto out;
-        }
-    }
+    if (resolve_experts(W, P, E, Im, H, tx, rx, e)) goto out;
     uint16_t *sh = fd_xmalloc(S * H * 2);
     snprintf(nm, sizeof nm, "%s.shared_experts", P);
     if (fd_mlp_dense_lim(m, W, H, Im * (size_t)c->n_shared_experts, nm, h2, S, o->swiglu_clamped, o->swiglu_limit, sh, e)) { free(sh); goto out; }
     float *g = fd_xmalloc(E * 4), *s = fd_xmalloc(E * 4), *gs = fd_xmalloc(G * 4);
     unsigned char *gkeep = fd_xmalloc(G);
     keyscore *eks = fd_xmalloc(E * sizeof *eks);
-    size_t per = E / G, kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
+    size_t kk = k < E ? k : E, ro = router.p.tiles * FD_TILE;
     float *dlog = fd_xcalloc(S * E + 1, 4);
     uint16_t *drt = fd_xcalloc(S * H + 1, 2);
     /* routing of every token first; then each expert runs once over the
@@ -218,26 +252,7 @@ int fd_mlp_moe_opts(const fd_mm *m, const fd_weights *W, const fd_glm_config *c,
             g[x] = t * E + x < sig_vend ? fd_torch_sigmoid(lg) : fd_torch_sigmoid_tail(lg);
             s[x] = g[x] + bias[x];
         }
-        /* group limit: group score = sum of its 2 largest s; keep topk_group groups */
-        if (G > 1) {
-            for (size_t gi = 0; gi < G; gi++) {
-                float b1 = -INFINITY, b2 = -INFINITY;
-                for (size_t x = gi * per; x < (gi + 1) * per; x++) {
-                    if (s[x] > b1) { b2 = b1; b1 = s[x]; }
-                    else if (s[x] > b2) b2 = s[x];
-                }
-                gs[gi] = per >= 2 ? b1 + b2 : b1;
-            }
-            memset(gkeep, 0, G);
-            for (size_t r = 0; r < TG && r < G; r++) {
-                size_t best = G;
-                for (size_t gi = 0; gi < G; gi++)
-                    if (!gkeep[gi] && (best == G || gs[gi] > gs[best])) best = gi;
-                gkeep[best] = 1;
-            }
-            for (size_t x = 0; x < E; x++)
-                if (!gkeep[x / per]) s[x] = -INFINITY;
-        }
+        if (G > 1) group_limit(s, E, G, TG, gs, gkeep); /* keep topk_group groups */
         /* torch.topk(sorted=False): the k experts AND their slot order are
          * what libstdc++'s selection leaves in the first k places; the
          * norm_topk_prob sum and the combine run in that slot order */

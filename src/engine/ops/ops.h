@@ -90,6 +90,14 @@ const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d
 /* The same with a printf-style name. */
 const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,
                            const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* The embedding lookup of every architecture's begin hook: the S x H bf16
+ * rows of the [V, H] table `name` (BF16 or F32, cast as from_pretrained
+ * does) for ids; bad_usage for an empty sequence, checkpoint_mismatch for a
+ * missing or mis-shaped table, bad_token naming the id and its position for
+ * an id outside [0, V).  Dumps "ids" and "embed" (fd_op_dump).  The caller
+ * frees; NULL with e set. */
+uint16_t *fd_op_embed(const fd_weights *w, const char *name, size_t V, size_t H, const int64_t *ids, size_t S,
+                      fd_err *e);
 /* FIDELITY_FORWARD_DUMP=DIR: an intermediate array of the FIRST forward of
  * the process as DIR/<stage>[.L<layer>].<ext> (raw little-endian, no
  * header); a no-op when the variable is unset or empty (tests/parity/). */

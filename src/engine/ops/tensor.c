@@ -62,6 +62,25 @@ const fd_tensor *fd_op_get(const fd_weights *w, fd_err *e, int ndim, uint64_t d0
     return t;
 }
 
+uint16_t *fd_op_embed(const fd_weights *w, const char *name, size_t V, size_t H, const int64_t *ids, size_t S,
+                      fd_err *e)
+{
+    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
+    const fd_tensor *emb = fd_op_get(w, e, 2, V, H, 0, "%s", name);
+    if (!emb) return NULL;
+    for (size_t t = 0; t < S; t++)
+        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
+            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
+            return NULL;
+        }
+    uint16_t *x = fd_xmalloc(S * H * 2);
+    for (size_t t = 0; t < S; t++)
+        for (size_t i = 0; i < H; i++) x[t * H + i] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + i);
+    fd_op_dump(-1, "ids", "i64", ids, S * 8);
+    fd_op_dump(-1, "embed", "bf16", x, S * H * 2);
+    return x;
+}
+
 /* Element i of a BF16/F32 tensor as bf16 (an F32 weight is cast to the
  * bf16 load dtype with round to nearest even, as from_pretrained does). */
 uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i)

@@ -135,6 +135,13 @@ out:
     return rc;
 }
 
+uint16_t *fd_ds3_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    ds3_fwd *f = st;
+    *n = f->S * (size_t)c->hidden_size;
+    return f->x;
+}
+
 void fd_ds3_free(void *st)
 {
     ds3_fwd *f = st;
@@ -147,21 +154,11 @@ void *fd_ds3_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *i
 {
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, dr = (size_t)c->qk_rope_head_dim;
     const fd_ds3_ext *x = DS3(c);
-    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
-    const fd_tensor *emb = fd_op_get(W, e, 2, V, H, 0, "model.embed_tokens.weight");
-    if (!emb) return NULL;
-    for (size_t t = 0; t < S; t++)
-        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
-            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
-            return NULL;
-        }
+    uint16_t *x0 = fd_op_embed(W, "model.embed_tokens.weight", V, H, ids, S, e);
+    if (!x0) return NULL;
     ds3_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
-    f->x = fd_xmalloc(S * H * 2);
-    for (size_t t = 0; t < S; t++)
-        for (size_t i = 0; i < H; i++) f->x[t * H + i] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + i);
-    fd_op_dump(-1, "ids", "i64", ids, S * 8);
-    fd_op_dump(-1, "embed", "bf16", f->x, S * H * 2);
+    f->x = x0;
     if (x->yarn) {
         float *inv = fd_xmalloc(dr / 2 * 4 + 4);
         fd_rope_yarn_inv_freq(inv, dr, c->rope_theta, x->factor, x->beta_fast, x->beta_slow, x->orig_max_pos, x->truncate);

@@ -39,6 +39,7 @@ const fd_arch FD_ARCH_DEEPSEEK_V32 = {
     .layer = fd_ds3_layer,
     .end = fd_ds3_end,
     .free_state = fd_ds3_free,
+    .stream = fd_ds3_stream,
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_DEEPSEEK_V32_PRESETS,

@@ -42,6 +42,7 @@ const fd_arch FD_ARCH_GLM5_NEXT = {
     .layer = fd_next_layer,
     .end = fd_next_end,
     .free_state = fd_next_free,
+    .stream = fd_next_stream,
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_GLM5_NEXT_PRESETS,

@@ -59,6 +59,14 @@ typedef struct nx_fwd {
     unsigned char *sel;
 } nx_fwd;
 
+/* the hc_mult streams: [S, hc_mult, H] */
+uint16_t *fd_next_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    nx_fwd *f = st;
+    *n = f->S * (size_t)NX(c)->hc_mult * (size_t)c->hidden_size;
+    return f->X;
+}
+
 void fd_next_free(void *st)
 {
     nx_fwd *f = st;
@@ -70,15 +78,9 @@ void fd_next_free(void *st)
 void *fd_next_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
     if (check_config(c, e)) return NULL;
-    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, M = (size_t)NX(c)->hc_mult;
-    const fd_tensor *emb = fd_op_get(W, e, 2, V, H, 0, FD_NEXT_PREFIX "embed_tokens.weight");
-    if (!emb) return NULL;
-    for (size_t t = 0; t < S; t++)
-        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
-            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
-            return NULL;
-        }
+    uint16_t *x0 = fd_op_embed(W, FD_NEXT_PREFIX "embed_tokens.weight", V, H, ids, S, e);
+    if (!x0) return NULL;
     nx_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
     f->X = fd_xmalloc(S * M * H * 2);
@@ -87,10 +89,9 @@ void *fd_next_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *
     f->post = fd_xmalloc(S * M * 4);
     f->comb = fd_xmalloc(S * M * M * 4);
     f->sel = fd_xcalloc(S * S, 1);
-    for (size_t t = 0; t < S; t++)
-        for (size_t i = 0; i < M; i++)
-            for (size_t d = 0; d < H; d++) f->X[(t * M + i) * H + d] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + d);
-    fd_op_dump(-1, "ids", "i64", ids, S * 8);
+    for (size_t t = 0; t < S; t++) /* the embedding row in each of the hc_mult streams */
+        for (size_t i = 0; i < M; i++) memcpy(f->X + (t * M + i) * H, x0 + t * H, H * 2);
+    free(x0);
     return f;
 }
 

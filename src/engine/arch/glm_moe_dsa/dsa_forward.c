@@ -27,7 +27,6 @@ typedef fd_lin lin;
 #define rmsnorm fd_op_rmsnorm_mm
 #define layernorm fd_op_layernorm_bf16
 #define vec_bf16 fd_op_vec_bf16
-#define t_bf16 fd_tensor_bf16_at
 #define residual_add fd_op_residual_add
 #define rot fd_rope_rot
 #define rope_init fd_rope_init
@@ -152,6 +151,13 @@ typedef struct dsa_fwd {
     rope R;
 } dsa_fwd;
 
+uint16_t *fd_dsa_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    dsa_fwd *f = st;
+    *n = f->S * (size_t)c->hidden_size;
+    return f->x;
+}
+
 void fd_dsa_free(void *st)
 {
     dsa_fwd *f = st;
@@ -176,21 +182,11 @@ void *fd_dsa_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *i
         fd_fail(e, "bad_config", "", "unsupported rope/expert-group/index_topk dimensions");
         return NULL;
     }
-    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
-    const fd_tensor *emb = fd_op_get(W, e, 2, V, H, 0, "model.embed_tokens.weight");
-    if (!emb) return NULL;
-    for (size_t t = 0; t < S; t++)
-        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
-            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
-            return NULL;
-        }
+    uint16_t *x0 = fd_op_embed(W, "model.embed_tokens.weight", V, H, ids, S, e);
+    if (!x0) return NULL;
     dsa_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
-    f->x = fd_xmalloc(S * H * 2);
-    for (size_t t = 0; t < S; t++)
-        for (size_t i = 0; i < H; i++) f->x[t * H + i] = t_bf16(emb, (uint64_t)ids[t] * H + i);
-    fd_op_dump(-1, "ids", "i64", ids, S * 8);
-    fd_op_dump(-1, "embed", "bf16", f->x, S * H * 2);
+    f->x = x0;
     rope_init(&f->R, S, (size_t)c->qk_rope_head_dim, c->rope_theta);
     f->sel = fd_xmalloc(S * S);
     return f;

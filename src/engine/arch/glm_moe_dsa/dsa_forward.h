@@ -76,5 +76,6 @@ void *fd_dsa_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *i
 int fd_dsa_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
 int fd_dsa_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
 void fd_dsa_free(void *st);
+uint16_t *fd_dsa_stream(const fd_glm_config *c, void *st, size_t *n);
 
 #endif

@@ -40,6 +40,7 @@ const fd_arch FD_ARCH_GLM_MOE_DSA = {
     .layer = fd_dsa_layer,
     .end = fd_dsa_end,
     .free_state = fd_dsa_free,
+    .stream = fd_dsa_stream,
     .state_bytes = state_bytes,
     .wide = wide,
     .gguf = &FD_GGUF_GLM_DSA,

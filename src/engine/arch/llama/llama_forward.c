@@ -23,24 +23,21 @@ void fd_llama_free(void *st)
     free(f);
 }
 
+uint16_t *fd_llama_stream(const fd_glm_config *c, void *st, size_t *n)
+{
+    llama_fwd *f = st;
+    *n = f->S * (size_t)c->hidden_size;
+    return f->x;
+}
+
 void *fd_llama_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *ids, size_t S, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, d = (size_t)c->head_dim;
-    if (S < 1) { fd_fail(e, "bad_usage", "", "empty token sequence"); return NULL; }
-    const fd_tensor *emb = fd_op_get(W, e, 2, V, H, 0, "model.embed_tokens.weight");
-    if (!emb) return NULL;
-    for (size_t t = 0; t < S; t++)
-        if (ids[t] < 0 || (uint64_t)ids[t] >= V) {
-            fd_fail(e, "bad_token", "", "token id %lld at position %zu is outside the vocab (%zu)", (long long)ids[t], t, V);
-            return NULL;
-        }
+    uint16_t *x0 = fd_op_embed(W, "model.embed_tokens.weight", V, H, ids, S, e);
+    if (!x0) return NULL;
     llama_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
-    f->x = fd_xmalloc(S * H * 2);
-    for (size_t t = 0; t < S; t++)
-        for (size_t i = 0; i < H; i++) f->x[t * H + i] = fd_tensor_bf16_at(emb, (uint64_t)ids[t] * H + i);
-    fd_op_dump(-1, "ids", "i64", ids, S * 8);
-    fd_op_dump(-1, "embed", "bf16", f->x, S * H * 2);
+    f->x = x0;
     float *inv = fd_xmalloc(d / 2 * sizeof *inv + 4);
     fd_rope_inv_default(inv, d, c->rope_theta);
     const fd_llama_ext *x = LX(c);

@@ -47,5 +47,6 @@ void *fd_llama_begin(const fd_weights *w, const fd_glm_config *c, const int64_t 
 int fd_llama_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
 int fd_llama_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
 void fd_llama_free(void *st);
+uint16_t *fd_llama_stream(const fd_glm_config *c, void *st, size_t *n);
 
 #endif

@@ -31,6 +31,7 @@ const fd_arch FD_ARCH_MINIMAX_M2 = {
     .layer = fd_mm2_layer,
     .end = fd_mm2_end,
     .free_state = fd_mm2_free,
+    .stream = fd_mm2_stream,
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_MM2_PRESETS,

@@ -41,6 +41,7 @@ void *fd_mm2_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *i
 int fd_mm2_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
 int fd_mm2_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
 void fd_mm2_free(void *st);
+uint16_t *fd_mm2_stream(const fd_glm_config *c, void *st, size_t *n);
 /* the fixture presets (minimax_m2_fixture.c) */
 extern const fd_fixture_preset FD_MM2_PRESETS[];
 
