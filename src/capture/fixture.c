@@ -3,6 +3,7 @@
 #include "capture/fixture_next.h"
 #include "capture/fixture_deepseek.h"
 #include "capture/fixture_llama.h"
+#include "capture/fixture_qwen35.h"
 #include "capture/model_dir.h"
 #include "capture/panel.h"
 #include "engine/config.h"
@@ -52,6 +53,12 @@ static const fd_fixture_preset PRESETS[] = {
      fd_fixture_qwen3_tiny_config},
     {"qwen3-moe-tiny", 260, 64, 128, 32, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 16, 4, 0, 40960, 1000000.0, 0.0, "DS", "FF", 4, 64,
      NULL, fd_fixture_qwen3_moe_tiny_config},
+    /* qwen35-tiny / qwen35-moe-tiny (fixture_qwen35.c): indexer_types spells the layer types (L linear, F full);
+     * 100-token windows: two delta-rule chunks of 64, a padded last one */
+    {"qwen35-tiny", 260, 64, 128, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32768, 10000000.0, 0.0, "DDDD", "LFLF", 4, 100,
+     NULL, fd_fixture_qwen35_tiny_config},
+    {"qwen35-moe-tiny", 260, 64, 0, 32, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 8, 2, 1, 32768, 10000000.0, 0.0, "SSSS", "LFLF", 4,
+     100, NULL, fd_fixture_qwen35_moe_tiny_config},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -64,7 +71,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
 const char *fd_fixture_preset_names(void)
 {
     return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|"
-           "qwen3-moe-tiny";
+           "qwen3-moe-tiny|qwen35-tiny|qwen35-moe-tiny";
 }
 
 /* ------------------------------------------------------------ tensors */

@@ -1,5 +1,6 @@
 /* llama / qwen3 fixtures (fixture_llama.h). */
 #include "capture/fixture_llama.h"
+#include "capture/fixture_qwen35.h"
 #include <string.h>
 
 /* llama-tiny: GQA 4 heads over 2 KV heads of 16, llama3 RoPE (Llama-3.1's
@@ -102,5 +103,5 @@ jv *fd_fixture_qwen3_moe_tiny_config(const fd_fixture_preset *p, int bos, int eo
 int fd_fixture_preset_dense(const fd_fixture_preset *p)
 {
     return p->config == fd_fixture_llama_tiny_config || p->config == fd_fixture_llama_small_config ||
-           p->config == fd_fixture_qwen3_tiny_config;
+           p->config == fd_fixture_qwen3_tiny_config || p->config == fd_fixture_qwen35_tiny_config;
 }

@@ -64,12 +64,16 @@ typedef struct fd_arch {
     uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
     uint64_t (*wide)(const fd_glm_config *c);
     const struct fd_gguf_arch *gguf;
+    /* tensor-name prefixes the loader ignores by name as transformers does
+     * (a vision tower, an MTP head), NULL-terminated; NULL: none */
+    const char *const *skip;
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
 extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
+extern const fd_arch FD_ARCH_QWEN3_5, FD_ARCH_QWEN3_5_TEXT, FD_ARCH_QWEN3_5_MOE, FD_ARCH_QWEN3_5_MOE_TEXT;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;
 

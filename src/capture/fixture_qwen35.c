@@ -1,0 +1,67 @@
+/* qwen3_5 / qwen3_5_moe fixtures (fixture_qwen35.h). */
+#include "capture/fixture_qwen35.h"
+
+/* qwen35-tiny: 4 layers linear / full / linear / full, GQA 4 / 2 heads of 16
+ * (rotary dims 4 of 16: partial_rotary_factor 0.25), linear attention 2 key
+ * heads over 4 value heads of 16, conv kernel 4.  qwen35-moe-tiny: the same
+ * with 8 experts of 32, top-2, a shared expert of 32. */
+static jv *config(const fd_fixture_preset *p, int moe, int bos, int eos, int pad)
+{
+    jv *o = jv_obj(), *arch = jv_arr();
+    jv_push(arch, jv_str(moe ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM"));
+    jv_set(o, "architectures", arch);
+    jv_set(o, "attention_bias", jv_bool(0));
+    jv_set(o, "attention_dropout", jv_float(0.0));
+    jv_set(o, "bos_token_id", jv_int(bos));
+    jv_set(o, "dtype", jv_str("bfloat16"));
+    jv_set(o, "eos_token_id", jv_int(eos));
+    jv_set(o, "head_dim", jv_int(16));
+    jv_set(o, "hidden_act", jv_str("silu"));
+    jv_set(o, "hidden_size", jv_int(p->hidden));
+    jv_set(o, "initializer_range", jv_float(0.02));
+    if (!moe) jv_set(o, "intermediate_size", jv_int(p->inter));
+    jv *lt = jv_arr();
+    for (int64_t i = 0; i < p->layers; i++) jv_push(lt, jv_str(p->indexer_types[i] == 'L' ? "linear_attention" : "full_attention"));
+    jv_set(o, "layer_types", lt);
+    jv_set(o, "linear_conv_kernel_dim", jv_int(4));
+    jv_set(o, "linear_key_head_dim", jv_int(16));
+    jv_set(o, "linear_num_key_heads", jv_int(2));
+    jv_set(o, "linear_num_value_heads", jv_int(4));
+    jv_set(o, "linear_value_head_dim", jv_int(16));
+    jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
+    jv_set(o, "model_type", jv_str(moe ? "qwen3_5_moe_text" : "qwen3_5_text"));
+    if (moe) jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
+    jv_set(o, "num_attention_heads", jv_int(p->heads));
+    if (moe) {
+        jv_set(o, "num_experts", jv_int(p->experts));
+        jv_set(o, "num_experts_per_tok", jv_int(p->top_k));
+    }
+    jv_set(o, "num_hidden_layers", jv_int(p->layers));
+    jv_set(o, "num_key_value_heads", jv_int(2));
+    if (moe) jv_set(o, "output_router_logits", jv_bool(0));
+    jv_set(o, "pad_token_id", jv_int(pad));
+    jv_set(o, "rms_norm_eps", jv_float(1e-6));
+    jv *rp = jv_obj();
+    jv_set(rp, "partial_rotary_factor", jv_float(0.25));
+    jv_set(rp, "rope_theta", jv_float(p->rope_theta));
+    jv_set(rp, "rope_type", jv_str("default"));
+    jv_set(o, "rope_parameters", rp);
+    if (moe) {
+        jv_set(o, "router_aux_loss_coef", jv_float(0.001));
+        jv_set(o, "shared_expert_intermediate_size", jv_int(p->moe_inter));
+    }
+    jv_set(o, "tie_word_embeddings", jv_bool(0));
+    jv_set(o, "transformers_version", jv_str("5.25.0"));
+    jv_set(o, "use_cache", jv_bool(1));
+    jv_set(o, "vocab_size", jv_int(p->vocab));
+    return o;
+}
+
+jv *fd_fixture_qwen35_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(p, 0, bos, eos, pad);
+}
+jv *fd_fixture_qwen35_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(p, 1, bos, eos, pad);
+}
