@@ -44,10 +44,6 @@ static void gdn_head(void *ctx, size_t h, int worker)
     free(q); free(k); free(v); free(g); free(b); free(o);
 }
 
-/* torch.nn.functional.softplus on fp32 (beta 1, threshold 20): the vector
- * path log1p(exp(x)) with Sleef's exp; log1pf stands in for Sleef's log1p */
-static float softplus(float x) { return x > 20.0f ? x : log1pf(fd_torch_expf(x)); }
-
 int fd_q35_gdn(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *x, size_t S,
                uint16_t *y, fd_err *e)
 {
@@ -101,7 +97,8 @@ int fd_q35_gdn(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         float bb = F(b16[i]);
         beta[i] = F(BF(fd_op_torch_vec(i, S * nv, 64) ? fd_torch_sigmoid(bb) : fd_torch_sigmoid_tail(bb)));
         float A = -fd_mkl_expf(Alog[i % nv]);
-        g[i] = A * softplus(F(a16[i]) + dt[i % nv]);
+        float sa = F(a16[i]) + dt[i % nv]; /* F.softplus on the [S, nv] fp32 sum: vector blocks of 32 */
+        g[i] = A * (fd_op_torch_vec(i, S * nv, 32) ? fd_torch_softplus(sa) : fd_torch_softplus_tail(sa));
     }
     fd_op_dump(L, "gdn_beta", "f32", beta, S * nv * 4);
     fd_op_dump(L, "gdn_g", "f32", g, S * nv * 4);
