@@ -40,15 +40,21 @@ enum { CH = 64 }; /* chunk_size */
 
 /* X = L^-1 B for the unit lower-triangular L (strict part l, CH x CH) and
  * B [CH][n] in place: torch.linalg.solve_triangular(upper=False,
- * unitriangular=True), forward substitution row by row, each row one FMA
- * chain over the solved rows in increasing order */
+ * unitriangular=True), i.e. MKL's strsm.  Its order is not reproduced
+ * exactly: x_i = b_i - sum_{j<i} bf32(l_ij x_j), the products rounded and
+ * added in increasing j without FMA, is the closest of the orders measured
+ * (docs/MODEL-QWEN35.md §3: rows 0-3 exact, 0.4 % of the elements 1 ulp
+ * apart beyond) */
 static void solve_unit_lower(const float *l, float *b, size_t n)
 {
     for (size_t i = 1; i < CH; i++)
         for (size_t x = 0; x < n; x++) {
-            float v = b[i * n + x];
-            for (size_t j = 0; j < i; j++) v = fmaf(-l[i * CH + j], b[j * n + x], v);
-            b[i * n + x] = v;
+            float s = l[i * CH] * b[x];
+            for (size_t j = 1; j < i; j++) {
+                float p = l[i * CH + j] * b[j * n + x];
+                s = s + p;
+            }
+            b[i * n + x] = b[i * n + x] - s;
         }
 }
 
