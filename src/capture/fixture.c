@@ -59,6 +59,8 @@ static const fd_fixture_preset PRESETS[] = {
      NULL, fd_fixture_qwen35_tiny_config},
     {"qwen35-moe-tiny", 260, 64, 0, 32, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 8, 2, 1, 32768, 10000000.0, 0.0, "SSSS", "LFLF", 4,
      100, NULL, fd_fixture_qwen35_moe_tiny_config},
+    {"qwen35-small", 260, 256, 512, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32768, 10000000.0, 0.0, "DDDD", "LFLF", 2, 100,
+     NULL, fd_fixture_qwen35_small_config},
 };
 
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
@@ -71,7 +73,7 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
 const char *fd_fixture_preset_names(void)
 {
     return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|"
-           "qwen3-moe-tiny|qwen35-tiny|qwen35-moe-tiny";
+           "qwen3-moe-tiny|qwen35-tiny|qwen35-moe-tiny|qwen35-small";
 }
 
 /* ------------------------------------------------------------ tensors */

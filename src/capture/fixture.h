@@ -56,7 +56,7 @@ typedef struct fd_fixture_preset {
 /* NULL when the name is not a preset. */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name);
 /* "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|
- * qwen3-moe-tiny|qwen35-tiny|qwen35-moe-tiny" */
+ * qwen3-moe-tiny|qwen35-tiny|qwen35-moe-tiny|qwen35-small" */
 const char *fd_fixture_preset_names(void);
 
 typedef struct fd_fixture_result {

@@ -103,5 +103,6 @@ jv *fd_fixture_qwen3_moe_tiny_config(const fd_fixture_preset *p, int bos, int eo
 int fd_fixture_preset_dense(const fd_fixture_preset *p)
 {
     return p->config == fd_fixture_llama_tiny_config || p->config == fd_fixture_llama_small_config ||
-           p->config == fd_fixture_qwen3_tiny_config || p->config == fd_fixture_qwen35_tiny_config;
+           p->config == fd_fixture_qwen3_tiny_config || p->config == fd_fixture_qwen35_tiny_config ||
+           p->config == fd_fixture_qwen35_small_config;
 }

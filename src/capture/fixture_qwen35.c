@@ -5,8 +5,18 @@
  * (rotary dims 4 of 16: partial_rotary_factor 0.25), linear attention 2 key
  * heads over 4 value heads of 16, conv kernel 4.  qwen35-moe-tiny: the same
  * with 8 experts of 32, top-2, a shared expert of 32. */
-static jv *config(const fd_fixture_preset *p, int moe, int bos, int eos, int pad)
+typedef struct q35_preset {
+    int moe;
+    int64_t head_dim, kv_heads, dk, dv, nk, nv;
+} q35_preset;
+
+static const q35_preset TINY = {0, 16, 2, 16, 16, 2, 4}, MOE_TINY = {1, 16, 2, 16, 16, 2, 4},
+                        /* qwen35-small: the real models' linear head dims (128) and a 64-dim attention head */
+                        SMALL = {0, 64, 2, 128, 128, 2, 4};
+
+static jv *config(const fd_fixture_preset *p, const q35_preset *x, int bos, int eos, int pad)
 {
+    int moe = x->moe;
     jv *o = jv_obj(), *arch = jv_arr();
     jv_push(arch, jv_str(moe ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM"));
     jv_set(o, "architectures", arch);
@@ -15,7 +25,7 @@ static jv *config(const fd_fixture_preset *p, int moe, int bos, int eos, int pad
     jv_set(o, "bos_token_id", jv_int(bos));
     jv_set(o, "dtype", jv_str("bfloat16"));
     jv_set(o, "eos_token_id", jv_int(eos));
-    jv_set(o, "head_dim", jv_int(16));
+    jv_set(o, "head_dim", jv_int(x->head_dim));
     jv_set(o, "hidden_act", jv_str("silu"));
     jv_set(o, "hidden_size", jv_int(p->hidden));
     jv_set(o, "initializer_range", jv_float(0.02));
@@ -24,10 +34,10 @@ static jv *config(const fd_fixture_preset *p, int moe, int bos, int eos, int pad
     for (int64_t i = 0; i < p->layers; i++) jv_push(lt, jv_str(p->indexer_types[i] == 'L' ? "linear_attention" : "full_attention"));
     jv_set(o, "layer_types", lt);
     jv_set(o, "linear_conv_kernel_dim", jv_int(4));
-    jv_set(o, "linear_key_head_dim", jv_int(16));
-    jv_set(o, "linear_num_key_heads", jv_int(2));
-    jv_set(o, "linear_num_value_heads", jv_int(4));
-    jv_set(o, "linear_value_head_dim", jv_int(16));
+    jv_set(o, "linear_key_head_dim", jv_int(x->dk));
+    jv_set(o, "linear_num_key_heads", jv_int(x->nk));
+    jv_set(o, "linear_num_value_heads", jv_int(x->nv));
+    jv_set(o, "linear_value_head_dim", jv_int(x->dv));
     jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
     jv_set(o, "model_type", jv_str(moe ? "qwen3_5_moe_text" : "qwen3_5_text"));
     if (moe) jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
@@ -37,7 +47,7 @@ static jv *config(const fd_fixture_preset *p, int moe, int bos, int eos, int pad
         jv_set(o, "num_experts_per_tok", jv_int(p->top_k));
     }
     jv_set(o, "num_hidden_layers", jv_int(p->layers));
-    jv_set(o, "num_key_value_heads", jv_int(2));
+    jv_set(o, "num_key_value_heads", jv_int(x->kv_heads));
     if (moe) jv_set(o, "output_router_logits", jv_bool(0));
     jv_set(o, "pad_token_id", jv_int(pad));
     jv_set(o, "rms_norm_eps", jv_float(1e-6));
@@ -59,9 +69,13 @@ static jv *config(const fd_fixture_preset *p, int moe, int bos, int eos, int pad
 
 jv *fd_fixture_qwen35_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
-    return config(p, 0, bos, eos, pad);
+    return config(p, &TINY, bos, eos, pad);
+}
+jv *fd_fixture_qwen35_small_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return config(p, &SMALL, bos, eos, pad);
 }
 jv *fd_fixture_qwen35_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
-    return config(p, 1, bos, eos, pad);
+    return config(p, &MOE_TINY, bos, eos, pad);
 }

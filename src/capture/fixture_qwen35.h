@@ -11,6 +11,7 @@
 #include "format/json.h"
 
 jv *fd_fixture_qwen35_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+jv *fd_fixture_qwen35_small_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 jv *fd_fixture_qwen35_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 
 #endif

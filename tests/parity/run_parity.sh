@@ -38,7 +38,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in qwen3-moe-*) ;; llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; esac
+    case $p in qwen3-moe-*|qwen35-moe-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; esac
     [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
@@ -76,4 +76,11 @@ run pair qwen3-moe-tiny qwen3-moe-tiny-seed1-eager 4 --min-identical 1.0
 # llama-small (hidden 1024, down_proj K 2,816, 1,024-token windows): a
 # digest-only golden (each window's sha256; 4 MB of hidden states not committed)
 run pair llama-small llama-small-seed1-eager-digest 2
+# qwen3_5 / qwen3_5_moe (docs/MODEL-QWEN35.md): transformers 5.25.0 / torch 2.15.0
+# (transformers_hidden_llama.py, 1 thread, ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16) on this
+# project's AMD EPYC Zen 4 host (AVX512_BF16, no AMX); 100-token windows (two delta-rule
+# chunks); qwen35-small has the real models' linear head dims (128); all bit-identical
+run pair qwen35-tiny qwen35-tiny-seed1-eager 4 --min-identical 1.0
+run pair qwen35-moe-tiny qwen35-moe-tiny-seed1-eager 4 --min-identical 1.0
+run pair qwen35-small qwen35-small-seed1-eager 2 --min-identical 1.0
 [ "$RAN" -gt 0 ] || { echo "run_parity.sh: no golden for order '$ONLY_ORDER' preset '$ONLY_PRESET'" >&2; exit 1; }
