@@ -44,7 +44,7 @@ const fd_arch FD_ARCH_QWEN3_5 = {
     .info = {"qwen3_5", "Qwen3_5ForConditionalGeneration",
              "Qwen3.5 text model: gated delta-net linear attention + gated full attention (partial RoPE, QK-norm), "
              "zero-centred RMSNorm, SwiGLU MLP; text_config, vision tower skipped",
-             "qwen35-tiny (as qwen3_5_text)", "docs/MODEL-QWEN35.md", "bf16"},
+             "qwen35-tiny, qwen35-small (as qwen3_5_text)", "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.language_model.",
     .parse = fd_q35_parse,
     .skip = SKIP_COMPOSITE,
@@ -53,7 +53,7 @@ const fd_arch FD_ARCH_QWEN3_5 = {
 
 const fd_arch FD_ARCH_QWEN3_5_TEXT = {
     .info = {"qwen3_5_text", "Qwen3_5ForCausalLM", "Qwen3.5 text-only checkpoint (the qwen3_5 text model under model.)",
-             "qwen35-tiny", "docs/MODEL-QWEN35.md", "bf16"},
+             "qwen35-tiny, qwen35-small", "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.",
     .parse = fd_q35_text_parse,
     .skip = SKIP_TEXT,
