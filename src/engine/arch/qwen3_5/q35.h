@@ -49,6 +49,8 @@ void *fd_q35_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *i
 int fd_q35_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
 int fd_q35_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
 void fd_q35_free(void *st);
+/* the fixture presets (qwen3_5_fixture.c): qwen35-tiny, qwen35-small; qwen35-moe-tiny */
+extern const fd_fixture_preset FD_Q35_TEXT_PRESETS[], FD_Q35_MOE_TEXT_PRESETS[];
 /* the linear-attention token mixer of layer L on S rows of h (q35_delta.c) */
 int fd_q35_gdn(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const uint16_t *h, size_t S,
                uint16_t *y, fd_err *e);

@@ -44,7 +44,7 @@ const fd_arch FD_ARCH_QWEN3_5 = {
     .info = {"qwen3_5", "Qwen3_5ForConditionalGeneration",
              "Qwen3.5 text model: gated delta-net linear attention + gated full attention (partial RoPE, QK-norm), "
              "zero-centred RMSNorm, SwiGLU MLP; text_config, vision tower skipped",
-             "qwen35-tiny, qwen35-small (as qwen3_5_text)", "docs/MODEL-QWEN35.md", "bf16"},
+             "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.language_model.",
     .parse = fd_q35_parse,
     .skip = SKIP_COMPOSITE,
@@ -53,10 +53,11 @@ const fd_arch FD_ARCH_QWEN3_5 = {
 
 const fd_arch FD_ARCH_QWEN3_5_TEXT = {
     .info = {"qwen3_5_text", "Qwen3_5ForCausalLM", "Qwen3.5 text-only checkpoint (the qwen3_5 text model under model.)",
-             "qwen35-tiny, qwen35-small", "docs/MODEL-QWEN35.md", "bf16"},
+             "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.",
     .parse = fd_q35_text_parse,
     .skip = SKIP_TEXT,
+    .presets = FD_Q35_TEXT_PRESETS,
     Q35_COMMON,
 };
 
@@ -64,7 +65,7 @@ const fd_arch FD_ARCH_QWEN3_5_MOE = {
     .info = {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration",
              "Qwen3.5-MoE text model: qwen3_5's hybrid layers with softmax-routed top-k experts (renormalised) and a "
              "sigmoid-gated shared expert",
-             "qwen35-moe-tiny (as qwen3_5_moe_text)", "docs/MODEL-QWEN35.md", "bf16"},
+             "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.language_model.",
     .parse = fd_q35_moe_parse,
     .skip = SKIP_COMPOSITE,
@@ -73,9 +74,10 @@ const fd_arch FD_ARCH_QWEN3_5_MOE = {
 
 const fd_arch FD_ARCH_QWEN3_5_MOE_TEXT = {
     .info = {"qwen3_5_moe_text", "Qwen3_5MoeForCausalLM", "Qwen3.5-MoE text-only checkpoint (under model.)",
-             "qwen35-moe-tiny", "docs/MODEL-QWEN35.md", "bf16"},
+             "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.",
     .parse = fd_q35_moe_text_parse,
     .skip = SKIP_TEXT,
+    .presets = FD_Q35_MOE_TEXT_PRESETS,
     Q35_COMMON,
 };

@@ -1,21 +1,30 @@
-/* qwen3_5 / qwen3_5_moe fixtures (fixture_qwen35.h). */
-#include "capture/fixture_qwen35.h"
+/* The qwen3_5_text and qwen3_5_moe_text fixture presets
+ * (engine/fixture_preset.h) and their config.json: a random-init
+ * Qwen3_5ForCausalLM / Qwen3_5MoeForCausalLM checkpoint as transformers
+ * 5.25's save_pretrained writes it (sorted keys); its tensors are the
+ * architecture's one list (q35_tensors.c).  Initialisation: Linear,
+ * embedding, conv1d and A_log ~ normal(0, 0.02), the zero-centred RMSNorm
+ * weights 0, the gated norm's weight and dt_bias 1.  indexer_types spells the
+ * layer types (L linear_attention, F full_attention). */
+#include "engine/arch/qwen3_5/q35.h"
 
-/* qwen35-tiny: 4 layers linear / full / linear / full, GQA 4 / 2 heads of 16
- * (rotary dims 4 of 16: partial_rotary_factor 0.25), linear attention 2 key
- * heads over 4 value heads of 16, conv kernel 4.  qwen35-moe-tiny: the same
- * with 8 experts of 32, top-2, a shared expert of 32. */
 typedef struct q35_preset {
     int moe;
     int64_t head_dim, kv_heads, dk, dv, nk, nv;
 } q35_preset;
 
+/* qwen35-tiny: 4 layers linear / full / linear / full, GQA 4 / 2 heads of 16
+ * (rotary dims 4 of 16: partial_rotary_factor 0.25), linear attention 2 key
+ * heads over 4 value heads of 16, conv kernel 4; qwen35-moe-tiny: the same
+ * with 8 experts of 32, top-2, a shared expert of 32; qwen35-small: the real
+ * models' linear head dims (128) and a 64-dim attention head.  100-token
+ * windows: two delta-rule chunks of 64, a padded last one. */
 static const q35_preset TINY = {0, 16, 2, 16, 16, 2, 4}, MOE_TINY = {1, 16, 2, 16, 16, 2, 4},
-                        /* qwen35-small: the real models' linear head dims (128) and a 64-dim attention head */
                         SMALL = {0, 64, 2, 128, 128, 2, 4};
 
-static jv *config(const fd_fixture_preset *p, const q35_preset *x, int bos, int eos, int pad)
+static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
+    const q35_preset *x = p->ext;
     int moe = x->moe;
     jv *o = jv_obj(), *arch = jv_arr();
     jv_push(arch, jv_str(moe ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM"));
@@ -67,15 +76,19 @@ static jv *config(const fd_fixture_preset *p, const q35_preset *x, int bos, int 
     return o;
 }
 
-jv *fd_fixture_qwen35_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(p, &TINY, bos, eos, pad);
-}
-jv *fd_fixture_qwen35_small_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(p, &SMALL, bos, eos, pad);
-}
-jv *fd_fixture_qwen35_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(p, &MOE_TINY, bos, eos, pad);
-}
+
+const fd_fixture_preset FD_Q35_TEXT_PRESETS[] = {
+    {.name = "qwen35-tiny", .vocab = 260, .hidden = 64, .inter = 128, .layers = 4, .heads = 4, .max_pos = 32768,
+     .rope_theta = 10000000.0, .mlp_types = "DDDD", .indexer_types = "LFLF", .panel_windows = 4, .panel_len = 100,
+     .ext = &TINY, .config = config},
+    {.name = "qwen35-small", .vocab = 260, .hidden = 256, .inter = 512, .layers = 4, .heads = 8, .max_pos = 32768,
+     .rope_theta = 10000000.0, .mlp_types = "DDDD", .indexer_types = "LFLF", .panel_windows = 2, .panel_len = 100,
+     .ext = &SMALL, .config = config},
+    {.name = NULL},
+};
+const fd_fixture_preset FD_Q35_MOE_TEXT_PRESETS[] = {
+    {.name = "qwen35-moe-tiny", .vocab = 260, .hidden = 64, .moe_inter = 32, .layers = 4, .heads = 4, .experts = 8,
+     .top_k = 2, .shared = 1, .max_pos = 32768, .rope_theta = 10000000.0, .mlp_types = "SSSS", .indexer_types = "LFLF",
+     .panel_windows = 4, .panel_len = 100, .ext = &MOE_TINY, .config = config},
+    {.name = NULL},
+};
