@@ -134,7 +134,7 @@ for bin in $BINS; do
 done
 # issue 17 item 4: per-layer teacher-forced parity with transformers (save_pretrained checkpoints; skips without torch)
 for bin in $BINS; do
-    step py "layer parity: every stage of every layer of glm_moe_dsa and glm5_next vs transformers, stated bounds, selections ($bin)" \
+    step py "layer parity: every stage of every layer of glm_moe_dsa, glm5_next, qwen3_5 and qwen3_5_moe vs transformers, stated bounds, selections ($bin)" \
         python3 tests/py/test_layer_parity.py "$bin"
 done
 # issue 20: deepseek_v3 (Kimi K2), deepseek_v32 (DeepSeek V3.2) in the architecture table
@@ -167,6 +167,11 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
+# issue 21: model_types qwen3_5, qwen3_5_text, qwen3_5_moe, qwen3_5_moe_text (fixtures, digest across threads / schedules / kernels, RTN KL, composite spelling, refusals)
+for bin in $BINS; do
+    step py "qwen3_5 / qwen3_5_moe: fixtures, one digest across threads, schedules and kernel paths, RTN int8 < int4, composite spelling, refusals ($bin)" \
+        python3 tests/py/test_qwen35.py "$bin"
+done
 # issue 21: model_type minimax_m2 (fixture, digest across threads / schedules / kernels, RTN KL, router bias rounding, partial RoPE spellings, refusals)
 for bin in $BINS; do
     step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \
@@ -183,7 +188,8 @@ step unit "sizes: functions <= 150 lines, files <= 700 (and the check's self-tes
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
-         "pair qwen3-moe-tiny" "pair llama-small" "pair minimax-m2-tiny"; do
+         "pair qwen3-moe-tiny" "pair llama-small" "pair qwen35-tiny" "pair qwen35-moe-tiny" "pair qwen35-small" \
+         "pair minimax-m2-tiny"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done
 for f in fuzz/fuzz_*.c; do

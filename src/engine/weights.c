@@ -415,6 +415,10 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
         exp_t key = {.name = (char *)name};
         if (bsearch(&key, x.v, x.n, sizeof *x.v, cmp_exp) || fd_wq_is_companion(w, name)) continue;
         if (c->tie_word_embeddings && !strcmp(name, "lm_head.weight")) continue;
+        int skipped = 0;
+        for (const char *const *sp = c->arch ? c->arch->skip : NULL; sp && *sp && !skipped; sp++)
+            skipped = !strncmp(name, *sp, strlen(*sp));
+        if (skipped) { fd_strv_push(&w->ignored, name); continue; }
         long long l = layer_of(name);
         if (l >= c->num_hidden_layers) fd_strv_push(&w->ignored, name);
         else fd_strv_push(&w->unexpected, name);

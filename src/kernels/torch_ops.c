@@ -64,6 +64,57 @@ float fd_torch_sigmoid_tail(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 float fd_torch_sigmoid(float x) { return 1.0f / (fd_torch_expf(0.0f - x) + 1.0f); }
 
+/* Sleef's log1pf_u10, AVX-512 build (vgetexp for the exponent, FMA
+ * double-float arithmetic: df.h's dfmul / dfdiv / dfadd), one lane; the
+ * special cases for d > 1e38, d <= -1 and -0 as Sleef selects them (replicated
+ * for d >= 0, the softplus domain; not checked within 2^-126 above -1). */
+#define LOG1P_BODY                                                                                      \
+    float dp1 = d + 1.0f;                                                                               \
+    float ev = dp1 * (1.0f / 0.75f);      /* vgetexp_vf_vf: floor(log2 |x|); 0, inf and NaN     */      \
+    int e = ev > 0.0f && ev < INFINITY ? ilogbf(ev) : 128; /* lanes end in the special cases below */ \
+    float t = ldexpf(1.0f, -e);           /* vldexp3_vf_vf_vi2(1, -e) */                               \
+    float m = fmaf(d, t, t - 1.0f);                                                                     \
+    /* s = dfmul((ln2 hi, lo), e) */                                                                    \
+    float ef = (float)e, lh = 0.69314718246459960938f, ll = -1.904654323148236017e-09f;                 \
+    float sx = lh * ef, sy = fmaf(ll, ef, fmaf(lh, ef, -sx));                                          \
+    /* x = dfdiv((m, 0), dfadd(2, m)) */                                                                \
+    float ax = 2.0f + m, ay = (2.0f - ax) + m;                                                          \
+    float rt = 1.0f / ax, qx = m * rt, u = fmaf(rt, m, -qx);                                            \
+    float v = fmaf(-ay, rt, fmaf(-ax, rt, 1.0f));                                                       \
+    float xx = qx, xy = fmaf(qx, v, fmaf(0.0f, rt, u));                                                 \
+    float x2 = xx * xx;                                                                                 \
+    float p = 0.3027294874e+0f;                                                                         \
+    p = fmaf(p, x2, 0.3996108174e+0f);                                                                  \
+    p = fmaf(p, x2, 0.6666694880e+0f);                                                                  \
+    /* s = dfadd(s, dfscale(x, 2)); s = dfadd(s, x2 * x.x * p) */                                       \
+    float bx = xx * 2.0f, by = xy * 2.0f;                                                               \
+    float s2 = sx + bx, s2y = (((sx - s2) + bx) + sy) + by;                                             \
+    float c = x2 * xx * p;                                                                              \
+    float s3 = s2 + c, s3y = ((s2 - s3) + c) + s2y;                                                     \
+    float r = s3 + s3y;                                                                                 \
+    if (d > 1e+38f) r = INFINITY;                                                                       \
+    if (-1.0f > d || d != d) r = NAN;                                                                   \
+    if (d == -1.0f) r = -INFINITY;                                                                      \
+    if (d == 0.0f && signbit(d)) r = -0.0f;                                                             \
+    return r;
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("fma"))) static float log1pf_fma(float d) { LOG1P_BODY }
+#endif
+static float log1pf_any(float d) { LOG1P_BODY }
+
+float fd_torch_log1pf(float d)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("fma")) return log1pf_fma(d);
+#endif
+    return log1pf_any(d);
+}
+
+float fd_torch_softplus(float x) { return x > 20.0f ? x : fd_torch_log1pf(fd_torch_expf(x)); }
+
+float fd_torch_softplus_tail(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+
 /* ------------------------------------------------------------ sums */
 
 /* utils::CeilLog2 of ATen: 1 for x <= 2 */

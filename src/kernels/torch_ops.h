@@ -39,6 +39,13 @@ float fd_torch_silu_tail(float x);
 float fd_torch_sigmoid(float x);
 float fd_torch_sigmoid_tail(float x);
 
+/* Sleef_log1pf16_u10 (AVX-512 build) on one lane. */
+float fd_torch_log1pf(float x);
+/* softplus on fp32, beta 1, threshold 20 (softplus_kernel): the vector path
+ * log1p(exp(x)) with Sleef's exp and log1p (blocks of 32 elements), the
+ * scalar tail libm's log1pf(expf(x)); x > 20 passes x through. */
+float fd_torch_softplus(float x);
+float fd_torch_softplus_tail(float x);
 /* Elements [0, fd_torch_vec_end(n, block)) of a contiguous run of n take
  * the vector path of a cpu_kernel_vec loop working in blocks of `block`. */
 static inline size_t fd_torch_vec_end(size_t n, size_t block) { return n - n % block; }

@@ -26,6 +26,7 @@ int test_kblocks(void);
 int test_gemm_f32(void);
 int test_gguf_views(void);
 int test_embed(void);
+int test_softplus(void);
 
 static const struct {
     const char *name;
@@ -51,6 +52,7 @@ static const struct {
     {"gemm_f32", test_gemm_f32},
     {"gguf_views", test_gguf_views},
     {"embed", test_embed},
+    {"softplus", test_softplus},
 };
 
 int main(void)

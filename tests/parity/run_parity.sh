@@ -30,7 +30,9 @@ run() { # order preset golden windows [compare_hidden bounds...]
     local o=$1 p=$2 g=$3 n=$4; shift 4
     if [ -n "$ONLY_ORDER" ] && { [ "$o" != "$ONLY_ORDER" ] || [ "$p" != "$ONLY_PRESET" ]; }; then return 0; fi
     RAN=$((RAN + 1))
-    [ -d "$W/$p" ] || "$B" fixture --preset "$p" --seed 1 --out "$W/$p" >/dev/null
+    local seed=1  # the fixture seed the golden names (-seedN-), 1 by default
+    case $g in *-seed[0-9]*) seed=${g#*-seed}; seed=${seed%%[!0-9]*} ;; esac
+    [ -d "$W/$p" ] || "$B" fixture --preset "$p" --seed "$seed" --out "$W/$p" >/dev/null
     local r="$W/$o-$p"
     cap() { "$B" capture --model "$1" --panel "$W/$p/panel" --out "$2" --role "$3" --lane other --windows "$n" \
             --gemm-order "$o" --dataset-id "fidelity--parity.$p.$3" --dataset-name parity --no-sanity-check \
@@ -39,7 +41,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in qwen3-moe-*) ;; llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*) match=block_sparse_moe.experts ;; esac
+    case $p in qwen3-moe-*|qwen35-moe-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*) match=block_sparse_moe.experts ;; esac
     [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
@@ -77,6 +79,14 @@ run pair qwen3-moe-tiny qwen3-moe-tiny-seed1-eager 4 --min-identical 1.0
 # llama-small (hidden 1024, down_proj K 2,816, 1,024-token windows): a
 # digest-only golden (each window's sha256; 4 MB of hidden states not committed)
 run pair llama-small llama-small-seed1-eager-digest 2
+# qwen3_5 / qwen3_5_moe (docs/MODEL-QWEN35.md): transformers 5.25.0 / torch 2.15.0
+# (transformers_hidden_llama.py, 1 thread, ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16) on this
+# project's AMD EPYC Zen 4 host (AVX512_BF16, no AMX); 100-token windows (two delta-rule
+# chunks); qwen35-small has the real models' linear head dims (128), seed 4: a seed on which
+# the order of solve_triangular (ops/delta.c) shows (an FMA chain there: 93.4 % identical); all bit-identical
+run pair qwen35-tiny qwen35-tiny-seed1-eager 4 --min-identical 1.0
+run pair qwen35-moe-tiny qwen35-moe-tiny-seed1-eager 4 --min-identical 1.0
+run pair qwen35-small qwen35-small-seed4-eager 2 --min-identical 1.0
 # minimax_m2 (docs/MODEL-MINIMAX-QWEN4.md): transformers 5.25.0 / torch 2.15.0
 # (tests/parity/transformers_hidden_llama.py, 1 thread, pinned to
 # AVX512_CORE_BF16) on the fixture (its router bias drawn non-zero), written

@@ -90,3 +90,29 @@ void fd_op_residual_add(const fd_mm *m, uint16_t *x, const uint16_t *y, size_t n
     fd_mm_range(n >= 1u << 16 ? m : NULL, n, 1u << 15, add_range, &j);
 }
 
+
+/* Zero-centred RMSNorm (Qwen3_5RMSNorm): y = bf(fp32(x) * rsqrt(mean(x^2) + eps) * (1 + fp32(w))),
+ * one rounding at the end (the weight is applied in fp32, unlike Llama's). */
+static void rmsnorm_zc_rows(void *ctx, size_t lo, size_t hi)
+{
+    const norm_job *j = ctx;
+    size_t n = j->n;
+    float *t = fd_xmalloc(n * 4 + 4), *w = fd_xmalloc(n * 4 + 4);
+    for (size_t k = 0; k < n; k++) w[k] = 1.0f + F(j->w[k]); /* 1.0 + weight.float(): an fp32 add */
+    for (size_t r = lo; r < hi; r++) {
+        const uint16_t *xr = j->x + r * n;
+        uint16_t *yr = j->y + r * n;
+        fd_bf16_square(xr, n, t);
+        float ss = fd_torch_sum(t, n);
+        float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
+        for (size_t k = 0; k < n; k++) yr[k] = BF(F(xr[k]) * rs * w[k]);
+    }
+    free(t);
+    free(w);
+}
+
+void fd_op_rmsnorm_zc_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y)
+{
+    norm_job j = {x, w, n, eps, y};
+    fd_mm_range(m, rows, 16, rmsnorm_zc_rows, &j);
+}

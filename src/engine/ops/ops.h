@@ -83,6 +83,20 @@ int fd_op_moe_sigmoid(const fd_mm *m, const fd_weights *W, const char *P, const 
                       size_t Im, size_t k, const uint16_t *h2, size_t S, uint16_t *y, uint16_t *dump_logits,
                       size_t *dump_experts, fd_err *e);
 
+/* Zero-centred RMSNorm (Qwen3.5): bf(fp32(x) * rsqrt(mean(x^2) + eps) * (1 + fp32(w))),
+ * rows on m's threads (x may equal y); ops/norm.c. */
+void fd_op_rmsnorm_zc_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
+/* The depthwise causal conv1d of the linear-attention layers (F.conv1d with
+ * padding K-1, the first S outputs): x [S][C] bf16 (channels last), w [C][K]
+ * fp32 (bf16 weights widened exactly), acc [S][C] fp32 = one FMA chain over
+ * the taps in increasing order (oneDNN's order, measured); ops/delta.c. */
+void fd_op_causal_conv1d(const uint16_t *x, size_t S, size_t C, const float *w, size_t K, float *acc);
+/* transformers' torch_chunk_gated_delta_rule (chunk 64, use_qk_l2norm_in_kernel)
+ * for one value head: q, k [S][dk], v [S][dv], g (log decay) and beta [S],
+ * all fp32; out [S][dv] fp32; ops/delta.c. */
+void fd_op_gated_delta_chunk(const float *q, const float *k, const float *v, const float *g, const float *beta, size_t S,
+                             size_t dk, size_t dv, float *out);
+
 /* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
 const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d0, uint64_t d1, uint64_t d2,

@@ -192,19 +192,14 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
         for (size_t t = 0; t < S; t++) memcpy(mix + (t * 3 + (size_t)i) * Q, t16 + t * Q, Q * 2);
     }
     qkv = fd_xmalloc(S * 3 * Q * 4);
-    for (size_t ch = 0; ch < 3 * Q; ch++) {
-        const float *w = cw + ch * K;
+    fd_op_causal_conv1d(mix, S, 3 * Q, cw, K, qkv);
+    for (size_t ch = 0; ch < 3 * Q; ch++)
         for (size_t t = 0; t < S; t++) {
-            float acc = 0.0f;
-            for (size_t j = 0; j < K; j++) {
-                long long src = (long long)t + (long long)j - (long long)(K - 1);
-                if (src >= 0) acc = fmaf(w[j], F(mix[(size_t)src * 3 * Q + ch]), acc);
-            }
             /* silu on the [3Q, S] (channel-major) fp32 conv output */
+            float acc = qkv[t * 3 * Q + ch];
             float a = fd_op_torch_vec(ch * S + t, 3 * Q * S, 32) ? fd_torch_silu(acc) : fd_torch_silu_tail(acc);
             qkv[t * 3 * Q + ch] = F(BF(a));
         }
-    }
     fd_op_dump(L, "kda_qkv", "f32", qkv, S * 3 * Q * 4);
     /* forget gate (safe lower bound): lower * sigmoid(exp(A_log) * (f_b(f_a(x)) + dt_bias)), fp32 */
     uint16_t *fa16 = fd_xmalloc(S * d * 2 + 2);
