@@ -81,6 +81,7 @@ extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
 extern const fd_arch FD_ARCH_QWEN3_5, FD_ARCH_QWEN3_5_TEXT, FD_ARCH_QWEN3_5_MOE, FD_ARCH_QWEN3_5_MOE_TEXT;
 extern const fd_arch FD_ARCH_MINIMAX_M2;
+extern const fd_arch FD_ARCH_QWEN4_EXP, FD_ARCH_QWEN4_EXP_TEXT;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;
 
