@@ -177,6 +177,11 @@ for bin in $BINS; do
     step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \
         python3 tests/py/test_minimax.py "$bin"
 done
+# issue 21: model_types qwen4_exp, qwen4_exp_text (fixture, digest across threads / schedules / kernels, RTN KL, composite spelling, QSA live, refusals)
+for bin in $BINS; do
+    step py "qwen4_exp: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, composite spelling, QSA live, refusals ($bin)" \
+        python3 tests/py/test_qwen4.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \

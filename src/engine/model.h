@@ -73,6 +73,10 @@ typedef struct fd_arch {
     /* tensor-name prefixes the loader ignores by name as transformers does
      * (a vision tower, an MTP head), NULL-terminated; NULL: none */
     const char *const *skip;
+    /* the module the end step reads in place of PREFIX norm. (what the
+     * layer-outer schedule maps for it: qwen4_exp's hyper_connection_mixer);
+     * NULL: norm */
+    const char *final_name;
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */

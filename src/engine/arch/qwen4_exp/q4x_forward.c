@@ -14,7 +14,8 @@ typedef struct q4x_fwd {
     size_t S;
     uint16_t *X;        /* [S][hc * hidden] the streams */
     unsigned char *sel; /* S x S: the causal selection, narrowed per indexed layer */
-    uint16_t *out;      /* [S][hidden]: the final mixer's output, made after the last layer (its products need m) */
+    fd_mm mm;           /* the layers' product kernel and order, serial (fd_mm_serial): the final mixer's */
+    int have_mm;
     fd_rope R;
 } q4x_fwd;
 
@@ -22,7 +23,7 @@ void fd_q4x_free(void *st)
 {
     q4x_fwd *f = st;
     if (!f) return;
-    free(f->X); free(f->sel); free(f->out); fd_rope_free(&f->R);
+    free(f->X); free(f->sel); fd_rope_free(&f->R);
     free(f);
 }
 
@@ -128,13 +129,8 @@ int fd_q4x_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
     fd_hcres_write(m, f->X, y, inj, S, n, H);
     fd_op_dump(L, "layer_out", "bf16", f->X, S * n * H * 2);
-    if (L == c->num_hidden_layers - 1) { /* the final mixer (Qwen4ExpTextGatedResidual without injection) */
-        snprintf(pre, sizeof pre, "%shyper_connection_mixer.", x->q.prefix);
-        if (fd_hcres_load(m, &g, W, e, n, H, (size_t)x->hc_rank, S, 0, pre)) goto out;
-        f->out = fd_xmalloc(S * H * 2);
-        fd_hcres_apply(m, &g, f->X, S, eps, f->out, NULL);
-        fd_hcres_free(&g);
-    }
+    f->mm = fd_mm_serial(m); /* the end step has no fd_mm: the same order and kernel, no threads (same bits) */
+    f->have_mm = 1;
     rc = 0;
 out:
     free(h); free(y); free(inj);
@@ -144,9 +140,15 @@ out:
 int fd_q4x_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *out, fd_err *e)
 {
     q4x_fwd *f = st;
-    (void)W;
-    if (!f->out) return fd_fail(e, "internal", "", "qwen4_exp: the forward ended before its last layer");
-    memcpy(out, f->out, f->S * (size_t)c->hidden_size * 2);
+    const fd_q4x_ext *x = Q4X(c);
+    if (!f->have_mm) return fd_fail(e, "internal", "", "qwen4_exp: the forward ended before its layers ran");
+    char pre[320];
+    snprintf(pre, sizeof pre, "%shyper_connection_mixer.", x->q.prefix);
+    fd_hcres g; /* the final mixer (Qwen4ExpTextGatedResidual without injection) */
+    if (fd_hcres_load(&f->mm, &g, W, e, (size_t)x->hc, (size_t)c->hidden_size, (size_t)x->hc_rank, f->S, 0, pre))
+        return -1;
+    fd_hcres_apply(&f->mm, &g, f->X, f->S, (float)c->rms_norm_eps, out, NULL);
+    fd_hcres_free(&g);
     fd_op_dump(-1, "final", "bf16", out, f->S * (size_t)c->hidden_size * 2);
     return 0;
 }

@@ -41,7 +41,8 @@ static const char *const SKIP_TEXT[] = {"mtp.", NULL};
     .end = fd_q4x_end,               \
     .free_state = fd_q4x_free,       \
     .state_bytes = state_bytes,      \
-    .wide = wide
+    .wide = wide,                    \
+    .final_name = "hyper_connection_mixer"
 
 const fd_arch FD_ARCH_QWEN4_EXP = {
     .info = {"qwen4_exp", "Qwen4ExpForConditionalGeneration",
