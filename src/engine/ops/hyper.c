@@ -100,7 +100,7 @@ static void qsa_rows(void *ctx, size_t lo, size_t hi)
     size_t d = j->d, nh = j->nh;
     float *qf = fd_xmalloc(nh * d * 4);
     fd_keyscore *ks = fd_xmalloc((j->S / j->cr + 1) * sizeof *ks);
-    float inv_sqrt = (float)sqrt((double)d);
+    float sq = (float)sqrt((double)d); /* math.sqrt(d) as an fp32 divisor */
     for (size_t t = lo; t < hi; t++) {
         unsigned char *row = j->sel + t * j->S;
         memset(row, 0, j->S);
@@ -112,7 +112,7 @@ static void qsa_rows(void *ctx, size_t lo, size_t hi)
                 float v = fd_op_chain32(qf + h * d, 1, j->bk + b * d, 1, d);
                 s += v > 0.0f ? v : 0.0f;
             }
-            ks[b].s = s / inv_sqrt;
+            ks[b].s = s / sq;
             ks[b].j = b;
         }
         size_t k = nb < j->topb ? nb : j->topb;
