@@ -134,7 +134,7 @@ for bin in $BINS; do
 done
 # issue 17 item 4: per-layer teacher-forced parity with transformers (save_pretrained checkpoints; skips without torch)
 for bin in $BINS; do
-    step py "layer parity: every stage of every layer of glm_moe_dsa and glm5_next vs transformers, stated bounds, selections ($bin)" \
+    step py "layer parity: every stage of every layer of glm_moe_dsa, glm5_next, qwen3_5 and qwen3_5_moe vs transformers, stated bounds, selections ($bin)" \
         python3 tests/py/test_layer_parity.py "$bin"
 done
 # issue 20: deepseek_v3 (Kimi K2), deepseek_v32 (DeepSeek V3.2) in the architecture table

@@ -66,10 +66,12 @@ float fd_torch_sigmoid(float x) { return 1.0f / (fd_torch_expf(0.0f - x) + 1.0f)
 
 /* Sleef's log1pf_u10, AVX-512 build (vgetexp for the exponent, FMA
  * double-float arithmetic: df.h's dfmul / dfdiv / dfadd), one lane; the
- * special cases for d > 1e38, d <= -1 and -0 as Sleef selects them. */
+ * special cases for d > 1e38, d <= -1 and -0 as Sleef selects them (replicated
+ * for d >= 0, the softplus domain; not checked within 2^-126 above -1). */
 #define LOG1P_BODY                                                                                      \
     float dp1 = d + 1.0f;                                                                               \
-    int e = ilogbf(dp1 * (1.0f / 0.75f)); /* vgetexp_vf_vf: floor(log2 |x|) */                          \
+    float ev = dp1 * (1.0f / 0.75f);      /* vgetexp_vf_vf: floor(log2 |x|); 0, inf and NaN     */      \
+    int e = ev > 0.0f && ev < INFINITY ? ilogbf(ev) : 128; /* lanes end in the special cases below */ \
     float t = ldexpf(1.0f, -e);           /* vldexp3_vf_vf_vi2(1, -e) */                               \
     float m = fmaf(d, t, t - 1.0f);                                                                     \
     /* s = dfmul((ln2 hi, lo), e) */                                                                    \

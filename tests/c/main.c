@@ -25,6 +25,7 @@ int test_parallel(void);
 int test_kblocks(void);
 int test_gemm_f32(void);
 int test_gguf_views(void);
+int test_softplus(void);
 
 static const struct {
     const char *name;
@@ -49,6 +50,7 @@ static const struct {
     {"parallel", test_parallel},
     {"gemm_f32", test_gemm_f32},
     {"gguf_views", test_gguf_views},
+    {"softplus", test_softplus},
 };
 
 int main(void)

@@ -3,16 +3,18 @@
 forced, for every layer of every architecture, on any host (issue 17 item 4).
 Test oracle only: needs torch + transformers (skips cleanly without them).
 
-usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2]... [--seed N] [--keep DIR] [--json FILE]
+usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2|qwen3_5|qwen3_5_moe]... [--seed N] [--keep DIR] [--json FILE]
                        [--perturb STAGE.LN]
 
-For each architecture (default: both) it
+For each architecture (default: all four) it
   1. writes a checkpoint with transformers' own save_pretrained (random init,
      torch.manual_seed(seed), bf16; glm_moe_dsa: the config of
      `fidelity fixture --preset tiny`; glm5_next: a tiny config built here,
      KDA, DSA full and shared layers, dense and MoE MLPs, a DSA top-k below the window;
-     minimax_m2: the config of `fidelity fixture --preset minimax-m2-tiny`),
-  2. captures one 64-token window of the tiny fixture panel with BINARY and
+     minimax_m2: the config of `fidelity fixture --preset minimax-m2-tiny`;
+     qwen3_5 / qwen3_5_moe: the configs of `fixture --preset qwen35-tiny / qwen35-moe-tiny`),
+  2. captures one window of the fixture panel (64 tokens; qwen3_5: 100, two
+     delta-rule chunks) with BINARY and
      FIDELITY_FORWARD_DUMP (our every stage of every layer),
   3. for every stage of every layer feeds OUR dumped input of that stage to
      transformers' module (teacher forcing: both sides start from the same
@@ -428,6 +430,76 @@ def run_next(model, D, R):
     R.stage(-1, "final", "reduce", D("final"), tm.norm(tm.hc_head(X))[0])
 
 
+# ---- qwen3_5 / qwen3_5_moe ---------------------------------------------------------------------------
+
+def run_q35(model, D, R):
+    import transformers.models.qwen3_5.modeling_qwen3_5 as mod
+    tm = model.model
+    cfg, S = tm.config, D.S
+    ids = torch.from_numpy(D.ids)[None]
+    R.stage(-1, "embed", "exact", D("embed"), tm.embed_tokens(ids)[0])
+    x_in = D("embed")
+    pos = torch.arange(S)[None]
+    pe = tm.rotary_emb(x_in[None], pos[None].expand(3, 1, S))
+    mask = torch.zeros(1, 1, S, S, dtype=bf).masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), torch.finfo(bf).min)
+    for L, layer in enumerate(tm.layers):
+        print("--- %s layer %d (%s)" % (R.arch, L, cfg.layer_types[L]))
+        R.stage(L, "attn_in", "reduce", D("attn_in", L), layer.input_layernorm(x_in))
+        h = D("attn_in", L)[None]
+        if layer.block_type == "linear_attention":
+            a = layer.linear_attn
+            mixed = a.in_proj_qkv(h).transpose(1, 2)
+            conv = mod.causal_conv1d_fn(mixed, a.conv1d.weight.squeeze(1), a.conv1d.bias, activation=a.activation)
+            R.stage(L, "gdn_conv", "row", D("gdn_conv", L, "f32"), conv.transpose(1, 2)[0].float())
+            g = -a.A_log.float().exp() * F.softplus(a.in_proj_a(h).float() + a.dt_bias)
+            R.stage(L, "gdn_g", "row", D("gdn_g", L, "f32"), g[0].float())
+            R.stage(L, "gdn_beta", "row", D("gdn_beta", L, "f32"), a.in_proj_b(h).sigmoid()[0].float())
+            qkv = D("gdn_conv", L, "f32").to(bf)
+            kd = a.key_dim
+            core, _ = mod.torch_chunk_gated_delta_rule(
+                qkv[:, :kd].reshape(1, S, -1, a.head_k_dim), qkv[:, kd:2 * kd].reshape(1, S, -1, a.head_k_dim),
+                qkv[:, 2 * kd:].reshape(1, S, -1, a.head_v_dim), g=D("gdn_g", L, "f32")[None],
+                beta=D("gdn_beta", L, "f32").to(bf)[None], use_qk_l2norm_in_kernel=True)
+            R.stage(L, "gdn_core(bf16)", "row", D("gdn_core", L, "f32").to(bf), core[0].reshape(S, -1))
+            z = a.in_proj_z(h).reshape(-1, a.head_v_dim)
+            o = a.norm(D("gdn_core", L, "f32").to(bf).reshape(-1, a.head_v_dim), z)
+            R.stage(L, "gdn_o", "reduce", D("gdn_o", L), o.reshape(S, -1))
+            R.stage(L, "mixer(out_proj)", "linear", D("mixer", L), a.out_proj(D("gdn_o", L)),
+                    prod_bound(D("gdn_o", L), a.out_proj.weight))
+        else:
+            a = layer.self_attn
+            got = {}
+            hk = a.o_proj.register_forward_pre_hook(lambda m_, i: got.__setitem__("h", i[0].detach().clone()))
+            y, _ = a(hidden_states=h, position_embeddings=pe, attention_mask=mask)
+            hk.remove()
+            R.stage(L, "attn(o_proj)", "composite", D("mixer", L), y[0],
+                    prod_bound(got["h"].reshape(S, -1), a.o_proj.weight, 2.0))
+        R.stage(L, "attn_resid", "exact", D("attn_resid", L), x_in + D("mixer", L))
+        R.stage(L, "post_ln", "reduce", D("post_ln", L), layer.post_attention_layernorm(D("attn_resid", L)))
+        h2 = D("post_ln", L)
+        if hasattr(layer.mlp, "gate"):
+            moe = layer.mlp
+            _, tw, ti = moe.gate(h2)
+            routed = moe.experts(h2, ti, tw)
+            rb = experts_bound(moe.experts, h2, ti, tw, None, routed.double().abs())
+            R.stage(L, "routed", "composite", D("routed", L), routed, rb)
+            sh = F.sigmoid(moe.shared_expert_gate(h2)) * moe.shared_expert(h2)
+            sb = mlp_bound(moe.shared_expert, h2, None) + ulp(sh.double().abs(), bf)
+            R.stage(L, "shared(gated)", "composite", D("shared", L), sh, sb)
+            mb = rb + sb + ulp(routed.double().abs(), bf)
+        else:
+            mb = mlp_bound(layer.mlp, h2, None)
+        R.stage(L, "mlp", "composite", D("mlp", L), layer.mlp(h2[None])[0], mb)
+        R.stage(L, "layer_out", "exact", D("layer_out", L), D("attn_resid", L) + D("mlp", L))
+        x_in = D("layer_out", L)
+    R.stage(-1, "final", "reduce", D("final"), tm.norm(x_in))
+
+
+def q35_config(fixture):
+    """qwen35-tiny's / qwen35-moe-tiny's config.json"""
+    return json.load(open(os.path.join(fixture, "config.json")))
+
+
 # ---- checkpoints and capture -----------------------------------------------------------------------
 
 def next_config(fixture_next):
@@ -449,7 +521,8 @@ def make_checkpoint(arch, src_config, out, seed):
     cfg = transformers.AutoConfig.for_model(**{k: v for k, v in src_config.items() if k != "transformers_version"})
     cls = {"glm_moe_dsa": transformers.GlmMoeDsaForCausalLM,
            "glm5_next": transformers.Glm5NextForConditionalGeneration,
-           "minimax_m2": transformers.MiniMaxM2ForCausalLM}[arch]
+           "minimax_m2": transformers.MiniMaxM2ForCausalLM,
+           "qwen3_5": transformers.Qwen3_5ForCausalLM, "qwen3_5_moe": transformers.Qwen3_5MoeForCausalLM}[arch]
     torch.manual_seed(seed)
     # _from_config with a dtype keeps the classes' _keep_in_fp32_modules (router, e_score_correction_bias) F32,
     # as a real checkpoint has them
@@ -474,7 +547,7 @@ def capture(binary, model_dir, panel, work, tag, perturb):
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("binary")
-    ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next", "minimax_m2"])
+    ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe"])
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--keep", help="keep the checkpoints, dumps and a JSON of every row here")
     ap.add_argument("--json", help="write every row to this file")
@@ -493,7 +566,8 @@ def main():
         if not os.path.isdir(fx):
             subprocess.run([binary, "fixture", "--preset", "tiny", "--seed", "1", "--out", fx], check=True,
                            stdout=subprocess.DEVNULL)
-        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2"]:
+        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe"]:
+            panel = os.path.join(fx, "panel")
             if arch == "glm_moe_dsa":
                 src = json.load(open(os.path.join(fx, "config.json")))
             elif arch == "minimax_m2":
@@ -502,6 +576,13 @@ def main():
                     subprocess.run([binary, "fixture", "--preset", "minimax-m2-tiny", "--seed", "1", "--out", fm],
                                    check=True, stdout=subprocess.DEVNULL)
                 src = json.load(open(os.path.join(fm, "config.json")))
+            elif arch in ("qwen3_5", "qwen3_5_moe"):
+                fq = os.path.join(work, "fixture-" + arch)
+                if not os.path.isdir(fq):
+                    subprocess.run([binary, "fixture", "--preset", "qwen35-moe-tiny" if arch == "qwen3_5_moe" else "qwen35-tiny",
+                                    "--seed", "1", "--out", fq], check=True, stdout=subprocess.DEVNULL)
+                src = q35_config(fq)
+                panel = os.path.join(fq, "panel")  # 100 tokens: two delta-rule chunks
             else:
                 fn = os.path.join(work, "fixture-next")
                 if not os.path.isdir(fn):
@@ -515,12 +596,13 @@ def main():
                 shutil.copy(os.path.join(fx, f), ck)
             shutil.rmtree(os.path.join(work, arch + "-dump"), ignore_errors=True)
             shutil.rmtree(os.path.join(work, arch + "-ds"), ignore_errors=True)
-            D = capture(binary, ck, os.path.join(fx, "panel"), work, arch, a.perturb)
+            D = capture(binary, ck, panel, work, arch, a.perturb)
             # reload what save_pretrained wrote (the same bits our capture read)
             model = type(model).from_pretrained(ck, dtype=bf, attn_implementation="eager").eval()
             R = Report(arch)
             with torch.inference_mode():
-                {"glm_moe_dsa": run_dsa, "glm5_next": run_next, "minimax_m2": run_mm2}[arch](model, D, R)
+                {"glm_moe_dsa": run_dsa, "glm5_next": run_next, "minimax_m2": run_mm2, "qwen3_5": run_q35,
+                 "qwen3_5_moe": run_q35}[arch](model, D, R)
             n = sum(1 for r in R.rows if r["kind"] != "select")
             print("== %s: %d stage checks, %d selection checks, %d failed" % (
                 arch, n, len(R.rows) - n, R.fail))

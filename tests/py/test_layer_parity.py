@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """issue 17 item 4: the per-layer teacher-forced parity harness
-(tests/parity/layer_parity.py) on both architectures, checkpoints written by
+(tests/parity/layer_parity.py) on its architectures (glm_moe_dsa, glm5_next,
+qwen3_5, qwen3_5_moe), checkpoints written by
 transformers' save_pretrained; and the harness's own test: one of our dumped
 values moved by 64 ulps must make it fail.
 usage: test_layer_parity.py BINARY
@@ -22,17 +23,17 @@ def check(name, cond, detail=""):
 
 
 probe = subprocess.run([PY, "-c", "import torch, transformers; transformers.GlmMoeDsaForCausalLM; "
-                        "transformers.Glm5NextForConditionalGeneration; transformers.MiniMaxM2ForCausalLM"],
-                       capture_output=True)
+                        "transformers.Glm5NextForConditionalGeneration; transformers.MiniMaxM2ForCausalLM; "
+                        "transformers.Qwen3_5ForCausalLM"], capture_output=True)
 if probe.returncode:
     print("skipped (torch not installed): the per-layer parity harness needs torch + transformers with "
-          "glm_moe_dsa, glm5_next and minimax_m2 (pip, or FIDELITY_ORACLE_PYTHON)")
+          "glm_moe_dsa, glm5_next, minimax_m2 and qwen3_5 (pip, or FIDELITY_ORACLE_PYTHON)")
     sys.exit(0)
 
 r = subprocess.run([PY, "-W", "ignore", HARNESS, B], capture_output=True, text=True)
 out = r.stdout + r.stderr
-check("layer parity: glm_moe_dsa, glm5_next and minimax_m2, every stage of every layer within its bound",
-      r.returncode == 0 and "== glm_moe_dsa: " in out and "== glm5_next: " in out and "== minimax_m2: " in out
+check("layer parity: glm_moe_dsa, glm5_next, minimax_m2, qwen3_5 and qwen3_5_moe, every stage of every layer within its bound",
+      r.returncode == 0 and all("== %s: " % a in out for a in ("glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe"))
       and "every bound holds" in out, out)
 check("layer parity: selections compared (DSA keys, MoE experts)",
       out.count("dsa_sel ") >= 6 and out.count("experts(top-k) ") >= 8, out)
@@ -51,5 +52,10 @@ r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "minimax_m2", "--p
                    capture_output=True, text=True)
 out = r.stdout + r.stderr
 check("layer parity: a 64-ulp fault in minimax_m2 q_norm.L1 (the whole-projection norm) violates the reduce bound (exit 1)",
+      r.returncode == 1 and "VIOLATED" in out, out)
+r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "qwen3_5", "--perturb", "gdn_o.L2"],
+                   capture_output=True, text=True)
+out = r.stdout + r.stderr
+check("layer parity: a 64-ulp fault in qwen3_5 gdn_o.L2 (the gated delta net's normed output) violates its bound (exit 1)",
       r.returncode == 1 and "VIOLATED" in out, out)
 sys.exit(1 if fails else 0)

@@ -55,8 +55,8 @@ void fd_q35_free(void *st);
 struct fd_rope;
 int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const struct fd_rope *R,
                      const unsigned char *sel, size_t S, const uint16_t *h, uint16_t *y, fd_err *e);
-int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *pre, const uint16_t *h, size_t S,
-               uint16_t *y, fd_err *e);
+int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const char *pre, const uint16_t *h,
+               size_t S, uint16_t *y, fd_err *e);
 /* Qwen3_5TextConfig / Qwen3_5MoeTextConfig's fields into c and x (the text
  * model's dict d); indexed: layer_types may also say indexed_attention (an
  * attention layer, qwen4_exp) (q35_config.c) */

@@ -141,13 +141,14 @@ out:
 
 /* Qwen3_5MoeSparseMoeBlock: the routed experts (fd_op_moe_softmax,
  * renormalised) + bf(bf(sigmoid(shared_expert_gate(h))) * shared_expert(h)) */
-int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, const char *pre, const uint16_t *h, size_t S,
-               uint16_t *y, fd_err *e)
+int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const char *pre, const uint16_t *h,
+               size_t S, uint16_t *y, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size;
     if (fd_op_moe_softmax(m, W, pre, H, (size_t)c->n_routed_experts, (size_t)c->moe_intermediate_size,
                           (size_t)c->num_experts_per_tok, 1, h, S, y, e))
         return -1;
+    fd_op_dump(L, "routed", "bf16", y, S * H * 2);
     char sp[320];
     snprintf(sp, sizeof sp, "%sshared_expert.", pre);
     uint16_t *sh = fd_xmalloc(S * H * 2), *g16 = fd_xmalloc(S * 2 + 2);
@@ -161,6 +162,7 @@ int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, cons
         float s = F(BF(fd_op_torch_vec(t, S, 64) ? fd_torch_sigmoid(F(g16[t])) : fd_torch_sigmoid_tail(F(g16[t]))));
         for (size_t i = 0; i < H; i++) sh[t * H + i] = BF(s * F(sh[t * H + i]));
     }
+    fd_op_dump(L, "shared", "bf16", sh, S * H * 2);
     for (size_t i = 0; i < S * H; i++) y[i] = BF(F(y[i]) + F(sh[i]));
     rc = 0;
 out:
@@ -191,7 +193,7 @@ int fd_q35_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_op_dump(L, "post_ln", "bf16", h, S * H * 2);
     char pre[300];
     snprintf(pre, sizeof pre, "%slayers.%lld.mlp.", qx->prefix, L);
-    if (qx->moe ? fd_q35_moe(m, W, c, pre, h, S, y, e) : fd_op_mlp_swiglu(m, W, H, (size_t)c->intermediate_size, 0, pre, h, S, y, e))
+    if (qx->moe ? fd_q35_moe(m, W, c, L, pre, h, S, y, e) : fd_op_mlp_swiglu(m, W, H, (size_t)c->intermediate_size, 0, pre, h, S, y, e))
         goto out;
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
     fd_op_residual_add(m, f->x, y, S * H);

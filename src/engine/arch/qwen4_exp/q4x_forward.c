@@ -125,7 +125,7 @@ int fd_q4x_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_hcres_free(&g);
     fd_op_dump(L, "post_ln", "bf16", h, S * H * 2);
     snprintf(pre, sizeof pre, "%slayers.%lld.mlp.", x->q.prefix, L);
-    if (fd_q35_moe(m, W, c, pre, h, S, y, e)) goto out;
+    if (fd_q35_moe(m, W, c, L, pre, h, S, y, e)) goto out;
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
     fd_hcres_write(m, f->X, y, inj, S, n, H);
     fd_op_dump(L, "layer_out", "bf16", f->X, S * n * H * 2);
