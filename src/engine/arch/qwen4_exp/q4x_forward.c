@@ -112,6 +112,7 @@ int fd_q4x_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_hcres_apply(m, &g, f->X, S, eps, h, inj);
     fd_hcres_free(&g);
     fd_op_dump(L, "attn_in", "bf16", h, S * H * 2);
+    fd_op_dump(L, "attn_inj", "bf16", inj, S * n * 2);
     if (x->q.linear[L]) {
         if (fd_q35_gdn(m, W, c, L, h, S, y, e)) goto out;
     } else {
@@ -119,11 +120,13 @@ int fd_q4x_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     }
     fd_op_dump(L, "mixer", "bf16", y, S * H * 2);
     fd_hcres_write(m, f->X, y, inj, S, n, H);
+    fd_op_dump(L, "attn_resid", "bf16", f->X, S * n * H * 2);
     snprintf(pre, sizeof pre, "%slayers.%lld.mlp_hyper_connection.", x->q.prefix, L);
     if (fd_hcres_load(m, &g, W, e, n, H, (size_t)x->hc_rank, S, 1, pre)) goto out;
     fd_hcres_apply(m, &g, f->X, S, eps, h, inj);
     fd_hcres_free(&g);
     fd_op_dump(L, "post_ln", "bf16", h, S * H * 2);
+    fd_op_dump(L, "mlp_inj", "bf16", inj, S * n * 2);
     snprintf(pre, sizeof pre, "%slayers.%lld.mlp.", x->q.prefix, L);
     if (fd_q35_moe(m, W, c, L, pre, h, S, y, e)) goto out;
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
