@@ -185,11 +185,16 @@ done
 # issue 17 item 6: no function over 150 lines, no file over 700 (the listed exceptions may only shrink)
 step unit "sizes: functions <= 150 lines, files <= 700 (and the check's self-test)" \
     bash -c 'python3 tests/check_sizes.py --self-test && python3 tests/check_sizes.py'
+# issue 21: model_types qwen4_exp, qwen4_exp_text (fixture, digest across threads / schedules / kernels, RTN KL, composite spelling, QSA live, refusals)
+for bin in $BINS; do
+    step py "qwen4_exp: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, composite spelling, QSA live, refusals ($bin)" \
+        python3 tests/py/test_qwen4.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
-         "pair qwen3-moe-tiny" "pair llama-small" "pair qwen35-tiny" "pair qwen35-moe-tiny" "pair qwen35-small" \
-         "pair minimax-m2-tiny"; do
+         "pair qwen3-moe-tiny" "pair llama-small" "pair qwen35-tiny" "pair qwen35-moe-tiny" "pair qwen35-small" "pair minimax-m2-tiny" \
+         "pair qwen4-exp-tiny"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done
 for f in fuzz/fuzz_*.c; do

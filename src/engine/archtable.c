@@ -17,6 +17,8 @@ const fd_arch *const FD_ARCHS[] = {
     &FD_ARCH_QWEN3_5_MOE,
     &FD_ARCH_QWEN3_5_MOE_TEXT,
     &FD_ARCH_MINIMAX_M2,
+    &FD_ARCH_QWEN4_EXP,
+    &FD_ARCH_QWEN4_EXP_TEXT,
 };
 const size_t FD_N_ARCHS = sizeof FD_ARCHS / sizeof *FD_ARCHS;
 

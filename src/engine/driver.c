@@ -19,6 +19,7 @@ void fd_arch_layer_prefix(const fd_arch *a, long long L, char *out, size_t cap)
 
 void fd_arch_prefix(const fd_arch *a, const char *what, char *out, size_t cap)
 {
+    if (a->final_name && !strcmp(what, "norm")) what = a->final_name;
     snprintf(out, cap, "%s%s.", a->prefix, what);
 }
 

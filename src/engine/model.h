@@ -78,6 +78,10 @@ typedef struct fd_arch {
     /* tensor-name prefixes the loader ignores by name as transformers does
      * (a vision tower, an MTP head), NULL-terminated; NULL: none */
     const char *const *skip;
+    /* the module the end step reads in place of PREFIX norm. (what the
+     * layer-outer schedule maps for it: qwen4_exp's hyper_connection_mixer);
+     * NULL: norm */
+    const char *final_name;
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */
@@ -86,6 +90,7 @@ extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
 extern const fd_arch FD_ARCH_QWEN3_5, FD_ARCH_QWEN3_5_TEXT, FD_ARCH_QWEN3_5_MOE, FD_ARCH_QWEN3_5_MOE_TEXT;
 extern const fd_arch FD_ARCH_MINIMAX_M2;
+extern const fd_arch FD_ARCH_QWEN4_EXP, FD_ARCH_QWEN4_EXP_TEXT;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;
 

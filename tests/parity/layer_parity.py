@@ -3,16 +3,17 @@
 forced, for every layer of every architecture, on any host (issue 17 item 4).
 Test oracle only: needs torch + transformers (skips cleanly without them).
 
-usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2|qwen3_5|qwen3_5_moe]... [--seed N] [--keep DIR] [--json FILE]
+usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2|qwen3_5|qwen3_5_moe|qwen4_exp]... [--seed N] [--keep DIR] [--json FILE]
                        [--perturb STAGE.LN] [--inject]
 
-For each architecture (default: all five) it
+For each architecture (default: all six) it
   1. writes a checkpoint with transformers' own save_pretrained (random init,
      torch.manual_seed(seed), bf16; glm_moe_dsa: the config of
      `fidelity fixture --preset tiny`; glm5_next: a tiny config built here,
      KDA, DSA full and shared layers, dense and MoE MLPs, a DSA top-k below the window;
      minimax_m2: the config of `fidelity fixture --preset minimax-m2-tiny`;
-     qwen3_5 / qwen3_5_moe: the configs of `fixture --preset qwen35-tiny / qwen35-moe-tiny`),
+     qwen3_5 / qwen3_5_moe: the configs of `fixture --preset qwen35-tiny / qwen35-moe-tiny`;
+     qwen4_exp: `fixture --preset qwen4-exp-tiny`'s, QSA selections compared per row),
   2. captures one window of the fixture panel (64 tokens; qwen3_5: 100, two
      delta-rule chunks) with BINARY and
      FIDELITY_FORWARD_DUMP (our every stage of every layer),
@@ -498,6 +499,66 @@ def run_q35(model, D, R):
     R.stage(-1, "final", "reduce", D("final"), tm.norm(x_in))
 
 
+def run_q4x(model, D, R):
+    """qwen4_exp: qwen3_5_moe's stages (the MoE, the gated delta net, the
+    gated attention) between hyper-connection residuals, QSA selections"""
+    tm = model.model
+    cfg, S = tm.config, D.S
+    n, H = cfg.hc_count, cfg.hidden_size
+    ids = torch.from_numpy(D.ids)[None]
+    R.stage(-1, "embed(streams)", "exact", D("embed"), tm.embed_tokens(ids)[0].repeat(1, n))
+    X = D("embed")
+    pos = torch.arange(S)[None]
+    pe = tm.rotary_emb(X[None], pos[None].expand(3, 1, S))
+    mask = torch.zeros(1, 1, S, S, dtype=bf).masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), torch.finfo(bf).min)
+
+    def hc(res, X, L, site):
+        """the gated residual on our streams: mixed input (row bound), injection weights (row bound)"""
+        mixed, _, inj = res(X[None])
+        R.stage(L, site + "_in(hc)", "row", D(site + "_in" if site == "attn" else "post_ln", L), mixed[0])
+        R.stage(L, site + "_inj(hc)", "row", D(site + "_inj", L), inj[0])
+
+    def write(L, name, X, y, site):
+        out = X + (y.unsqueeze(-2) * D(site + "_inj", L).unsqueeze(-1)).flatten(-2)
+        R.stage(L, name, "exact", D(name, L), out)
+
+    for L, layer in enumerate(tm.layers):
+        print("--- %s layer %d (%s)" % (R.arch, L, cfg.layer_types[L]))
+        hc(layer.attn_hyper_connection, X, L, "attn")
+        h = D("attn_in", L)[None]
+        if layer.layer_type == "linear_attention":
+            a = layer.linear_attn
+            y = a(h)
+            R.stage(L, "mixer(gdn)", "row", D("mixer", L), y[0])
+        else:
+            a = layer.self_attn
+            sel = a.indexer(h, pe, mask, None)[0, 0]
+            ours = D("qsa_sel", L, "u8")
+            R.select(L, "qsa(blocks)", sets_of_sel(ours) if ours is not None else [None] * S, sets_of_sel(sel))
+            got = {}
+            hk = a.o_proj.register_forward_pre_hook(lambda m_, i: got.__setitem__("h", i[0].detach().clone()))
+            y, _ = a(hidden_states=h, position_embeddings=pe, attention_mask=mask)
+            hk.remove()
+            R.stage(L, "attn(o_proj)", "composite", D("mixer", L), y[0],
+                    prod_bound(got["h"].reshape(S, -1), a.o_proj.weight, 2.0))
+        write(L, "attn_resid", X, D("mixer", L), "attn")
+        X = D("attn_resid", L)
+        hc(layer.mlp_hyper_connection, X, L, "mlp")
+        h2 = D("post_ln", L)
+        moe = layer.mlp
+        _, tw, ti = moe.gate(h2)
+        routed = moe.experts(h2, ti, tw)
+        rb = experts_bound(moe.experts, h2, ti, tw, None, routed.double().abs())
+        R.stage(L, "routed", "composite", D("routed", L), routed, rb)
+        sh = F.sigmoid(moe.shared_expert_gate(h2)) * moe.shared_expert(h2)
+        sb = mlp_bound(moe.shared_expert, h2, None) + ulp(sh.double().abs(), bf)
+        R.stage(L, "shared(gated)", "composite", D("shared", L), sh, sb)
+        R.stage(L, "mlp", "composite", D("mlp", L), moe(h2[None])[0], rb + sb + ulp(routed.double().abs(), bf))
+        write(L, "layer_out", X, D("mlp", L), "mlp")
+        X = D("layer_out", L)
+    R.stage(-1, "final(mixer)", "row", D("final"), tm.hyper_connection_mixer(X[None])[0])
+
+
 def q35_config(fixture):
     """qwen35-tiny's / qwen35-moe-tiny's config.json"""
     return json.load(open(os.path.join(fixture, "config.json")))
@@ -525,7 +586,8 @@ def make_checkpoint(arch, src_config, out, seed):
     cls = {"glm_moe_dsa": transformers.GlmMoeDsaForCausalLM,
            "glm5_next": transformers.Glm5NextForConditionalGeneration,
            "minimax_m2": transformers.MiniMaxM2ForCausalLM,
-           "qwen3_5": transformers.Qwen3_5ForCausalLM, "qwen3_5_moe": transformers.Qwen3_5MoeForCausalLM}[arch]
+           "qwen3_5": transformers.Qwen3_5ForCausalLM, "qwen3_5_moe": transformers.Qwen3_5MoeForCausalLM,
+           "qwen4_exp": transformers.Qwen4ExpForCausalLM}[arch]
     torch.manual_seed(seed)
     # _from_config with a dtype keeps the classes' _keep_in_fp32_modules (router, e_score_correction_bias) F32,
     # as a real checkpoint has them
@@ -577,12 +639,13 @@ def run_inject(binary, model, ck, panel, work, arch, D, R):
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("binary")
-    ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe"])
+    ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe",
+                                                   "qwen4_exp"])
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--keep", help="keep the checkpoints, dumps and a JSON of every row here")
     ap.add_argument("--json", help="write every row to this file")
     ap.add_argument("--inject", action="store_true", help="also the other direction: transformers' own input of "
-                    "layer L into our layer L (FIDELITY_FORWARD_INJECT), every layer (not glm5_next)")
+                    "layer L into our layer L (FIDELITY_FORWARD_INJECT), every layer (not glm5_next, qwen4_exp)")
     ap.add_argument("--perturb", metavar="STAGE.LN", help="fault injection (the harness's own test): move one "
                     "element of our bf16 dump of that stage by 64 ulps; the run must then fail")
     a = ap.parse_args()
@@ -598,7 +661,7 @@ def main():
         if not os.path.isdir(fx):
             subprocess.run([binary, "fixture", "--preset", "tiny", "--seed", "1", "--out", fx], check=True,
                            stdout=subprocess.DEVNULL)
-        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe"]:
+        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe", "qwen4_exp"]:
             panel = os.path.join(fx, "panel")
             if arch == "glm_moe_dsa":
                 src = json.load(open(os.path.join(fx, "config.json")))
@@ -608,10 +671,11 @@ def main():
                     subprocess.run([binary, "fixture", "--preset", "minimax-m2-tiny", "--seed", "1", "--out", fm],
                                    check=True, stdout=subprocess.DEVNULL)
                 src = json.load(open(os.path.join(fm, "config.json")))
-            elif arch in ("qwen3_5", "qwen3_5_moe"):
+            elif arch in ("qwen3_5", "qwen3_5_moe", "qwen4_exp"):
                 fq = os.path.join(work, "fixture-" + arch)
                 if not os.path.isdir(fq):
-                    subprocess.run([binary, "fixture", "--preset", "qwen35-moe-tiny" if arch == "qwen3_5_moe" else "qwen35-tiny",
+                    subprocess.run([binary, "fixture", "--preset", {"qwen3_5_moe": "qwen35-moe-tiny", "qwen3_5": "qwen35-tiny",
+                                                                    "qwen4_exp": "qwen4-exp-tiny"}[arch],
                                     "--seed", "1", "--out", fq], check=True, stdout=subprocess.DEVNULL)
                 src = q35_config(fq)
                 panel = os.path.join(fq, "panel")  # 100 tokens: two delta-rule chunks
@@ -634,8 +698,8 @@ def main():
             R = Report(arch)
             with torch.inference_mode():
                 {"glm_moe_dsa": run_dsa, "glm5_next": run_next, "minimax_m2": run_mm2, "qwen3_5": run_q35,
-                 "qwen3_5_moe": run_q35}[arch](model, D, R)
-                if a.inject and arch != "glm5_next":
+                 "qwen3_5_moe": run_q35, "qwen4_exp": run_q4x}[arch](model, D, R)
+                if a.inject and arch not in ("glm5_next", "qwen4_exp"):
                     run_inject(binary, model, ck, panel, work, arch, D, R)
                 elif a.inject:
                     print("--- %s: --inject not run (its hc_mult streams are not transformers' hidden_states)" % arch)

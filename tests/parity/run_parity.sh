@@ -14,6 +14,7 @@
 #     (seed 1, 4 x 64), required bit-identical (--min-identical 1.0);
 #     llama-small (seed 1, 2 x 1,024) as window digests (bit-identical);
 #     minimax-m2-tiny (seed 1, 4 x 64), bit-identical;
+#     qwen4-exp-tiny (seed 1, 4 x 100), bit-identical;
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
 # must hold; measured: all eight bit-identical to their golden
 # (docs/CAPTURE.md, docs/MODEL-GLM5-NEXT.md §6).
@@ -41,7 +42,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in qwen3-moe-*|qwen35-moe-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*) match=block_sparse_moe.experts ;; esac
+    case $p in qwen3-moe-*|qwen35-moe-*|qwen4-exp-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*) match=block_sparse_moe.experts ;; esac
     [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
@@ -92,4 +93,9 @@ run pair qwen35-small qwen35-small-seed4-eager 2 --min-identical 1.0
 # AVX512_CORE_BF16) on the fixture (its router bias drawn non-zero), written
 # on an AMD EPYC Zen 4 (AVX512_BF16, no AMX); every element bit-identical
 run pair minimax-m2-tiny minimax-m2-tiny-seed1-eager 4 --min-identical 1.0
+# qwen4_exp (docs/MODEL-MINIMAX-QWEN4.md §7): transformers 5.25.0 / torch 2.15.0
+# (tests/parity/transformers_hidden_llama.py, 1 thread, ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16)
+# on the AMD EPYC Zen 4 host (AVX512_BF16, no AMX); 100-token windows: QSA
+# keeps 4 of up to 25 key blocks per query; every element bit-identical
+run pair qwen4-exp-tiny qwen4-exp-tiny-seed1-eager 4 --min-identical 1.0
 [ "$RAN" -gt 0 ] || { echo "run_parity.sh: no golden for order '$ONLY_ORDER' preset '$ONLY_PRESET'" >&2; exit 1; }

@@ -49,6 +49,18 @@ void *fd_q35_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *i
 int fd_q35_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
 int fd_q35_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
 void fd_q35_free(void *st);
+/* the gated full attention of layer L under the selection sel (S x S), R
+ * the rotary tables; the sparse MoE block under the prefix pre
+ * (q35_forward.c; qwen4_exp reuses both) */
+struct fd_rope;
+int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const struct fd_rope *R,
+                     const unsigned char *sel, size_t S, const uint16_t *h, uint16_t *y, fd_err *e);
+int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const char *pre, const uint16_t *h,
+               size_t S, uint16_t *y, fd_err *e);
+/* Qwen3_5TextConfig / Qwen3_5MoeTextConfig's fields into c and x (the text
+ * model's dict d); indexed: layer_types may also say indexed_attention (an
+ * attention layer, qwen4_exp) (q35_config.c) */
+int fd_q35_text_config(const jv *d, fd_glm_config *c, fd_q35_ext *x, int moe, int indexed, fd_err *e);
 /* the fixture presets (qwen3_5_fixture.c): qwen35-tiny, qwen35-small; qwen35-moe-tiny */
 extern const fd_fixture_preset FD_Q35_TEXT_PRESETS[], FD_Q35_MOE_TEXT_PRESETS[];
 /* the linear-attention token mixer of layer L on S rows of h (q35_delta.c) */

@@ -53,7 +53,7 @@ static int rope(const jv *d, fd_glm_config *c, fd_q35_ext *x, fd_err *e)
 }
 
 /* layer_types, else every full_attention_interval-th layer full (default 4) */
-static int layers(const jv *d, fd_glm_config *c, fd_q35_ext *x, fd_err *e)
+static int layers(const jv *d, fd_glm_config *c, fd_q35_ext *x, int indexed, fd_err *e)
 {
     x->linear = fd_xcalloc((size_t)c->num_hidden_layers, 1);
     const jv *lt = jv_get(d, "layer_types");
@@ -62,8 +62,10 @@ static int layers(const jv *d, fd_glm_config *c, fd_q35_ext *x, fd_err *e)
             return bad(e, "layer_types", "is not a list of num_hidden_layers entries");
         for (size_t i = 0; i < lt->u.a.n; i++) {
             const jv *v = lt->u.a.v[i];
-            if (v->t != JV_STR || (strcmp(v->u.s.p, "linear_attention") && strcmp(v->u.s.p, "full_attention")))
-                return bad(e, "layer_types", "entries must be linear_attention or full_attention");
+            if (v->t != JV_STR || (strcmp(v->u.s.p, "linear_attention") && strcmp(v->u.s.p, "full_attention") &&
+                                   (!indexed || strcmp(v->u.s.p, "indexed_attention"))))
+                return bad(e, "layer_types", indexed ? "entries must be linear_attention, indexed_attention or full_attention"
+                                                     : "entries must be linear_attention or full_attention");
             x->linear[i] = !strcmp(v->u.s.p, "linear_attention");
         }
         return 0;
@@ -76,7 +78,7 @@ static int layers(const jv *d, fd_glm_config *c, fd_q35_ext *x, fd_err *e)
 
 enum { DENSE, MOE };
 
-static int text(const jv *d, fd_glm_config *c, fd_q35_ext *x, int kind, fd_err *e)
+static int text(const jv *d, fd_glm_config *c, fd_q35_ext *x, int kind, int indexed, fd_err *e)
 {
     /* the dataclass defaults of Qwen3_5TextConfig and Qwen3_5MoeTextConfig */
     static const int64_t defs[2][6] = {{248320, 4096, 12288, 32, 16, 4}, {248320, 2048, 0, 40, 16, 2}};
@@ -117,7 +119,7 @@ static int text(const jv *d, fd_glm_config *c, fd_q35_ext *x, int kind, fd_err *
     c->v_head_dim = c->head_dim;
     c->mlp_sparse = fd_xcalloc((size_t)c->num_hidden_layers, 1);
     c->indexer_full = fd_xcalloc((size_t)c->num_hidden_layers, 1);
-    if (layers(d, c, x, e)) return -1;
+    if (layers(d, c, x, indexed, e)) return -1;
     if (kind == MOE) {
         if (fd_cfg_int(d, "num_experts", 256, 1, &c->n_routed_experts, e) ||
             fd_cfg_int(d, "num_experts_per_tok", 8, 1, &c->num_experts_per_tok, e) ||
@@ -146,7 +148,7 @@ static int parse(const jv *d, fd_glm_config *c, int kind, int composite, fd_err 
         t = jv_get(d, "text_config");
         if (!t || t->t != JV_OBJ) return bad(e, "text_config", "is missing or not an object");
     }
-    if (text(t, c, x, kind, e)) {
+    if (text(t, c, x, kind, 0, e)) {
         if (composite && !strcmp(e->code, "bad_config")) fd_err_prefix(e, "text_config");
         return -1;
     }
@@ -156,6 +158,11 @@ static int parse(const jv *d, fd_glm_config *c, int kind, int composite, fd_err 
     if (composite && fd_cfg_bool(d, "tie_word_embeddings", tie, &tie, e)) return -1;
     c->tie_word_embeddings = tie;
     return 0;
+}
+
+int fd_q35_text_config(const jv *d, fd_glm_config *c, fd_q35_ext *x, int moe, int indexed, fd_err *e)
+{
+    return text(d, c, x, moe ? MOE : DENSE, indexed, e);
 }
 
 int fd_q35_parse(const jv *d, fd_glm_config *c, fd_err *e) { return parse(d, c, DENSE, 1, e); }

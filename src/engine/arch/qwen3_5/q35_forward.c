@@ -75,12 +75,13 @@ static void rope_rows(void *ctx, size_t lo, size_t hi)
     }
 }
 
-/* y = o_proj(attention(h) * sigmoid(gate)) (Qwen3_5Attention) */
-static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, q35_fwd *f,
-                     const uint16_t *h, uint16_t *y, fd_err *e)
+/* y = o_proj(attention(h) * sigmoid(gate)) (Qwen3_5Attention) under the
+ * selection sel (S x S; causal here, causal and QSA-chosen in qwen4_exp) */
+int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const fd_rope *R,
+                     const unsigned char *sel, size_t S, const uint16_t *h, uint16_t *y, fd_err *e)
 {
     const fd_q35_ext *qx = QX(c);
-    size_t S = f->S, H = (size_t)c->hidden_size, d = (size_t)c->head_dim, nh = (size_t)c->num_attention_heads,
+    size_t H = (size_t)c->hidden_size, d = (size_t)c->head_dim, nh = (size_t)c->num_attention_heads,
            nkv = (size_t)c->num_key_value_heads, Q = nh * d;
     int b = c->attention_bias, rc = -1;
     fd_lin qp = {0}, kp = {0}, vp = {0}, op = {0};
@@ -116,12 +117,12 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_op_rmsnorm_zc_mm(m, k, S * nkv, d, kn, (float)c->rms_norm_eps, k);
     fd_op_dump(L, "q_norm", "bf16", q, S * Q * 2);
     fd_op_dump(L, "k_norm", "bf16", k, S * nkv * d * 2);
-    rope_job rj = {q, k, &f->R, nh, nkv, d};
+    rope_job rj = {q, k, R, nh, nkv, d};
     fd_mm_range(m, S, 32, rope_rows, &rj);
     fd_op_dump(L, "q_rope", "bf16", q, S * Q * 2);
     fd_op_dump(L, "k_rope", "bf16", k, S * nkv * d * 2);
     o = fd_xmalloc(S * Q * 2);
-    fd_op_attention_gqa(m, q, k, v, f->sel, o, S, nh, nkv, d);
+    fd_op_attention_gqa(m, q, k, v, sel, o, S, nh, nkv, d);
     fd_op_dump(L, "attn_core", "bf16", o, S * Q * 2);
     for (size_t i = 0; i < S * Q; i++) { /* o * sigmoid(gate), both bf16 */
         float g = F(gate[i]);
@@ -140,7 +141,7 @@ out:
 
 /* Qwen3_5MoeSparseMoeBlock: the routed experts (fd_op_moe_softmax,
  * renormalised) + bf(bf(sigmoid(shared_expert_gate(h))) * shared_expert(h)) */
-static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const char *pre, const uint16_t *h,
+int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const char *pre, const uint16_t *h,
                size_t S, uint16_t *y, fd_err *e)
 {
     size_t H = (size_t)c->hidden_size;
@@ -183,7 +184,8 @@ int fd_q35_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     int rc = -1;
     fd_op_rmsnorm_zc_mm(m, f->x, S, H, lw, (float)c->rms_norm_eps, h);
     fd_op_dump(L, "attn_in", "bf16", h, S * H * 2);
-    if (qx->linear[L] ? fd_q35_gdn(m, W, c, L, h, S, y, e) : attention(m, W, c, L, f, h, y, e)) goto out;
+    if (qx->linear[L] ? fd_q35_gdn(m, W, c, L, h, S, y, e) : fd_q35_attention(m, W, c, L, &f->R, f->sel, S, h, y, e))
+        goto out;
     fd_op_dump(L, "mixer", "bf16", y, S * H * 2);
     fd_op_residual_add(m, f->x, y, S * H);
     fd_op_dump(L, "attn_resid", "bf16", f->x, S * H * 2);
@@ -191,7 +193,7 @@ int fd_q35_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_op_dump(L, "post_ln", "bf16", h, S * H * 2);
     char pre[300];
     snprintf(pre, sizeof pre, "%slayers.%lld.mlp.", qx->prefix, L);
-    if (qx->moe ? moe(m, W, c, L, pre, h, S, y, e) : fd_op_mlp_swiglu(m, W, H, (size_t)c->intermediate_size, 0, pre, h, S, y, e))
+    if (qx->moe ? fd_q35_moe(m, W, c, L, pre, h, S, y, e) : fd_op_mlp_swiglu(m, W, H, (size_t)c->intermediate_size, 0, pre, h, S, y, e))
         goto out;
     fd_op_dump(L, "mlp", "bf16", y, S * H * 2);
     fd_op_residual_add(m, f->x, y, S * H);
