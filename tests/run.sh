@@ -169,7 +169,7 @@ for bin in $BINS; do
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
-         "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
+         "pair kimi-k25-tiny" "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
          "pair qwen3-moe-tiny" "pair llama-small"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done

@@ -43,6 +43,10 @@ static const fd_fixture_preset PRESETS[] = {
      64, NULL, fd_fixture_ds3_config},
     {"deepseek-v32-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
      64, NULL, fd_fixture_ds32_config},
+    /* kimi-k25-tiny: Kimi K2.5 (kimi_k25) in miniature: deepseek-v3-tiny's text model as text_config, Kimi K2's
+     * yarn factor 32 and routed_scaling_factor 2.827, an untied head, a 1-layer vision tower the loader skips */
+    {"kimi-k25-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 0, 0, 0, 16, 4, 1, 256, 50000.0, 2.827, "DSSS", "FFFF", 4,
+     64, NULL, fd_fixture_k25_config},
     /* llama-tiny / qwen3-tiny (fixture_llama.c): hidden 64, 2 layers, 4 query heads over 2 KV heads */
     {"llama-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 131072, 500000.0, 0.0, "DD", "FF", 4, 64, NULL,
      fd_fixture_llama_tiny_config},
@@ -63,8 +67,8 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
 
 const char *fd_fixture_preset_names(void)
 {
-    return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|"
-           "qwen3-moe-tiny";
+    return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|kimi-k25-tiny|llama-tiny|llama-small|"
+           "qwen3-tiny|qwen3-moe-tiny";
 }
 
 /* ------------------------------------------------------------ tensors */
@@ -118,7 +122,7 @@ static void add_spec(void *ctx, const fd_tensor_spec *t)
 
 /* The architecture's own tensor list (engine/model.h) of the config the
  * fixture writes: the list the loader checks. */
-static int build_tensors(const jv *config, tlist *l, fd_err *e)
+static int build_tensors(const jv *config, tlist *l, size_t *ntrunk, fd_err *e)
 {
     fd_glm_config c;
     if (fd_glm_config_from_json(config, &c, e)) {
@@ -126,6 +130,9 @@ static int build_tensors(const jv *config, tlist *l, fd_err *e)
         return -1;
     }
     c.arch->tensors(&c, NULL, add_spec, l);
+    *ntrunk = l->n;
+    /* outside the trunk (a vision tower): written for transformers, skipped by the loader */
+    if (c.arch->extra) c.arch->extra(&c, add_spec, l);
     fd_glm_config_free(&c);
     return 0;
 }
@@ -514,13 +521,14 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
 
     tlist l = {0};
     jv *config = config_doc(p);
-    if (build_tensors(config, &l, e)) {
+    size_t ntrunk = 0;
+    if (build_tensors(config, &l, &ntrunk, e)) {
         jv_free(config);
         free(l.v);
         return -1;
     }
     r->tensors = l.n;
-    for (size_t i = 0; i < l.n; i++) {
+    for (size_t i = 0; i < ntrunk; i++) {
         if (strstr(l.v[i].name, "e_score_correction_bias")) r->bias_elems += numel(&l.v[i]);
         else r->params += numel(&l.v[i]);
     }

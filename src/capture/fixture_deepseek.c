@@ -3,7 +3,10 @@
  * tiny preset exercises what the real models use: q LoRA, yarn with mscale
  * and mscale_all_dim (DeepSeek V3 / Kimi K2's rope_scaling), interleaved
  * RoPE, group-limited routing (n_group 4, topk_group 2), a dense first layer;
- * the deepseek_v32 ones add the DSA indexer (index_* from the preset). */
+ * the deepseek_v32 ones add the DSA indexer (index_* from the preset); the
+ * kimi_k25 one nests a Kimi K2-style text model (n_group 1, yarn factor 32,
+ * beta_fast 1) as text_config next to a 1-layer vision tower (the one
+ * engine/arch/kimi_k25/'s extra tensors describe). */
 #include "capture/fixture_deepseek.h"
 #include <string.h>
 
@@ -17,8 +20,9 @@ static jv *layer_list(const char *types, char one, const char *yes, const char *
     return a;
 }
 
-static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32)
+static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32, int kimi)
 {
+    const int n_group = kimi ? 1 : N_GROUP, topk_group = kimi ? 1 : TOPK_GROUP, factor = kimi ? 32 : 4;
     int64_t first_dense = 0;
     while (p->mlp_types[first_dense] == 'D') first_dense++;
     jv *o = jv_obj(), *arch = jv_arr(), *rp = jv_obj();
@@ -49,7 +53,7 @@ static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32
     }
     jv_set(o, "model_type", jv_str(v32 ? "deepseek_v32" : "deepseek_v3"));
     jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
-    jv_set(o, "n_group", jv_int(N_GROUP));
+    jv_set(o, "n_group", jv_int(n_group));
     jv_set(o, "n_routed_experts", jv_int(p->experts));
     jv_set(o, "n_shared_experts", jv_int(p->shared));
     jv_set(o, "norm_topk_prob", jv_bool(1));
@@ -67,18 +71,18 @@ static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32
     jv_set(o, "qk_rope_head_dim", jv_int(p->dr));
     jv_set(o, "rms_norm_eps", jv_float(1e-6));
     if (!v32) jv_set(o, "rope_interleave", jv_bool(1));
-    jv_set(rp, "beta_fast", jv_int(32));
+    jv_set(rp, "beta_fast", jv_int(kimi ? 1 : 32));
     jv_set(rp, "beta_slow", jv_int(1));
-    jv_set(rp, "factor", jv_float(4.0));
+    jv_set(rp, "factor", jv_float(factor));
     jv_set(rp, "mscale", jv_float(1.0));
     jv_set(rp, "mscale_all_dim", jv_float(1.0));
-    jv_set(rp, "original_max_position_embeddings", jv_int(p->max_pos / 4));
+    jv_set(rp, "original_max_position_embeddings", jv_int(p->max_pos / factor));
     jv_set(rp, "rope_theta", jv_float(p->rope_theta));
     jv_set(rp, "rope_type", jv_str("yarn"));
     jv_set(o, "rope_parameters", rp);
     jv_set(o, "routed_scaling_factor", jv_float(p->routed_scaling));
     jv_set(o, "tie_word_embeddings", jv_bool(0));
-    jv_set(o, "topk_group", jv_int(TOPK_GROUP));
+    jv_set(o, "topk_group", jv_int(topk_group));
     jv_set(o, "transformers_version", jv_str("5.25.0"));
     jv_set(o, "use_cache", jv_bool(1));
     jv_set(o, "v_head_dim", jv_int(p->dv));
@@ -86,5 +90,48 @@ static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32
     return o;
 }
 
-jv *fd_fixture_ds3_config(const fd_fixture_preset *p, int bos, int eos, int pad) { return config(p, bos, eos, pad, 0); }
-jv *fd_fixture_ds32_config(const fd_fixture_preset *p, int bos, int eos, int pad) { return config(p, bos, eos, pad, 1); }
+jv *fd_fixture_ds3_config(const fd_fixture_preset *p, int bos, int eos, int pad) { return config(p, bos, eos, pad, 0, 0); }
+jv *fd_fixture_ds32_config(const fd_fixture_preset *p, int bos, int eos, int pad) { return config(p, bos, eos, pad, 1, 0); }
+
+/* Kimi_K25Config.save_pretrained: the text model under text_config (no
+ * architectures / transformers_version there), the vision tower's config,
+ * the top-level tie_word_embeddings false (an untied head) */
+jv *fd_fixture_k25_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    jv *tc = config(p, bos, eos, pad, 0, 1);
+    jv_del(tc, "architectures");
+    jv_del(tc, "transformers_version");
+    jv *o = jv_obj(), *arch = jv_arr(), *vc = jv_obj(), *mk = jv_arr(), *vr = jv_obj();
+    jv_push(arch, jv_str("Kimi_K25ForConditionalGeneration"));
+    jv_set(o, "architectures", arch);
+    jv_set(o, "dtype", jv_str("bfloat16"));
+    jv_set(o, "image_token_id", jv_int(163605));
+    jv_set(o, "model_type", jv_str("kimi_k25"));
+    jv_set(o, "projection_hidden_size", jv_int(32));
+    jv_set(o, "projection_layer_norm_eps", jv_float(1e-5));
+    jv_set(o, "text_config", tc);
+    jv_set(o, "tie_word_embeddings", jv_bool(0));
+    jv_set(o, "transformers_version", jv_str("5.25.0"));
+    jv_set(o, "video_token_id", jv_int(163840));
+    jv_set(vc, "dtype", jv_str("bfloat16"));
+    jv_set(vc, "hidden_act", jv_str("gelu_pytorch_tanh"));
+    jv_set(vc, "hidden_size", jv_int(32));
+    jv_set(vc, "intermediate_size", jv_int(64));
+    jv_push(mk, jv_int(2));
+    jv_push(mk, jv_int(2));
+    jv_set(vc, "merge_kernel_size", mk);
+    jv_set(vc, "model_type", jv_str("kimi_k25_vision"));
+    jv_set(vc, "num_attention_heads", jv_int(2));
+    jv_set(vc, "num_hidden_layers", jv_int(1));
+    jv_set(vc, "patch_size", jv_int(14));
+    jv_set(vc, "pos_emb_height", jv_int(4));
+    jv_set(vc, "pos_emb_time", jv_int(2));
+    jv_set(vc, "pos_emb_width", jv_int(4));
+    jv_set(vr, "rope_theta", jv_float(10000.0));
+    jv_set(vr, "rope_type", jv_str("axial"));
+    jv_set(vc, "rope_parameters", vr);
+    jv_set(o, "vision_config", vc);
+    jv_set(o, "vision_end_token_id", jv_int(163604));
+    jv_set(o, "vision_start_token_id", jv_int(163602));
+    return o;
+}

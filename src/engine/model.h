@@ -22,7 +22,17 @@
  *             table and the config built from the metadata; NULL: no GGUF
  *   state_bytes / wide
  *             the memory pre-flight's per-window state and widest
- *             activation row, per architecture (capture/schedule.c) */
+ *             activation row, per architecture (capture/schedule.c)
+ *   renames / skipped (optional)
+ *             the checkpoint's other spellings of the trunk: NULL-ended
+ *             pairs of name prefixes (stored, logical) the loader's check
+ *             renames before it looks (a name present in both spellings is
+ *             refused), and the prefixes of what is not the text trunk
+ *             (a vision tower) that it reports ignored
+ *   extra (optional)
+ *             the tensors outside the trunk that transformers' checkpoint
+ *             holds (under the skipped prefixes): the fixture writes them so
+ *             that transformers loads it cleanly; the loader never reads them */
 #ifndef FD_ENGINE_MODEL_H
 #define FD_ENGINE_MODEL_H
 #include <stddef.h>
@@ -64,11 +74,14 @@ typedef struct fd_arch {
     uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
     uint64_t (*wide)(const fd_glm_config *c);
     const struct fd_gguf_arch *gguf;
+    const char *const *renames;
+    const char *const *skipped;
+    void (*extra)(const fd_glm_config *c, fd_tensor_fn f, void *ctx);
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
-extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
+extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32, FD_ARCH_KIMI_K25;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;

@@ -349,10 +349,11 @@ static void shape_str(fd_buf *b, int ndim, const uint64_t *s)
     fd_buf_putc(b, ']');
 }
 
-/* Layer index of "model.layers.N." names, else -1. */
-static long long layer_of(const char *name)
+/* Layer index of "<prefix>layers.N." names (the architecture's prefix), else -1. */
+static long long layer_of(const fd_arch *a, const char *name)
 {
-    const char *p = "model.layers.";
+    char p[96];
+    snprintf(p, sizeof p, "%slayers.", a->prefix);
     if (strncmp(name, p, strlen(p))) return -1;
     const char *s = name + strlen(p);
     long long v = 0;
@@ -369,9 +370,47 @@ static void list_first(fd_buf *b, const char *what, const fd_strv *s)
     fd_buf_puts(b, s->n > 5 ? ", ...)" : ")");
 }
 
+/* the architecture's other spellings of the trunk (engine/model.h renames):
+ * each stored name under a `from` prefix is looked up under its `to`
+ * prefix; one name in both spellings is refused */
+static int rename_arch(fd_weights *w, const fd_arch *a, fd_err *e)
+{
+    if (!a->renames) return 0;
+    int any = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        fd_tensor *t = &w->t[i];
+        for (const char *const *r = a->renames; r[0]; r += 2) {
+            size_t k = strlen(r[0]);
+            if (strncmp(t->name, r[0], k)) continue;
+            fd_buf nb = {0};
+            fd_buf_printf(&nb, "%s%s", r[1], t->name + k);
+            fd_strv_push(&w->renamed, fd_buf_cstr(&nb));
+            fd_buf_free(&nb);
+            t->name = w->renamed.v[w->renamed.n - 1];
+            any = 1;
+            break;
+        }
+    }
+    if (!any) return 0;
+    qsort(w->t, w->n, sizeof *w->t, cmp_tensor);
+    for (size_t i = 1; i < w->n; i++)
+        if (!strcmp(w->t[i - 1].name, w->t[i].name))
+            return fd_fail(e, "checkpoint_mismatch", "", "%s: both %.200s and %.200s are present (two spellings of %.200s)",
+                           w->root, w->t[i - 1].sname, w->t[i].sname, w->t[i].name);
+    return 0;
+}
+
+static int skipped(const fd_arch *a, const char *name)
+{
+    for (const char *const *s = a->skipped; s && *s; s++)
+        if (has_prefix(name, *s)) return 1;
+    return 0;
+}
+
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
 {
     free_lists(w);
+    if (rename_arch(w, c->arch, e)) return -1;
     w->params = w->bias_elems = w->bytes = w->qbytes = 0;
     w->nquant = 0;
     w->fused = fd_xcalloc((size_t)c->num_hidden_layers + 1, 1);
@@ -415,8 +454,8 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
         exp_t key = {.name = (char *)name};
         if (bsearch(&key, x.v, x.n, sizeof *x.v, cmp_exp) || fd_wq_is_companion(w, name)) continue;
         if (c->tie_word_embeddings && !strcmp(name, "lm_head.weight")) continue;
-        long long l = layer_of(name);
-        if (l >= c->num_hidden_layers) fd_strv_push(&w->ignored, name);
+        long long l = layer_of(c->arch, name);
+        if (l >= c->num_hidden_layers || skipped(c->arch, name)) fd_strv_push(&w->ignored, name);
         else fd_strv_push(&w->unexpected, name);
     }
     for (size_t i = 0; i < x.n; i++) free(x.v[i].name);

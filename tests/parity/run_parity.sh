@@ -61,6 +61,9 @@ run pair flash-0.1b-next flash-0.1b-next-seed1-eager-w0 1
 run pair deepseek-v3-tiny deepseek-v3-tiny-seed1-eager 4 --min-identical 1
 # deepseek_v32 (the DSA indexer live: top-8 of 64 keys), the same host and pin
 run pair deepseek-v32-tiny deepseek-v32-tiny-seed1-eager 4 --min-identical 1
+# kimi_k25 (Kimi K2.5's text model under language_model.model., vision tower
+# skipped): tests/parity/kimi_parity.py golden, the same host and pin
+run pair kimi-k25-tiny kimi-k25-tiny-seed1-eager 4 --min-identical 1
 # the tile order (AMX TDPBF16PS chains; kblocks.c fd_kplan_amx): dense
 # down_proj K = 2,816 in two blocks, P.V over 2,048 keys in one
 run tile tiny tiny-seed1-eager-amx 4
