@@ -410,10 +410,10 @@ static int skipped(const fd_arch *a, const char *name)
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
 {
     free_lists(w);
-    if (rename_arch(w, c->arch, e)) return -1;
     w->params = w->bias_elems = w->bytes = w->qbytes = 0;
     w->nquant = 0;
     w->fused = fd_xcalloc((size_t)c->num_hidden_layers + 1, 1);
+    if (rename_arch(w, c->arch, e)) return -1;
     expv x = {0};
     build_expected(c, w, &x);
     qsort(x.v, x.n, sizeof *x.v, cmp_exp);
