@@ -167,14 +167,14 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
-# issue 20: kimi_k25 (Kimi K2.5's text model, vision tower skipped by name)
+# issue 20: kimi_k25 (Kimi K2.5 text model, vision tower skipped by name) and kimi_linear (KDA + MLA + MoE)
 for bin in $BINS; do
-    step py "kimi_k25: text_config nesting, both on-disk spellings, vision tower skipped, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
+    step py "kimi_k25 + kimi_linear: config spellings, on-disk spellings, vision tower skipped, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
         python3 tests/py/test_kimi.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
-         "pair kimi-k25-tiny" "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
+         "pair kimi-k25-tiny" "pair kimi-linear-tiny" "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
          "pair qwen3-moe-tiny" "pair llama-small"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done

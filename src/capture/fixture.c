@@ -47,6 +47,10 @@ static const fd_fixture_preset PRESETS[] = {
      * yarn factor 32 and routed_scaling_factor 2.827, an untied head, a 1-layer vision tower the loader skips */
     {"kimi-k25-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 0, 0, 0, 16, 4, 1, 256, 50000.0, 2.827, "DSSS", "FFFF", 4,
      64, NULL, fd_fixture_k25_config},
+    /* kimi-linear-tiny: Kimi Linear (kimi_linear) in miniature: KDA (4 heads of 16, conv 4) on layers 0 and 2,
+     * MLA without RoPE on 1 and 3, a dense first layer, 16 experts top-4 (one group) */
+    {"kimi-linear-tiny", 260, 64, 128, 32, 4, 4, 0, 16, 8, 8, 16, 4, 16, 0, 16, 4, 1, 1048576, 0.0, 2.446, "DSSS", "LFLF", 4,
+     64, NULL, fd_fixture_kl_config},
     /* llama-tiny / qwen3-tiny (fixture_llama.c): hidden 64, 2 layers, 4 query heads over 2 KV heads */
     {"llama-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 131072, 500000.0, 0.0, "DD", "FF", 4, 64, NULL,
      fd_fixture_llama_tiny_config},
@@ -67,8 +71,8 @@ const fd_fixture_preset *fd_fixture_preset_find(const char *name)
 
 const char *fd_fixture_preset_names(void)
 {
-    return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|kimi-k25-tiny|llama-tiny|llama-small|"
-           "qwen3-tiny|qwen3-moe-tiny";
+    return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|kimi-k25-tiny|kimi-linear-tiny|"
+           "llama-tiny|llama-small|qwen3-tiny|qwen3-moe-tiny";
 }
 
 /* ------------------------------------------------------------ tensors */

@@ -55,7 +55,7 @@ typedef struct fd_fixture_preset {
 
 /* NULL when the name is not a preset. */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name);
-/* "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|kimi-k25-tiny|llama-tiny|llama-small|qwen3-tiny|
+/* "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|kimi-k25-tiny|kimi-linear-tiny|llama-tiny|llama-small|qwen3-tiny|
  * qwen3-moe-tiny" */
 const char *fd_fixture_preset_names(void);
 

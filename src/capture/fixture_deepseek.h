@@ -6,6 +6,7 @@
 
 jv *fd_fixture_ds3_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 jv *fd_fixture_ds32_config(const fd_fixture_preset *p, int bos, int eos, int pad);
+jv *fd_fixture_kl_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 jv *fd_fixture_k25_config(const fd_fixture_preset *p, int bos, int eos, int pad);
 
 #endif

@@ -240,6 +240,12 @@ int cmd_demo(int argc, char **argv)
                             "(a preset with experts: tiny, flash-0.1b, small, ...)\n", preset);
             return FD_EXIT_USAGE;
         }
+        if (!strncmp(preset, "kimi-linear", 11)) { /* experts stored as block_sparse_moe.experts.N.w1 / w2 / w3 */
+            fprintf(stderr, "fidelity demo: preset %s stores its experts as block_sparse_moe.experts.N.w1/w2/w3, which "
+                            "the FP8-block / NVFP4 writers do not convert (RTN: fidelity quantize --match "
+                            "block_sparse_moe.experts; docs/MODEL-DEEPSEEK.md §9)\n", preset);
+            return FD_EXIT_USAGE;
+        }
     }
     char ids[6][96], names[6][96];
     static const char *const TAGS[6][2] = {{"root", "root"}, {"int8", "RTN int8"}, {"int4", "RTN int4"},

@@ -25,9 +25,9 @@
  *             activation row, per architecture (capture/schedule.c)
  *   renames / skipped (optional)
  *             the checkpoint's other spellings of the trunk: NULL-ended
- *             pairs of name prefixes (stored, logical) the loader's check
- *             renames before it looks (a name present in both spellings is
- *             refused), and the prefixes of what is not the text trunk
+ *             pairs (stored, logical) of name pieces the loader's check
+ *             replaces (each pair's first occurrence, pairs in order) before
+ *             it looks (a name present in two spellings is refused), and the prefixes of what is not the text trunk
  *             (a vision tower) that it reports ignored
  *   extra (optional)
  *             the tensors outside the trunk that transformers' checkpoint
@@ -81,7 +81,7 @@ typedef struct fd_arch {
 
 /* the architectures (their folders), listed once in archtable.c */
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
-extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32, FD_ARCH_KIMI_K25;
+extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32, FD_ARCH_KIMI_K25, FD_ARCH_KIMI_LINEAR;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;

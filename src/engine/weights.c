@@ -371,25 +371,32 @@ static void list_first(fd_buf *b, const char *what, const fd_strv *s)
 }
 
 /* the architecture's other spellings of the trunk (engine/model.h renames):
- * each stored name under a `from` prefix is looked up under its `to`
- * prefix; one name in both spellings is refused */
+ * in each stored name the first occurrence of every `from` piece (pairs in
+ * order) is replaced by its `to`; one name in two spellings is refused */
 static int rename_arch(fd_weights *w, const fd_arch *a, fd_err *e)
 {
     if (!a->renames) return 0;
     int any = 0;
     for (size_t i = 0; i < w->n; i++) {
         fd_tensor *t = &w->t[i];
+        fd_buf nb = {0};
+        fd_buf_puts(&nb, t->name);
+        int hit = 0;
         for (const char *const *r = a->renames; r[0]; r += 2) {
-            size_t k = strlen(r[0]);
-            if (strncmp(t->name, r[0], k)) continue;
-            fd_buf nb = {0};
-            fd_buf_printf(&nb, "%s%s", r[1], t->name + k);
-            fd_strv_push(&w->renamed, fd_buf_cstr(&nb));
+            const char *cur = fd_buf_cstr(&nb), *p = strstr(cur, r[0]);
+            if (!p) continue;
+            fd_buf o = {0};
+            fd_buf_printf(&o, "%.*s%s%s", (int)(p - cur), cur, r[1], p + strlen(r[0]));
             fd_buf_free(&nb);
+            nb = o;
+            hit = 1;
+        }
+        if (hit) {
+            fd_strv_push(&w->renamed, fd_buf_cstr(&nb));
             t->name = w->renamed.v[w->renamed.n - 1];
             any = 1;
-            break;
         }
+        fd_buf_free(&nb);
     }
     if (!any) return 0;
     qsort(w->t, w->n, sizeof *w->t, cmp_tensor);

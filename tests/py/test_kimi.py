@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """kimi_k25 (Kimi K2.5's text model: deepseek_v3 under text_config, the
-vision tower skipped by name) in the architecture table (issue 20 item 1).
+vision tower skipped by name) and kimi_linear (KDA + MLA without RoPE + MoE)
+in the architecture table (issue 20 items 1, 2).
 No torch needed: the transformers parity is tests/parity/run_parity.sh's
 committed golden (kimi-k25-tiny, bit-identical) and
 tests/parity/kimi_parity.py (checkpoints written by transformers'
@@ -23,8 +24,13 @@ usage: test_kimi.py BINARY
 - capture_content_digest identical across --threads 1/2, both --schedule
   values and every kernel path this host runs; RTN int8 < int4 in KL;
 - refusals by name: text_config missing / not an object / another
-  model_type, text_config fields (prefixed text_config); kimi_linear and
-  deepseek_v4 are unsupported_model_type naming the model_type.
+  model_type, text_config fields (prefixed text_config); deepseek_v4 is
+  unsupported_model_type naming the model_type;
+- kimi_linear (kimi-linear-tiny): 213 tensors in save_pretrained's spelling
+  (block_sparse_moe., experts w1/w2/w3), the hub's mlp. spelling, the
+  attribute_map config spellings and linear_attn_config give the same digest;
+  digest across threads / schedules / kernel paths; RTN int8 < int4; refusals
+  by name; the demo says why it does not run on it.
 """
 from fdcheck import Checks
 import json, os, shutil, struct, subprocess, sys
@@ -227,8 +233,100 @@ try:
             "tie_word_embeddings")
     rc, chk, msg = check(variant("kimi_k2_type", tc(model_type="kimi_k2")))
     case("text_config.model_type kimi_k2 (the hub's remote-code spelling) is read as deepseek_v3", rc == 0, msg)
-    for mt in ("kimi_linear", "deepseek_v4"):
-        refused("model_type " + mt, lambda c, mt=mt: c.update(model_type=mt), "unsupported_model_type", mt, "kimi_k25")
+    refused("model_type deepseek_v4", lambda c: c.update(model_type="deepseek_v4"), "unsupported_model_type",
+            "deepseek_v4", "kimi_k25", "kimi_linear")
+
+    # ---------------------------------------------------------------- kimi_linear
+    rc, out, err = run("fixture", "--preset", "kimi-linear-tiny", "--seed", 1, "--out", W("kl"))
+    case("kimi-linear-tiny fixture", rc == 0, out + err)
+    rc, chk, msg = check(W("kl"))
+    case("kimi_linear: the loader expects exactly the 213 tensors the fixture wrote",
+         rc == 0 and chk["expected"] == chk["tensors"] == 213 and not chk["missing"] and not chk["unexpected"]
+         and not chk["misshaped"] and not chk["ignored"], msg)
+    data = open(W("kl", "model.safetensors"), "rb").read()
+    names = set(json.loads(data[8:8 + struct.unpack("<Q", data[:8])[0]]))
+    case("kimi_linear's fixture spells the MLP / MoE as save_pretrained does (block_sparse_moe., experts w1/w2/w3, "
+         "q/k/v_conv1d)", "model.layers.0.block_sparse_moe.gate_proj.weight" in names
+         and "model.layers.1.block_sparse_moe.experts.0.w1.weight" in names
+         and "model.layers.0.self_attn.q_conv1d.weight" in names and not any(".mlp." in n for n in names), sorted(names)[:8])
+
+    def klcap(model, out, *extra):
+        return run("capture", "--model", W(model), "--panel", W("kl", "panel"), "--out", W(out), "--role", "root", "--lane",
+                   "other", "--dataset-id", "test.kl." + out, "--dataset-name", "kl", "--windows", 2, *extra)
+
+    rc, out, err = klcap("kl", "klbase", "--threads", 2, "--gemm-order", "pair")
+    case("capture kimi-linear-tiny (pair order)", rc == 0, out + err)
+    klbase = digest(W("klbase")) if rc == 0 else None
+    for tag, extra in runs:
+        rc, out, err = klcap("kl", "kl" + tag, "--gemm-order", "pair", *extra)
+        if rc == 3 and tag.startswith("k-") and "REFUSED" in out + err:
+            continue
+        case("kimi_linear, %s: same capture_content_digest" % " ".join(map(str, extra)), rc == 0 and digest(W("kl" + tag)) == klbase,
+             out + err)
+
+    def kl_same(name, edit=None, names_=None, what=""):
+        variant(name, edit, names_, src="kl")
+        rc, out, err = klcap(name, name + "-cap", "--gemm-order", "pair")
+        case("kimi_linear %s: same digest" % what, rc == 0 and digest(W(name + "-cap")) == klbase, out + err)
+
+    kl_same("klhub", names_=renamed([("model.layers.0.block_sparse_moe.", "model.layers.0.mlp.")]),
+            what="with the dense MLP spelled mlp. (the hub's spelling)")
+
+    def attr_names(c):
+        for stored, attr in (("num_experts", "num_local_experts"), ("num_experts_per_token", "num_experts_per_tok"),
+                             ("num_expert_group", "n_group"), ("moe_renormalize", "norm_topk_prob"),
+                             ("num_shared_experts", "n_shared_experts"), ("model_max_length", "max_position_embeddings")):
+            c[attr] = c.pop(stored)
+    kl_same("klattr", attr_names, what="with the attribute spellings (num_local_experts, n_group, ...) in config.json")
+
+    def lac(c):
+        c.pop("layer_types")
+        c["linear_attn_config"] = {"full_attn_layers": [2, 4], "kda_layers": [1, 3], "head_dim": c.pop("linear_head_dim"),
+                                   "num_heads": c.pop("linear_num_heads"), "short_conv_kernel_size": 4}
+    kl_same("kllac", lac, what="with the hub's linear_attn_config (1-indexed full_attn_layers / kda_layers)")
+    kldup = variant("kldup", names=copied("model.layers.0.block_sparse_moe.gate_proj.weight", "model.layers.0.mlp.gate_proj.weight"),
+                    src="kl")
+    rc, chk, msg = check(kldup)
+    case("kimi_linear: one tensor spelled both block_sparse_moe. and mlp. is refused naming both",
+         rc == 3 and "block_sparse_moe.gate_proj" in msg and "mlp.gate_proj" in msg, msg)
+
+    def klrefused(name, edit, code, *words):
+        d = variant(name.replace(" ", "_"), edit, src="kl")
+        rc, out, err = run("inspect-model", d)
+        msg = out + err
+        case("kimi_linear refused %s: %s" % (code, name), rc == 3 and "REFUSED [%s]" % code in msg and all(w in msg for w in words), msg)
+
+    klrefused("layer_types absent (every 4th from 4 full: all KDA here) on MLA tensors", lambda c: c.pop("layer_types"),
+              "checkpoint_mismatch", "model.layers.1.self_attn.A_log", "kv_a_proj_with_mqa")
+    klrefused("layer_types entry sliding_attention", lambda c: c["layer_types"].__setitem__(1, "sliding_attention"),
+              "bad_config", "layer_types")
+    klrefused("moe_router_activation_func softmax", lambda c: c.update(moe_router_activation_func="softmax"), "bad_config",
+              "moe_router_activation_func")
+    klrefused("mla_use_nope false", lambda c: c.update(mla_use_nope=False), "bad_config", "mla_use_nope")
+    klrefused("linear_attn_config not an object", lambda c: c.update(linear_attn_config=[1]), "bad_config", "linear_attn_config")
+    klrefused("kda_layers out of range", lambda c: (c.pop("layer_types"), c.update(linear_attn_config={"full_attn_layers": [2, 4], "kda_layers": [1, 5]})),
+              "bad_config", "kda_layers")
+    klrefused("a layer in both lists", lambda c: (c.pop("layer_types"), c.update(linear_attn_config={"full_attn_layers": [1, 2, 4], "kda_layers": [1, 3]})),
+              "bad_config", "exactly one")
+    klrefused("num_key_value_heads 2", lambda c: c.update(num_key_value_heads=2), "bad_config", "num_key_value_heads")
+
+    kl = {}
+    for bits in (8, 4):
+        rc, out, err = run("quantize", "--src", W("kl"), "--dst", W("klq%d" % bits), "--bits", bits, "--match",
+                           "block_sparse_moe.experts", "--emit-scope", W("kls%d.json" % bits))
+        case("kimi_linear: quantize --bits %d --match block_sparse_moe.experts" % bits, rc == 0, out + err)
+        rc, out, err = run("capture", "--model", W("klq%d" % bits), "--panel", W("kl", "panel"), "--out", W("klc%d" % bits),
+                           "--role", "quant", "--lane", "other", "--dataset-id", "test.kl.q%d" % bits, "--dataset-name",
+                           "kl", "--windows", 2, "--gemm-order", "pair", "--scope-file", W("kls%d.json" % bits))
+        case("kimi_linear: capture the int%d checkpoint" % bits, rc == 0, out + err)
+        rc, out, err = run("compare", "--reference", W("klbase"), "--candidate", W("klc%d" % bits), "--out",
+                           W("klcmp%d" % bits), "--no-bootstrap")
+        if rc == 0:
+            kl[bits] = json.load(open(W("klcmp%d" % bits, "comparison-receipt.json")))["kl"]["mean"]
+    case("kimi_linear RTN KL: 0 < int8 < int4 (%s)" % kl, len(kl) == 2 and 0 < kl[8] < kl[4], kl)
+    rc, out, err = run("demo", "--preset", "kimi-linear-tiny", "--out", W("kldemo"))
+    case("demo --preset kimi-linear-tiny says why it cannot (FP8 / NVFP4 writers and w1/w2/w3), exit 4",
+         rc == 4 and "w1/w2/w3" in err and not os.path.exists(W("kldemo")), out + err)
 
     # transformers' own checkpoints (save_pretrained), per layer: only with torch
     py = os.environ.get("FIDELITY_TORCH_PYTHON", sys.executable)
@@ -242,5 +340,15 @@ try:
                            env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE_BF16"))
         case("kimi_parity.py variants: save_pretrained checkpoints load clean and are bit-identical per layer",
              p.returncode == 0, p.stdout[-1500:] + p.stderr[-500:])
+        p = subprocess.run([py, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity", "kimi_parity.py"),
+                            "linear", BIN, W("klparity")], capture_output=True, text=True,
+                           env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE_BF16"))
+        rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"variant"')]
+        case("kimi_parity.py linear: KimiLinear save_pretrained checkpoints load clean, MLA (no RoPE) teacher-forced "
+             "bit-identical, every layer >= 0.8 bit-identical, routing 1.0",
+             p.returncode == 0 and len(rows) == 3 and all(r.get("transformers_load_clean") and r.get("inspect_rc") == 0
+             and r["routing_agreement"] == 1.0 and min(r["layers_bit_identical"]) >= 0.8
+             and all(v == 1.0 for v, t in zip(r["mixer_teacher_forced_bit_identical"], r["layer_types"]) if t == "full_attention")
+             for r in rows), p.stdout[-1500:] + p.stderr[-500:])
 finally:
     T.finish()

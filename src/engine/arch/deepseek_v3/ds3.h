@@ -21,6 +21,14 @@ typedef struct fd_ds3_ext {
     int truncate;
     double scaling;       /* the softmax scale: qk_head_dim^-0.5 (* mscale^2 under yarn) */
     int dsa;              /* deepseek_v32: the DSA indexer on every layer (ops/indexer.h) */
+    /* kimi_linear (engine/arch/kimi_linear/): MLA without RoPE, and the
+     * layers whose token mixer is not MLA (kda[L] 1: mixer runs on the
+     * input_layernorm output h [S][H], writing y [S][H], added to the residual) */
+    int nope;
+    unsigned char *kda;
+    int64_t lin_heads, lin_dim, conv_k;
+    int (*mixer)(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, const uint16_t *h, size_t S,
+                 uint16_t *y, fd_err *e);
 } fd_ds3_ext;
 
 #define DS3(c) ((const fd_ds3_ext *)(c)->ext)

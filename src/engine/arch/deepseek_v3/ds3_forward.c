@@ -112,7 +112,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_lin_apply(m, &kvb, ct, S, kv);
     fd_op_dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
     rope_job rj = {q, a, &f->R, nh, dq, dn, rkv, dr, DS3(c)->rope_interleave};
-    fd_mm_range(m, S, 32, rope_rows, &rj);
+    if (!DS3(c)->nope) fd_mm_range(m, S, 32, rope_rows, &rj); /* kimi_linear: no RoPE */
     fd_op_dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
     fd_op_dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
     if (DS3(c)->dsa) { /* deepseek_v32: the indexer's top-k keys of this layer, rotate_half RoPE */
@@ -185,7 +185,15 @@ int fd_ds3_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     uint16_t *lw = fd_op_vec_bf16(a, 0, H), *pw = fd_op_vec_bf16(b, 0, H);
     uint16_t *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2);
     int rc = -1;
-    if (attention(m, W, c, L, f, lw, e)) goto out;
+    if (DS3(c)->kda && DS3(c)->kda[L]) { /* kimi_linear's KDA layers: x += mixer(input_layernorm(x)) */
+        fd_op_rmsnorm_mm(m, f->x, S, H, lw, (float)c->rms_norm_eps, h2);
+        fd_op_dump(L, "attn_in", "bf16", h2, S * H * 2);
+        if (DS3(c)->mixer(m, W, c, L, h2, S, y, e)) goto out;
+        fd_op_dump(L, "o_proj", "bf16", y, S * H * 2);
+        fd_op_residual_add(m, f->x, y, S * H);
+        fd_op_dump(L, "attn_resid", "bf16", f->x, S * H * 2);
+    } else if (attention(m, W, c, L, f, lw, e))
+        goto out;
     fd_op_rmsnorm_mm(m, f->x, S, H, pw, (float)c->rms_norm_eps, h2);
     fd_op_dump(L, "post_ln", "bf16", h2, S * H * 2);
     char nm[128];

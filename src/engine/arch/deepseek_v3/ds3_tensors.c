@@ -39,6 +39,7 @@ static void attention(const ex *x, const fd_glm_config *c, long long n)
     snprintf(p, sizeof p, "%slayers.", c->arch->prefix);
     T(x, B, ONE, 1, H, 0, 0, "%s%lld.input_layernorm.weight", p, n);
     T(x, B, ONE, 1, H, 0, 0, "%s%lld.post_attention_layernorm.weight", p, n);
+    if (DS3(c)->kda && DS3(c)->kda[n]) return; /* kimi_linear's KDA layer: its own list (arch/kimi_linear/) */
     if (DS3(c)->q_lora) {
         T(x, B, N, 2, rq, H, 0, "%s%lld.self_attn.q_a_proj.weight", p, n);
         T(x, B, ONE, 1, rq, 0, 0, "%s%lld.self_attn.q_a_layernorm.weight", p, n);
