@@ -27,18 +27,24 @@
  *             the checkpoint's other spellings of the trunk: NULL-ended
  *             pairs (stored, logical) of name pieces the loader's check
  *             replaces (each pair's first occurrence, pairs in order) before
- *             it looks (a name present in two spellings is refused), and the prefixes of what is not the text trunk
- *             (a vision tower) that it reports ignored
+ *             it looks (a name present in two spellings is refused), and
+ *             the prefixes of what is not the text trunk (a vision tower)
+ *             that it reports ignored
  *   extra (optional)
  *             the tensors outside the trunk that transformers' checkpoint
  *             holds (under the skipped prefixes): the fixture writes them so
- *             that transformers loads it cleanly; the loader never reads them */
+ *             that transformers loads it cleanly; the loader never reads them
+ *   presets   the `fidelity fixture --preset` checkpoints of the
+ *             architecture (engine/fixture_preset.h; its <arch>_fixture.c),
+ *             ended by an entry whose name is NULL; capture/fixture.c finds
+ *             them through FD_ARCHS */
 #ifndef FD_ENGINE_MODEL_H
 #define FD_ENGINE_MODEL_H
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/archtable.h"
 #include "engine/config.h"
+#include "engine/fixture_preset.h"
 #include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "format/json.h"
@@ -60,7 +66,7 @@ typedef struct fd_tensor_spec {
 typedef void (*fd_tensor_fn)(void *ctx, const fd_tensor_spec *t);
 
 typedef struct fd_arch {
-    fd_arch_info info;      /* model_type, class, presets, formats (`fidelity architectures`) */
+    fd_arch_info info;      /* model_type, class, formats (`fidelity architectures`) */
     const char *prefix;     /* the text trunk: PREFIX embed_tokens., layers.N., norm. */
     int (*parse)(const jv *doc, fd_glm_config *c, fd_err *e);
     void (*free_ext)(void *ext);
@@ -77,6 +83,7 @@ typedef struct fd_arch {
     const char *const *renames;
     const char *const *skipped;
     void (*extra)(const fd_glm_config *c, fd_tensor_fn f, void *ctx);
+    const fd_fixture_preset *presets; /* ends with {.name = NULL}; NULL: none */
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */
@@ -105,5 +112,8 @@ const fd_arch *fd_arch_of(const char *model_type);
  * "<prefix>embed_tokens.", "<prefix>norm." into out (cap bytes). */
 void fd_arch_layer_prefix(const fd_arch *a, long long L, char *out, size_t cap);
 void fd_arch_prefix(const fd_arch *a, const char *what, char *out, size_t cap);
+/* The names of the architecture's fixture presets, sep between them, into
+ * out (cap bytes; "" when it has none). */
+void fd_arch_preset_names(const fd_arch *a, const char *sep, char *out, size_t cap);
 
 #endif

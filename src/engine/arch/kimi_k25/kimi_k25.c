@@ -110,7 +110,7 @@ const fd_arch FD_ARCH_KIMI_K25 = {
     .info = {"kimi_k25", "Kimi_K25ForConditionalGeneration",
              "Kimi K2.5: the deepseek_v3 text model of text_config (language_model.model.); vision tower and "
              "projector skipped by name",
-             "kimi-k25-tiny", "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
     .prefix = "language_model.model.",
     .parse = parse,
     .free_ext = free_ext,
@@ -121,6 +121,7 @@ const fd_arch FD_ARCH_KIMI_K25 = {
     .free_state = fd_ds3_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_KIMI_K25_PRESETS,
     .renames = RENAMES,
     .skipped = SKIPPED,
     .extra = extra,

@@ -341,7 +341,7 @@ static const char *const RENAMES[] = {".block_sparse_moe.", ".mlp.", ".w1.weight
 const fd_arch FD_ARCH_KIMI_LINEAR = {
     .info = {"kimi_linear", "KimiLinearForCausalLM",
              "Kimi Linear: KDA linear attention and MLA without RoPE (layer_types), deepseek_v3's sigmoid-routed MoE",
-             "kimi-linear-tiny", "docs/MODEL-DEEPSEEK.md", "bf16"},
+             "docs/MODEL-DEEPSEEK.md", "bf16"},
     .prefix = "model.",
     .parse = parse_kl,
     .free_ext = free_ext,
@@ -352,5 +352,6 @@ const fd_arch FD_ARCH_KIMI_LINEAR = {
     .free_state = fd_ds3_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_KIMI_LINEAR_PRESETS,
     .renames = RENAMES,
 };
