@@ -308,6 +308,9 @@ try:
               "bad_config", "kda_layers")
     klrefused("a layer in both lists", lambda c: (c.pop("layer_types"), c.update(linear_attn_config={"full_attn_layers": [1, 2, 4], "kda_layers": [1, 3]})),
               "bad_config", "exactly one")
+    klrefused("linear_num_heads 2^40", lambda c: c.update(linear_num_heads=1 << 40), "bad_config", "linear_num_heads")
+    klrefused("linear_attn_config.head_dim 2048", lambda c: c.update(linear_attn_config={"head_dim": 2048}), "bad_config",
+              "linear_head_dim")
     klrefused("num_key_value_heads 2", lambda c: c.update(num_key_value_heads=2), "bad_config", "num_key_value_heads")
 
     kl = {}

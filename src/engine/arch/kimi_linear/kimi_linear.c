@@ -116,6 +116,7 @@ static int parse(const jv *doc, fd_glm_config *c, fd_err *e)
         goto out;
     }
     if (x->lin_dim > 1024) { rc = bad(e, "linear_head_dim", "> 1024 is not supported"); goto out; }
+    if (x->lin_heads > 65536) { rc = bad(e, "linear_num_heads", "is implausibly large (> 65536)"); goto out; }
     if (x->conv_k > 64) { rc = bad(e, "linear_conv_kernel_dim", "> 64 is not supported"); goto out; }
     /* layer_types > linear_attn_config's lists > every 4th layer from 4 full */
     const jv *lt = jv_get(doc, "layer_types");
