@@ -30,7 +30,7 @@ usage: test_kimi.py BINARY
   (block_sparse_moe., experts w1/w2/w3), the hub's mlp. spelling, the
   attribute_map config spellings and linear_attn_config give the same digest;
   digest across threads / schedules / kernel paths; RTN int8 < int4; refusals
-  by name; the demo says why it does not run on it.
+  by name; FP8-block / NVFP4 copies of the experts load and capture.
 """
 from fdcheck import Checks
 import json, os, shutil, struct, subprocess, sys
@@ -327,9 +327,22 @@ try:
         if rc == 0:
             kl[bits] = json.load(open(W("klcmp%d" % bits, "comparison-receipt.json")))["kl"]["mean"]
     case("kimi_linear RTN KL: 0 < int8 < int4 (%s)" % kl, len(kl) == 2 and 0 < kl[8] < kl[4], kl)
-    rc, out, err = run("demo", "--preset", "kimi-linear-tiny", "--out", W("kldemo"))
-    case("demo --preset kimi-linear-tiny says why it cannot (FP8 / NVFP4 writers and w1/w2/w3), exit 4",
-         rc == 4 and "w1/w2/w3" in err and not os.path.exists(W("kldemo")), out + err)
+    # FP8-block / NVFP4 of the stored experts (w1/w2/w3): quantization_config speaks of the stored names,
+    # the loader of the renamed ones
+    for fmt in ("fp8-block", "nvfp4"):
+        rc, out, err = run("quantize", "--format", fmt, "--match", "block_sparse_moe.experts.", "--src", W("kl"), "--dst",
+                           W("kl-" + fmt))
+        case("kimi_linear: quantize --format %s of the experts (w1/w2/w3)" % fmt, rc == 0, out + err)
+        rc, chk, msg = check(W("kl-" + fmt))
+        case("... loads: 144 quantized experts, none missing / unexpected", rc == 0 and chk.get("quantization", {}).get("quantized_weights") == 144
+             and not chk["missing"] and not chk["unexpected"], msg)
+        rc, out, err = run("capture", "--model", W("kl-" + fmt), "--panel", W("kl", "panel"), "--out", W("klc-" + fmt),
+                           "--role", "quant", "--lane", "other", "--dataset-id", "test.kl." + fmt, "--dataset-name", "kl",
+                           "--windows", 2, "--gemm-order", "pair")
+        ok = rc == 0 and run("compare", "--reference", W("klbase"), "--candidate", W("klc-" + fmt), "--out",
+                             W("klcmp-" + fmt), "--no-bootstrap")[0] == 0
+        klf = json.load(open(W("klcmp-" + fmt, "comparison-receipt.json")))["kl"]["mean"] if ok else None
+        case("... captures as shipped, KL against the bf16 root > 0 (%s)" % klf, ok and klf > 0, out + err)
 
     # transformers' own checkpoints (save_pretrained), per layer: only with torch
     py = os.environ.get("FIDELITY_TORCH_PYTHON", sys.executable)

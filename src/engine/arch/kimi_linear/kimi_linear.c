@@ -336,13 +336,13 @@ static uint64_t wide(const fd_glm_config *c)
 
 /* save_pretrained's spelling (and the hub's): the MLP / MoE under
  * block_sparse_moe., experts w1 (gate) / w3 (up) / w2 (down) */
-static const char *const RENAMES[] = {".block_sparse_moe.", ".mlp.", ".w1.weight", ".gate_proj.weight",
-                                      ".w3.weight", ".up_proj.weight", ".w2.weight", ".down_proj.weight", NULL};
+static const char *const RENAMES[] = {".block_sparse_moe.", ".mlp.", ".w1.", ".gate_proj.", ".w3.", ".up_proj.",
+                                      ".w2.", ".down_proj.", NULL};
 
 const fd_arch FD_ARCH_KIMI_LINEAR = {
     .info = {"kimi_linear", "KimiLinearForCausalLM",
              "Kimi Linear: KDA linear attention and MLA without RoPE (layer_types), deepseek_v3's sigmoid-routed MoE",
-             "docs/MODEL-DEEPSEEK.md", "bf16"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
     .prefix = "model.",
     .parse = parse_kl,
     .free_ext = free_ext,
