@@ -65,6 +65,7 @@ const fd_fixture_preset FD_KIMI_LINEAR_PRESETS[] = {
     {.name = "kimi-linear-tiny", .vocab = 260, .hidden = 64, .inter = 128, .moe_inter = 32, .layers = 4, .heads = 4,
      .q_lora = 0, .kv_lora = 16, .dn = 8, .dr = 8, .dv = 16, .idx_heads = 4, .idx_dim = 16, .idx_topk = 0,
      .experts = 16, .top_k = 4, .shared = 1, .max_pos = 1048576, .rope_theta = 0.0, .routed_scaling = 2.446,
-     .mlp_types = "DSSS", .indexer_types = "LFLF", .panel_windows = 4, .panel_len = 64, .config = config},
+     .mlp_types = "DSSS", .indexer_types = "LFLF", .panel_windows = 4, .panel_len = 64,
+     .experts_name = "block_sparse_moe.experts", .config = config},
     {.name = NULL},
 };
