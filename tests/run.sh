@@ -172,6 +172,11 @@ for bin in $BINS; do
     step py "qwen3_5 / qwen3_5_moe: fixtures, one digest across threads, schedules and kernel paths, RTN int8 < int4, composite spelling, refusals ($bin)" \
         python3 tests/py/test_qwen35.py "$bin"
 done
+# issue 20: kimi_k25 (Kimi K2.5 text model, vision tower skipped by name) and kimi_linear (KDA + MLA + MoE)
+for bin in $BINS; do
+    step py "kimi_k25 + kimi_linear: config spellings, on-disk spellings, vision tower skipped, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
+        python3 tests/py/test_kimi.py "$bin"
+done
 # issue 21: model_type minimax_m2 (fixture, digest across threads / schedules / kernels, RTN KL, router bias rounding, partial RoPE spellings, refusals)
 for bin in $BINS; do
     step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \
@@ -192,6 +197,7 @@ for bin in $BINS; do
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
+         "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
          "pair qwen3-moe-tiny" "pair llama-small" "pair qwen35-tiny" "pair qwen35-moe-tiny" "pair qwen35-small" "pair minimax-m2-tiny" \
          "pair qwen4-exp-tiny"; do

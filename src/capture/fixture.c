@@ -95,7 +95,7 @@ static void add_spec(void *ctx, const fd_tensor_spec *t)
 
 /* The architecture's own tensor list (engine/model.h) of the config the
  * fixture writes: the list the loader checks. */
-static int build_tensors(const jv *config, tlist *l, fd_err *e)
+static int build_tensors(const jv *config, tlist *l, size_t *ntrunk, fd_err *e)
 {
     fd_glm_config c;
     if (fd_glm_config_from_json(config, &c, e)) {
@@ -103,6 +103,9 @@ static int build_tensors(const jv *config, tlist *l, fd_err *e)
         return -1;
     }
     c.arch->tensors(&c, NULL, add_spec, l);
+    *ntrunk = l->n;
+    /* outside the trunk (a vision tower): written for transformers, skipped by the loader */
+    if (c.arch->extra) c.arch->extra(&c, add_spec, l);
     fd_glm_config_free(&c);
     return 0;
 }
@@ -442,13 +445,14 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
 
     tlist l = {0};
     jv *config = p->config(p, TOK_BOS, TOK_EOS, TOK_PAD);
-    if (build_tensors(config, &l, e)) {
+    size_t ntrunk = 0;
+    if (build_tensors(config, &l, &ntrunk, e)) {
         jv_free(config);
         free(l.v);
         return -1;
     }
     r->tensors = l.n;
-    for (size_t i = 0; i < l.n; i++) {
+    for (size_t i = 0; i < ntrunk; i++) {
         /* the F32 router biases (minimax_m2's is a BF16 weight like any other) */
         if (strstr(l.v[i].name, "e_score_correction_bias") && !strcmp(l.v[i].dtype, "F32")) r->bias_elems += numel(&l.v[i]);
         else r->params += numel(&l.v[i]);

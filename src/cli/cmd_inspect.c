@@ -78,7 +78,7 @@ static void print_text(const fd_glm_config *c, const fd_weights *w)
         printf("layer %lld: mlp %s indexer %s%s\n", (long long)l, c->mlp_sparse[l] ? "sparse" : "dense",
                c->indexer_full[l] ? "full" : "shared",
                c->mlp_sparse[l] ? (w->fused[l] ? " experts fused" : " experts per-expert") : "");
-    printf("tensors: %zu in %zu file(s), %zu expected, %zu missing, %zu unexpected, %zu mis-shaped, %zu ignored (MTP)\n",
+    printf("tensors: %zu in %zu file(s), %zu expected, %zu missing, %zu unexpected, %zu mis-shaped, %zu ignored (MTP, vision tower)\n",
            w->n, w->nshards, w->nexpected, w->missing.n, w->unexpected.n, w->misshaped.n, w->ignored.n);
     printf("parameters: %llu (+ %llu fp32 router-bias elements = %llu)\n", (unsigned long long)w->params,
            (unsigned long long)w->bias_elems, (unsigned long long)(w->params + w->bias_elems));

@@ -24,6 +24,17 @@
  *   state_bytes / wide
  *             the memory pre-flight's per-window state and widest
  *             activation row, per architecture (capture/schedule.c)
+ *   renames / skipped (optional)
+ *             the checkpoint's other spellings of the trunk: NULL-ended
+ *             pairs (stored, logical) of name pieces the loader's check
+ *             replaces (each pair's first occurrence, pairs in order) before
+ *             it looks (a name present in two spellings is refused), and
+ *             the prefixes of what is not the text trunk (a vision tower)
+ *             that it reports ignored
+ *   extra (optional)
+ *             the tensors outside the trunk that transformers' checkpoint
+ *             holds (under the skipped prefixes): the fixture writes them so
+ *             that transformers loads it cleanly; the loader never reads them
  *   presets   the `fidelity fixture --preset` checkpoints of the
  *             architecture (engine/fixture_preset.h; its <arch>_fixture.c),
  *             ended by an entry whose name is NULL; capture/fixture.c finds
@@ -74,10 +85,10 @@ typedef struct fd_arch {
     uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
     uint64_t (*wide)(const fd_glm_config *c);
     const struct fd_gguf_arch *gguf;
+    const char *const *renames;
+    const char *const *skipped; /* prefixes ignored by name (a vision tower, an MTP head); NULL: none */
+    void (*extra)(const fd_glm_config *c, fd_tensor_fn f, void *ctx);
     const fd_fixture_preset *presets; /* ends with {.name = NULL}; NULL: none */
-    /* tensor-name prefixes the loader ignores by name as transformers does
-     * (a vision tower, an MTP head), NULL-terminated; NULL: none */
-    const char *const *skip;
     /* the module the end step reads in place of PREFIX norm. (what the
      * layer-outer schedule maps for it: qwen4_exp's hyper_connection_mixer);
      * NULL: norm */
@@ -86,7 +97,7 @@ typedef struct fd_arch {
 
 /* the architectures (their folders), listed once in archtable.c */
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
-extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
+extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32, FD_ARCH_KIMI_K25, FD_ARCH_KIMI_LINEAR;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
 extern const fd_arch FD_ARCH_QWEN3_5, FD_ARCH_QWEN3_5_TEXT, FD_ARCH_QWEN3_5_MOE, FD_ARCH_QWEN3_5_MOE_TEXT;
 extern const fd_arch FD_ARCH_MINIMAX_M2;

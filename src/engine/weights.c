@@ -171,6 +171,7 @@ static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
     if (!rc) rc = fd_qconfig_load(dir, &w->q, e);
     if (!rc && w->q.kind == FD_Q_CT_PACK) rc = rename_packed(w, ".weight_packed", e);
     if (!rc && (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ)) rc = rename_packed(w, ".qweight", e);
+    for (size_t i = 0; !rc && i < w->n; i++) w->t[i].qname = w->t[i].name; /* before any architecture rename */
     if (rc) fd_weights_close(w);
     return rc;
 }
@@ -349,10 +350,11 @@ static void shape_str(fd_buf *b, int ndim, const uint64_t *s)
     fd_buf_putc(b, ']');
 }
 
-/* Layer index of "model.layers.N." names, else -1. */
-static long long layer_of(const char *name)
+/* Layer index of "<prefix>layers.N." names (the architecture's prefix), else -1. */
+static long long layer_of(const fd_arch *a, const char *name)
 {
-    const char *p = "model.layers.";
+    char p[96];
+    snprintf(p, sizeof p, "%slayers.", a->prefix);
     if (strncmp(name, p, strlen(p))) return -1;
     const char *s = name + strlen(p);
     long long v = 0;
@@ -369,12 +371,57 @@ static void list_first(fd_buf *b, const char *what, const fd_strv *s)
     fd_buf_puts(b, s->n > 5 ? ", ...)" : ")");
 }
 
+/* the architecture's other spellings of the trunk (engine/model.h renames):
+ * in each stored name the first occurrence of every `from` piece (pairs in
+ * order) is replaced by its `to`; one name in two spellings is refused */
+static int rename_arch(fd_weights *w, const fd_arch *a, fd_err *e)
+{
+    if (!a->renames) return 0;
+    int any = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        fd_tensor *t = &w->t[i];
+        fd_buf nb = {0};
+        fd_buf_puts(&nb, t->name);
+        int hit = 0;
+        for (const char *const *r = a->renames; r[0]; r += 2) {
+            const char *cur = fd_buf_cstr(&nb), *p = strstr(cur, r[0]);
+            if (!p) continue;
+            fd_buf o = {0};
+            fd_buf_printf(&o, "%.*s%s%s", (int)(p - cur), cur, r[1], p + strlen(r[0]));
+            fd_buf_free(&nb);
+            nb = o;
+            hit = 1;
+        }
+        if (hit) {
+            fd_strv_push(&w->renamed, fd_buf_cstr(&nb));
+            t->name = w->renamed.v[w->renamed.n - 1];
+            any = 1;
+        }
+        fd_buf_free(&nb);
+    }
+    if (!any) return 0;
+    qsort(w->t, w->n, sizeof *w->t, cmp_tensor);
+    for (size_t i = 1; i < w->n; i++)
+        if (!strcmp(w->t[i - 1].name, w->t[i].name))
+            return fd_fail(e, "checkpoint_mismatch", "", "%s: both %.200s and %.200s are present (two spellings of %.200s)",
+                           w->root, w->t[i - 1].sname, w->t[i].sname, w->t[i].name);
+    return 0;
+}
+
+static int skipped(const fd_arch *a, const char *name)
+{
+    for (const char *const *s = a->skipped; s && *s; s++)
+        if (has_prefix(name, *s)) return 1;
+    return 0;
+}
+
 int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
 {
     free_lists(w);
     w->params = w->bias_elems = w->bytes = w->qbytes = 0;
     w->nquant = 0;
     w->fused = fd_xcalloc((size_t)c->num_hidden_layers + 1, 1);
+    if (rename_arch(w, c->arch, e)) return -1;
     expv x = {0};
     build_expected(c, w, &x);
     qsort(x.v, x.n, sizeof *x.v, cmp_exp);
@@ -415,12 +462,8 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
         exp_t key = {.name = (char *)name};
         if (bsearch(&key, x.v, x.n, sizeof *x.v, cmp_exp) || fd_wq_is_companion(w, name)) continue;
         if (c->tie_word_embeddings && !strcmp(name, "lm_head.weight")) continue;
-        int skipped = 0;
-        for (const char *const *sp = c->arch ? c->arch->skip : NULL; sp && *sp && !skipped; sp++)
-            skipped = !strncmp(name, *sp, strlen(*sp));
-        if (skipped) { fd_strv_push(&w->ignored, name); continue; }
-        long long l = layer_of(name);
-        if (l >= c->num_hidden_layers) fd_strv_push(&w->ignored, name);
+        long long l = layer_of(c->arch, name);
+        if (l >= c->num_hidden_layers || skipped(c->arch, name)) fd_strv_push(&w->ignored, name);
         else fd_strv_push(&w->unexpected, name);
     }
     for (size_t i = 0; i < x.n; i++) free(x.v[i].name);

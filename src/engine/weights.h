@@ -30,6 +30,8 @@
 typedef struct fd_tensor {
     const char *name;        /* owned by the map (a packed weight: its logical name, X.weight) */
     const char *sname;       /* the name stored in the file (X.weight_packed for compressed-tensors) */
+    const char *qname;       /* the name quantization_config speaks of: X.weight before the
+                              * architecture's renames (fd_weights_check); NULL: name */
     const char *file;        /* shard file name */
     char dtype[16];          /* "BF16", "F32", ... */
     int ndim;

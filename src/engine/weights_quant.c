@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the name quantization_config speaks of (the stored spelling, engine/weights.h qname) */
+#define QN(t) ((t)->qname ? (t)->qname : (t)->name)
+
 /* name with ".weight" replaced by suffix (NULL when name does not end so). */
 static char *companion(const char *name, const char *suffix)
 {
@@ -180,7 +183,7 @@ static int bind_ct(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const ui
 
 static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
-    int lin = fd_q_is_linear_weight(t->name), sch = lin ? fd_q_ct_scheme(&w->q, t->name) : -1;
+    int lin = fd_q_is_linear_weight(t->name), sch = lin ? fd_q_ct_scheme(&w->q, QN(t)) : -1;
     int packed = t->sname != t->name && strcmp(t->sname, t->name);
     if (!packed) {
         if (sch < 0 && (!strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"))) return 0;
@@ -273,7 +276,7 @@ static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *wh
 
 static int bind_gq_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
-    int lin = fd_q_is_linear_weight(t->name), conv = lin && !fd_q_excluded(&w->q, t->name);
+    int lin = fd_q_is_linear_weight(t->name), conv = lin && !fd_q_excluded(&w->q, QN(t));
     if (t->sname == t->name) {
         if (!conv) return 0;
         fd_buf_printf(why, "%s is %s but quantization_config (%s, %s) converts it (a loader expects qweight, qzeros, "
@@ -293,7 +296,7 @@ int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
     if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
     if (w->q.kind == FD_Q_GGUF || w->gguf) return 0; /* GGUF views are bound when the file is opened (gguf_model.c) */
-    int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, t->name);
+    int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, QN(t));
     if (!f8 && !u8) {
         if (w->q.kind == FD_Q_NONE || !lin || excl) return 0;
         fd_buf_printf(why, "%s is %s but quantization_config (%s) converts it (a loader expects a quantized weight and "

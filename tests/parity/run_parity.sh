@@ -42,7 +42,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in qwen3-moe-*|qwen35-moe-*|qwen4-exp-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*) match=block_sparse_moe.experts ;; esac
+    case $p in qwen3-moe-*|qwen35-moe-*|qwen4-exp-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*|kimi-linear-*) match=block_sparse_moe.experts ;; esac
     [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
@@ -65,6 +65,13 @@ run pair flash-0.1b-next flash-0.1b-next-seed1-eager-w0 1
 run pair deepseek-v3-tiny deepseek-v3-tiny-seed1-eager 4 --min-identical 1
 # deepseek_v32 (the DSA indexer live: top-8 of 64 keys), the same host and pin
 run pair deepseek-v32-tiny deepseek-v32-tiny-seed1-eager 4 --min-identical 1
+# kimi_k25 (Kimi K2.5's text model under language_model.model., vision tower
+# skipped): tests/parity/kimi_parity.py golden, the same host and pin
+run pair kimi-k25-tiny kimi-k25-tiny-seed1-eager 4 --min-identical 1
+# kimi_linear (KDA + MLA without RoPE), the same host and pin: bit-identical
+# on this fixture (measured 1.0), though not in general: the forget gate's
+# torch.log is MKL's vsLn, for which libm logf stands in (docs/MODEL-DEEPSEEK.md §9)
+run pair kimi-linear-tiny kimi-linear-tiny-seed1-eager 4 --min-identical 1
 # the tile order (AMX TDPBF16PS chains; kblocks.c fd_kplan_amx): dense
 # down_proj K = 2,816 in two blocks, P.V over 2,048 keys in one
 run tile tiny tiny-seed1-eager-amx 4

@@ -21,6 +21,14 @@ typedef struct fd_ds3_ext {
     int truncate;
     double scaling;       /* the softmax scale: qk_head_dim^-0.5 (* mscale^2 under yarn) */
     int dsa;              /* deepseek_v32: the DSA indexer on every layer (ops/indexer.h) */
+    /* kimi_linear (engine/arch/kimi_linear/): MLA without RoPE, and the
+     * layers whose token mixer is not MLA (kda[L] 1: mixer runs on the
+     * input_layernorm output h [S][H], writing y [S][H], added to the residual) */
+    int nope;
+    unsigned char *kda;
+    int64_t lin_heads, lin_dim, conv_k;
+    int (*mixer)(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, const uint16_t *h, size_t S,
+                 uint16_t *y, fd_err *e);
 } fd_ds3_ext;
 
 #define DS3(c) ((const fd_ds3_ext *)(c)->ext)
@@ -39,6 +47,8 @@ uint16_t *fd_ds3_stream(const fd_glm_config *c, void *st, size_t *n);
 /* the fixture presets (deepseek_v3_fixture.c, deepseek_v32_fixture.c) and
  * their config.json (v32: deepseek_v32's keys and the indexer) */
 extern const fd_fixture_preset FD_DEEPSEEK_V3_PRESETS[], FD_DEEPSEEK_V32_PRESETS[];
+/* kimi_k25 / kimi_linear run deepseek_v3's hooks (engine/arch/kimi_k25/, engine/arch/kimi_linear/) */
+extern const fd_fixture_preset FD_KIMI_K25_PRESETS[], FD_KIMI_LINEAR_PRESETS[];
 jv *fd_ds3_fixture_config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32);
 
 #endif

@@ -45,7 +45,7 @@ static int query(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     char nm[160];
     fd_lin qa = {0}, qb = {0};
     if (!DS3(c)->q_lora) {
-        snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.q_proj", L);
+        snprintf(nm, sizeof nm, "%slayers.%lld.self_attn.q_proj", c->arch->prefix, L);
         if (fd_lin_load(m, &qa, W, e, nh * dq, H, S, 0, nm)) return -1;
         fd_lin_apply(m, &qa, h, S, q);
         fd_lin_free(&qa);
@@ -53,11 +53,11 @@ static int query(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     }
     int rc = -1;
     uint16_t *cq = NULL, *qaw = NULL;
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.q_a_proj", L);
+    snprintf(nm, sizeof nm, "%slayers.%lld.self_attn.q_a_proj", c->arch->prefix, L);
     if (fd_lin_load(m, &qa, W, e, rq, H, S, c->attention_bias, nm)) goto out;
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.q_b_proj", L);
+    snprintf(nm, sizeof nm, "%slayers.%lld.self_attn.q_b_proj", c->arch->prefix, L);
     if (fd_lin_load(m, &qb, W, e, nh * dq, rq, S, 0, nm)) goto out;
-    const fd_tensor *t = fd_op_get(W, e, 1, rq, 0, 0, "model.layers.%lld.self_attn.q_a_layernorm.weight", L);
+    const fd_tensor *t = fd_op_get(W, e, 1, rq, 0, 0, "%slayers.%lld.self_attn.q_a_layernorm.weight", c->arch->prefix, L);
     if (!t) goto out;
     qaw = fd_op_vec_bf16(t, 0, rq);
     cq = fd_xmalloc(S * rq * 2);
@@ -86,13 +86,13 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_lin kva = {0}, kvb = {0}, op = {0};
     uint16_t *h = NULL, *q = NULL, *a = NULL, *ct = NULL, *kv = NULL, *o = NULL, *ao = NULL, *kvaw = NULL, *cq = NULL;
 #define LL(var, n, k, b, suffix)                                               \
-    snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);         \
+    snprintf(nm, sizeof nm, "%slayers.%lld.self_attn." suffix, c->arch->prefix, L); \
     if (fd_lin_load(m, &var, W, e, n, k, S, b, nm)) goto out;
     LL(kva, rkv + dr, H, c->attention_bias, "kv_a_proj_with_mqa")
     LL(kvb, nh * (dn + dv), rkv, 0, "kv_b_proj")
     LL(op, H, nh * dv, c->attention_bias, "o_proj")
 #undef LL
-    const fd_tensor *t2 = fd_op_get(W, e, 1, rkv, 0, 0, "model.layers.%lld.self_attn.kv_a_layernorm.weight", L);
+    const fd_tensor *t2 = fd_op_get(W, e, 1, rkv, 0, 0, "%slayers.%lld.self_attn.kv_a_layernorm.weight", c->arch->prefix, L);
     if (!t2) goto out;
     kvaw = fd_op_vec_bf16(t2, 0, rkv);
     h = fd_xmalloc(S * H * 2);
@@ -112,11 +112,11 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_lin_apply(m, &kvb, ct, S, kv);
     fd_op_dump(L, "kv_b", "bf16", kv, S * nh * (dn + dv) * 2);
     rope_job rj = {q, a, &f->R, nh, dq, dn, rkv, dr, DS3(c)->rope_interleave};
-    fd_mm_range(m, S, 32, rope_rows, &rj);
+    if (!DS3(c)->nope) fd_mm_range(m, S, 32, rope_rows, &rj); /* kimi_linear: no RoPE */
     fd_op_dump(L, "q_rope", "bf16", q, S * nh * dq * 2);
     fd_op_dump(L, "kv_a_rope", "bf16", a, S * (rkv + dr) * 2);
     if (DS3(c)->dsa) { /* deepseek_v32: the indexer's top-k keys of this layer, rotate_half RoPE */
-        snprintf(nm, sizeof nm, "model.layers.%lld.self_attn.indexer", L);
+        snprintf(nm, sizeof nm, "%slayers.%lld.self_attn.indexer", c->arch->prefix, L);
         if (fd_op_dsa_indexer(m, W, c, nm, L, h, cq, S, &f->R, 1, f->sel, e)) goto out;
         fd_op_dump(L, "sel", "u8", f->sel, S * S);
     }
@@ -154,7 +154,9 @@ void *fd_ds3_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *i
 {
     size_t H = (size_t)c->hidden_size, V = (size_t)c->vocab_size, dr = (size_t)c->qk_rope_head_dim;
     const fd_ds3_ext *x = DS3(c);
-    uint16_t *x0 = fd_op_embed(W, "model.embed_tokens.weight", V, H, ids, S, e);
+    char en[160];
+    snprintf(en, sizeof en, "%sembed_tokens.weight", c->arch->prefix);
+    uint16_t *x0 = fd_op_embed(W, en, V, H, ids, S, e);
     if (!x0) return NULL;
     ds3_fwd *f = fd_xcalloc(1, sizeof *f);
     f->S = S;
@@ -176,17 +178,25 @@ int fd_ds3_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
 {
     ds3_fwd *f = st;
     size_t H = (size_t)c->hidden_size, S = f->S;
-    const fd_tensor *a = fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.input_layernorm.weight", L);
-    const fd_tensor *b = a ? fd_op_get(W, e, 1, H, 0, 0, "model.layers.%lld.post_attention_layernorm.weight", L) : NULL;
+    const fd_tensor *a = fd_op_get(W, e, 1, H, 0, 0, "%slayers.%lld.input_layernorm.weight", c->arch->prefix, L);
+    const fd_tensor *b = a ? fd_op_get(W, e, 1, H, 0, 0, "%slayers.%lld.post_attention_layernorm.weight", c->arch->prefix, L) : NULL;
     if (!b) return -1;
     uint16_t *lw = fd_op_vec_bf16(a, 0, H), *pw = fd_op_vec_bf16(b, 0, H);
     uint16_t *h2 = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2);
     int rc = -1;
-    if (attention(m, W, c, L, f, lw, e)) goto out;
+    if (DS3(c)->kda && DS3(c)->kda[L]) { /* kimi_linear's KDA layers: x += mixer(input_layernorm(x)) */
+        fd_op_rmsnorm_mm(m, f->x, S, H, lw, (float)c->rms_norm_eps, h2);
+        fd_op_dump(L, "attn_in", "bf16", h2, S * H * 2);
+        if (DS3(c)->mixer(m, W, c, L, h2, S, y, e)) goto out;
+        fd_op_dump(L, "o_proj", "bf16", y, S * H * 2);
+        fd_op_residual_add(m, f->x, y, S * H);
+        fd_op_dump(L, "attn_resid", "bf16", f->x, S * H * 2);
+    } else if (attention(m, W, c, L, f, lw, e))
+        goto out;
     fd_op_rmsnorm_mm(m, f->x, S, H, pw, (float)c->rms_norm_eps, h2);
     fd_op_dump(L, "post_ln", "bf16", h2, S * H * 2);
     char nm[128];
-    snprintf(nm, sizeof nm, "model.layers.%lld.mlp", L);
+    snprintf(nm, sizeof nm, "%slayers.%lld.mlp", c->arch->prefix, L);
     if (c->mlp_sparse[L] ? fd_mlp_moe(m, W, c, nm, L, h2, S, y, e)
                          : fd_mlp_dense(m, W, H, (size_t)c->intermediate_size, nm, h2, S, y, e))
         goto out;
@@ -203,7 +213,7 @@ int fd_ds3_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *
 {
     ds3_fwd *f = st;
     size_t H = (size_t)c->hidden_size, S = f->S;
-    const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, "model.norm.weight");
+    const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, "%snorm.weight", c->arch->prefix);
     if (!nrm) return -1;
     uint16_t *lw = fd_op_vec_bf16(nrm, 0, H);
     fd_op_rmsnorm_mm(NULL, f->x, S, H, lw, (float)c->rms_norm_eps, out);

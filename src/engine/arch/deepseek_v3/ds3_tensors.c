@@ -1,6 +1,7 @@
 /* The tensor set of a deepseek_v3 checkpoint as DeepseekV3ForCausalLM
  * (transformers 5.25) saves it: the one list the loader's check and the
- * fixture writer read (engine/model.h).  MTP layers (model.layers.N for N >=
+ * fixture writer read (engine/model.h), under the architecture's prefix
+ * (model. here, language_model.model. for kimi_k25).  MTP layers (layers.N for N >=
  * num_hidden_layers) are not listed: the loader reports them as ignored, as
  * transformers ignores them. */
 #include "engine/arch/deepseek_v3/ds3.h"
@@ -33,9 +34,12 @@ static void attention(const ex *x, const fd_glm_config *c, long long n)
     uint64_t H = (uint64_t)c->hidden_size, rq = (uint64_t)c->q_lora_rank, rkv = (uint64_t)c->kv_lora_rank,
              nh = (uint64_t)c->num_attention_heads, dn = (uint64_t)c->qk_nope_head_dim, dr = (uint64_t)c->qk_rope_head_dim,
              dv = (uint64_t)c->v_head_dim;
-    const char *p = "model.layers.", *B = "BF16";
+    const char *B = "BF16";
+    char p[64];
+    snprintf(p, sizeof p, "%slayers.", c->arch->prefix);
     T(x, B, ONE, 1, H, 0, 0, "%s%lld.input_layernorm.weight", p, n);
     T(x, B, ONE, 1, H, 0, 0, "%s%lld.post_attention_layernorm.weight", p, n);
+    if (DS3(c)->kda && DS3(c)->kda[n]) return; /* kimi_linear's KDA layer: its own list (arch/kimi_linear/) */
     if (DS3(c)->q_lora) {
         T(x, B, N, 2, rq, H, 0, "%s%lld.self_attn.q_a_proj.weight", p, n);
         T(x, B, ONE, 1, rq, 0, 0, "%s%lld.self_attn.q_a_layernorm.weight", p, n);
@@ -64,7 +68,9 @@ static void mlp(const ex *x, const fd_glm_config *c, fd_weights *w, long long n)
 {
     uint64_t H = (uint64_t)c->hidden_size, I = (uint64_t)c->intermediate_size, Im = (uint64_t)c->moe_intermediate_size,
              E = (uint64_t)c->n_routed_experts, Is = Im * (uint64_t)c->n_shared_experts;
-    const char *p = "model.layers.", *B = "BF16";
+    const char *B = "BF16";
+    char p[64];
+    snprintf(p, sizeof p, "%slayers.", c->arch->prefix);
     if (!c->mlp_sparse[n]) {
         T(x, B, N, 2, I, H, 0, "%s%lld.mlp.gate_proj.weight", p, n);
         T(x, B, N, 2, I, H, 0, "%s%lld.mlp.up_proj.weight", p, n);
@@ -100,8 +106,8 @@ void fd_ds3_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void 
 {
     ex x = {f, ctx};
     uint64_t H = (uint64_t)c->hidden_size, V = (uint64_t)c->vocab_size;
-    T(&x, "BF16", N, 2, V, H, 0, "model.embed_tokens.weight");
-    T(&x, "BF16", ONE, 1, H, 0, 0, "model.norm.weight");
+    T(&x, "BF16", N, 2, V, H, 0, "%sembed_tokens.weight", c->arch->prefix);
+    T(&x, "BF16", ONE, 1, H, 0, 0, "%snorm.weight", c->arch->prefix);
     if (!c->tie_word_embeddings) T(&x, "BF16", N, 2, V, H, 0, "lm_head.weight");
     for (long long l = 0; l < c->num_hidden_layers; l++) {
         attention(&x, c, l);

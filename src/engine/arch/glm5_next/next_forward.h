@@ -5,8 +5,9 @@
  *   next_forward.c  embedding, the hc_mult residual streams and the
  *                   manifold hyper-connections (Sinkhorn), MLP / MoE, final
  *                   stream mean and RMSNorm
- *   next_kda.c      KDA linear attention (short conv, forget gate, the
- *                   chunked delta rule of chunk_kimi_delta_attention, gated norm)
+ *   next_kda.c      KDA linear attention: glm5_next's forget gate over the shared
+ *                   KDA ops (engine/ops/kda.h: short conv, the chunked delta rule
+ *                   of chunk_kimi_delta_attention, gated norm)
  *   next_dsa.c      NoPE MLA with the kpool DSA indexer
  * Every bf16 x bf16 product goes through fd_mm_run / fd_dot_canonical (thread
  * count independent); the fp32 x fp32 products of torch's fp32 paths (mHC

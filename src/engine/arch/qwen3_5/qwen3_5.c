@@ -47,7 +47,7 @@ const fd_arch FD_ARCH_QWEN3_5 = {
              "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.language_model.",
     .parse = fd_q35_parse,
-    .skip = SKIP_COMPOSITE,
+    .skipped = SKIP_COMPOSITE,
     Q35_COMMON,
 };
 
@@ -56,7 +56,7 @@ const fd_arch FD_ARCH_QWEN3_5_TEXT = {
              "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.",
     .parse = fd_q35_text_parse,
-    .skip = SKIP_TEXT,
+    .skipped = SKIP_TEXT,
     .presets = FD_Q35_TEXT_PRESETS,
     Q35_COMMON,
 };
@@ -68,7 +68,7 @@ const fd_arch FD_ARCH_QWEN3_5_MOE = {
              "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.language_model.",
     .parse = fd_q35_moe_parse,
-    .skip = SKIP_COMPOSITE,
+    .skipped = SKIP_COMPOSITE,
     Q35_COMMON,
 };
 
@@ -77,7 +77,7 @@ const fd_arch FD_ARCH_QWEN3_5_MOE_TEXT = {
              "docs/MODEL-QWEN35.md", "bf16"},
     .prefix = "model.",
     .parse = fd_q35_moe_text_parse,
-    .skip = SKIP_TEXT,
+    .skipped = SKIP_TEXT,
     .presets = FD_Q35_MOE_TEXT_PRESETS,
     Q35_COMMON,
 };

@@ -51,7 +51,7 @@ const fd_arch FD_ARCH_QWEN4_EXP = {
              "docs/MODEL-MINIMAX-QWEN4.md", "bf16"},
     .prefix = "model.language_model.",
     .parse = fd_q4x_parse,
-    .skip = SKIP_COMPOSITE,
+    .skipped = SKIP_COMPOSITE,
     Q4X_COMMON,
 };
 
@@ -60,7 +60,7 @@ const fd_arch FD_ARCH_QWEN4_EXP_TEXT = {
              "docs/MODEL-MINIMAX-QWEN4.md", "bf16"},
     .prefix = "model.",
     .parse = fd_q4x_text_parse,
-    .skip = SKIP_TEXT,
+    .skipped = SKIP_TEXT,
     .presets = FD_Q4X_TEXT_PRESETS,
     Q4X_COMMON,
 };
