@@ -167,6 +167,11 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
+# issue 18: GGUF of llama / qwen3 / qwen3moe / deepseek2 (llama.cpp's converter, committed files) = safetensors digest
+for bin in $BINS; do
+    step py "GGUF archs: llama/qwen3/qwen3moe/deepseek2 BF16 = safetensors digest, Q8_0 = gguf-py dequantized, architectures, refusals ($bin)" \
+        python3 tests/py/test_gguf_arch.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \

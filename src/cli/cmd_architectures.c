@@ -7,6 +7,7 @@
 #include "engine/archtable.h"
 #include "engine/model.h"
 #include "engine/config.h"
+#include "engine/gguf_model.h"
 #include "engine/qconfig.h"
 #include "engine/weights.h"
 #include "format/json.h"
@@ -43,7 +44,22 @@ static jv *arch_json(const fd_arch_info *a)
     for (size_t i = 0; i < FD_N_FORMATS; i++)
         if (fd_arch_has_format(a, FD_FORMATS[i].id)) jv_push(f, jv_str(FD_FORMATS[i].id));
     jv_set(o, "formats", f);
+    jv *g = jv_arr();
+    const fd_arch *x = fd_arch_of(a->model_type);
+    for (const char *const *n = x && x->gguf ? x->gguf->names : NULL; n && *n; n++) jv_push(g, jv_str(*n));
+    jv_set(o, "gguf_architectures", g);
     return o;
+}
+
+/* llama.cpp's general.architecture spellings of a model_type, or "-" */
+static void gguf_names(const fd_arch_info *a, char *out, size_t cap)
+{
+    const fd_arch *x = fd_arch_of(a->model_type);
+    size_t n = 0;
+    out[0] = 0;
+    for (const char *const *g = x && x->gguf ? x->gguf->names : NULL; g && *g && n < cap; g++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? ", " : "", *g);
+    if (!n) snprintf(out, cap, "-");
 }
 
 static jv *format_json(const fd_format_info *f)
@@ -81,9 +97,13 @@ static int cmd_list(int json)
         return rc;
     }
     printf("architectures (config.json model_type)\n");
-    for (size_t i = 0; i < FD_N_ARCHS; i++)
-        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", FD_ARCHS[i]->info.model_type,
-               FD_ARCHS[i]->info.hf_class, "", FD_ARCHS[i]->info.summary, FD_ARCHS[i]->info.formats, FD_ARCHS[i]->info.presets, FD_ARCHS[i]->info.doc);
+    for (size_t i = 0; i < FD_N_ARCHS; i++) {
+        char g[128];
+        gguf_names(&FD_ARCHS[i]->info, g, sizeof g);
+        printf("  %-12s %s\n  %-12s   %s; formats: %s; GGUF general.architecture: %s; fixtures: %s; %s\n",
+               FD_ARCHS[i]->info.model_type, FD_ARCHS[i]->info.hf_class, "", FD_ARCHS[i]->info.summary,
+               FD_ARCHS[i]->info.formats, g, FD_ARCHS[i]->info.presets, FD_ARCHS[i]->info.doc);
+    }
     printf("weight formats (read as shipped; capture role)\n");
     for (size_t i = 0; i < FD_N_FORMATS; i++)
         printf("  %-12s %-6s %s\n  %-12s   declared by %s; %s\n", FD_FORMATS[i].id, FD_FORMATS[i].role, FD_FORMATS[i].name,
@@ -113,9 +133,11 @@ static int cmd_show(const char *name, int json)
         jv_free(o);
         return rc;
     }
+    char g[128];
+    if (a) gguf_names(a, g, sizeof g);
     if (a)
         printf("architecture   %s\n  hf class     %s\n  summary      %s\n  fixtures     %s\n  doc          %s\n"
-               "  formats      ", a->model_type, a->hf_class, a->summary, a->presets, a->doc);
+               "  gguf arch    %s\n  formats      ", a->model_type, a->hf_class, a->summary, a->presets, a->doc, g);
     else
         printf("format         %s\n  name         %s\n  declared by  %s\n  capture role %s\n  doc          %s\n"
                "  architectures ", f->id, f->name, f->declared_by, f->role, f->doc);

@@ -9,8 +9,15 @@
  * holding the most quantized elements; ties go to the type with more bits per
  * weight, then to the lower type id); effective bits are the bytes of the
  * quantized tensors x 8 / their elements, and over all tensors the same
- * ratio with every tensor counted. */
+ * ratio with every tensor counted.
+ *
+ * The model line: which architecture reads the file (the fd_arch whose GGUF
+ * table names general.architecture) and whether `capture --model` opens it
+ * (engine/gguf_model.c: config from the metadata, every tensor mapped), or
+ * the code and message a capture would refuse it with. */
 #include "cli.h"
+#include "engine/gguf_model.h"
+#include "engine/model.h"
 #include "format/ggml_quants.h"
 #include "format/gguf.h"
 #include "format/json.h"
@@ -64,6 +71,27 @@ typedef struct census {
     const fd_ggml_type *t;
     uint64_t tensors, elems, bytes;
 } census;
+
+/* the model_type reading general.architecture arch, NULL when none */
+static const char *model_type_of(const char *arch)
+{
+    for (size_t i = 0; arch && i < FD_N_ARCHS; i++)
+        for (const char *const *n = FD_ARCHS[i]->gguf ? FD_ARCHS[i]->gguf->names : NULL; n && *n; n++)
+            if (!strcmp(*n, arch)) return FD_ARCHS[i]->info.model_type;
+    return NULL;
+}
+
+/* 0 when capture --model path opens it; else the refusal in *me */
+static int capturable(const char *path, fd_err *me)
+{
+    fd_glm_config c;
+    fd_weights w;
+    fd_err_clear(me);
+    if (fd_gguf_model_open(path, &c, &w, me)) return -1;
+    fd_weights_close(&w);
+    fd_glm_config_free(&c);
+    return 0;
+}
 
 int fd_inspect_gguf(const char *path, int as_json)
 {
@@ -119,6 +147,9 @@ int fd_inspect_gguf(const char *path, int as_json)
     }
     double nominal = major ? (double)major->t->tsize * 8.0 / major->t->blck : 0;
     double eff_q = q_e ? (double)q_b * 8.0 / (double)q_e : 0, eff_all = all_e ? (double)all_b * 8.0 / (double)all_e : 0;
+    const char *mt = model_type_of(arch);
+    fd_err me;
+    int cap_rc = capturable(path, &me);
     if (as_json) {
         jv *o = jv_obj(), *md = jv_obj(), *ts = jv_arr(), *cj = jv_obj(), *files = jv_arr();
         jv_set(o, "format", jv_str("gguf"));
@@ -169,6 +200,14 @@ int fd_inspect_gguf(const char *path, int as_json)
         jv_set(bp, "elements", jv_int((int64_t)all_e));
         jv_set(bp, "bytes", jv_int((int64_t)all_b));
         jv_set(o, "bits_per_weight", bp);
+        jv *mo = jv_obj();
+        jv_set(mo, "model_type", mt ? jv_str(mt) : jv_null());
+        jv_set(mo, "capturable", jv_bool(!cap_rc));
+        if (cap_rc) {
+            jv_set(mo, "code", jv_str(me.code));
+            jv_set(mo, "message", jv_str(me.msg));
+        }
+        jv_set(o, "model", mo);
         jv_set(o, "ok", jv_bool(1));
         fd_buf b = {0};
         fd_err je;
@@ -195,6 +234,10 @@ int fd_inspect_gguf(const char *path, int as_json)
                    (double)cs[k].t->tsize * 8.0 / cs[k].t->blck, cs[k].t->quantized ? "" : " (not quantized)");
         printf("bits per weight: nominal %.4g (%s), effective %.4f over the quantized tensors, %.4f over all\n", nominal,
                major ? major->t->name : "no quantized tensor", eff_q, eff_all);
+        if (mt) printf("model general.architecture %s is read as model_type %s\n", arch, mt);
+        else printf("model general.architecture %s has no GGUF name table\n", arch ? arch : "(none)");
+        if (cap_rc) printf("capture would be refused (%s): %s\n", me.code, me.msg);
+        else printf("capture --model reads it (every tensor mapped, config from the metadata)\n");
         printf("OK\n");
     }
     free(arch);
