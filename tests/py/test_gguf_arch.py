@@ -243,6 +243,16 @@ case("llama rope_freqs not given by llama3's converter defaults: unsupported_ggu
      code == "unsupported_gguf_rope" and "rope_freqs.weight[4]" in msg, (code, msg))
 
 
+def nan_freq(data):  # rope_freqs[0] = NaN
+    struct.pack_into("<I", data, off, 0x7fc00000)
+
+
+rc, out, err = try_capture(patched("llama-tiny.bf16.gguf", "l-nan.gguf", nan_freq), "llama-tiny")
+code, msg = refused(rc, out, err)
+case("llama rope_freqs entry NaN: bad_gguf_config naming the entry",
+     code == "bad_gguf_config" and "rope_freqs.weight[0] = nan" in msg, (code, msg))
+
+
 def drop_gating(data):
     k = b"deepseek2.expert_gating_func"
     i = data.index(k)

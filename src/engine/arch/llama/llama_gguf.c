@@ -83,9 +83,10 @@ static int llama3(jv *d, const fd_gguf_set *s, double theta, int64_t hd, fd_err 
     double f = 1;
     for (size_t i = 0; i < n; i++)
         if (!(r[i] >= 1 && r[i] <= 1e6)) { /* NaN too */
+            double bad = r[i];
             free(r);
-            return fd_fail(e, "bad_gguf_config", "", "%s: rope_freqs.weight[%zu] = %g is not a llama3 factor (1 .. factor)",
-                           s->f[0].path, i, (double)r[i]);
+            return fd_fail(e, "bad_gguf_config", "", "%s: rope_freqs.weight[%zu] = %g is not a llama3 factor (1 .. 1e6)",
+                           s->f[0].path, i, bad);
         }
         else if (r[i] > f) f = r[i];
     f = fd_gguf_f32_decimal(f);
