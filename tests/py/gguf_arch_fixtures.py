@@ -6,7 +6,7 @@ cannot express the preset as is, one deterministic edit (numpy only, no RNG):
                    has no ffn_gate/up/down): mlp_only_layers [0] becomes [],
                    layer 0's MLP becomes a copy of layer 1's router and experts.
   deepseek-v3-tiny config.json gains "scoring_func": "sigmoid" (as
-                   DeepSeek-V3's own config.json has it): without it the
+  deepseek-v32-tiny DeepSeek-V3's own config.json has it): without it the
                    converter writes no expert_gating_func and llama.cpp routes
                    by softmax.
 Used by tests/vectors/gguf-arch/make.py and tests/py/test_gguf_arch.py."""
@@ -14,7 +14,7 @@ import json, os, struct
 
 import numpy as np
 
-PRESETS = ["llama-tiny", "qwen3-tiny", "qwen3-moe-tiny", "deepseek-v3-tiny"]
+PRESETS = ["llama-tiny", "qwen3-tiny", "qwen3-moe-tiny", "deepseek-v3-tiny", "deepseek-v32-tiny"]
 
 
 def read_st(path):
@@ -59,7 +59,7 @@ def prepare(preset, d):
                 t["model.layers.0." + k[len("model.layers.1."):]] = t[k]
         write_st(st, meta, t)
         cfg["mlp_only_layers"] = []
-    elif preset == "deepseek-v3-tiny":
+    elif preset in ("deepseek-v3-tiny", "deepseek-v32-tiny"):
         cfg["scoring_func"] = "sigmoid"
     else:
         return

@@ -2,22 +2,29 @@
 """Writes the GGUFs of tests/vectors/gguf-arch/ with llama.cpp's own converter
 (convert_hf_to_gguf.py + gguf-py from the llama-cpp-python 0.3.36 sdist): the
 evidence tests/py/test_gguf_arch.py checks the llama / qwen3 / qwen3moe /
-deepseek2 name maps against (CI has no converter and no torch).
+deepseek2 / deepseek32 name maps against (CI has no converter and no torch).
 
-The one change to the converter: our fixtures' tokenizer (a 260-entry
+The changes to the converter, both about the tokenizer only (tensors and
+hyperparameters are untouched): our fixtures' tokenizer (a 260-entry
 byte-level BPE) is unknown to get_vocab_base_pre(), which raises
-NotImplementedError for any unlisted pre-tokenizer hash; the patch answers
-"default" for exactly that hash.  Tensors and hyperparameters are untouched.
+NotImplementedError for any unlisted pre-tokenizer hash: the patch answers
+"default" then; DeepseekV32Model.set_vocab asserts the tokenizer's
+add_bos_token, which transformers 5.25's PreTrainedTokenizerFast does not
+expose: it calls _set_vocab_gpt2() (what it does after the assert) directly.
 
 usage (made on AMD EPYC Zen 4, torch 2.15 CPU, transformers 5.25):
   pip download --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d /tmp/lcp
   tar xzf /tmp/lcp/llama_cpp_python-0.3.36.tar.gz -C /tmp/lcp
   pip install --target /tmp/pylib sentencepiece     # the llama vocab path imports it
   PYTHONPATH=/tmp/pylib python3 tests/vectors/gguf-arch/make.py \
-      /tmp/lcp/llama_cpp_python-0.3.36/vendor/llama.cpp build/fidelity tests/vectors/gguf-arch
+      /tmp/lcp/llama_cpp_python-0.3.36/vendor/llama.cpp build/fidelity OUTDIR
 (the python needs torch, transformers, numpy, safetensors; it writes
 PRESET.{bf16,q8_0}.gguf for each preset of tests/py/gguf_arch_fixtures.py,
-fixtures at seed 1 with that file's edits)
+fixtures at seed 1 with that file's edits, and prints SHA256SUMS's lines).
+Committed: `xz -9e` of every file but deepseek-v32-tiny's two (over the size
+budget; tests/py/test_gguf_arch.py reads them from FIDELITY_GGUF_ARCH_DIR).
+The output is deterministic: a second run reproduced the committed files
+byte for byte.
 """
 import hashlib, os, subprocess, sys, tempfile
 
@@ -41,6 +48,8 @@ def pre(self, tokenizer):
     except NotImplementedError:
         return "default"   # the fixture tokenizer: not in llama.cpp's list
 base.TextModel.get_vocab_base_pre = pre
+from conversion import deepseek
+deepseek.DeepseekV32Model.set_vocab = lambda self: self._set_vocab_gpt2()
 C.main()
 ''' % (model_dir, outtype, outfile, LLAMA_CPP)
     p = subprocess.run([sys.executable, "-c", code], cwd=LLAMA_CPP, capture_output=True, text=True)

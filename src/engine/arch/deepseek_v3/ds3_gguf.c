@@ -1,4 +1,4 @@
-/* deepseek_v3 as llama.cpp names it: general.architecture "deepseek2"
+/* deepseek_v3 (and deepseek_v32, at the end) as llama.cpp names it: general.architecture "deepseek2"
  * (convert_hf_to_gguf.py DeepseekV2Model, registered for
  * DeepseekV3ForCausalLM): kv_b_proj split into attn_k_b (transposed) and
  * attn_v_b, the routed experts stacked, the MTP layers dropped, no Q/K
@@ -117,7 +117,7 @@ static jv *rope(jv *d, const fd_gguf_set *s, const char *arch, double theta, fd_
     return d;
 }
 
-static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
+static jv *config(const fd_gguf_set *s, const char *arch, int dsa, fd_err *e)
 {
     jv *d = jv_obj();
     static const struct { const char *key, *field; } INTS[] = {
@@ -144,9 +144,24 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     jv_get_i64(d, "qk_rope_head_dim", &dr);
     jv_get_i64(d, "kv_lora_rank", &rkv);
     jv_get_i64(d, "num_attention_heads", &nh);
-    /* the NextN (MTP) layers are dropped by the converter (skip_mtp) */
+    /* deepseek2: the NextN (MTP) layers are dropped by the converter
+     * (skip_mtp); deepseek32 keeps them as blocks past the trunk (ignored) */
     if ((r = fd_gguf_cfg_int_opt(s, arch, "nextn_predict_layers", &v, e)) < 0) return fail(d);
-    if (!r && v) return bad(d, s, arch, "nextn_predict_layers", "is not 0: the deepseek2 converter drops the MTP layers", e);
+    if (!r && v && !dsa) return bad(d, s, arch, "nextn_predict_layers", "is not 0: the deepseek2 converter drops the MTP layers", e);
+    if (!r && dsa) {
+        int64_t blocks;
+        jv_get_i64(d, "num_hidden_layers", &blocks);
+        if (v >= blocks) return contradicts(d, s, arch, "nextn_predict_layers", v, blocks - 1, "block_count leaves at most", e);
+        jv_set(d, "num_hidden_layers", jv_int(blocks - v));
+    }
+    /* deepseek32: DeepseekV32Model's indexer keys (an indexer on every layer) */
+    static const struct { const char *key, *field; } IDX[] = {{"attention.indexer.head_count", "index_n_heads"},
+                                                               {"attention.indexer.key_length", "index_head_dim"},
+                                                               {"attention.indexer.top_k", "index_topk"}};
+    for (size_t i = 0; dsa && i < sizeof IDX / sizeof *IDX; i++) {
+        if (fd_gguf_cfg_int(s, arch, IDX[i].key, &v, e)) return fail(d);
+        jv_set(d, IDX[i].field, jv_int(v));
+    }
     if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.q_lora_rank", &v, e)) < 0) return fail(d);
     jv_set(d, "q_lora_rank", r ? jv_null() : jv_int(v));
     if (fd_gguf_cfg_int(s, arch, "attention.key_length_mla", &kml, e)) return fail(d);
@@ -197,6 +212,13 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     return rope(d, s, arch, theta, e);
 }
 
-static const char *const NAMES[] = {"deepseek2", NULL};
+static jv *config2(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, 0, e); }
+static jv *config32(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, 1, e); }
 
-const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, MAP, config, NULL};
+static const char *const NAMES[] = {"deepseek2", NULL}, *const NAMES32[] = {"deepseek32", NULL};
+
+const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, MAP, config2, NULL};
+/* deepseek_v32 as llama.cpp's DeepseekV32Model writes it: deepseek2 plus
+ * the indexer (blk.N.indexer.*, the table's indexer rows) and the NextN
+ * blocks kept past the trunk */
+const fd_gguf_arch FD_GGUF_DEEPSEEK32 = {NAMES32, MAP, config32, NULL};
