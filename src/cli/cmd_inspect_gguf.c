@@ -81,17 +81,6 @@ static const char *model_type_of(const char *arch)
     return NULL;
 }
 
-/* 0 when capture --model path opens it; else the refusal in *me */
-static int capturable(const char *path, fd_err *me)
-{
-    fd_glm_config c;
-    fd_weights w;
-    fd_err_clear(me);
-    if (fd_gguf_model_open(path, &c, &w, me)) return -1;
-    fd_weights_close(&w);
-    fd_glm_config_free(&c);
-    return 0;
-}
 
 int fd_inspect_gguf(const char *path, int as_json)
 {
@@ -149,7 +138,8 @@ int fd_inspect_gguf(const char *path, int as_json)
     double eff_q = q_e ? (double)q_b * 8.0 / (double)q_e : 0, eff_all = all_e ? (double)all_b * 8.0 / (double)all_e : 0;
     const char *mt = model_type_of(arch);
     fd_err me;
-    int cap_rc = capturable(path, &me);
+    fd_err_clear(&me);
+    int cap_rc = fd_gguf_model_probe(path, &me); /* capture's open, without decoding a quantized head */
     if (as_json) {
         jv *o = jv_obj(), *md = jv_obj(), *ts = jv_arr(), *cj = jv_obj(), *files = jv_arr();
         jv_set(o, "format", jv_str("gguf"));

@@ -414,7 +414,7 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     return 0;
 }
 
-int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e)
+static int model_open(const char *path, fd_glm_config *c, fd_weights *w, int with_head, fd_err *e)
 {
     memset(w, 0, sizeof *w);
     memset(c, 0, sizeof *c);
@@ -429,13 +429,28 @@ int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err
             w->nquant++;
             w->qbytes += w->t[i].nbytes;
         }
-    if (!rc) rc = head(w, c, e);
+    if (!rc && with_head) rc = head(w, c, e);
     if (rc) {
         fd_weights_close(w);
         fd_glm_config_free(c);
         memset(c, 0, sizeof *c);
     }
     return rc;
+}
+
+int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e)
+{
+    return model_open(path, c, w, 1, e);
+}
+
+int fd_gguf_model_probe(const char *path, fd_err *e)
+{
+    fd_glm_config c;
+    fd_weights w;
+    if (model_open(path, &c, &w, 0, e)) return -1;
+    fd_weights_close(&w);
+    fd_glm_config_free(&c);
+    return 0;
 }
 
 /* ------------------------------------------------------------ decoding */

@@ -75,6 +75,9 @@ int fd_gguf_is_model(const char *path);
 /* Opens path (a GGUF file or a split set's first file) as c and w, then
  * fd_weights_check.  On failure both are left closed. */
 int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e);
+/* 0 when fd_gguf_model_open would open path (config, every tensor mapped,
+ * the loader's check), without decoding a quantized head; else the refusal. */
+int fd_gguf_model_probe(const char *path, fd_err *e);
 /* The GGUF tokenizer identity: local/gguf-tokenizer-<16 hex of sha256 over
  * every tokenizer.* metadata entry in key order: key NUL, type u32 LE, the
  * value's bytes as stored>; local/no-tokenizer-vocab-N when none. */
