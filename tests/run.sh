@@ -167,15 +167,20 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
-# issue 18: GGUF of llama / qwen3 / qwen3moe / deepseek2 (llama.cpp's converter, committed files) = safetensors digest
+# issue 18: GGUF of llama / qwen3 / qwen3moe / deepseek2 / deepseek32 (llama.cpp's converter, committed files) = safetensors digest
 for bin in $BINS; do
-    step py "GGUF archs: llama/qwen3/qwen3moe/deepseek2 BF16 = safetensors digest, Q8_0 = gguf-py dequantized, architectures, refusals ($bin)" \
+    step py "GGUF archs: llama/qwen3/qwen3moe/deepseek2(/deepseek32) BF16 = safetensors digest, Q8_0 = gguf-py dequantized, architectures, refusals ($bin)" \
         python3 tests/py/test_gguf_arch.py "$bin"
+done
+# issue 21: model_type minimax_m2 (fixture, digest across threads / schedules / kernels, RTN KL, router bias rounding, partial RoPE spellings, refusals)
+for bin in $BINS; do
+    step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \
+        python3 tests/py/test_minimax.py "$bin"
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
-         "pair qwen3-moe-tiny" "pair llama-small"; do
+         "pair qwen3-moe-tiny" "pair llama-small" "pair minimax-m2-tiny"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done
 for f in fuzz/fuzz_*.c; do
