@@ -177,6 +177,11 @@ for bin in $BINS; do
     step py "kimi_k25 + kimi_linear: config spellings, on-disk spellings, vision tower skipped, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
         python3 tests/py/test_kimi.py "$bin"
 done
+# issue 18: GGUF of llama / qwen3 / qwen3moe / deepseek2 / deepseek32 (llama.cpp's converter, committed files) = safetensors digest
+for bin in $BINS; do
+    step py "GGUF archs: llama/qwen3/qwen3moe/deepseek2(/deepseek32) BF16 = safetensors digest, Q8_0 = gguf-py dequantized, architectures, refusals ($bin)" \
+        python3 tests/py/test_gguf_arch.py "$bin"
+done
 # issue 21: model_type minimax_m2 (fixture, digest across threads / schedules / kernels, RTN KL, router bias rounding, partial RoPE spellings, refusals)
 for bin in $BINS; do
     step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \

@@ -7,6 +7,7 @@
 #include "engine/archtable.h"
 #include "engine/model.h"
 #include "engine/config.h"
+#include "engine/gguf_model.h"
 #include "engine/qconfig.h"
 #include "engine/weights.h"
 #include "format/json.h"
@@ -46,7 +47,22 @@ static jv *arch_json(const fd_arch *arch)
     for (size_t i = 0; i < FD_N_FORMATS; i++)
         if (fd_arch_has_format(a, FD_FORMATS[i].id)) jv_push(f, jv_str(FD_FORMATS[i].id));
     jv_set(o, "formats", f);
+    jv *g = jv_arr();
+    const fd_arch *x = fd_arch_of(a->model_type);
+    for (const char *const *n = x && x->gguf ? x->gguf->names : NULL; n && *n; n++) jv_push(g, jv_str(*n));
+    jv_set(o, "gguf_architectures", g);
     return o;
+}
+
+/* llama.cpp's general.architecture spellings of a model_type, or "-" */
+static void gguf_names(const fd_arch_info *a, char *out, size_t cap)
+{
+    const fd_arch *x = fd_arch_of(a->model_type);
+    size_t n = 0;
+    out[0] = 0;
+    for (const char *const *g = x && x->gguf ? x->gguf->names : NULL; g && *g && n < cap; g++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? ", " : "", *g);
+    if (!n) snprintf(out, cap, "-");
 }
 
 static jv *format_json(const fd_format_info *f)
@@ -86,10 +102,11 @@ static int cmd_list(int json)
     printf("architectures (config.json model_type)\n");
     for (size_t i = 0; i < FD_N_ARCHS; i++) {
         const fd_arch_info *a = &FD_ARCHS[i]->info;
-        char presets[512];
+        char presets[512], g[128];
         fd_arch_preset_names(FD_ARCHS[i], ", ", presets, sizeof presets);
-        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", a->model_type, a->hf_class, "", a->summary,
-               a->formats, presets, a->doc);
+        gguf_names(a, g, sizeof g);
+        printf("  %-12s %s\n  %-12s   %s; formats: %s; GGUF general.architecture: %s; fixtures: %s; %s\n", a->model_type,
+               a->hf_class, "", a->summary, a->formats, g, presets, a->doc);
     }
     printf("weight formats (read as shipped; capture role)\n");
     for (size_t i = 0; i < FD_N_FORMATS; i++)
@@ -123,9 +140,11 @@ static int cmd_show(const char *name, int json)
         jv_free(o);
         return rc;
     }
+    char g[128];
+    if (a) gguf_names(a, g, sizeof g);
     if (a)
         printf("architecture   %s\n  hf class     %s\n  summary      %s\n  fixtures     %s\n  doc          %s\n"
-               "  formats      ", a->model_type, a->hf_class, a->summary, presets, a->doc);
+               "  gguf arch    %s\n  formats      ", a->model_type, a->hf_class, a->summary, presets, a->doc, g);
     else
         printf("format         %s\n  name         %s\n  declared by  %s\n  capture role %s\n  doc          %s\n"
                "  architectures ", f->id, f->name, f->declared_by, f->role, f->doc);

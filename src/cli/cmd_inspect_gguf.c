@@ -9,8 +9,15 @@
  * holding the most quantized elements; ties go to the type with more bits per
  * weight, then to the lower type id); effective bits are the bytes of the
  * quantized tensors x 8 / their elements, and over all tensors the same
- * ratio with every tensor counted. */
+ * ratio with every tensor counted.
+ *
+ * The model line: which architecture reads the file (the fd_arch whose GGUF
+ * table names general.architecture) and whether `capture --model` opens it
+ * (engine/gguf_model.c: config from the metadata, every tensor mapped), or
+ * the code and message a capture would refuse it with. */
 #include "cli.h"
+#include "engine/gguf_model.h"
+#include "engine/model.h"
 #include "format/ggml_quants.h"
 #include "format/gguf.h"
 #include "format/json.h"
@@ -74,6 +81,22 @@ typedef struct gcensus {
     double nominal, eff_q, eff_all;
 } gcensus;
 
+/* which architecture reads the file and whether capture opens it */
+typedef struct gmodel {
+    const char *mt; /* model_type, NULL: no architecture names general.architecture */
+    int cap_rc;     /* 0: capture --model opens it; else the refusal in me */
+    fd_err me;
+} gmodel;
+
+/* the model_type reading general.architecture arch, NULL when none */
+static const char *model_type_of(const char *arch)
+{
+    for (size_t i = 0; arch && i < FD_N_ARCHS; i++)
+        for (const char *const *n = FD_ARCHS[i]->gguf ? FD_ARCHS[i]->gguf->names : NULL; n && *n; n++)
+            if (!strcmp(*n, arch)) return FD_ARCHS[i]->info.model_type;
+    return NULL;
+}
+
 static void print_refused(const fd_err *e, int as_json)
 {
     if (!as_json) { printf("REFUSED [%s]: %s\n", e->code, e->msg); return; }
@@ -135,7 +158,7 @@ static void take_census(const fd_gguf_set *sp, gcensus *g)
     g->eff_all = eff_all;
 }
 
-static void print_json(const fd_gguf_set *sp, const char *arch, const gcensus *g)
+static void print_json(const fd_gguf_set *sp, const char *arch, const gcensus *g, const gmodel *gm)
 {
     const fd_gguf_set *s = sp;
     const fd_gguf_file *f0 = &s->f[0];
@@ -192,6 +215,14 @@ static void print_json(const fd_gguf_set *sp, const char *arch, const gcensus *g
     jv_set(bp, "elements", jv_int((int64_t)all_e));
     jv_set(bp, "bytes", jv_int((int64_t)all_b));
     jv_set(o, "bits_per_weight", bp);
+    jv *mo = jv_obj();
+    jv_set(mo, "model_type", gm->mt ? jv_str(gm->mt) : jv_null());
+    jv_set(mo, "capturable", jv_bool(!gm->cap_rc));
+    if (gm->cap_rc) {
+        jv_set(mo, "code", jv_str(gm->me.code));
+        jv_set(mo, "message", jv_str(gm->me.msg));
+    }
+    jv_set(o, "model", mo);
     jv_set(o, "ok", jv_bool(1));
     fd_buf b = {0};
     fd_err je;
@@ -200,7 +231,7 @@ static void print_json(const fd_gguf_set *sp, const char *arch, const gcensus *g
     jv_free(o);
 }
 
-static void print_text(const fd_gguf_set *sp, const char *arch, const gcensus *g)
+static void print_text(const fd_gguf_set *sp, const char *arch, const gcensus *g, const gmodel *gm)
 {
     const fd_gguf_set *s = sp;
     const fd_gguf_file *f0 = &s->f[0];
@@ -226,6 +257,10 @@ static void print_text(const fd_gguf_set *sp, const char *arch, const gcensus *g
                (double)cs[k].t->tsize * 8.0 / cs[k].t->blck, cs[k].t->quantized ? "" : " (not quantized)");
     printf("bits per weight: nominal %.4g (%s), effective %.4f over the quantized tensors, %.4f over all\n", nominal,
            major ? major->t->name : "no quantized tensor", eff_q, eff_all);
+    if (gm->mt) printf("model general.architecture %s is read as model_type %s\n", arch, gm->mt);
+    else printf("model general.architecture %s has no GGUF name table\n", arch ? arch : "(none)");
+    if (gm->cap_rc) printf("capture would be refused (%s): %s\n", gm->me.code, gm->me.msg);
+    else printf("capture --model reads it (every tensor mapped, config from the metadata)\n");
     printf("OK\n");
 }
 
@@ -242,8 +277,11 @@ int fd_inspect_gguf(const char *path, int as_json)
     gcensus g;
     memset(&g, 0, sizeof g);
     take_census(&s, &g);
-    if (as_json) print_json(&s, arch, &g);
-    else print_text(&s, arch, &g);
+    gmodel gm = {.mt = model_type_of(arch)};
+    fd_err_clear(&gm.me);
+    gm.cap_rc = fd_gguf_model_probe(path, &gm.me); /* capture's open, without decoding a quantized head */
+    if (as_json) print_json(&s, arch, &g, &gm);
+    else print_text(&s, arch, &g, &gm);
     free(arch);
     fd_gguf_set_close(&s);
     return FD_EXIT_OK;

@@ -38,6 +38,9 @@ const fd_format_info FD_FORMATS[] = {
      "quantization_config.quant_method \"gptq\"", "quant", "docs/QUANT-FORMATS.md"},
     {"awq", "AWQ GEMM int4 (qweight/qzeros/scales, packing order 0 2 4 6 1 3 5 7)",
      "quantization_config.quant_method \"awq\" version \"gemm\"", "quant", "docs/QUANT-FORMATS.md"},
+    {"gguf", "GGUF (llama.cpp's converter and llama-quantize; one file or a split set; 26 ggml types decoded as gguf-py)",
+     "a file starting with the magic GGUF, general.architecture naming the architecture (capture --model FILE.gguf)",
+     "root|quant", "docs/QUANT-FORMATS.md"},
 };
 const size_t FD_N_FORMATS = sizeof FD_FORMATS / sizeof *FD_FORMATS;
 

@@ -19,7 +19,7 @@ typedef struct fd_format_info {
     const char *id;           /* bf16 | fp8-block | nvfp4 */
     const char *name;
     const char *declared_by;  /* how a checkpoint says it is in this format */
-    const char *role;         /* what a capture of it is: root | quant */
+    const char *role;         /* what a capture of it is: root | quant | root|quant (gguf: root when no tensor is quantized) */
     const char *doc;
 } fd_format_info;
 

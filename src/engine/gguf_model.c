@@ -61,6 +61,24 @@ int fd_gguf_cfg_num_opt(const fd_gguf_set *s, const char *arch, const char *key,
     return cfg_num(s, arch, key, out, 1, e);
 }
 
+double fd_gguf_f32_decimal(double v)
+{
+    float f = (float)v;
+    char b[40];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(b, sizeof b, "%.*g", p, (double)f);
+        double d = strtod(b, NULL);
+        if ((float)d == f) return d;
+    }
+    return (double)f;
+}
+
+int64_t fd_gguf_rows(const fd_gguf_set *s, const char *name)
+{
+    const fd_gguf_tensor *g = fd_gguf_set_find(s, name);
+    return g && g->ndim == 2 ? (int64_t)g->ne[1] : 0;
+}
+
 int fd_gguf_is_model(const char *path)
 {
     if (!fd_is_file(path)) return 0;
@@ -346,8 +364,13 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
             return -1;
         }
     if (!a) {
+        fd_buf names = {0};
+        for (size_t i = 0; i < FD_N_ARCHS; i++)
+            for (const char *const *n = FD_ARCHS[i]->gguf ? FD_ARCHS[i]->gguf->names : NULL; n && *n; n++)
+                fd_buf_printf(&names, "%s%s", names.n ? ", " : "", *n);
         fd_fail(e, "unsupported_gguf_architecture", "", "%s: general.architecture %.64s has no GGUF name table (supported: "
-                "glm-dsa)", path, arch);
+                "%s)", path, arch, fd_buf_cstr(&names));
+        fd_buf_free(&names);
         free(arch);
         return -1;
     }
@@ -364,6 +387,9 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     c->arch->tensors(c, NULL, add_view, &b);
     int rc = 0;
     fd_strv unexpected = {0}, ignored = {0};
+    for (size_t i = 0; i < s->nt; i++)
+        for (const char *const *x = a->gguf->aux; x && *x && !b.used[i]; x++)
+            if (!strcmp(s->t[i]->name, *x)) b.used[i] = 1; /* read by the config hook */
     for (size_t i = 0; i < s->nt; i++)
         if (!b.used[i]) fd_strv_push(past_trunk(s->t[i]->name, c->num_hidden_layers) ? &ignored : &unexpected, s->t[i]->name);
     if (b.missing.n || b.misshaped.n || unexpected.n) {
@@ -388,7 +414,7 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     return 0;
 }
 
-int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e)
+static int model_open(const char *path, fd_glm_config *c, fd_weights *w, int with_head, fd_err *e)
 {
     memset(w, 0, sizeof *w);
     memset(c, 0, sizeof *c);
@@ -403,13 +429,28 @@ int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err
             w->nquant++;
             w->qbytes += w->t[i].nbytes;
         }
-    if (!rc) rc = head(w, c, e);
+    if (!rc && with_head) rc = head(w, c, e);
     if (rc) {
         fd_weights_close(w);
         fd_glm_config_free(c);
         memset(c, 0, sizeof *c);
     }
     return rc;
+}
+
+int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e)
+{
+    return model_open(path, c, w, 1, e);
+}
+
+int fd_gguf_model_probe(const char *path, fd_err *e)
+{
+    fd_glm_config c;
+    fd_weights w;
+    if (model_open(path, &c, &w, 0, e)) return -1;
+    fd_weights_close(&w);
+    fd_glm_config_free(&c);
+    return 0;
 }
 
 /* ------------------------------------------------------------ decoding */

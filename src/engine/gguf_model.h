@@ -50,6 +50,9 @@ typedef struct fd_gguf_arch {
      * general.architecture spelling, the metadata keys' prefix); NULL with
      * bad_gguf_config naming the key. */
     jv *(*config)(const fd_gguf_set *s, const char *arch, fd_err *e);
+    /* GGUF tensors the config hook reads (llama's rope_freqs.weight), not
+     * weights: neither mapped nor unexpected; NULL-terminated or NULL */
+    const char *const *aux;
 } fd_gguf_arch;
 
 /* Metadata readers for the config hooks: "<arch>.<key>"; a missing key or
@@ -60,11 +63,21 @@ int fd_gguf_cfg_int_opt(const fd_gguf_set *s, const char *arch, const char *key,
 int fd_gguf_cfg_num(const fd_gguf_set *s, const char *arch, const char *key, double *out, fd_err *e);
 int fd_gguf_cfg_num_opt(const fd_gguf_set *s, const char *arch, const char *key, double *out, fd_err *e);
 
+/* The shortest decimal (up to 9 significant digits) whose float32 rounding
+ * is the float32 metadata value v: the config.json number the converter
+ * read (1e-06 for 9.999999974752427e-07); v itself when none is shorter. */
+double fd_gguf_f32_decimal(double v);
+/* The rows (ne[1]) of GGUF tensor name, 0 when absent or not 2-D. */
+int64_t fd_gguf_rows(const fd_gguf_set *s, const char *name);
+
 /* 1 when path names a GGUF file (a regular file whose first 4 bytes are "GGUF"). */
 int fd_gguf_is_model(const char *path);
 /* Opens path (a GGUF file or a split set's first file) as c and w, then
  * fd_weights_check.  On failure both are left closed. */
 int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err *e);
+/* 0 when fd_gguf_model_open would open path (config, every tensor mapped,
+ * the loader's check), without decoding a quantized head; else the refusal. */
+int fd_gguf_model_probe(const char *path, fd_err *e);
 /* The GGUF tokenizer identity: local/gguf-tokenizer-<16 hex of sha256 over
  * every tokenizer.* metadata entry in key order: key NUL, type u32 LE, the
  * value's bytes as stored>; local/no-tokenizer-vocab-N when none. */

@@ -424,7 +424,7 @@ def hostile(label, want_code, **kw):
     case("refused %s: %s" % (label, want_code), got == want_code, out + err)
 
 
-hostile("unsupported architecture", "unsupported_gguf_architecture", arch="llama")
+hostile("unsupported architecture", "unsupported_gguf_architecture", arch="falcon")
 hostile("glm5-next (ssm_a stored as -exp(A_log))", "unsupported_gguf_architecture", arch="glm5-next")
 hostile("missing metadata key", "bad_gguf_config", skip_kv=("attention.kv_lora_rank",))
 hostile("contradicting key_length", "bad_gguf_config", extra_kv={"attention.key_length": ("u32", 99)})

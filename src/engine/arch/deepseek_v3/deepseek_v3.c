@@ -1,6 +1,9 @@
 /* model_type deepseek_v3 (DeepseekV3ForCausalLM): the fd_arch of engine/model.h (ds3.h). */
 #include "engine/arch/deepseek_v3/ds3.h"
+#include "engine/gguf_model.h"
 #include <stdlib.h>
+
+extern const fd_gguf_arch FD_GGUF_DEEPSEEK2; /* ds3_gguf.c */
 
 /* per window between layers: the residual stream and the output rows (bf16), the causal selection */
 static uint64_t state_bytes(const fd_glm_config *c, uint64_t S)
@@ -27,7 +30,7 @@ const fd_arch FD_ARCH_DEEPSEEK_V3 = {
     .info = {"deepseek_v3", "DeepseekV3ForCausalLM",
              "DeepSeek V3 / Kimi K2: MLA attention (optional q LoRA, yarn), sigmoid-routed group-limited MoE, "
              "dense-then-MoE MLP schedule",
-             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4, gguf"},
     .prefix = "model.",
     .parse = fd_ds3_parse,
     .free_ext = free_ext,
@@ -40,4 +43,5 @@ const fd_arch FD_ARCH_DEEPSEEK_V3 = {
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_DEEPSEEK_V3_PRESETS,
+    .gguf = &FD_GGUF_DEEPSEEK2,
 };

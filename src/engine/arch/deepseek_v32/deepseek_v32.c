@@ -3,7 +3,10 @@
  * with the DSA indexer (ops/indexer.h, rotate_half RoPE) selecting each
  * layer's keys; docs/MODEL-DEEPSEEK.md. */
 #include "engine/arch/deepseek_v3/ds3.h"
+#include "engine/gguf_model.h"
 #include <stdlib.h>
+
+extern const fd_gguf_arch FD_GGUF_DEEPSEEK32; /* deepseek_v3/ds3_gguf.c */
 
 /* per window between layers: the residual stream and the output rows (bf16), the selection bitmap */
 static uint64_t state_bytes(const fd_glm_config *c, uint64_t S)
@@ -30,7 +33,7 @@ static void free_ext(void *x) { free(x); }
 const fd_arch FD_ARCH_DEEPSEEK_V32 = {
     .info = {"deepseek_v32", "DeepseekV32ForCausalLM",
              "DeepSeek V3.2: deepseek_v3 with the DSA lightning indexer (top-k keys per query) on every layer",
-             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4, gguf"},
     .prefix = "model.",
     .parse = fd_ds32_parse,
     .free_ext = free_ext,
@@ -43,4 +46,5 @@ const fd_arch FD_ARCH_DEEPSEEK_V32 = {
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_DEEPSEEK_V32_PRESETS,
+    .gguf = &FD_GGUF_DEEPSEEK32,
 };

@@ -168,4 +168,4 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
 
 static const char *const NAMES[] = {"glm-dsa", NULL};
 
-const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, MAP, config};
+const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, MAP, config, NULL};

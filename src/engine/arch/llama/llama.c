@@ -1,6 +1,9 @@
 /* model_types llama and qwen3: two entries of the architecture table
  * (engine/model.h) over one forward (llama_internal.h). */
 #include "engine/arch/llama/llama_internal.h"
+#include "engine/gguf_model.h"
+
+extern const fd_gguf_arch FD_GGUF_LLAMA, FD_GGUF_QWEN3, FD_GGUF_QWEN3MOE; /* llama_gguf.c */
 
 /* per window between layers: the residual stream and the output rows
  * (bf16), the causal selection, the RoPE tables */
@@ -24,7 +27,7 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_LLAMA = {
     .info = {"llama", "LlamaForCausalLM",
              "Llama: GQA attention with rotate_half RoPE (default, llama3), SwiGLU MLP, RMSNorm; tied or untied head",
-             "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "docs/MODEL-LLAMA-QWEN.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_llama_parse,
     .free_ext = fd_llama_ext_free,
@@ -37,12 +40,13 @@ const fd_arch FD_ARCH_LLAMA = {
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_LLAMA_PRESETS,
+    .gguf = &FD_GGUF_LLAMA,
 };
 
 const fd_arch FD_ARCH_QWEN3 = {
     .info = {"qwen3", "Qwen3ForCausalLM",
              "Qwen3 dense: Llama's block with per-head q_norm / k_norm (RMSNorm over head_dim) before RoPE",
-             "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "docs/MODEL-LLAMA-QWEN.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_qwen3_parse,
     .free_ext = fd_llama_ext_free,
@@ -55,12 +59,13 @@ const fd_arch FD_ARCH_QWEN3 = {
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_QWEN3_PRESETS,
+    .gguf = &FD_GGUF_QWEN3,
 };
 
 const fd_arch FD_ARCH_QWEN3_MOE = {
     .info = {"qwen3_moe", "Qwen3MoeForCausalLM",
              "Qwen3-MoE: qwen3 attention, softmax-routed top-k experts (norm_topk_prob, no shared expert), dense mlp_only_layers",
-             "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "docs/MODEL-LLAMA-QWEN.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_qwen3_moe_parse,
     .free_ext = fd_llama_ext_free,
@@ -73,4 +78,5 @@ const fd_arch FD_ARCH_QWEN3_MOE = {
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_QWEN3_MOE_PRESETS,
+    .gguf = &FD_GGUF_QWEN3MOE,
 };
