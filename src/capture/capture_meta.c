@@ -269,10 +269,18 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
                       "nearest even (%s); a weight-only capture", W->nquant, W->q.kind == FD_Q_GPTQ ? "GPTQ" : "AWQ", codec,
                       W->q.kind == FD_Q_GPTQ ? "GPTQModel PackableQuantLinear.dequantize_weight, v1 zero points converted "
                       "as convert_gptq_v1_to_v2_format" : "AutoAWQ dequantize_gemm");
-    else if (W->q.kind == FD_Q_CT_PACK)
-        fd_buf_printf(&b, "%zu compressed-tensors pack-quantized integer weights (%s) dequantized to bf16 as (q - "
-                      "zero_point) * weight_scale in the scale's dtype, rounded to nearest even (compressed_tensors "
-                      "PackedQuantizationCompressor.decompress); a weight-only capture", W->nquant, codec);
+    else if (W->q.kind == FD_Q_CT_PACK) {
+        int acts = 0, dense = 0;
+        for (size_t i = 0; i < W->q.nct; i++) {
+            acts |= W->q.ct[i].acts;
+            dense |= W->q.ct[i].dense != FD_CT_PACKED;
+        }
+        fd_buf_printf(&b, "%zu compressed-tensors %s weights (%s) dequantized to bf16 as (q - zero_point) * weight_scale "
+                      "in the scale's dtype, rounded to nearest even (compressed_tensors %s.decompress); a weight-only "
+                      "capture%s", W->nquant, dense ? "quantized" : "pack-quantized integer", codec,
+                      dense ? "NaiveQuantizationCompressor / PackedQuantizationCompressor" : "PackedQuantizationCompressor",
+                      acts ? ": the config's input_activations (W8A8 activation quantization) are not applied" : "");
+    }
     else
         fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
                       "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "

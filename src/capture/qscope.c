@@ -61,7 +61,7 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 {
     const fd_ggml_type *g = gguf_quant(W, t);
     if (g) return g->name; /* ggml's name, lowercased in the block */
-    if (t->qfmt == FD_Q_CT_PACK) return fd_q_int_format(t->ct.bits);
+    if (t->qfmt == FD_Q_CT_PACK) return t->ct.dense == FD_CT_DENSE_FP8 ? "fp8_e4m3" : fd_q_int_format(t->ct.bits);
     if (t->qfmt) return fd_q_format(t->qfmt);
     if (!strcmp(t->dtype, "BF16")) return "bf16";
     if (!strcmp(t->dtype, "F32")) return "fp32";

@@ -112,19 +112,38 @@ static int null_or_absent(const jv *o, const char *k)
     return !v || v->t == JV_NULL;
 }
 
-static int parse_ct_weights(const jv *w, const char *where, const char *gname, fd_ct_scheme *s, fd_err *e)
+/* the compressed-tensors formats read: index = storage kind */
+enum { CTF_PACK, CTF_INT, CTF_FLOAT, CTF_NAIVE, CTF_OTHER };
+static int ct_format_code(const char *f)
 {
-    if (!w || w->t != JV_OBJ) return CT_FAIL("%s: config_groups.%s.weights is not an object (weight-only "
-                                               "pack-quantized is read)", where, gname);
+    return !f ? CTF_OTHER : !strcmp(f, "pack-quantized") ? CTF_PACK : !strcmp(f, "int-quantized") ? CTF_INT
+         : !strcmp(f, "float-quantized") ? CTF_FLOAT : !strcmp(f, "naive-quantized") ? CTF_NAIVE : CTF_OTHER;
+}
+
+static int parse_ct_weights(const jv *w, const char *where, const char *gname, int fc, fd_ct_scheme *s, fd_err *e)
+{
+    if (!w || w->t != JV_OBJ) return CT_FAIL("%s: config_groups.%s.weights is not an object (weight quantization "
+                                               "is what is read)", where, gname);
     const char *type = jv_get_str(w, "type");
-    if (!type || strcmp(type, "int"))
-        return CT_FAIL("%s: config_groups.%s.weights.type %s is not supported (pack-quantized int only)", where, gname,
+    int fl = type && !strcmp(type, "float");
+    if (!type || (strcmp(type, "int") && !fl))
+        return CT_FAIL("%s: config_groups.%s.weights.type %s is not supported (int, float)", where, gname,
                        type ? type : "(absent)");
+    if (fl && (fc == CTF_PACK || fc == CTF_INT))
+        return CT_FAIL("%s: config_groups.%s: float weights in format %s are not read (float-quantized or "
+                       "naive-quantized)", where, gname, fc == CTF_PACK ? "pack-quantized" : "int-quantized");
+    if (!fl && fc == CTF_FLOAT)
+        return CT_FAIL("%s: config_groups.%s: int weights in format float-quantized are not read (int-quantized, "
+                       "naive-quantized or pack-quantized)", where, gname);
     int64_t bits;
-    if (jv_get_i64(w, "num_bits", &bits) || (bits != 4 && bits != 8))
+    if (fl && (jv_get_i64(w, "num_bits", &bits) || bits != 8))
+        return CT_FAIL("%s: config_groups.%s.weights.num_bits must be 8 for float weights (FP8 e4m3; 4-bit float "
+                       "is nvfp4/mxfp4, not read)", where, gname);
+    if (!fl && (jv_get_i64(w, "num_bits", &bits) || (bits != 4 && bits != 8)))
         return CT_FAIL("%s: config_groups.%s.weights.num_bits must be 4 or 8 (int4 / int8: the widths whose "
                        "packing every compressed-tensors version writes alike and the registry names)", where, gname);
     s->bits = (int)bits;
+    s->dense = fc == CTF_PACK ? FD_CT_PACKED : fl ? FD_CT_DENSE_FP8 : FD_CT_DENSE_INT;
     if (ct_bool(w, "symmetric", 1, &s->sym))
         return CT_FAIL("%s: config_groups.%s.weights.symmetric is not a boolean", where, gname);
     int dyn = 0;
@@ -153,23 +172,29 @@ static int parse_ct_weights(const jv *w, const char *where, const char *gname, f
         if (!bs || bs->t != JV_ARR || bs->u.a.n != 2 || !jv_is_int(bs->u.a.v[0]) || !jv_is_int(bs->u.a.v[1]) ||
             bs->u.a.v[0]->u.i < 1 || bs->u.a.v[1]->u.i < 1 || bs->u.a.v[0]->u.i > 65536 || bs->u.a.v[1]->u.i > 65536)
             return CT_FAIL("%s: config_groups.%s.weights: strategy block needs block_structure [rows, cols]", where, gname);
-        if (!s->sym)
+        if (!s->sym && !s->dense)
             return CT_FAIL("%s: config_groups.%s.weights: asymmetric block is not read (pack-quantized packs zero "
                            "points for channel and group only)", where, gname);
         s->strategy = FD_CT_BLOCK;
         s->bh = (int)bs->u.a.v[0]->u.i;
         s->bw = (int)bs->u.a.v[1]->u.i;
-    } else
-        return CT_FAIL("%s: config_groups.%s.weights.strategy %.40s is not supported (channel, group, block)", where,
-                       gname, st);
+    } else if (!strcmp(st, "tensor") && s->dense)
+        s->strategy = FD_CT_TENSOR;
+    else
+        return CT_FAIL("%s: config_groups.%s.weights.strategy %.40s is not supported (channel, group, block; tensor "
+                       "for the unpacked formats)", where, gname, st);
+    if (!s->sym && s->dense == FD_CT_DENSE_FP8)
+        return CT_FAIL("%s: config_groups.%s.weights: asymmetric float weights are not read (FP8 zero points)", where,
+                       gname);
     return 0;
 }
 
 static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     const char *fmt = jv_get_str(qc, "format");
-    if (fmt && strcmp(fmt, "pack-quantized") && strcmp(fmt, "mixed-precision"))
-        return CT_FAIL("%s: compressed-tensors format %.40s is not supported (pack-quantized only)", where, fmt);
+    if (fmt && ct_format_code(fmt) == CTF_OTHER && strcmp(fmt, "mixed-precision"))
+        return CT_FAIL("%s: compressed-tensors format %.40s is not supported (pack-quantized, int-quantized, "
+                       "float-quantized, naive-quantized)", where, fmt);
     if (!fmt && !null_or_absent(qc, "format")) return CT_FAIL("%s: compressed-tensors format is not a string", where);
     const char *status = jv_get_str(qc, "quantization_status");
     if (!null_or_absent(qc, "quantization_status") && (!status || strcmp(status, "compressed")))
@@ -191,15 +216,22 @@ static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
         const jv *gr = groups->u.o.m[i].v;
         if (gr->t != JV_OBJ) return CT_FAIL("%s: config_groups.%.40s is not an object", where, gname);
         const char *gf = jv_get_str(gr, "format");
-        if (!null_or_absent(gr, "format") ? !gf || strcmp(gf, "pack-quantized") : !fmt || strcmp(fmt, "pack-quantized"))
-            return CT_FAIL("%s: config_groups.%.40s.format %.40s is not supported (pack-quantized only)", where, gname,
-                           gf ? gf : fmt ? fmt : "(absent)");
-        static const char *const ACTS[] = {"input_activations", "output_activations"};
-        for (size_t k = 0; k < 2; k++)
-            if (!null_or_absent(gr, ACTS[k]))
-                return CT_FAIL("%s: config_groups.%.40s.%s is not read (weight-only schemes: activation quantization "
-                               "would not be applied)", where, gname, ACTS[k]);
-        if (parse_ct_weights(jv_get(gr, "weights"), where, gname, &q->ct[q->nct], e)) return -1;
+        int fc = ct_format_code(!null_or_absent(gr, "format") ? gf : fmt);
+        if (fc == CTF_OTHER)
+            return CT_FAIL("%s: config_groups.%.40s.format %.40s is not supported (pack-quantized, int-quantized, "
+                           "float-quantized, naive-quantized)", where, gname, gf ? gf : fmt ? fmt : "(absent)");
+        /* pack-quantized is weight-only (W4A16 / W8A16): activation quantization is refused there. The unpacked
+         * formats are W8A8 by construction: input_activations is read as declared and not applied (a weight-only
+         * capture, disclosed); output activations are refused everywhere. */
+        if (!null_or_absent(gr, "output_activations") || (fc == CTF_PACK && !null_or_absent(gr, "input_activations")))
+            return CT_FAIL("%s: config_groups.%.40s.%s is not read (weight-only schemes: activation quantization "
+                           "would not be applied)", where, gname,
+                           !null_or_absent(gr, "output_activations") ? "output_activations" : "input_activations");
+        const jv *ia = jv_get(gr, "input_activations");
+        if (ia && ia->t != JV_NULL && ia->t != JV_OBJ)
+            return CT_FAIL("%s: config_groups.%.40s.input_activations is not an object", where, gname);
+        q->ct[q->nct].acts = ia && ia->t == JV_OBJ;
+        if (parse_ct_weights(jv_get(gr, "weights"), where, gname, fc, &q->ct[q->nct], e)) return -1;
         const jv *tg = jv_get(gr, "targets");
         if (!tg || tg->t != JV_ARR || !tg->u.a.n)
             return CT_FAIL("%s: config_groups.%.40s.targets must be a non-empty list", where, gname);
@@ -238,8 +270,8 @@ static int pk_group(const jv *qc, const char *where, int *g, fd_err *e)
 static int parse_gptq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     int64_t bits;
-    if (jv_get_i64(qc, "bits", &bits) || (bits != 4 && bits != 8))
-        return CT_FAIL("%s: gptq bits must be 4 or 8 (2 and 3 are not read)", where);
+    if (jv_get_i64(qc, "bits", &bits) || bits < 2 || bits > 8 || bits == 5 || bits == 6 || bits == 7)
+        return CT_FAIL("%s: gptq bits must be 2, 3, 4 or 8 (5-7 are GPTQModel's planar layouts, not read)", where);
     fd_ct_scheme s = {.bits = (int)bits, .sym = 1};
     if (pk_group(qc, where, &s.group, e)) return -1;
     if (ct_bool(qc, "sym", 1, &s.sym)) return CT_FAIL("%s: sym is not a boolean", where);
@@ -484,10 +516,12 @@ int fd_qconfig_bits(const fd_qconfig *q)
 
 static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
 {
-    if (s->strategy == FD_CT_CHANNEL) snprintf(out, cap, "ct-pack-w%d-channel-%s", s->bits, s->sym ? "sym" : "asym");
-    else if (s->strategy == FD_CT_GROUP)
-        snprintf(out, cap, "ct-pack-w%d-group%d-%s", s->bits, s->group, s->sym ? "sym" : "asym");
-    else snprintf(out, cap, "ct-pack-w%d-block%dx%d-sym", s->bits, s->bh, s->bw);
+    const char *k = s->dense == FD_CT_DENSE_FP8 ? "ct-fp8-w" : s->dense ? "ct-int-w" : "ct-pack-w";
+    const char *sy = s->sym ? "sym" : "asym";
+    if (s->strategy == FD_CT_CHANNEL) snprintf(out, cap, "%s%d-channel-%s", k, s->bits, sy);
+    else if (s->strategy == FD_CT_GROUP) snprintf(out, cap, "%s%d-group%d-%s", k, s->bits, s->group, sy);
+    else if (s->strategy == FD_CT_TENSOR) snprintf(out, cap, "%s%d-tensor-%s", k, s->bits, sy);
+    else snprintf(out, cap, "%s%d-block%dx%d-%s", k, s->bits, s->bh, s->bw, sy);
 }
 
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
@@ -503,7 +537,9 @@ void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
             ct_codec(&q->ct[i], b, sizeof b);
             same = !strcmp(a, b);
         }
-        snprintf(out, cap, "%s", same ? a : "ct-pack-mixed");
+        int packed = 1;
+        for (size_t i = 0; i < q->nct; i++) packed &= q->ct[i].dense == FD_CT_PACKED;
+        snprintf(out, cap, "%s", same ? a : packed ? "ct-pack-mixed" : "ct-mixed");
     } else if (q->kind == FD_Q_GPTQ)
         snprintf(out, cap, "gptq-%s-w%d-g%d-%s", q->ct[0].v1 ? "v1" : "v2", q->ct[0].bits, q->ct[0].group,
                  q->ct[0].sym ? "sym" : "asym");

@@ -28,10 +28,17 @@ typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3,
  * integer weights of `bits` (4 or 8) packed densely into int32 (element
  * j at bit j*bits of its row), scales per output channel, per group of
  * `group` inputs, or per bh x bw block; zero points when asymmetric. */
-enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2 };
+enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2, FD_CT_TENSOR = 3 };
+/* compressed-tensors storage: pack-quantized (X.weight_packed I32), or the
+ * unpacked formats of NaiveQuantizationCompressor (X.weight itself: I8 for
+ * int-quantized / naive-quantized int, F8_E4M3 for float-quantized /
+ * naive-quantized float) */
+enum { FD_CT_PACKED = 0, FD_CT_DENSE_INT = 1, FD_CT_DENSE_FP8 = 2 };
 typedef struct fd_ct_scheme {
     int bits, sym, strategy, group, bh, bw;
     int v1;  /* GPTQ: checkpoint_format gptq (v1: stored zero points are z - 1) */
+    int dense; /* FD_CT_PACKED / FD_CT_DENSE_INT / FD_CT_DENSE_FP8 */
+    int acts;  /* compressed-tensors: input_activations declared (W8A8; not applied) */
 } fd_ct_scheme;
 
 typedef struct fd_qconfig {
@@ -84,7 +91,9 @@ const char *fd_q_int_format(int bits);
  * the groups' when they agree, else the largest. */
 int fd_qconfig_bits(const fd_qconfig *q);
 /* weights.codec text: "fp8-e4m3-block128x128", "nvfp4-modelopt-g16",
- * "ct-pack-w4-group128-sym" / "ct-pack-w8-channel-asym" / "ct-pack-mixed". */
+ * "ct-pack-w4-group128-sym" / "ct-pack-w8-channel-asym" / "ct-pack-mixed";
+ * unpacked compressed-tensors "ct-int-w8-channel-sym" / "ct-fp8-w8-tensor-sym",
+ * "ct-mixed" when groups differ and one is unpacked. */
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap);
 
 #endif

@@ -57,15 +57,24 @@ typedef struct fd_ct_row {
     const uint8_t *packed, *scale, *zero;
     uint64_t pw, scols, zcols;
     int sdtype, bits, strategy, group, bh, bw;
+    /* dense (int-/float-/naive-quantized): 1 = packed is I8 [N, K], zero I8
+     * indexed like the scale; 2 = packed is F8_E4M3 [N, K] (no zero point).
+     * strategy FD_CT_TENSOR: one scale. */
+    int dense;
 } fd_ct_row;
 void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out);
 /* GPTQ (GPTQModel PackableQuantLinear.dequantize_weight, v2 internally;
  * a v1 checkpoint's qzeros words get 0x11111111 / 0x01010101 added, int32
  * wrapping, as convert_gptq_v1_to_v2_format does) and AWQ GEMM (AutoAWQ
  * dequantize_gemm: unpack_awq + reverse_awq_order):
- *   GPTQ qweight I32 [K/pf, N] (input k of output n: word (k/pf, n), bits
- *        (k%pf)*b), qzeros I32 [G, N/pf] (word (g, n/pf), bits (n%pf)*b),
- *        scales [G, N], g_idx I32 [K] (the group of each input), pf = 32/b
+ *   GPTQ qweight I32 [K*b/32, N] (input k of output n at bit k*b of column n's
+ *        little-endian word run: b = 2, 4, 8 stay inside a word, b = 3 packs
+ *        32 inputs into 3 words, fields 10 and 21 straddling),
+ *        qzeros I32 [G, N*b/32] (output n at bit n*b of row g's word run),
+ *        scales [G, N], g_idx I32 [K] (the group of each input); v1 zero
+ *        points: 2-bit words + 0x55555555, 4-bit + 0x11111111, 8-bit +
+ *        0x01010101 (int32 wrap), 3-bit each field (z + 1) & 7
+ *        (GPTQModel _correct_gptq_v1_qzeros)
  *   AWQ  qweight I32 [K, N/8] (output n of input k: word (k, n/8), nibble
  *        [0,4,1,5,2,6,3,7][n%8]), qzeros I32 [G, N/8] alike, scales [G, N],
  *        group of input k = k / group

@@ -100,6 +100,7 @@ static int bind_nvfp4(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf 
 }
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static const fd_tensor *pk_comp(const fd_weights *w, const fd_tensor *t, const char *suffix);
 
 /* compressed-tensors pack-quantized: t is X.weight_packed (looked up as X.weight). */
 static int bind_ct(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
@@ -178,15 +179,87 @@ static int bind_ct(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const ui
     return 1;
 }
 
+/* compressed-tensors int-/float-/naive-quantized: t is X.weight itself, I8 or
+ * F8_E4M3 [N, K]; weight_scale [1] tensor, [N,1] channel, [N,K/g] group,
+ * [ceil(N/bh),ceil(K/bw)] block; weight_zero_point I8 shaped as the scale
+ * (asymmetric int). */
+static int bind_ct_dense(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
+{
+    const uint64_t N = want[0], K = want[1];
+    const char *wd = cs->dense == FD_CT_DENSE_FP8 ? "F8_E4M3" : "I8";
+    static const char *const ST[] = {"channel", "group", "block", "tensor"};
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "%s%d %s, unpacked", cs->dense == FD_CT_DENSE_FP8 ? "fp" : "int", cs->bits, ST[cs->strategy]);
+    if (strcmp(t->dtype, wd) || t->ndim != 2 || t->shape[0] != N || t->shape[1] != K) {
+        fd_buf_printf(why, "%s: %s expected %s [%llu,%llu] (%s)", t->name, t->dtype, wd, (unsigned long long)N,
+                      (unsigned long long)K, ctx);
+        return -1;
+    }
+    uint64_t sr = N, sc = 1;
+    if (cs->strategy == FD_CT_TENSOR) sr = 1;
+    else if (cs->strategy == FD_CT_GROUP) {
+        if (K % (uint64_t)cs->group) {
+            fd_buf_printf(why, "%s: %llu inputs are not a whole number of groups of %d (compressed-tensors' "
+                          "decompressor refuses a partial group)", t->name, (unsigned long long)K, cs->group);
+            return -1;
+        }
+        sc = K / (uint64_t)cs->group;
+    } else if (cs->strategy == FD_CT_BLOCK) {
+        sr = cdiv(N, (uint64_t)cs->bh);
+        sc = cdiv(K, (uint64_t)cs->bw);
+    }
+    const fd_tensor *s = pk_comp(w, t, ".weight_scale");
+    if (!s) return bad(why, "%s: its weight_scale is missing (%s)", t->name, ctx);
+    int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
+    int shape_ok = cs->strategy == FD_CT_TENSOR ? s->ndim == 1 && s->shape[0] == 1
+                 : s->ndim == 2 && s->shape[0] == sr && s->shape[1] == sc;
+    if (sd < 0 || !shape_ok) {
+        if (cs->strategy == FD_CT_TENSOR) fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [1] (%s)", s->name, s->dtype, ctx);
+        else
+            fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [%llu,%llu] (%s)", s->name, s->dtype, (unsigned long long)sr,
+                          (unsigned long long)sc, ctx);
+        return -1;
+    }
+    const fd_tensor *z = NULL;
+    if (!cs->sym) {
+        z = pk_comp(w, t, ".weight_zero_point");
+        if (!z) return bad(why, "%s: its weight_zero_point is missing (%s, asymmetric)", t->name, ctx);
+        if (strcmp(z->dtype, "I8") || z->ndim != s->ndim || z->numel != s->numel || z->shape[0] != s->shape[0]) {
+            fd_buf_printf(why, "%s: %s expected I8 shaped as %s (%s)", z->name, z->dtype, s->name, ctx);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_CT_PACK;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = z;
+    w->qbytes += t->nbytes + s->nbytes + (z ? z->nbytes : 0);
+    return 1;
+}
+
 static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
     int lin = fd_q_is_linear_weight(t->name), sch = lin ? fd_q_ct_scheme(&w->q, t->name) : -1;
     int packed = t->sname != t->name && strcmp(t->sname, t->name);
+    int dense_dt = !strcmp(t->dtype, "I8") || !strcmp(t->dtype, "F8_E4M3");
+    if (!packed && dense_dt) {
+        if (!lin) return bad(why, "%s is %s but is not a Linear weight (only Linears are converted)", t->name, t->dtype);
+        if (sch < 0)
+            return bad(why, "%s is quantized but quantization_config (%s) leaves its module unconverted (ignore, or no "
+                       "target matches)", t->name, w->q.source);
+        if (!w->q.ct[sch].dense)
+            return bad(why, "%s is %s but its config group is pack-quantized (a loader expects %s_packed)", t->name,
+                       t->dtype);
+        int rc = bind_ct_dense(w, t, &w->q.ct[sch], want, why);
+        if (rc == 1) w->nquant++;
+        return rc;
+    }
     if (!packed) {
         if (sch < 0 && (!strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"))) return 0;
         if (sch < 0) return 0; /* another dtype: reported as mis-shaped */
         fd_buf_printf(why, "%s is %s but quantization_config (%s, compressed-tensors) converts it (a loader expects "
-                      "%s_packed and its scales)", t->name, t->dtype, w->q.source, t->name);
+                      "%s%s and its scales)", t->name, t->dtype, w->q.source, t->name,
+                      w->q.ct[sch].dense == FD_CT_DENSE_FP8 ? " in F8_E4M3" : w->q.ct[sch].dense ? " in I8" : "_packed");
         return -1;
     }
     if (strcmp(t->dtype, "I32")) return bad(why, "%s is %s, expected I32 (packed int32 words)", t->sname, t->dtype);
@@ -194,6 +267,9 @@ static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf
     if (sch < 0)
         return bad(why, "%s is packed but quantization_config (%s) leaves its module unconverted (ignore, or no target "
                    "matches)", t->sname, w->q.source);
+    if (w->q.ct[sch].dense)
+        return bad(why, "%s is packed but its config group is an unpacked format (int-/float-/naive-quantized store "
+                   "%s itself)", t->sname, t->name);
     int rc = bind_ct(w, t, &w->q.ct[sch], want, why);
     if (rc == 1) w->nquant++;
     return rc;
@@ -213,15 +289,16 @@ static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *wh
 {
     const fd_ct_scheme *cs = &w->q.ct[0];
     const int awq = w->q.kind == FD_Q_AWQ;
-    const uint64_t N = want[0], K = want[1], pf = 32 / (uint64_t)cs->bits;
+    const uint64_t N = want[0], K = want[1], b = (uint64_t)cs->bits, pf = 32 / b;
     const uint64_t grp = cs->group < 0 ? K : (uint64_t)cs->group, G = (K + grp - 1) / grp;
     const char *fam = awq ? "awq" : "gptq";
-    if (N % pf || (!awq && K % pf) || (awq && grp != K && K % grp)) {
+    /* GPTQ: K*b and N*b whole words (3-bit: 32 inputs / outputs in 3 words) */
+    if ((awq && N % pf) || (!awq && ((N * b) % 32 || (K * b) % 32)) || (awq && grp != K && K % grp)) {
         fd_buf_printf(why, "%s: a [%llu,%llu] Linear does not pack into whole int32 words (%s int%d)", t->sname,
                       (unsigned long long)N, (unsigned long long)K, fam, cs->bits);
         return -1;
     }
-    uint64_t r = awq ? K : K / pf, c = awq ? N / pf : N;
+    uint64_t r = awq ? K : K * b / 32, c = awq ? N / pf : N, zc = awq ? N / pf : N * b / 32;
     if (strcmp(t->dtype, "I32") || t->ndim != 2 || t->shape[0] != r || t->shape[1] != c) {
         fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (weight [%llu,%llu], %s int%d)", t->sname, t->dtype,
                       (unsigned long long)r, (unsigned long long)c, (unsigned long long)N, (unsigned long long)K, fam,
@@ -230,9 +307,9 @@ static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *wh
     }
     const fd_tensor *z = pk_comp(w, t, ".qzeros"), *s = pk_comp(w, t, ".scales"), *gi = awq ? NULL : pk_comp(w, t, ".g_idx");
     if (!z || !s) return bad(why, "%s: its %s is missing", t->sname, !z ? "qzeros" : "scales");
-    if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != G || z->shape[1] != N / pf) {
+    if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != G || z->shape[1] != zc) {
         fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (zero points of %llu groups)", z->name, z->dtype,
-                      (unsigned long long)G, (unsigned long long)(N / pf), (unsigned long long)G);
+                      (unsigned long long)G, (unsigned long long)zc, (unsigned long long)G);
         return -1;
     }
     int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
@@ -319,6 +396,7 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
         {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4},
         {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
+        {".input_scale", FD_Q_CT_PACK}, {".input_zero_point", FD_Q_CT_PACK},
         {".qzeros", FD_Q_GPTQ}, {".scales", FD_Q_GPTQ}, {".g_idx", FD_Q_GPTQ}, {".qzeros", FD_Q_AWQ},
         {".scales", FD_Q_AWQ}};
     size_t n = strlen(name);
@@ -330,6 +408,9 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         const fd_tensor *t = fd_weights_get(w, fd_buf_cstr(&b));
         fd_buf_free(&b);
         if (!t || t->qfmt != C[i].k) continue;
+        if (C[i].k == FD_Q_CT_PACK && !strcmp(C[i].suffix, ".weight_shape") && t->ct.dense) continue;
+        if (C[i].k == FD_Q_CT_PACK && (!strcmp(C[i].suffix, ".input_scale") || !strcmp(C[i].suffix, ".input_zero_point")))
+            return t->ct.acts; /* static W8A8 activation scales: declared, not applied */
         return C[i].k != FD_Q_CT_PACK || strcmp(C[i].suffix, ".weight_zero_point") || t->zero;
     }
     return 0;
@@ -352,9 +433,10 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_gq_row_bf16(&c, K, row, out);
     } else if (t->qfmt == FD_Q_CT_PACK) {
         const char *sd = t->scale->dtype;
-        fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1], t->scale->shape[1],
-                       t->zero ? t->zero->shape[1] : 0, !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2,
-                       t->ct.bits, t->ct.strategy, t->ct.group, t->ct.bh, t->ct.bw};
+        fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1],
+                       t->scale->ndim == 2 ? t->scale->shape[1] : 1, t->zero && t->zero->ndim == 2 ? t->zero->shape[1] : 0,
+                       !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2, t->ct.bits, t->ct.strategy, t->ct.group,
+                       t->ct.bh, t->ct.bw, t->ct.dense};
         fd_ct_row_bf16(&c, K, row, out);
     }
     else if (!strcmp(t->dtype, "BF16"))

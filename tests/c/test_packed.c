@@ -56,7 +56,7 @@ static int vectors(void)
         fd_ct_row r = {file + 8 + f.header_len + pt->start, file + 8 + f.header_len + st->start,
                        zt ? file + 8 + f.header_len + zt->start : NULL, pt->shape[1], st->shape[1],
                        zt ? zt->shape[1] : 0, !strcmp(st->dtype, "BF16") ? 0 : !strcmp(st->dtype, "F16") ? 1 : 2,
-                       s[0], s[1], s[2], s[3], s[4]};
+                       s[0], s[1], s[2], s[3], s[4], 0};
         uint16_t *row = malloc(K * 2);
         uint64_t bad = 0, first = 0;
         for (uint64_t i = 0; i < N; i++) {
@@ -79,10 +79,10 @@ static int vectors(void)
     return fails;
 }
 
-#define GQ_VECTORS "tests/vectors/packed/gq.safetensors"
 
-/* GPTQ / AWQ: tests/vectors/packed/gq.safetensors (tests/py/gq_vectors.py) */
-static int gq(void)
+/* GPTQ / AWQ: tests/vectors/packed/gq.safetensors (tests/py/gq_vectors.py) and
+ * GPTQ 2 / 3-bit: gq23.safetensors (tests/py/gq23_vectors.py) */
+static int gq_file(const char *GQ_VECTORS, int want_cases)
 {
     int fails = 0;
     fd_st_file f;
@@ -129,7 +129,7 @@ static int gq(void)
         free(row);
         ncase++;
     }
-    CHECKF(ncase == 18, "18 GPTQ/AWQ cases (found %d)", ncase);
+    CHECKF(ncase == want_cases, "%d GPTQ/AWQ cases in %s (found %d)", want_cases, GQ_VECTORS, ncase);
     free(file);
     fd_st_close(&f);
     return fails;
@@ -151,4 +151,68 @@ static int f16(void)
     return fails;
 }
 
-int test_packed(void) { return vectors() + gq() + f16(); }
+#define DENSE_VECTORS "tests/vectors/packed/ct_dense.safetensors"
+
+/* compressed-tensors int-/float-/naive-quantized: ct_dense.safetensors
+ * (tests/py/ct_dense_oracle.py, compressed-tensors' own decompress) */
+static int dense(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(DENSE_VECTORS, &f, &e), "%s opens: %s", DENSE_VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(DENSE_VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "c%02d.scheme", c);
+        const uint8_t *sp = data_of(&f, file, nm, "I32");
+        if (!sp) break;
+        int32_t s[7];
+        memcpy(s, sp, sizeof s);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight", c);
+        const fd_st_tensor *wt = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight_scale", c);
+        const fd_st_tensor *st = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight_zero_point", c);
+        const fd_st_tensor *zt = fd_st_find(&f, nm);
+        CHECKF(ex && wt && st && (s[5] || zt), "dense case %d complete", c);
+        if (!ex || !wt || !st) continue;
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        const uint8_t *exp = file + 8 + f.header_len + ex->start;
+        fd_ct_row r = {file + 8 + f.header_len + wt->start, file + 8 + f.header_len + st->start,
+                       zt ? file + 8 + f.header_len + zt->start : NULL, 0, st->ndim == 2 ? st->shape[1] : 1, 0,
+                       !strcmp(st->dtype, "BF16") ? 0 : !strcmp(st->dtype, "F16") ? 1 : 2, s[0], s[1], s[2], s[3], s[4],
+                       s[6] ? 2 : 1};
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < N; i++) {
+            fd_ct_row_bf16(&r, K, i, row);
+            for (uint64_t j = 0; j < K; j++) {
+                uint16_t want;
+                memcpy(&want, exp + (i * K + j) * 2, 2);
+                bad += row[j] != want;
+            }
+        }
+        CHECKF(!bad, "dense case c%02d (%s strategy %d %s [%llu,%llu]): %llu differ", c, s[6] ? "fp8" : "int8", s[1],
+               st->dtype, (unsigned long long)N, (unsigned long long)K, (unsigned long long)bad);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 33, "33 dense cases (found %d)", ncase);
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
+int test_packed(void)
+{
+    return vectors() + gq_file("tests/vectors/packed/gq.safetensors", 18) +
+           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + f16();
+}

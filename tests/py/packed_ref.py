@@ -37,6 +37,19 @@ calling the binary):
       qweight I32 [K, N/8], qzeros I32 [G, N/8]: output 8w+j at nibble
       REVERSE[j] of word w; scales [G, N]; (iweight - izeros) * scales -> .T -> bf16
 
+  compressed-tensors int-quantized / float-quantized / naive-quantized
+  (NaiveQuantizationCompressor.decompress -> forward.dequantize ->
+  _dequantize): X.weight itself, I8 (int) or F8_E4M3 (float) [N, K];
+  weight_scale [1] tensor, [N,1] channel, [N,K/g] group, block as above;
+  weight_zero_point I8 shaped as the scale (asymmetric int);
+  w = (x_q.to(sdt) - z.to(sdt)) * s in sdt, then bf16 (dequant_ct_dense).
+
+  GPTQ 2 / 3 bit: 2-bit as 4/8 (16 fields a word; v1 words + 0x55555555);
+  3-bit packs 32 values into 3 words, unpacked here as GPTQModel's
+  dequantize_weight does (shift table wf, the two straddling fields fixed
+  up), v1 zero points corrected per field, (z + 1) & 7
+  (gptqmodel/utils _correct_gptq_v1_qzeros).
+
 usage: packed_ref.py SRC_DIR DST_DIR   (a pack-quantized / GPTQ / AWQ checkpoint -> bf16)
 """
 import json, os, re, shutil, struct, sys
@@ -129,6 +142,31 @@ def dequant_ct(packed, sdtype, scale, zp, shape, w):
     return dq.f32_to_bf16_bits(v)
 
 
+def dequant_ct_dense(wdtype, weight, sdtype, scale, zp, w):
+    """bf16 bits [N, K] of an int-/float-/naive-quantized weight (I8 or F8_E4M3 [N, K]); zp: I8 shaped as the scale."""
+    n, k = weight.shape
+    st = w.get("strategy") or ("group" if w.get("group_size") else "tensor")
+    if st == "group":
+        g = int(w["group_size"])
+        if k % g:
+            raise ValueError("tensor column shape must be divisble by the given group_size")
+        ri, ci = np.arange(n)[:, None], (np.arange(k) // g)[None, :]
+    elif st == "channel":
+        ri, ci = np.arange(n)[:, None], np.zeros((1, k), dtype=np.int64)
+    elif st == "tensor":
+        ri, ci = np.zeros((n, 1), dtype=np.int64), np.zeros((1, k), dtype=np.int64)
+    elif st == "block":
+        bh, bw = w["block_structure"]
+        ri, ci = (np.arange(n) // bh)[:, None], (np.arange(k) // bw)[None, :]
+    else:
+        raise ValueError("strategy %s" % st)
+    sc = scale_f32(sdtype, scale).reshape(-1 if st == "tensor" else scale.shape[0], 1 if st == "tensor" else scale.shape[1])
+    d = dq.E4M3[weight] if wdtype == "F8_E4M3" else weight.astype(np.float32)
+    if zp is not None:
+        d = d - zp.reshape(sc.shape)[ri, ci].astype(np.float32)
+    return _in_dtype_bf16(_mul(d, sc[ri, ci]), sdtype)
+
+
 def _mul(d, s):
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is the reference's result too
         return (d * s).astype(np.float32)
@@ -154,14 +192,39 @@ def _fields(words, bits):
     return f.reshape(*w.shape[:-1], w.shape[-1] * pf).astype(np.int64)
 
 
+GPTQ3_WF = np.array([[0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0],
+                     [0, 1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31],
+                     [0, 2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 0]], dtype=np.int32)
+
+
+def _unpack3(words):
+    """GPTQModel's 3-bit unpack along the last axis: int32 words [..., 3R] -> fields [..., 32R]
+    (int32 arithmetic shifts by the wf table, then the fields straddling words 0/1 and 1/2 fixed up)."""
+    w = words.view(np.int32)
+    lead = w.shape[:-1]
+    r = w.shape[-1] // 3
+    x = np.broadcast_to(w.reshape(*lead, r, 3, 1), (*lead, r, 3, 12))
+    x = (x >> GPTQ3_WF) & 0x7
+    x[..., 0, 10] = (x[..., 0, 10] & 0x3) | ((x[..., 1, 0] << 2) & 0x4)
+    x[..., 1, 11] = (x[..., 1, 11] & 0x1) | ((x[..., 2, 0] << 1) & 0x6)
+    x = x & 0x7
+    out = np.concatenate([x[..., 0, :11], x[..., 1, 1:12], x[..., 2, 1:11]], axis=-1)
+    return out.reshape(*lead, r * 32).astype(np.int64)
+
+
 def dequant_gptq(qweight, qzeros, sdtype, scales, g_idx, bits, v1):
     """bf16 bits [N, K] of a GPTQ Linear."""
-    pf = 32 // bits
-    if v1:
-        add = 0x11111111 if bits == 4 else 0x01010101
+    if v1 and bits != 3:
+        add = {2: 0x55555555, 4: 0x11111111, 8: 0x01010101}[bits]
         qzeros = ((qzeros.view(np.uint32).astype(np.uint64) + add) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    zeros = _fields(qzeros, bits)                                  # [G, N]
-    w = _fields(np.ascontiguousarray(qweight.T), bits).T           # [K, N]: input k = row
+    if bits == 3:
+        zeros = _unpack3(qzeros)                                   # [G, N]
+        if v1:
+            zeros = (zeros + 1) & 7
+        w = _unpack3(np.ascontiguousarray(qweight.T)).T            # [K, N]
+    else:
+        zeros = _fields(qzeros, bits)                              # [G, N]
+        w = _fields(np.ascontiguousarray(qweight.T), bits).T       # [K, N]: input k = row
     g = g_idx.astype(np.int64)
     d = (w - zeros[g]).astype(np.float32)
     return np.ascontiguousarray(_in_dtype_bf16(_mul(d, scale_f32(sdtype, scales)[g]), sdtype).T)
@@ -179,7 +242,17 @@ def dequant_awq(qweight, qzeros, sdtype, scales, group):
 
 
 def _pack_fields(vals, bits):
-    """[..., M] ints in [0, 2^b) -> int32 words [..., M*b/32], field j at bits j*b."""
+    """[..., M] ints in [0, 2^b) -> int32 words [..., M*b/32], field j at bits j*b (3-bit: a bit stream)."""
+    if bits == 3:
+        v = vals.astype(np.uint64)
+        m = v.shape[-1]
+        out = np.zeros((*v.shape[:-1], m * 3 // 32 + 1), dtype=np.uint64)
+        for j in range(m):
+            bit = 3 * j
+            out[..., bit // 32] |= (v[..., j] << np.uint64(bit % 32)) & np.uint64(0xFFFFFFFF)
+            if bit % 32 > 29:
+                out[..., bit // 32 + 1] |= v[..., j] >> np.uint64(32 - bit % 32)
+        return (out[..., :m * 3 // 32] & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     pf = 32 // bits
     v = vals.astype(np.uint64).reshape(*vals.shape[:-1], vals.shape[-1] // pf, pf)
     sh = np.arange(pf, dtype=np.uint64) * np.uint64(bits)
@@ -217,7 +290,7 @@ def encode_gq(x, kind, bits, group, sdtype, v1=True, perm=None, sym=False):
     q = np.clip(np.rint(x.T / se[gi]) + z[gi], 0, hi).astype(np.int64)   # [K, N]
     if kind == "gptq":
         qweight = _pack_fields(np.ascontiguousarray(q.T), bits).T          # [K/pf, N]
-        zs = (z - 1) & hi if v1 else z
+        zs = (z - 1) & hi if v1 else z   # v1 stores z - 1 (2/4/8-bit words then carry exactly as the reference adds)
         out = {"qweight": ("I32", np.ascontiguousarray(qweight)), "qzeros": ("I32", _pack_fields(zs, bits)),
                "scales": (sdtype, sarr), "g_idx": ("I32", g_idx)}
     else:
@@ -331,15 +404,74 @@ def quantize_ct(x, w, sdtype, rng=None):
     return out
 
 
+def _e4m3_code(x):
+    """nearest e4m3fn code of fp32 x (|x| <= 448; ties to the even code), by table search."""
+    vals = dq.E4M3[:0x7f]                     # codes 0..126, non-negative, increasing
+    a = np.abs(x)
+    i = np.clip(np.searchsorted(vals, a), 1, 126)
+    lo, hi = vals[i - 1], vals[i]
+    pick = np.where((a - lo < hi - a) | ((a - lo == hi - a) & ((i - 1) % 2 == 0)), i - 1, i)
+    return (pick | np.where(np.signbit(x), 0x80, 0)).astype(np.uint8)
+
+
+def quantize_ct_dense(x, w, sdtype, rng=None):
+    """An int-/float-/naive-quantized encoding of fp32 x [N, K] (any valid one; only the decode is the reference's)."""
+    n, k = x.shape
+    fl = w.get("type", "int") == "float"
+    st = w["strategy"]
+    if st == "tensor":
+        ri, ci, shp = np.zeros((n, 1), np.int64), np.zeros((1, k), np.int64), (1,)
+    elif st == "channel":
+        ri, ci, shp = np.arange(n)[:, None], np.zeros((1, k), np.int64), (n, 1)
+    elif st == "group":
+        g = int(w["group_size"])
+        ri, ci, shp = np.arange(n)[:, None], (np.arange(k) // g)[None, :], (n, k // g)
+    else:
+        bh, bw = w["block_structure"]
+        ri, ci, shp = (np.arange(n) // bh)[:, None], (np.arange(k) // bw)[None, :], (-(-n // bh), -(-k // bw))
+    rr, cc = np.broadcast_to(ri, (n, k)).reshape(-1), np.broadcast_to(ci, (n, k)).reshape(-1)
+    flat = (rr * (shp[1] if len(shp) == 2 else 1) + cc)
+    size = int(np.prod(shp))
+    amax, mn, mx = np.zeros(size, np.float32), np.zeros(size, np.float32), np.zeros(size, np.float32)
+    np.maximum.at(amax, flat, np.abs(x).reshape(-1))
+    np.minimum.at(mn, flat, x.reshape(-1))
+    np.maximum.at(mx, flat, x.reshape(-1))
+    sym = w.get("symmetric", True)
+    top = 448.0 if fl else 127.0
+    s = amax / top if sym else (mx - mn) / 255.0
+    s = np.where(s > 0, s, 1).astype(np.float32)
+    if sdtype == "BF16":
+        sarr = dq.f32_to_bf16_bits(s)
+    elif sdtype == "F16":
+        sarr = s.astype(np.float16)
+    else:
+        sarr = s
+    s_eff = scale_f32(sdtype, sarr)
+    out = {}
+    if fl:
+        q = _e4m3_code(np.clip(x / s_eff[flat].reshape(n, k), -448, 448).astype(np.float32))
+        out["weight"] = ("F8_E4M3", q)
+    else:
+        z = np.zeros(size, np.int64) if sym else np.clip(np.rint(-128 - mn / s_eff), -128, 127).astype(np.int64)
+        q = np.clip(np.rint(x / s_eff[flat].reshape(n, k)) + z[flat].reshape(n, k), -128, 127).astype(np.int8)
+        out["weight"] = ("I8", q)
+        if not sym:
+            out["weight_zero_point"] = ("I8", z.astype(np.int8).reshape(shp))
+    out["weight_scale"] = (sdtype, np.ascontiguousarray(np.asarray(sarr).reshape(shp)))
+    return out
+
+
 def ct_config(groups, ignore=("lm_head",), fmt="pack-quantized"):
+    """groups: (targets, weights args); the args may carry "type" (int / float), "format" (the group's format)
+    and "input_activations" (W8A8)."""
     cg = {}
     for i, (targets, w) in enumerate(groups):
-        ww = {"num_bits": w["num_bits"], "type": "int", "symmetric": w.get("symmetric", True),
+        ww = {"num_bits": w["num_bits"], "type": w.get("type", "int"), "symmetric": w.get("symmetric", True),
               "strategy": w["strategy"], "group_size": w.get("group_size"),
               "block_structure": w.get("block_structure"), "dynamic": False, "actorder": None, "observer": "minmax",
               "observer_kwargs": {}}
-        cg["group_%d" % i] = {"targets": list(targets), "weights": ww, "input_activations": None,
-                              "output_activations": None, "format": fmt}
+        cg["group_%d" % i] = {"targets": list(targets), "weights": ww, "input_activations": w.get("input_activations"),
+                              "output_activations": None, "format": w.get("format", fmt)}
     return {"quant_method": "compressed-tensors", "format": fmt, "config_groups": cg, "ignore": list(ignore),
             "quantization_status": "compressed", "kv_cache_scheme": None, "sparsity_config": {},
             "transform_config": None, "global_compression_ratio": None, "version": "0.20.1"}
@@ -357,7 +489,8 @@ def ct_dir(src, dst, qc, sdtypes):
             continue
         x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
         base = name[:-len(".weight")]
-        for part, v in quantize_ct(x, g["weights"], sdtypes[inv[id(g)]]).items():
+        enc = quantize_ct if g["format"] == "pack-quantized" else quantize_ct_dense
+        for part, v in enc(x, g["weights"], sdtypes[inv[id(g)]]).items():
             out[base + "." + part] = v
         nq += 1
     os.makedirs(dst)
@@ -384,6 +517,15 @@ def dequant_dir(src, dst):
             tensors.update(dq.read_safetensors(os.path.join(src, fn)))
     out, skip, n = {}, set(), 0
     for name, (dtype, arr) in tensors.items():
+        if qc["quant_method"] == "compressed-tensors" and dtype in ("I8", "F8_E4M3") and name.endswith(".weight"):
+            g = ct_scheme(qc, name)
+            b = name[:-len(".weight")]
+            sd, sc = tensors[b + ".weight_scale"]
+            zp = tensors.get(b + ".weight_zero_point")
+            out[name] = ("BF16", dequant_ct_dense(dtype, arr, sd, sc, None if zp is None else zp[1], g["weights"]))
+            skip |= {name, b + ".weight_scale", b + ".weight_zero_point", b + ".input_scale", b + ".input_zero_point"}
+            n += 1
+            continue
         if name.endswith(".qweight"):
             b = name[:-len(".qweight")]
             sd, sc = tensors[b + ".scales"]
