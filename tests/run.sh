@@ -167,6 +167,11 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
+# issue 19: more packed formats (compressed-tensors int-/float-/naive-quantized, GPTQ 2/3-bit)
+for bin in $BINS; do
+    step py "packed checkpoints 2: W8A8 int8 / FP8 unpacked, GPTQ 2/3-bit: vectors, capture digest = offline-decoded bf16, refusals ($bin)" \
+        python3 tests/py/test_packed2.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
