@@ -4,9 +4,11 @@
  * first bytes pick the decoding of the FP8 / NVFP4 element codecs too, which
  * must round-trip every code (abort() otherwise).  compressed-tensors
  * configs: every name's scheme is -1 or a group, the declared bits 4 or 8;
- * and the input bytes, as packed words / scales / zero points of a small
- * pack-quantized weight whose scheme the first bytes pick, decode in bounds
- * (ASan) with every fp16 scale code round-tripping. */
+ * GPTQ bits 2, 3, 4 or 8, AWQ 4; and the input bytes, as packed words /
+ * scales / zero points of a small pack-quantized, unpacked int8 / FP8
+ * (int-/float-quantized) or GPTQ 2/3/4/8-bit weight whose scheme the first
+ * bytes pick, decode in bounds (ASan) with every fp16 scale code
+ * round-tripping. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fd_q_codec(&q, codec, sizeof codec);
             if (q.kind == FD_Q_NONE || !memchr(codec, 0, sizeof codec)) abort();
             if (q.kind == FD_Q_GPTQ || q.kind == FD_Q_AWQ) {
-                if (q.nct != 1 || (q.ct[0].bits != 4 && q.ct[0].bits != 8)) abort();
+                int b = q.nct == 1 ? q.ct[0].bits : 0;
+                if (q.nct != 1 || (q.kind == FD_Q_AWQ ? b != 4 : (b != 2 && b != 3 && b != 4 && b != 8))) abort();
                 for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) (void)fd_q_excluded(&q, NAMES[i]);
             }
             if (q.kind == FD_Q_CT_PACK) {
@@ -41,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     if (g < -1 || g >= (int)q.nct) abort();
                 }
                 if (fd_qconfig_bits(&q) != 4 && fd_qconfig_bits(&q) != 8) abort();
+                for (size_t i = 0; i < q.nct; i++) /* float weights: 8-bit, symmetric, unpacked */
+                    if (q.ct[i].dense == FD_CT_DENSE_FP8 && (q.ct[i].bits != 8 || !q.ct[i].sym)) abort();
             }
         }
         fd_qconfig_free(&q);
@@ -74,17 +79,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(pk);
         free(sc);
         free(zp);
+        /* the same bytes as an unpacked int8 (I8, zero points I8 shaped as the scale) or FP8 weight */
+        fd_ct_row d = {0};
+        d.dense = data[9] & 4 ? FD_CT_DENSE_FP8 : FD_CT_DENSE_INT;
+        d.bits = 8;
+        d.strategy = data[2] % 4;
+        d.sdtype = r.sdtype;
+        d.group = r.group;
+        d.bh = r.bh;
+        d.bw = r.bw;
+        uint64_t dsr = d.strategy == FD_CT_BLOCK ? sr : d.strategy == FD_CT_TENSOR ? 1 : N;
+        d.scols = d.strategy == FD_CT_TENSOR ? 1 : d.strategy == FD_CT_GROUP ? (K + g - 1) / g
+                : d.strategy == FD_CT_BLOCK ? (K + (uint64_t)d.bw - 1) / (uint64_t)d.bw : 1;
+        uint64_t dn = N * K, dns = dsr * d.scols * (d.sdtype == 2 ? 4 : 2), dnz = d.dense == FD_CT_DENSE_INT && data[9] & 8 ? dsr * d.scols : 0;
+        uint8_t *dw = malloc(dn), *ds = malloc(dns), *dz = dnz ? malloc(dnz) : NULL;
+        for (uint64_t i = 0; i < dn; i++) dw[i] = data[(4 + i) % size];
+        for (uint64_t i = 0; i < dns; i++) ds[i] = data[(6 + 5 * i) % size];
+        for (uint64_t i = 0; i < dnz; i++) dz[i] = data[(8 + 3 * i) % size];
+        d.packed = dw;
+        d.scale = ds;
+        d.zero = dz;
+        uint16_t *dout = malloc(K * 2);
+        for (uint64_t i = 0; i < N; i++) fd_ct_row_bf16(&d, K, i, dout);
+        free(dout);
+        free(dw);
+        free(ds);
+        free(dz);
         /* the same bytes as a GPTQ / AWQ weight */
         fd_gq_row gr = {0};
         gr.awq = data[1] & 2 ? 1 : 0;
-        gr.bits = gr.awq ? 4 : r.bits;
-        uint64_t pf = 32 / (uint64_t)gr.bits, gN = pf * (1 + data[5] % 3), gK = pf * (1 + data[6] % 5);
+        static const int GB[4] = {2, 3, 4, 8};
+        gr.bits = gr.awq ? 4 : GB[(data[1] >> 2) & 3];
+        /* whole words: 32 / b values a word, 3-bit 32 values in 3 words */
+        uint64_t pf = gr.bits == 3 ? 32 : 32 / (uint64_t)gr.bits, gN = pf * (1 + data[5] % 3), gK = pf * (1 + data[6] % 5);
         gr.group = (int)(gr.awq ? pf : 1 + data[4] % gK);
         uint64_t G = (gK + (uint64_t)gr.group - 1) / (uint64_t)gr.group;
         gr.N = gN;
         gr.sdtype = data[3] % 3;
         gr.v1 = data[9] & 2 ? 1 : 0;
-        uint64_t nq = (gr.awq ? gK * gN / 8 : gK / pf * gN) * 4, nzq = G * (gN / pf) * 4,
+        uint64_t nq = (gr.awq ? gK * gN / 8 : gK * (uint64_t)gr.bits / 32 * gN) * 4,
+                 nzq = G * (gr.awq ? gN / 8 : gN * (uint64_t)gr.bits / 32) * 4,
                  nsc = G * gN * (gr.sdtype == 2 ? 4 : 2);
         uint8_t *qw = malloc(nq), *qz = malloc(nzq), *gs = malloc(nsc);
         int32_t *gi = malloc(gK * 4);
