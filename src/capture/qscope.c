@@ -85,7 +85,7 @@ static const fd_ggml_type *ggml_format(const char *f)
 static int is_quantized(const char *f)
 {
     return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
-           !strcmp(f, "gptq") || !strcmp(f, "awq") || ggml_format(f);
+           !strcmp(f, "gptq") || !strcmp(f, "awq") || !strcmp(f, "mlx-affine") || ggml_format(f);
 }
 
 /* a ggml type's nominal bits: block bytes x 8 / block elements (Q4_K 4.5) */
@@ -108,7 +108,7 @@ jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
         const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(W, t);
         size_t k = 0;
         while (strcmp(CLASSES[k], cl)) k++;
-        int64_t b = t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ ? t->ct.bits : format_bits(f);
+        int64_t b = t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ || t->qfmt == FD_Q_MLX ? t->ct.bits : format_bits(f);
         if (!fmt[k]) { fmt[k] = f; tbits[k] = b; }
         else if (strcmp(fmt[k], f) || tbits[k] != b) mixed[k] = 1;
         quant[k] |= is_quantized(f);

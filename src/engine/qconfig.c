@@ -332,6 +332,35 @@ static int parse_awq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     return str_list(jv_get(qc, "modules_to_not_convert"), where, "modules_to_not_convert", &q->exclude, e);
 }
 
+/* mlx-lm's config.json `quantization` object: {group_size, bits[, mode]};
+ * any other key is a per-module override (module path -> {group_size, bits}
+ * or false), not read. */
+static int parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e)
+{
+    if (mq->t != JV_OBJ) return CT_FAIL("%s: quantization (MLX affine) is not an object", where);
+    int64_t g, b;
+    if (jv_get_i64(mq, "group_size", &g) || (g != 32 && g != 64 && g != 128))
+        return CT_FAIL("%s: quantization.group_size must be 32, 64 or 128 (MLX affine)", where);
+    if (jv_get_i64(mq, "bits", &b) || b < 2 || b > 8 || b == 7)
+        return CT_FAIL("%s: quantization.bits must be 2, 3, 4, 5, 6 or 8 (MLX affine)", where);
+    const char *mode = jv_get_str(mq, "mode");
+    if (!null_or_absent(mq, "mode") && (!mode || strcmp(mode, "affine")))
+        return CT_FAIL("%s: quantization.mode %.40s is not read (MLX affine only; mxfp4 / nvfp4 / mxfp8 modes are "
+                       "other formats)", where, mode ? mode : "(not a string)");
+    for (size_t i = 0; i < mq->u.o.n; i++) {
+        const char *k = mq->u.o.m[i].k;
+        if (strcmp(k, "group_size") && strcmp(k, "bits") && strcmp(k, "mode"))
+            return CT_FAIL("%s: quantization.%.120s: per-module MLX overrides are not read", where, k);
+    }
+    q->kind = FD_Q_MLX;
+    q->ct = fd_xcalloc(1, sizeof *q->ct);
+    q->ct[0].bits = (int)b;
+    q->ct[0].group = (int)g;
+    q->ct[0].sym = 0;
+    q->nct = 1;
+    return 0;
+}
+
 int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     if (!qc || qc->t != JV_OBJ) return fd_fail(e, "unsupported_quantization", "", "%s: quantization_config is not an object", where);
@@ -354,10 +383,15 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
     if (fd_is_file(cp) && !cfg) rc = -1;
     const jv *qc = cfg ? jv_get(cfg, "quantization_config") : NULL;
     const jv *mlx = cfg ? jv_get(cfg, "quantization") : NULL;
-    if (!rc && !qc && mlx && mlx->t != JV_NULL) /* mlx-lm's key: its affine format is not read yet */
-        rc = fd_fail(e, "unsupported_quantization", "", "%s: quantization (MLX affine, mlx-lm) is not read "
-                     "(docs/QUANT-FORMATS.md)", cp);
-    else if (!rc && qc) {
+    if (!rc && mlx && mlx->t != JV_NULL) {
+        /* mlx-lm's key; mlx-lm also mirrors it as quantization_config (no quant_method): a quantization_config
+         * that names a quant_method as well is a second, conflicting declaration */
+        if (qc && qc->t == JV_OBJ && !null_or_absent(qc, "quant_method"))
+            rc = fd_fail(e, "unsupported_quantization", "", "%s: both quantization (MLX affine) and a "
+                         "quantization_config with quant_method: two declarations of the weight format", cp);
+        else rc = parse_mlx(mlx, cp, q, e);
+        snprintf(q->source, sizeof q->source, "config.json");
+    } else if (!rc && qc) {
         rc = fd_qconfig_parse(qc, cp, q, e);
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && fd_is_file(hp)) {
@@ -500,14 +534,16 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
 
 const char *fd_q_format(fd_qkind k)
 {
-    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq" : k == FD_Q_AWQ ? "awq" : "bf16";
+    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq"
+         : k == FD_Q_AWQ ? "awq" : k == FD_Q_MLX ? "mlx-affine" : "bf16";
 }
 int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
 const char *fd_q_int_format(int bits) { return bits == 8 ? "int8" : "int4"; }
 
 int fd_qconfig_bits(const fd_qconfig *q)
 {
-    if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ) return fd_q_bits(q->kind);
+    if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ && q->kind != FD_Q_MLX)
+        return fd_q_bits(q->kind);
     int b = 0;
     for (size_t i = 0; i < q->nct; i++)
         if (q->ct[i].bits > b) b = q->ct[i].bits;
@@ -544,5 +580,6 @@ void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
         snprintf(out, cap, "gptq-%s-w%d-g%d-%s", q->ct[0].v1 ? "v1" : "v2", q->ct[0].bits, q->ct[0].group,
                  q->ct[0].sym ? "sym" : "asym");
     else if (q->kind == FD_Q_AWQ) snprintf(out, cap, "awq-gemm-w4-g%d", q->ct[0].group);
+    else if (q->kind == FD_Q_MLX) snprintf(out, cap, "mlx-affine-w%d-g%d", q->ct[0].bits, q->ct[0].group);
     else snprintf(out, cap, "bf16");
 }

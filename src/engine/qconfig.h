@@ -14,6 +14,11 @@
  *     group_size, exclude_modules}}: group size 16 only.  A pattern excludes a
  *     module (the weight name less ".weight") when fnmatch() matches it or it
  *     names the module or one of its parents.
+ *   MLX affine (mlx-lm): config.json's `quantization` {group_size 32 / 64 /
+ *     128, bits 2 / 3 / 4 / 5 / 6 / 8, mode "affine" or absent}; per-module
+ *     overrides are refused.  Which weights are quantized is read from the
+ *     tensors, as mlx-lm's loader does (a Linear or the embedding with
+ *     X.scales beside it); ct[0] holds bits and group.
  * Any other quant_method / quant_algo: unsupported_quantization, naming it. */
 #ifndef FD_ENGINE_QCONFIG_H
 #define FD_ENGINE_QCONFIG_H
@@ -22,7 +27,7 @@
 #include "util/strv.h"
 
 /* FD_Q_GGUF: a GGUF model's ggml-quantized tensors (engine/gguf_model.h) */
-typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6 } fd_qkind;
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6, FD_Q_MLX = 7 } fd_qkind;
 
 /* compressed-tensors pack-quantized weight scheme (one config group):
  * integer weights of `bits` (4 or 8) packed densely into int32 (element

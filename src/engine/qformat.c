@@ -257,3 +257,22 @@ void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out)
         }
     }
 }
+
+/* v rounded to the scales' dtype (0 BF16, 1 F16, 2 F32), as an fp32 value */
+static float round_to(float v, int sdtype)
+{
+    return sdtype == 0 ? fd_bf16_to_f32(fd_f32_to_bf16(v)) : sdtype == 1 ? fd_f16_to_f32(fd_f32_to_f16(v)) : v;
+}
+
+uint16_t fd_mlx_elem_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint64_t col)
+{
+    const uint64_t words = K * (uint64_t)m->bits / 32, G = K / (uint64_t)m->group, g = col / (uint64_t)m->group;
+    int q = bit_field(m->w, row * words, 1, col, m->bits, 0);
+    float s = scale_at(m->scales, m->sdtype, row * G + g), b = scale_at(m->biases, m->sdtype, row * G + g);
+    return fd_f32_to_bf16(round_to(round_to(s * (float)q, m->sdtype) + b, m->sdtype));
+}
+
+void fd_mlx_row_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint16_t *out)
+{
+    for (uint64_t j = 0; j < K; j++) out[j] = fd_mlx_elem_bf16(m, K, row, j);
+}

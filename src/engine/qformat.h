@@ -85,6 +85,18 @@ typedef struct fd_gq_row {
     int sdtype, bits, group, v1, awq;
 } fd_gq_row;
 void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out);
+/* MLX affine (mlx.core.dequantize, mlx 0.32; the format mlx-lm writes):
+ *   weight U32 [N, K*b/32]: element j of a row at bits [j*b, j*b+b) of the
+ *          row's little-endian word run (b = 3, 5, 6 straddle words)
+ *   scales, biases [N, K/group] in the model dtype T (sdtype 0 BF16, 1 F16, 2 F32)
+ *   w = T(T(scale * q) + bias), each operation an fp32 operation rounded to
+ *   T (the product is exact for b <= 8), then bf16. */
+typedef struct fd_mlx_row {
+    const uint8_t *w, *scales, *biases;
+    int sdtype, bits, group;
+} fd_mlx_row;
+void fd_mlx_row_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint16_t *out);
+uint16_t fd_mlx_elem_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint64_t col);
 uint16_t fd_f32_to_f16(float f); /* round to nearest even (overflow to inf, NaN quiet) */
 float fd_f16_to_f32(uint16_t h);
 

@@ -364,8 +364,69 @@ static int bind_gq_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf
     return rc;
 }
 
+/* MLX affine: t is X.weight, U32 [N, K*b/32] with X.scales and X.biases
+ * [N, K/g] (BF16 / F16 / F32, one dtype).  Quantized iff stored so (mlx-lm's
+ * loader quantizes a module when X.scales exists); a Linear or the token
+ * embedding only (nn.Linear / nn.Embedding are what mlx-lm quantizes). */
+static int bind_mlx(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    if (strcmp(t->dtype, "U32")) return 0; /* plain: checked as any bf16 tensor */
+    const fd_ct_scheme *cs = &w->q.ct[0];
+    const uint64_t N = want[0], K = want[1], b = (uint64_t)cs->bits, g = (uint64_t)cs->group;
+    if (!fd_q_is_linear_weight(t->name) && strcmp(t->name, "model.embed_tokens.weight"))
+        return bad(why, "%s is U32 (MLX quantized) but is not a Linear or the token embedding (%s)", t->name,
+                   "what mlx-lm quantizes");
+    if (K % g) {
+        fd_buf_printf(why, "%s: %llu inputs are not a whole number of groups of %llu (mlx quantizes only such "
+                      "modules)", t->name, (unsigned long long)K, (unsigned long long)g);
+        return -1;
+    }
+    if (t->ndim != 2 || t->shape[0] != N || t->shape[1] != K * b / 32) {
+        fd_buf_printf(why, "%s: U32 expected [%llu,%llu] (weight [%llu,%llu], MLX affine %d-bit)", t->name,
+                      (unsigned long long)N, (unsigned long long)(K * b / 32), (unsigned long long)N,
+                      (unsigned long long)K, cs->bits);
+        return -1;
+    }
+    const fd_tensor *s = pk_comp(w, t, ".scales"), *bi = pk_comp(w, t, ".biases");
+    if (!s || !bi) return bad(why, "%s: its %s is missing (MLX affine)", t->name, !s ? "scales" : "biases");
+    for (int i = 0; i < 2; i++) {
+        const fd_tensor *c = i ? bi : s;
+        int ok = (!strcmp(c->dtype, "BF16") || !strcmp(c->dtype, "F16") || !strcmp(c->dtype, "F32")) &&
+                 !strcmp(c->dtype, s->dtype) && c->ndim == 2 && c->shape[0] == N && c->shape[1] == K / g;
+        if (!ok) {
+            fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [%llu,%llu] (scales and biases of one dtype, group %d)",
+                          c->name, c->dtype, (unsigned long long)N, (unsigned long long)(K / g), cs->group);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_MLX;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = bi;
+    t->lshape[0] = N;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + bi->nbytes;
+    w->nquant++;
+    return 1;
+}
+
+static fd_mlx_row mlx_row_of(const fd_tensor *t)
+{
+    const char *sd = t->scale->dtype;
+    fd_mlx_row m = {t->data, t->scale->data, t->zero->data, !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2,
+                    t->ct.bits, t->ct.group};
+    return m;
+}
+
+uint16_t fd_mlx_tensor_elem_bf16(const fd_tensor *t, uint64_t i)
+{
+    fd_mlx_row m = mlx_row_of(t);
+    return fd_mlx_elem_bf16(&m, t->lshape[1], i / t->lshape[1], i % t->lshape[1]);
+}
+
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
+    if (w->q.kind == FD_Q_MLX) return bind_mlx(w, t, want, why);
     if (w->q.kind == FD_Q_CT_PACK) return bind_ct_any(w, t, want, why);
     if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
@@ -398,7 +459,7 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
         {".input_scale", FD_Q_CT_PACK}, {".input_zero_point", FD_Q_CT_PACK},
         {".qzeros", FD_Q_GPTQ}, {".scales", FD_Q_GPTQ}, {".g_idx", FD_Q_GPTQ}, {".qzeros", FD_Q_AWQ},
-        {".scales", FD_Q_AWQ}};
+        {".scales", FD_Q_AWQ}, {".scales", FD_Q_MLX}, {".biases", FD_Q_MLX}};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
         size_t l = strlen(C[i].suffix);
@@ -425,6 +486,10 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
     else if (t->qfmt == FD_Q_GGUF)
         fd_gguf_row_bf16(t, row, K, out);
+    else if (t->qfmt == FD_Q_MLX) {
+        fd_mlx_row m = mlx_row_of(t);
+        fd_mlx_row_bf16(&m, K, row, out);
+    }
     else if (t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ) {
         const char *sd = t->scale->dtype;
         fd_gq_row c = {p, t->zero->data, t->scale->data, t->gidx ? t->gidx->data : NULL, t->lshape[0],

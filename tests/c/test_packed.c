@@ -2,7 +2,9 @@
  * (engine/qformat.c fd_ct_row_bf16): every case of the committed vectors
  * tests/vectors/packed/ct_pack.safetensors (made by compressed-tensors'
  * own pack_to_int32 + PackedQuantizationCompressor.decompress,
- * tests/py/packed_oracle.py) decodes to the reference's bf16 bit for bit;
+ * tests/py/packed_oracle.py) decodes to the reference's bf16 bit for bit,
+ * likewise GPTQ/AWQ (gq, gq23), compressed-tensors unpacked (ct_dense) and
+ * MLX affine (mlx.safetensors, made by mlx.core.dequantize);
  * the fp16 conversion against every fp16 value and the rounding edges. */
 #include <math.h>
 #include <stdint.h>
@@ -211,8 +213,66 @@ static int dense(void)
     return fails;
 }
 
+#define MLX_VECTORS "tests/vectors/packed/mlx.safetensors"
+
+/* MLX affine: mlx.safetensors (tests/py/mlx_oracle.py, mlx.core.dequantize) */
+static int mlx(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(MLX_VECTORS, &f, &e), "%s opens: %s", MLX_VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(MLX_VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "c%02d.scheme", c);
+        const uint8_t *sp = data_of(&f, file, nm, "I32");
+        if (!sp) break;
+        int32_t s[2];
+        memcpy(s, sp, sizeof s);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight", c);
+        const uint8_t *w = data_of(&f, file, nm, "U32");
+        snprintf(nm, sizeof nm, "c%02d.scales", c);
+        const fd_st_tensor *st = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.biases", c);
+        const uint8_t *bi = data_of(&f, file, nm, NULL);
+        CHECKF(ex && w && st && bi, "mlx case %d complete", c);
+        if (!ex || !w || !st || !bi) continue;
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        const uint8_t *exp = file + 8 + f.header_len + ex->start;
+        fd_mlx_row m = {w, file + 8 + f.header_len + st->start, bi,
+                        !strcmp(st->dtype, "BF16") ? 0 : !strcmp(st->dtype, "F16") ? 1 : 2, s[0], s[1]};
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < N; i++) {
+            fd_mlx_row_bf16(&m, K, i, row);
+            for (uint64_t j = 0; j < K; j++) {
+                uint16_t want;
+                memcpy(&want, exp + (i * K + j) * 2, 2);
+                bad += row[j] != want;
+                bad += fd_mlx_elem_bf16(&m, K, i, j) != want;
+            }
+        }
+        CHECKF(!bad, "mlx case c%02d (%d-bit group %d %s [%llu,%llu]): %llu differ", c, s[0], s[1], st->dtype,
+               (unsigned long long)N, (unsigned long long)K, (unsigned long long)bad);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 36, "36 mlx cases (found %d)", ncase);
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
 int test_packed(void)
 {
     return vectors() + gq_file("tests/vectors/packed/gq.safetensors", 18) +
-           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + f16();
+           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + mlx() + f16();
 }

@@ -50,6 +50,13 @@ calling the binary):
   up), v1 zero points corrected per field, (z + 1) & 7
   (gptqmodel/utils _correct_gptq_v1_qzeros).
 
+  MLX affine (mlx 0.32 mx.dequantize, CPU; the format mlx-lm writes):
+      X.weight U32 [N, K*b/32]: element j of a row at bits [j*b, j*b+b) of the
+          row's little-endian word run (b = 3, 5, 6 straddle words)
+      X.scales, X.biases [N, K/g] in the model dtype T (BF16 / F16 / F32)
+      w = T(T(scale * q) + bias)  (each operation rounded to T: the fp32
+          product is exact for b <= 8, the fp32 sum is rounded to T), then bf16
+
 usage: packed_ref.py SRC_DIR DST_DIR   (a pack-quantized / GPTQ / AWQ checkpoint -> bf16)
 """
 import json, os, re, shutil, struct, sys
@@ -139,6 +146,39 @@ def dequant_ct(packed, sdtype, scale, zp, shape, w):
         v = (d * s).astype(np.float32)
         if sdtype == "F16":
             v = v.astype(np.float16).astype(np.float32)
+    return dq.f32_to_bf16_bits(v)
+
+
+def _stream_fields(words, bits, n):
+    """[R, W] int32/uint32 words -> [R, n] fields, field j at bits [j*b, j*b+b) of the row's word run."""
+    w = words.view(np.uint32).astype(np.uint64)
+    w = np.concatenate([w, np.zeros((w.shape[0], 1), dtype=np.uint64)], axis=1)
+    out = np.empty((w.shape[0], n), dtype=np.int64)
+    for j in range(n):
+        bit = j * bits
+        both = w[:, bit // 32] | (w[:, bit // 32 + 1] << np.uint64(32))
+        out[:, j] = ((both >> np.uint64(bit % 32)) & np.uint64((1 << bits) - 1)).astype(np.int64)
+    return out
+
+
+def _round_to(v, sdtype):
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sdtype == "BF16":
+            return scale_f32("BF16", dq.f32_to_bf16_bits(v.astype(np.float32)))
+        if sdtype == "F16":
+            return v.astype(np.float32).astype(np.float16).astype(np.float32)
+        return v.astype(np.float32)
+
+
+def dequant_mlx(weight, sdtype, scales, biases, bits, group):
+    """bf16 bits [N, K] of an MLX affine weight (U32 [N, K*b/32])."""
+    n = weight.shape[0]
+    k = weight.shape[1] * 32 // bits
+    q = _stream_fields(weight, bits, k).astype(np.float32)
+    s = np.repeat(scale_f32(sdtype, scales), group, axis=1)
+    b = np.repeat(scale_f32(sdtype, biases), group, axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = _round_to(_round_to(s * q, sdtype) + b, sdtype)
     return dq.f32_to_bf16_bits(v)
 
 
@@ -507,16 +547,81 @@ def ct_dir(src, dst, qc, sdtypes):
     return nq
 
 
+def _pack_stream(vals, bits):
+    """[R, M] ints in [0, 2^b) -> uint32 words [R, M*b/32], field j at bits [j*b, j*b+b) of the row's words."""
+    v = vals.astype(np.uint64)
+    m = v.shape[1]
+    out = np.zeros((v.shape[0], m * bits // 32 + 1), dtype=np.uint64)
+    for j in range(m):
+        bit = j * bits
+        out[:, bit // 32] |= (v[:, j] << np.uint64(bit % 32)) & np.uint64(0xFFFFFFFF)
+        if bit % 32 + bits > 32:
+            out[:, bit // 32 + 1] |= v[:, j] >> np.uint64(32 - bit % 32)
+    return out[:, :m * bits // 32].astype(np.uint32)
+
+
+def quantize_mlx(x, bits, group):
+    """An MLX affine encoding of fp32 x [N, K] with bf16 scales / biases (min/max; any valid one)."""
+    n, k = x.shape
+    t = x.reshape(n, k // group, group)
+    mn, mxv = t.min(axis=-1), t.max(axis=-1)
+    hi = (1 << bits) - 1
+    s = np.where(mxv > mn, (mxv - mn) / hi, 1).astype(np.float32)
+    sb, bb = dq.f32_to_bf16_bits(s), dq.f32_to_bf16_bits(mn.astype(np.float32))
+    se, be = scale_f32("BF16", sb), scale_f32("BF16", bb)
+    q = np.clip(np.rint((t - be[..., None]) / se[..., None]), 0, hi).astype(np.int64).reshape(n, k)
+    return {"weight": ("U32", _pack_stream(q, bits)), "scales": ("BF16", sb), "biases": ("BF16", bb)}
+
+
+def mlx_dir(src, dst, bits, group, quantize=lambda n: True):
+    """bf16 checkpoint src -> MLX affine dst (config.json quantization + quantization_config mirror, as mlx-lm
+    writes them): every Linear and the embedding whose input dim is a multiple of group (mlx-lm's predicate)
+    and quantize(name) allows."""
+    tensors = dq.read_safetensors(os.path.join(src, "model.safetensors"))
+    out, nq = {}, 0
+    for name, (dtype, arr) in tensors.items():
+        ok = (is_linear(name) or name == "model.embed_tokens.weight") and arr.shape[-1] % group == 0 and quantize(name)
+        if not ok:
+            out[name] = (dtype, arr)
+            continue
+        x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
+        base = name[:-len(".weight")]
+        for part, v in quantize_mlx(x, bits, group).items():
+            out[base + "." + part] = v
+        nq += 1
+    os.makedirs(dst)
+    for fn in os.listdir(src):
+        p = os.path.join(src, fn)
+        if os.path.isfile(p) and not fn.endswith(".safetensors") and fn != "config.json":
+            shutil.copy2(p, os.path.join(dst, fn))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg["quantization"] = {"group_size": group, "bits": bits}
+    cfg["quantization_config"] = {"group_size": group, "bits": bits}
+    json.dump(cfg, open(os.path.join(dst, "config.json"), "w"), indent=2, sort_keys=True)
+    dq.write_safetensors(os.path.join(dst, "model.safetensors"), out)
+    return nq
+
+
 def dequant_dir(src, dst):
     """pack-quantized src -> bf16 dst (config without quantization_config)."""
     cfg = json.load(open(os.path.join(src, "config.json")))
     qc = cfg.pop("quantization_config")
+    mlx = cfg.pop("quantization", None)
+    if mlx is not None:
+        qc = dict(mlx, quant_method="mlx")
     tensors = {}
     for fn in sorted(os.listdir(src)):
         if fn.endswith(".safetensors"):
             tensors.update(dq.read_safetensors(os.path.join(src, fn)))
     out, skip, n = {}, set(), 0
     for name, (dtype, arr) in tensors.items():
+        if qc["quant_method"] == "mlx" and dtype == "U32":
+            b = name[:-len(".weight")]
+            sd, sc = tensors[b + ".scales"]
+            out[name] = ("BF16", dequant_mlx(arr, sd, sc, tensors[b + ".biases"][1], qc["bits"], qc["group_size"]))
+            skip |= {name, b + ".scales", b + ".biases"}
+            n += 1
+            continue
         if qc["quant_method"] == "compressed-tensors" and dtype in ("I8", "F8_E4M3") and name.endswith(".weight"):
             g = ct_scheme(qc, name)
             b = name[:-len(".weight")]

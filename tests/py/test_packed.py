@@ -362,9 +362,9 @@ def gq_captures():
     shutil.copytree(W("m"), W("mlx"))
     cp = W("mlx", "config.json")
     c = json.load(open(cp))
-    c["quantization"] = {"group_size": 64, "bits": 4}
+    c["quantization"] = {"group_size": 64, "bits": 7}   # MLX affine is read (test_packed2.py); 7 bits is not
     json.dump(c, open(cp, "w"))
-    refused("MLX affine config (quantization key)", W("mlx"), ["MLX affine"], "unsupported_quantization")
+    refused("MLX affine config of 7 bits (quantization key)", W("mlx"), ["MLX affine"], "unsupported_quantization")
     refused("gptq without modules_in_block_to_quantize converts the bf16 weights_proj",
             variant("gb-mod", "gptq4", cfg=lambda q: q.pop("modules_in_block_to_quantize")),
             ["weights_proj.weight", "converts it"], "bad_quantized_tensor")

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """More packed checkpoints as they ship (issue 19, second part):
 compressed-tensors `int-quantized` / `float-quantized` / `naive-quantized`
-(W8A8 int8 and FP8 weights, unpacked) and GPTQ 2-bit / 3-bit.
+(W8A8 int8 and FP8 weights, unpacked), GPTQ 2-bit / 3-bit, MLX affine.
 
 usage: test_packed2.py BINARY
 
 1. Vectors: tests/vectors/packed/ct_dense.safetensors (compressed-tensors'
    own Int/Float/NaiveQuantizationCompressor.decompress: ct_dense_oracle.py)
    and gq23.safetensors (GPTQModel's 3-bit unpack transcribed:
-   gq23_vectors.py) decode with the numpy reference packed_ref.py bit for bit
+   gq23_vectors.py) and mlx.safetensors (mlx.core.dequantize itself:
+   mlx_oracle.py) decode with the numpy reference packed_ref.py bit for bit
    (the C decoder is checked on the same files by the unit suite `packed`);
    gq23 regenerates byte-identical; ct_dense too when torch and
    compressed-tensors import (FIDELITY_ORACLE_PYTHON), else said skipped.
@@ -16,7 +17,8 @@ usage: test_packed2.py BINARY
    bf16 scales, dynamic token activations), FP8 per-tensor (float-quantized,
    f32 scales, static input_scale tensors present), FP8 per-channel + int8
    asymmetric groups in one model (naive-quantized groups picked by regex),
-   GPTQ 3-bit v1 act-order (fp16 scales) and GPTQ 2-bit v2 (bf16 scales):
+   GPTQ 3-bit v1 act-order (fp16 scales), GPTQ 2-bit v2 (bf16 scales) and
+   MLX affine 4/32, 3/64, 6/32, 8/128, 2/64 (the embedding quantized too):
    each direct capture has the capture_content_digest of the capture of the
    bf16 checkpoint packed_ref.py decodes from it; codec, bits, scope census,
    the weight-only disclosure naming the activations not applied.
@@ -85,6 +87,26 @@ def vectors():
     case("gq23 vectors regenerate byte-identical (numpy only)", p.returncode == 0 and
          open(W("gq23.safetensors"), "rb").read() == open(os.path.join(VEC, "gq23.safetensors"), "rb").read(),
          p.stdout + p.stderr)
+    m = dq.read_safetensors(os.path.join(VEC, "mlx.safetensors"))
+    cases = sorted({k.split(".")[0] for k in m})
+    ok = len(cases) == 36
+    for c in cases:
+        bits, grp = (int(x) for x in m[c + ".scheme"][1])
+        sd, sa = m[c + ".scales"]
+        got = pr.dequant_mlx(m[c + ".weight"][1], sd, sa, m[c + ".biases"][1], bits, grp)
+        ok = ok and np.array_equal(got, m[c + ".expected"][1])
+    case("mlx vectors: the committed file (mlx.core.dequantize) is what packed_ref.py decodes (36 cases, bits "
+         "2/3/4/5/6/8, groups 32/64/128)", ok)
+    probe = subprocess.run([py, "-c", "import mlx.core"], capture_output=True)
+    if probe.returncode:
+        print("skipped: regenerating the mlx vectors needs mlx (FIDELITY_ORACLE_PYTHON); the committed vectors "
+              "were checked above")
+    else:
+        p = subprocess.run([py, os.path.join(HERE, "mlx_oracle.py"), W("mlx.safetensors")], capture_output=True,
+                           text=True)
+        live = open(W("mlx.safetensors"), "rb").read() if p.returncode == 0 else b""
+        case("mlx vectors regenerated from mlx are byte-identical to the committed file",
+             live == open(os.path.join(VEC, "mlx.safetensors"), "rb").read(), p.stdout + p.stderr)
     # the 3-bit packing: GPTQModel's unpack (wf table + fix-ups) inverts a plain 3-bit stream
     rng = np.random.default_rng(3)
     vals = rng.integers(0, 8, size=(7, 96))
@@ -190,6 +212,26 @@ def captures():
         excl = lambda n: not (n.startswith("model.layers.") and n.split(".", 3)[3][:-len(".weight")] in rel)
         nq = pr.gq_dir(W("m"), W("q-" + v), qc, sdt, excl, perm_seed=seed)
         ms[v] = same_digest(v, W("q-" + v), nq)
+    # MLX affine: every Linear and the embedding whose input dim is a whole number of groups (mlx-lm's predicate)
+    for bits, grp in [(4, 32), (3, 64), (6, 32), (8, 128), (2, 64)]:
+        v = "mlx%dg%d" % (bits, grp)
+        nq = pr.mlx_dir(W("m"), W("q-" + v), bits, grp)
+        ms[v] = same_digest(v, W("q-" + v), nq)
+        m = ms[v]
+        if m:
+            sd = m["scope"]["scope_digest"].split("|")
+            want_emb = "embed_tokens=quantized:mlx-affine@%d" % bits if 64 % grp == 0 else "embed_tokens=native:bf16@16"
+            case("%s: codec mlx-affine-w%d-g%d, declared_bits %d, the embedding (64 wide) %s"
+                 % (v, bits, grp, bits, want_emb),
+                 m["weights"]["codec"] == "mlx-affine-w%d-g%d" % (bits, grp) and m["weights"]["declared_bits"] == bits
+                 and want_emb in sd, (m["weights"], sd))
+            qd = [x for x in m["disclosures"] if x["code"] == "quantized_head_dequantized"]
+            case("%s: a quantized lm_head (64 inputs: groups 32 / 64) disclosed (quantized_head_dequantized); the "
+                 "head's bf16 = packed_ref's (head tensor_content_sha256 of the decoded capture)" % v,
+                 len(qd) == (64 % grp == 0) and all("lm_head.weight" in x["detail"] for x in qd) and
+                 os.path.exists(W("cd-" + v)) and
+                 m["head"]["tensor_content_sha256"] == manifest(W("cd-" + v))["head"]["tensor_content_sha256"],
+                 m["disclosures"])
     for v, codec, seg in [("gptq3", "gptq-v1-w3-g32-asym", "moe.experts=quantized:gptq@3"),
                           ("gptq2", "gptq-v2-w2-g16-asym", "moe.experts=quantized:gptq@2")]:
         m = ms.get(v)
@@ -214,7 +256,7 @@ def refusals():
             rewrite(W(tag), tens)
         return W(tag)
 
-    if not all(os.path.isdir(W("q-" + b)) for b in ("int8ch", "fp8t", "naive", "gptq3")):
+    if not all(os.path.isdir(W("q-" + b)) for b in ("int8ch", "fp8t", "naive", "gptq3", "mlx4g32")):
         case("the checkpoints the refusals edit exist", False)
         return
     g0 = lambda q: q["config_groups"]["group_0"]
@@ -242,6 +284,27 @@ def refusals():
     ]
     for i, (base, tag, fn, needles) in enumerate(hostile):
         refused(tag, variant("h%d" % i, base, cfg=fn), needles, "unsupported_quantization")
+
+    def mlx_cfg(tag, fn):
+        d = variant(tag, "mlx4g32")
+        p = os.path.join(d, "config.json")
+        c = json.load(open(p))
+        fn(c)
+        json.dump(c, open(p, "w"))
+        return d
+    mq = lambda c: c["quantization"]
+    mlx_hostile = [
+        ("MLX bits 7", lambda c: mq(c).update(bits=7), ["bits must be 2, 3, 4, 5, 6 or 8"]),
+        ("MLX group_size 16", lambda c: mq(c).update(group_size=16), ["group_size must be 32, 64 or 128"]),
+        ("MLX mode mxfp4", lambda c: mq(c).update(mode="mxfp4"), ["mode mxfp4"]),
+        ("MLX per-module override", lambda c: mq(c).update({"model.layers.0.mlp.down_proj": {"bits": 8, "group_size": 64}}),
+         ["model.layers.0.mlp.down_proj", "per-module"]),
+        ("MLX quantization not an object", lambda c: c.update(quantization=[4, 64]), ["not an object"]),
+        ("MLX and a quantization_config naming a quant_method",
+         lambda c: c.update(quantization_config={"quant_method": "gptq", "bits": 4}), ["two declarations"]),
+    ]
+    for i, (tag, fn, needles) in enumerate(mlx_hostile):
+        refused(tag, mlx_cfg("mh%d" % i, fn), needles, "unsupported_quantization")
 
     e = "model.layers.1.mlp.experts.3.down_proj"
     o = "model.layers.2.self_attn.o_proj"
@@ -279,8 +342,27 @@ def refusals():
         ("gptq3", "3-bit qzeros of the wrong width", lambda t: t.__setitem__(e + ".qzeros", ("I32", np.zeros((1, 8), np.int32))),
          [e + ".qzeros", "expected I32 [1,6]"]),
     ]
+    d = "model.layers.1.mlp.shared_experts.down_proj"
+    bad += [
+        ("mlx4g32", "MLX weight of the wrong width", lambda t: t.__setitem__(e + ".weight", ("U32", np.zeros((64, 3), np.uint32))),
+         [e + ".weight", "U32 expected [64,4]"]),
+        ("mlx4g32", "MLX biases missing", lambda t: t.pop(e + ".biases"), [e + ".weight", "biases is missing"]),
+        ("mlx4g32", "MLX scales and biases of two dtypes",
+         lambda t: t.__setitem__(e + ".biases", ("F16", np.zeros((64, 1), np.float16))), [e + ".biases", "one dtype"]),
+        ("mlx4g32", "MLX scales of the wrong shape", lambda t: t.__setitem__(d + ".scales", ("BF16", np.zeros((64, 2), np.uint16))),
+         [d + ".scales", "expected BF16|F16|F32 [64,1]"]),
+        ("mlx4g32", "MLX U32 router (no Linear)", lambda t: t.__setitem__("model.layers.1.mlp.gate.weight",
+         ("U32", np.zeros((8, 8), np.uint32))), ["mlp.gate.weight", "not a Linear or the token embedding"]),
+        ("mlx4g32", "MLX quantized Linear of 16 inputs (kv_b_proj, group 32)",
+         lambda t: t.__setitem__("model.layers.0.self_attn.kv_b_proj.weight", ("U32", np.zeros((96, 2), np.uint32))),
+         ["kv_b_proj.weight", "not a whole number of groups of 32"]),
+    ]
     for i, (base, tag, fn, needles) in enumerate(bad):
         refused(tag, variant("b%d" % i, base, tens=fn), needles, "bad_quantized_tensor")
+    # scales left beside a bf16 weight: an unexpected tensor, not silently ignored
+    rc, out, err = capture(variant("b-stale", "mlx4g32", tens=lambda t: t.__setitem__(
+        "model.layers.0.self_attn.kv_b_proj.scales", ("BF16", np.zeros((96, 1), np.uint16)))), W("x-stale"))
+    case("refused (exit 3): MLX scales beside a bf16 weight", rc == 3 and "kv_b_proj.scales" in out, out + err)
     # 3-bit on a Linear that is not whole words of 32: kv_a_proj_with_mqa [24, 64] left in the block list
     q3 = json.load(open(W("q-gptq3", "config.json")))["quantization_config"]
     qc = dict(q3, modules_in_block_to_quantize=[q3["modules_in_block_to_quantize"][0] + ["self_attn.kv_a_proj_with_mqa"]])
