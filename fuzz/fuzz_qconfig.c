@@ -4,9 +4,11 @@
  * first bytes pick the decoding of the FP8 / NVFP4 element codecs too, which
  * must round-trip every code (abort() otherwise).  compressed-tensors
  * configs: every name's scheme is -1 or a group, the declared bits 4 or 8;
- * GPTQ bits 2, 3, 4 or 8, AWQ 4; and the input bytes, as packed words /
+ * GPTQ bits 2, 3, 4 or 8, AWQ 4; an MLX `quantization` object (the
+ * document's) is refused or parsed to bits 2-6 / 8, group 32 / 64 / 128;
+ * and the input bytes, as packed words /
  * scales / zero points of a small pack-quantized, unpacked int8 / FP8
- * (int-/float-quantized) or GPTQ 2/3/4/8-bit weight whose scheme the first
+ * (int-/float-quantized), GPTQ 2/3/4/8-bit or MLX affine weight whose scheme the first
  * bytes pick, decode in bounds (ASan) with every fp16 scale code
  * round-tripping. */
 #include <stdint.h>
@@ -47,6 +49,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 for (size_t i = 0; i < q.nct; i++) /* float weights: 8-bit, symmetric, unpacked */
                     if (q.ct[i].dense == FD_CT_DENSE_FP8 && (q.ct[i].bits != 8 || !q.ct[i].sym)) abort();
             }
+        }
+        fd_qconfig_free(&q);
+        const jv *mq = jv_get(doc, "quantization"); /* mlx-lm's key */
+        if (mq && !fd_qconfig_parse_mlx(mq, "fuzz", &q, &e)) {
+            int b = q.nct == 1 ? q.ct[0].bits : 0, g = q.nct == 1 ? q.ct[0].group : 0;
+            if (q.kind != FD_Q_MLX || b < 2 || b > 8 || b == 7 || (g != 32 && g != 64 && g != 128)) abort();
+            char codec[64];
+            fd_q_codec(&q, codec, sizeof codec);
+            if (strncmp(codec, "mlx-affine-w", 12)) abort();
         }
         fd_qconfig_free(&q);
         jv_free(doc);
@@ -137,6 +148,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(qz);
         free(gs);
         free(gi);
+        /* the same bytes as an MLX affine weight: bits 2..8 (not 7), a field may straddle words */
+        fd_mlx_row mr = {0};
+        static const int MB[6] = {2, 3, 4, 5, 6, 8};
+        mr.bits = MB[data[7] % 6];
+        mr.group = 32 << (data[8] % 3);
+        mr.sdtype = data[3] % 3;
+        uint64_t mN = 1 + data[5] % 4, mK = (uint64_t)mr.group * (1 + data[6] % 3);
+        uint64_t mw = mN * mK * (uint64_t)mr.bits / 32 * 4, ms = mN * (mK / (uint64_t)mr.group) * (mr.sdtype == 2 ? 4 : 2);
+        uint8_t *mwp = malloc(mw), *msp = malloc(ms), *mbp = malloc(ms);
+        for (uint64_t i = 0; i < mw; i++) mwp[i] = data[(2 + i) % size];
+        for (uint64_t i = 0; i < ms; i++) { msp[i] = data[(5 + 3 * i) % size]; mbp[i] = data[(9 + 7 * i) % size]; }
+        mr.w = mwp;
+        mr.scales = msp;
+        mr.biases = mbp;
+        uint16_t *mo = malloc(mK * 2);
+        for (uint64_t n = 0; n < mN; n++) {
+            fd_mlx_row_bf16(&mr, mK, n, mo);
+            for (uint64_t k = 0; k < mK; k += 7) /* the element decode is the row decode */
+                if (fd_mlx_elem_bf16(&mr, mK, n, k) != mo[k] && (mo[k] & 0x7fff) <= 0x7f80) abort();
+        }
+        free(mo);
+        free(mwp);
+        free(msp);
+        free(mbp);
         uint16_t h = (uint16_t)(data[10] | data[11] << 8);
         float f = fd_f16_to_f32(h);
         if (f == f && fd_f32_to_f16(f) != h) abort();

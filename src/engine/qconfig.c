@@ -335,7 +335,7 @@ static int parse_awq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 /* mlx-lm's config.json `quantization` object: {group_size, bits[, mode]};
  * any other key is a per-module override (module path -> {group_size, bits}
  * or false), not read. */
-static int parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e)
+int fd_qconfig_parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e)
 {
     if (mq->t != JV_OBJ) return CT_FAIL("%s: quantization (MLX affine) is not an object", where);
     int64_t g, b;
@@ -389,7 +389,7 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
         if (qc && qc->t == JV_OBJ && !null_or_absent(qc, "quant_method"))
             rc = fd_fail(e, "unsupported_quantization", "", "%s: both quantization (MLX affine) and a "
                          "quantization_config with quant_method: two declarations of the weight format", cp);
-        else rc = parse_mlx(mlx, cp, q, e);
+        else rc = fd_qconfig_parse_mlx(mlx, cp, q, e);
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && qc) {
         rc = fd_qconfig_parse(qc, cp, q, e);

@@ -73,6 +73,8 @@ typedef struct fd_qconfig {
 int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e);
 /* qc: a quantization_config object; where names it in errors. */
 int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e);
+/* mq: config.json's `quantization` object (MLX affine, mlx-lm) */
+int fd_qconfig_parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e);
 void fd_qconfig_free(fd_qconfig *q);
 
 /* A glm_moe_dsa nn.Linear weight (attention and indexer projections, dense /
