@@ -8,7 +8,8 @@
  * document's) is refused or parsed to bits 2-6 / 8, group 32 / 64 / 128;
  * and the input bytes, as packed words /
  * scales / zero points of a small pack-quantized, unpacked int8 / FP8
- * (int-/float-quantized), GPTQ 2/3/4/8-bit or MLX affine weight whose scheme the first
+ * (int-/float-quantized), GPTQ 2/3/4/8-bit, MLX affine or FP8-with-UE8M0-scales
+ * weight whose scheme the first
  * bytes pick, decode in bounds (ASan) with every fp16 scale code
  * round-tripping. */
 #include <stdint.h>
@@ -35,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char codec[64];
             fd_q_codec(&q, codec, sizeof codec);
             if (q.kind == FD_Q_NONE || !memchr(codec, 0, sizeof codec)) abort();
+            if (q.ue8m0 && (q.kind != FD_Q_FP8_BLOCK || !strstr(codec, "-ue8m0"))) abort();
             if (q.kind == FD_Q_GPTQ || q.kind == FD_Q_AWQ) {
                 int b = q.nct == 1 ? q.ct[0].bits : 0;
                 if (q.nct != 1 || (q.kind == FD_Q_AWQ ? b != 4 : (b != 2 && b != 3 && b != 4 && b != 8))) abort();
@@ -172,6 +174,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(mwp);
         free(msp);
         free(mbp);
+        /* FP8 block rows with UE8M0 scales: any code decodes (255 is NaN, refused at bind) */
+        {
+            uint64_t fN = 1 + data[5] % 9, fK = 1 + data[6] % 70;
+            int bm = 1 + data[7] % 8, bn = 1 + data[8] % 16;
+            uint64_t kb = (fK + (uint64_t)bn - 1) / (uint64_t)bn, nsb = (fN + (uint64_t)bm - 1) / (uint64_t)bm * kb;
+            uint8_t *fw = malloc(fN * fK), *fs = malloc(nsb);
+            for (uint64_t i = 0; i < fN * fK; i++) fw[i] = data[(1 + i) % size];
+            for (uint64_t i = 0; i < nsb; i++) fs[i] = data[(3 + 5 * i) % size];
+            uint16_t *fo = malloc(fK * 2);
+            for (uint64_t i = 0; i < fN; i++) fd_fp8_block_row_bf16_e8m0(fw, fs, fK, kb, bm, bn, i, fo);
+            free(fo);
+            free(fw);
+            free(fs);
+        }
         uint16_t h = (uint16_t)(data[10] | data[11] << 8);
         float f = fd_f16_to_f32(h);
         if (f == f && fd_f32_to_f16(f) != h) abort();

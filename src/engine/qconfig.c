@@ -32,6 +32,12 @@ static int str_list(const jv *v, const char *where, const char *key, fd_strv *ou
     return 0;
 }
 
+static int null_or_absent(const jv *o, const char *k)
+{
+    const jv *v = jv_get(o, k);
+    return !v || v->t == JV_NULL;
+}
+
 static int parse_fp8(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     const char *fmt = jv_get_str(qc, "fmt");
@@ -42,6 +48,11 @@ static int parse_fp8(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
         bs->u.a.v[0]->u.i < 1 || bs->u.a.v[1]->u.i < 1 || bs->u.a.v[0]->u.i > 65536 || bs->u.a.v[1]->u.i > 65536)
         return fd_fail(e, "unsupported_quantization", "", "%s: fp8 needs weight_block_size [rows, cols] (per-tensor "
                        "FP8 is not read)", where);
+    const char *sf = jv_get_str(qc, "scale_fmt");
+    if (!null_or_absent(qc, "scale_fmt") && (!sf || (strcmp(sf, "ue8m0") && strcmp(sf, "float"))))
+        return fd_fail(e, "unsupported_quantization", "", "%s: fp8 scale_fmt %.40s is not read (\"float\" or absent: "
+                       "float scales; \"ue8m0\": power-of-two scales)", where, sf ? sf : "(not a string)");
+    q->ue8m0 = sf && !strcmp(sf, "ue8m0");
     q->kind = FD_Q_FP8_BLOCK;
     q->bm = (int)bs->u.a.v[0]->u.i;
     q->bn = (int)bs->u.a.v[1]->u.i;
@@ -106,11 +117,6 @@ static int ct_bool(const jv *o, const char *k, int dflt, int *out)
     return 0;
 }
 
-static int null_or_absent(const jv *o, const char *k)
-{
-    const jv *v = jv_get(o, k);
-    return !v || v->t == JV_NULL;
-}
 
 /* the compressed-tensors formats read: index = storage kind */
 enum { CTF_PACK, CTF_INT, CTF_FLOAT, CTF_NAIVE, CTF_OTHER };
@@ -562,7 +568,7 @@ static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
 
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
 {
-    if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d", q->bm, q->bn);
+    if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d%s", q->bm, q->bn, q->ue8m0 ? "-ue8m0" : "");
     else if (q->kind == FD_Q_NVFP4) snprintf(out, cap, "nvfp4-modelopt-g%d", q->group);
     else if (q->kind == FD_Q_GGUF) snprintf(out, cap, "gguf");
     else if (q->kind == FD_Q_CT_PACK) {

@@ -49,6 +49,7 @@ typedef struct fd_ct_scheme {
 typedef struct fd_qconfig {
     fd_qkind kind;
     int bm, bn;                  /* fp8 weight_block_size */
+    int ue8m0;                   /* fp8 scale_fmt "ue8m0": power-of-two block scales (F32 or F8_E8M0) */
     int group;                   /* nvfp4 group size (16) */
     fd_strv exclude;             /* as written (fp8: plus "lm_head") */
     char source[32];             /* "config.json" / "hf_quant_config.json" / "" */
@@ -94,6 +95,8 @@ const char *fd_q_format(fd_qkind k);
 int fd_q_bits(fd_qkind k);
 /* "int8", "int4" (registry numeric_format names). */
 const char *fd_q_int_format(int bits);
+/* fp8 scale_fmt ue8m0: F32 scales must be powers of two, F8_E8M0 scales are
+ * 2^(e - 127) (e = 255: NaN, refused).  See docs/QUANT-FORMATS.md. */
 /* The declared bits of a whole config: the kind's, or for compressed-tensors
  * the groups' when they agree, else the largest. */
 int fd_qconfig_bits(const fd_qconfig *q);

@@ -64,6 +64,20 @@ void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t 
     }
 }
 
+float fd_e8m0_to_f32(uint8_t e) { return e == 255 ? NAN : ldexpf(1.0f, (int)e - 127); }
+
+void fd_fp8_block_row_bf16_e8m0(const uint8_t *w, const uint8_t *scale_e8m0, uint64_t K, uint64_t kb, int bm, int bn,
+                                uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = w + row * K;
+    const uint8_t *srow = scale_e8m0 + (row / (uint64_t)bm) * kb;
+    for (uint64_t j0 = 0; j0 < K; j0 += (uint64_t)bn) {
+        float s = fd_e8m0_to_f32(srow[j0 / (uint64_t)bn]);
+        uint64_t j1 = j0 + (uint64_t)bn < K ? j0 + (uint64_t)bn : K;
+        for (uint64_t j = j0; j < j1; j++) out[j] = fd_f32_to_bf16(fd_e4m3_to_f32(r[j]) * s);
+    }
+}
+
 void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row, uint16_t *out)
 {
     const uint8_t *r = w + row * (K / 2), *sr = scale + row * (K / FD_NVFP4_GROUP);

@@ -38,6 +38,11 @@ uint8_t fd_f32_to_e2m1(float x);
 /* Scale tensors are read with memcpy: mapped data need not be aligned. */
 void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t K, uint64_t kb, int bm, int bn,
                            uint64_t row, uint16_t *out);
+/* the same with F8_E8M0 block scales (ue8m0: 2^(e - 127), e = 0 the fp32
+ * subnormal 2^-127, e = 255 NaN), one byte each */
+void fd_fp8_block_row_bf16_e8m0(const uint8_t *w, const uint8_t *scale_e8m0, uint64_t K, uint64_t kb, int bm, int bn,
+                                uint64_t row, uint16_t *out);
+float fd_e8m0_to_f32(uint8_t e);
 void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row,
                        uint16_t *out);
 

@@ -2,6 +2,7 @@
 #include "engine/qformat.h"
 #include "util/bf16.h"
 #include "util/buf.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,13 @@ static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *w
                       (unsigned long long)t->shape[1], (unsigned long long)want[0], (unsigned long long)want[1]);
         return -1;
     }
-    const fd_tensor *s = need(w, t->name, ".weight_scale_inv", "F32", why);
+    char *sn = companion(t->name, ".weight_scale_inv");
+    const fd_tensor *se = sn ? fd_weights_get(w, sn) : NULL;
+    free(sn);
+    int e8 = se && !strcmp(se->dtype, "F8_E8M0");
+    if (e8 && !q->ue8m0)
+        return bad(why, "%s is F8_E8M0 but quantization_config (%s) has no scale_fmt \"ue8m0\"", se->name, w->q.source);
+    const fd_tensor *s = e8 ? se : need(w, t->name, ".weight_scale_inv", "F32", why);
     if (!s) return -1;
     uint64_t r = (want[0] + (uint64_t)q->bm - 1) / (uint64_t)q->bm, c = (want[1] + (uint64_t)q->bn - 1) / (uint64_t)q->bn;
     if (s->ndim != 2 || s->shape[0] != r || s->shape[1] != c) {
@@ -57,6 +64,29 @@ static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *w
                       s->name, (unsigned long long)r, (unsigned long long)c, (unsigned long long)want[0],
                       (unsigned long long)want[1], q->bm, q->bn);
         return -1;
+    }
+    if (q->ue8m0) { /* by meaning: every scale a power of two (F32) or a finite E8M0 code */
+        uint64_t n = r * c;
+        uint8_t *v = fd_xmalloc(n * (e8 ? 1 : 4));
+        fd_err re;
+        int rc = fd_weights_read(w, s, v, n * (e8 ? 1 : 4), &re);
+        uint64_t i = 0;
+        for (; !rc && i < n; i++) {
+            if (e8) { if (v[i] == 255) break; continue; }
+            float f;
+            memcpy(&f, v + i * 4, 4);
+            int ex;
+            if (!(f > 0.0f) || isinf(f) || frexpf(f, &ex) != 0.5f) break;
+        }
+        if (rc) fd_buf_printf(why, "%s", re.msg);
+        else if (i < n) {
+            float f = 0;
+            if (!e8) memcpy(&f, v + i * 4, 4);
+            if (e8) fd_buf_printf(why, "%s[%llu] is the E8M0 NaN code 255", s->name, (unsigned long long)i);
+            else fd_buf_printf(why, "%s[%llu] = %.9g is not a power of two (scale_fmt ue8m0)", s->name, (unsigned long long)i, (double)f);
+        }
+        free(v);
+        if (rc || i < n) return -1;
     }
     t->qfmt = FD_Q_FP8_BLOCK;
     t->scale = s;
@@ -480,7 +510,9 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
 void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *out)
 {
     const unsigned char *p = t->data;
-    if (t->qfmt == FD_Q_FP8_BLOCK)
+    if (t->qfmt == FD_Q_FP8_BLOCK && !strcmp(t->scale->dtype, "F8_E8M0"))
+        fd_fp8_block_row_bf16_e8m0(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
+    else if (t->qfmt == FD_Q_FP8_BLOCK)
         fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
     else if (t->qfmt == FD_Q_NVFP4)
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);

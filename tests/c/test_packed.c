@@ -271,8 +271,65 @@ static int mlx(void)
     return fails;
 }
 
+#define UE8M0_VECTORS "tests/vectors/packed/fp8_ue8m0.safetensors"
+
+/* FP8 block with UE8M0 scales: fp8_ue8m0.safetensors (tests/py/ue8m0_oracle.py,
+ * transformers' Fp8Dequantize._dequantize_one) */
+static int ue8m0(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(UE8M0_VECTORS, &f, &e), "%s opens: %s", UE8M0_VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(UE8M0_VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "c%02d.block", c);
+        const uint8_t *bp = data_of(&f, file, nm, "I32");
+        if (!bp) break;
+        int32_t blk[2];
+        memcpy(blk, bp, sizeof blk);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight", c);
+        const uint8_t *w = data_of(&f, file, nm, "F8_E4M3");
+        snprintf(nm, sizeof nm, "c%02d.weight_scale_inv", c);
+        const fd_st_tensor *st = fd_st_find(&f, nm);
+        CHECKF(ex && w && st, "ue8m0 case %d complete", c);
+        if (!ex || !w || !st) continue;
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        const uint8_t *exp = file + 8 + f.header_len + ex->start, *sc = file + 8 + f.header_len + st->start;
+        int e8 = !strcmp(st->dtype, "F8_E8M0");
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < N; i++) {
+            if (e8) fd_fp8_block_row_bf16_e8m0(w, sc, K, st->shape[1], blk[0], blk[1], i, row);
+            else fd_fp8_block_row_bf16(w, sc, K, st->shape[1], blk[0], blk[1], i, row);
+            for (uint64_t j = 0; j < K; j++) {
+                uint16_t want;
+                memcpy(&want, exp + (i * K + j) * 2, 2);
+                bad += row[j] != want;
+            }
+        }
+        CHECKF(!bad, "ue8m0 case c%02d (%s scales, block %dx%d, [%llu,%llu]): %llu differ", c, st->dtype, blk[0], blk[1],
+               (unsigned long long)N, (unsigned long long)K, (unsigned long long)bad);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 6, "6 ue8m0 cases (found %d)", ncase);
+    CHECK(fd_e8m0_to_f32(127) == 1.0f && fd_e8m0_to_f32(0) == 0x1p-127f && isnan(fd_e8m0_to_f32(255)), "e8m0 codes");
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
 int test_packed(void)
 {
     return vectors() + gq_file("tests/vectors/packed/gq.safetensors", 18) +
-           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + mlx() + f16();
+           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + mlx() + ue8m0() + f16();
 }

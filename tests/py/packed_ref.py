@@ -602,6 +602,48 @@ def mlx_dir(src, dst, bits, group, quantize=lambda n: True):
     return nq
 
 
+def fp8_ue8m0_dir(src, dst, sdtype, bm, bn):
+    """bf16 checkpoint src -> FP8 block with UE8M0 scales (scale_fmt "ue8m0", DeepSeek-V3.2 style): every Linear but
+    lm_head; per tile s = 2^ceil(log2(amax / 448)) (1 for a zero tile), q = e4m3(x / s); weight_scale_inv stored as
+    sdtype F8_E8M0 (the exponent + 127) or F32. Returns the converted count (dequant_ref.dequant_dir decodes it)."""
+    tensors = dq.read_safetensors(os.path.join(src, "model.safetensors"))
+    out, nq = {}, 0
+    for name, (dtype, arr) in tensors.items():
+        if not is_linear(name) or name == "lm_head.weight":
+            out[name] = (dtype, arr)
+            continue
+        x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
+        n, k = x.shape
+        R, C = -(-n // bm), -(-k // bn)
+        ex = np.zeros((R, C), dtype=np.int32)
+        q = np.zeros((n, k), dtype=np.uint8)
+        for i in range(R):
+            for j in range(C):
+                tile = x[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn]
+                amax = float(np.abs(tile).max())
+                e = int(np.ceil(np.log2(amax / 448.0))) if amax > 0 else 0
+                ex[i, j] = e
+                q[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn] = _e4m3_code(
+                    np.clip(tile / np.float32(2.0 ** e), -448, 448).astype(np.float32))
+        out[name] = ("F8_E4M3", q)
+        out[name[:-len(".weight")] + ".weight_scale_inv"] = (
+            ("F8_E8M0", (ex + 127).astype(np.uint8)) if sdtype == "F8_E8M0" else
+            ("F32", np.ldexp(np.float32(1), ex).astype(np.float32)))
+        nq += 1
+    os.makedirs(dst)
+    for fn in os.listdir(src):
+        p = os.path.join(src, fn)
+        if os.path.isfile(p) and not fn.endswith(".safetensors") and fn != "config.json":
+            shutil.copy2(p, os.path.join(dst, fn))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [bm, bn],
+                                  "activation_scheme": "dynamic", "scale_fmt": "ue8m0",
+                                  "modules_to_not_convert": ["lm_head"]}
+    json.dump(cfg, open(os.path.join(dst, "config.json"), "w"), indent=2, sort_keys=True)
+    dq.write_safetensors(os.path.join(dst, "model.safetensors"), out)
+    return nq
+
+
 def dequant_dir(src, dst):
     """pack-quantized src -> bf16 dst (config without quantization_config)."""
     cfg = json.load(open(os.path.join(src, "config.json")))

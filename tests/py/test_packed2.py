@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """More packed checkpoints as they ship (issue 19, second part):
 compressed-tensors `int-quantized` / `float-quantized` / `naive-quantized`
-(W8A8 int8 and FP8 weights, unpacked), GPTQ 2-bit / 3-bit, MLX affine.
+(W8A8 int8 and FP8 weights, unpacked), GPTQ 2-bit / 3-bit, MLX affine, FP8
+block with UE8M0 (power-of-two) scales.
 
 usage: test_packed2.py BINARY
 
@@ -9,7 +10,8 @@ usage: test_packed2.py BINARY
    own Int/Float/NaiveQuantizationCompressor.decompress: ct_dense_oracle.py)
    and gq23.safetensors (GPTQModel's 3-bit unpack transcribed:
    gq23_vectors.py) and mlx.safetensors (mlx.core.dequantize itself:
-   mlx_oracle.py) decode with the numpy reference packed_ref.py bit for bit
+   mlx_oracle.py) and fp8_ue8m0.safetensors (transformers' Fp8Dequantize:
+   ue8m0_oracle.py) decode with the numpy reference packed_ref.py bit for bit
    (the C decoder is checked on the same files by the unit suite `packed`);
    gq23 regenerates byte-identical; ct_dense too when torch and
    compressed-tensors import (FIDELITY_ORACLE_PYTHON), else said skipped.
@@ -18,7 +20,8 @@ usage: test_packed2.py BINARY
    f32 scales, static input_scale tensors present), FP8 per-channel + int8
    asymmetric groups in one model (naive-quantized groups picked by regex),
    GPTQ 3-bit v1 act-order (fp16 scales), GPTQ 2-bit v2 (bf16 scales) and
-   MLX affine 4/32, 3/64, 6/32, 8/128, 2/64 (the embedding quantized too):
+   MLX affine 4/32, 3/64, 6/32, 8/128, 2/64 (the embedding quantized too),
+   FP8 block 16x32 with UE8M0 scales stored F8_E8M0 and as F32:
    each direct capture has the capture_content_digest of the capture of the
    bf16 checkpoint packed_ref.py decodes from it; codec, bits, scope census,
    the weight-only disclosure naming the activations not applied.
@@ -107,6 +110,25 @@ def vectors():
         live = open(W("mlx.safetensors"), "rb").read() if p.returncode == 0 else b""
         case("mlx vectors regenerated from mlx are byte-identical to the committed file",
              live == open(os.path.join(VEC, "mlx.safetensors"), "rb").read(), p.stdout + p.stderr)
+    u = dq.read_safetensors(os.path.join(VEC, "fp8_ue8m0.safetensors"))
+    cases = sorted({k.split(".")[0] for k in u})
+    ok = len(cases) == 6
+    for c in cases:
+        bm, bn = (int(x) for x in u[c + ".block"][1])
+        sd, sa = u[c + ".weight_scale_inv"]
+        got = dq.dequant_fp8(u[c + ".weight"][1], dq.e8m0_to_f32(sa) if sd == "F8_E8M0" else sa, bm, bn)
+        ok = ok and np.array_equal(got, u[c + ".expected"][1])
+    case("fp8_ue8m0 vectors: the committed file (transformers' Fp8Dequantize) is what dequant_ref.py decodes "
+         "(6 cases, F8_E8M0 and power-of-two F32 scales, exponents 0 / 1 / 254)", ok)
+    probe = subprocess.run([py, "-c", "import torch, transformers"], capture_output=True)
+    if probe.returncode:
+        print("skipped: regenerating fp8_ue8m0 needs torch and transformers (FIDELITY_ORACLE_PYTHON)")
+    else:
+        p = subprocess.run([py, os.path.join(HERE, "ue8m0_oracle.py"), W("ue.safetensors")], capture_output=True,
+                           text=True)
+        live = open(W("ue.safetensors"), "rb").read() if p.returncode == 0 else b""
+        case("fp8_ue8m0 regenerated from transformers is byte-identical to the committed file",
+             live == open(os.path.join(VEC, "fp8_ue8m0.safetensors"), "rb").read(), p.stdout + p.stderr)
     # the 3-bit packing: GPTQModel's unpack (wf table + fix-ups) inverts a plain 3-bit stream
     rng = np.random.default_rng(3)
     vals = rng.integers(0, 8, size=(7, 96))
@@ -145,7 +167,7 @@ def add_input_scales(model):
     rewrite(model, edit)
 
 
-def same_digest(v, qdir, nq):
+def same_digest(v, qdir, nq, decode=None):
     rc, out, err = capture(qdir, W("c-" + v))
     case("capture the %s checkpoint directly (%d quantized Linears)" % (v, nq), rc == 0, out + err)
     if rc:
@@ -153,7 +175,7 @@ def same_digest(v, qdir, nq):
     rc, out, err = run("verify", W("c-" + v))
     case("verify %s capture" % v, rc == 0, out + err)
     json.dump(manifest(W("c-" + v))["scope"], open(W(v + ".scope.json"), "w"))
-    n = pr.dequant_dir(qdir, W("d-" + v))
+    n = (decode or pr.dequant_dir)(qdir, W("d-" + v))
     rc, out, err = capture(W("d-" + v), W("cd-" + v), scope=W(v + ".scope.json"))
     case("capture the packed_ref-decoded bf16 checkpoint of %s (%d tensors)" % (v, n), rc == 0, out + err)
     if rc == 0:
@@ -232,6 +254,15 @@ def captures():
                  os.path.exists(W("cd-" + v)) and
                  m["head"]["tensor_content_sha256"] == manifest(W("cd-" + v))["head"]["tensor_content_sha256"],
                  m["disclosures"])
+    # FP8 with UE8M0 block scales (DeepSeek-V3.2 style), stored F8_E8M0 and as power-of-two F32
+    for v, sdt in [("ue8m0", "F8_E8M0"), ("ue8m0f", "F32")]:
+        nq = pr.fp8_ue8m0_dir(W("m"), W("q-" + v), sdt, 16, 32)
+        m = same_digest(v, W("q-" + v), nq, decode=dq.dequant_dir)   # dequant_ref: the FP8 reference decode
+        ms[v] = m
+        if m:
+            case("%s: codec fp8-e4m3-block16x32-ue8m0, declared_bits 8, experts fp8_e4m3@8" % v,
+                 m["weights"]["codec"] == "fp8-e4m3-block16x32-ue8m0" and m["weights"]["declared_bits"] == 8
+                 and "moe.experts=quantized:fp8_e4m3@8" in m["scope"]["scope_digest"].split("|"), m["weights"])
     for v, codec, seg in [("gptq3", "gptq-v1-w3-g32-asym", "moe.experts=quantized:gptq@3"),
                           ("gptq2", "gptq-v2-w2-g16-asym", "moe.experts=quantized:gptq@2")]:
         m = ms.get(v)
@@ -256,7 +287,7 @@ def refusals():
             rewrite(W(tag), tens)
         return W(tag)
 
-    if not all(os.path.isdir(W("q-" + b)) for b in ("int8ch", "fp8t", "naive", "gptq3", "mlx4g32")):
+    if not all(os.path.isdir(W("q-" + b)) for b in ("int8ch", "fp8t", "naive", "gptq3", "mlx4g32", "ue8m0", "ue8m0f")):
         case("the checkpoints the refusals edit exist", False)
         return
     g0 = lambda q: q["config_groups"]["group_0"]
@@ -292,6 +323,20 @@ def refusals():
         fn(c)
         json.dump(c, open(p, "w"))
         return d
+    refused("fp8 scale_fmt ue4m3", variant("u-fmt", "ue8m0", cfg=lambda q: q.update(scale_fmt="ue4m3")),
+            ["scale_fmt ue4m3"], "unsupported_quantization")
+    refused("F8_E8M0 scales without scale_fmt ue8m0", variant("u-nofmt", "ue8m0", cfg=lambda q: q.pop("scale_fmt")),
+            ["F8_E8M0", "scale_fmt"], "bad_quantized_tensor")
+    ue = "model.layers.1.mlp.experts.3.down_proj.weight_scale_inv"
+    refused("ue8m0 F32 scale that is not a power of two",
+            variant("u-p2", "ue8m0f", tens=lambda t: t.__setitem__(ue, ("F32", np.full((4, 1), 0.75, np.float32)))),
+            [ue + "[0] = 0.75", "not a power of two"], "bad_quantized_tensor")
+    refused("ue8m0 F32 scale of zero", variant("u-z", "ue8m0f", tens=lambda t: t.__setitem__(ue, ("F32", np.zeros((4, 1), np.float32)))),
+            [ue + "[0] = 0", "not a power of two"], "bad_quantized_tensor")
+    refused("E8M0 NaN code 255", variant("u-nan", "ue8m0", tens=lambda t: t.__setitem__(ue, ("F8_E8M0", np.full((4, 1), 255, np.uint8)))),
+            [ue + "[0]", "NaN code 255"], "bad_quantized_tensor")
+    refused("E8M0 scales of the wrong shape", variant("u-sh", "ue8m0", tens=lambda t: t.__setitem__(ue, ("F8_E8M0", np.full((4, 2), 127, np.uint8)))),
+            [ue, "wrong shape"], "bad_quantized_tensor")
     mq = lambda c: c["quantization"]
     mlx_hostile = [
         ("MLX bits 7", lambda c: mq(c).update(bits=7), ["bits must be 2, 3, 4, 5, 6 or 8"]),
