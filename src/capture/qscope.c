@@ -61,7 +61,9 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 {
     const fd_ggml_type *g = gguf_quant(W, t);
     if (g) return g->name; /* ggml's name, lowercased in the block */
-    if (t->qfmt == FD_Q_CT_PACK) return t->ct.dense == FD_CT_DENSE_FP8 ? "fp8_e4m3" : fd_q_int_format(t->ct.bits);
+    if (t->qfmt == FD_Q_CT_PACK)
+        return t->ct.dense == FD_CT_DENSE_FP8 ? "fp8_e4m3" : t->ct.dense == FD_CT_NVFP4 ? "nvfp4"
+             : t->ct.dense == FD_CT_MXFP4 ? "mxfp4" : fd_q_int_format(t->ct.bits);
     if (t->qfmt) return fd_q_format(t->qfmt);
     if (!strcmp(t->dtype, "BF16")) return "bf16";
     if (!strcmp(t->dtype, "F32")) return "fp32";
@@ -72,7 +74,7 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 static int64_t format_bits(const char *f)
 {
     return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") || !strcmp(f, "int8") ? 8
-         : !strcmp(f, "nvfp4") || !strcmp(f, "int4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
+         : !strcmp(f, "nvfp4") || !strcmp(f, "mxfp4") || !strcmp(f, "int4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
 }
 
 /* a ggml type by its exact (upper-case) name: tensor_format's GGUF formats */
@@ -84,7 +86,7 @@ static const fd_ggml_type *ggml_format(const char *f)
 
 static int is_quantized(const char *f)
 {
-    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "mxfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
            !strcmp(f, "gptq") || !strcmp(f, "awq") || !strcmp(f, "mlx-affine") || ggml_format(f);
 }
 

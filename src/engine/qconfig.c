@@ -119,11 +119,12 @@ static int ct_bool(const jv *o, const char *k, int dflt, int *out)
 
 
 /* the compressed-tensors formats read: index = storage kind */
-enum { CTF_PACK, CTF_INT, CTF_FLOAT, CTF_NAIVE, CTF_OTHER };
+enum { CTF_PACK, CTF_INT, CTF_FLOAT, CTF_NAIVE, CTF_NVFP4, CTF_MXFP4, CTF_OTHER };
 static int ct_format_code(const char *f)
 {
     return !f ? CTF_OTHER : !strcmp(f, "pack-quantized") ? CTF_PACK : !strcmp(f, "int-quantized") ? CTF_INT
-         : !strcmp(f, "float-quantized") ? CTF_FLOAT : !strcmp(f, "naive-quantized") ? CTF_NAIVE : CTF_OTHER;
+         : !strcmp(f, "float-quantized") ? CTF_FLOAT : !strcmp(f, "naive-quantized") ? CTF_NAIVE
+         : !strcmp(f, "nvfp4-pack-quantized") ? CTF_NVFP4 : !strcmp(f, "mxfp4-pack-quantized") ? CTF_MXFP4 : CTF_OTHER;
 }
 
 static int parse_ct_weights(const jv *w, const char *where, const char *gname, int fc, fd_ct_scheme *s, fd_err *e)
@@ -141,6 +142,30 @@ static int parse_ct_weights(const jv *w, const char *where, const char *gname, i
     if (!fl && fc == CTF_FLOAT)
         return CT_FAIL("%s: config_groups.%s: int weights in format float-quantized are not read (int-quantized, "
                        "naive-quantized or pack-quantized)", where, gname);
+    if (fc == CTF_NVFP4 || fc == CTF_MXFP4) { /* the two FP4 presets (quant_scheme.py NVFP4 / MXFP4), nothing else */
+        const char *nm = fc == CTF_NVFP4 ? "nvfp4" : "mxfp4", *st = jv_get_str(w, "strategy");
+        int64_t bits, g;
+        int sym;
+        if (!fl || jv_get_i64(w, "num_bits", &bits) || bits != 4)
+            return CT_FAIL("%s: config_groups.%s: %s-pack-quantized needs float weights of 4 bits", where, gname, nm);
+        if (jv_get_i64(w, "group_size", &g) || g != (fc == CTF_NVFP4 ? 16 : 32))
+            return CT_FAIL("%s: config_groups.%s.weights.group_size must be %d for %s", where, gname,
+                           fc == CTF_NVFP4 ? 16 : 32, nm);
+        if (!st || strcmp(st, fc == CTF_NVFP4 ? "tensor_group" : "group"))
+            return CT_FAIL("%s: config_groups.%s.weights.strategy must be %s for %s", where, gname,
+                           fc == CTF_NVFP4 ? "tensor_group" : "group", nm);
+        if (ct_bool(w, "symmetric", 1, &sym) || !sym)
+            return CT_FAIL("%s: config_groups.%s.weights: %s is read symmetric only", where, gname, nm);
+        const jv *dv = jv_get(w, "dynamic");
+        if (dv && dv->t != JV_NULL && (dv->t != JV_BOOL || dv->u.b))
+            return CT_FAIL("%s: config_groups.%s.weights.dynamic must be false (weights are static)", where, gname);
+        s->bits = 4;
+        s->sym = 1;
+        s->strategy = FD_CT_GROUP;
+        s->group = (int)g;
+        s->dense = fc == CTF_NVFP4 ? FD_CT_NVFP4 : FD_CT_MXFP4;
+        return 0;
+    }
     int64_t bits;
     if (fl && (jv_get_i64(w, "num_bits", &bits) || bits != 8))
         return CT_FAIL("%s: config_groups.%s.weights.num_bits must be 8 for float weights (FP8 e4m3; 4-bit float "
@@ -230,6 +255,7 @@ static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
          * formats are W8A8 by construction: input_activations is read as declared and not applied (a weight-only
          * capture, disclosed); output activations are refused everywhere. */
         if (!null_or_absent(gr, "output_activations") || (fc == CTF_PACK && !null_or_absent(gr, "input_activations")))
+            /* nvfp4 / mxfp4: W4A4 presets, input activations read and not applied as for the unpacked formats */
             return CT_FAIL("%s: config_groups.%.40s.%s is not read (weight-only schemes: activation quantization "
                            "would not be applied)", where, gname,
                            !null_or_absent(gr, "output_activations") ? "output_activations" : "input_activations");
@@ -558,6 +584,10 @@ int fd_qconfig_bits(const fd_qconfig *q)
 
 static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
 {
+    if (s->dense == FD_CT_NVFP4 || s->dense == FD_CT_MXFP4) {
+        snprintf(out, cap, "ct-%s-g%d", s->dense == FD_CT_NVFP4 ? "nvfp4" : "mxfp4", s->group);
+        return;
+    }
     const char *k = s->dense == FD_CT_DENSE_FP8 ? "ct-fp8-w" : s->dense ? "ct-int-w" : "ct-pack-w";
     const char *sy = s->sym ? "sym" : "asym";
     if (s->strategy == FD_CT_CHANNEL) snprintf(out, cap, "%s%d-channel-%s", k, s->bits, sy);

@@ -38,7 +38,10 @@ enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2, FD_CT_TENSOR = 3 };
  * unpacked formats of NaiveQuantizationCompressor (X.weight itself: I8 for
  * int-quantized / naive-quantized int, F8_E4M3 for float-quantized /
  * naive-quantized float) */
-enum { FD_CT_PACKED = 0, FD_CT_DENSE_INT = 1, FD_CT_DENSE_FP8 = 2 };
+enum { FD_CT_PACKED = 0, FD_CT_DENSE_INT = 1, FD_CT_DENSE_FP8 = 2, FD_CT_NVFP4 = 3, FD_CT_MXFP4 = 4 };
+/* FD_CT_NVFP4 / FD_CT_MXFP4: nvfp4-pack-quantized / mxfp4-pack-quantized
+ * (X.weight_packed U8 [N, K/2], e2m1 codes, low nibble first; NVFP4: e4m3
+ * scales per 16 and an F32 weight_global_scale; MXFP4: E8M0 scales per 32) */
 typedef struct fd_ct_scheme {
     int bits, sym, strategy, group, bh, bw;
     int v1;  /* GPTQ: checkpoint_format gptq (v1: stored zero points are z - 1) */

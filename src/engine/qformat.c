@@ -290,3 +290,30 @@ void fd_mlx_row_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint16_t *ou
 {
     for (uint64_t j = 0; j < K; j++) out[j] = fd_mlx_elem_bf16(m, K, row, j);
 }
+
+static const float E2M1_SIGNED[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+
+void fd_ct_nvfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e4m3, float global_scale, uint64_t K,
+                          uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = packed + row * (K / 2), *sr = scale_e4m3 + row * (K / 16);
+    for (uint64_t g = 0; g < K / 16; g++) {
+        float d = fd_e4m3_to_f32(sr[g]) / global_scale; /* bf16 scale / fp32 global: fp32 */
+        for (uint64_t j = g * 16; j < (g + 1) * 16; j += 2) {
+            out[j] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] & 15] * d);
+            out[j + 1] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] >> 4] * d);
+        }
+    }
+}
+
+void fd_ct_mxfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e8m0, uint64_t K, uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = packed + row * (K / 2), *sr = scale_e8m0 + row * (K / 32);
+    for (uint64_t g = 0; g < K / 32; g++) {
+        float d = sr[g] == 255 ? INFINITY : ldexpf(1.0f, (int)sr[g] - 127);
+        for (uint64_t j = g * 32; j < (g + 1) * 32; j += 2) {
+            out[j] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] & 15] * d);
+            out[j + 1] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] >> 4] * d);
+        }
+    }
+}

@@ -68,6 +68,14 @@ typedef struct fd_ct_row {
     int dense;
 } fd_ct_row;
 void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out);
+/* compressed-tensors nvfp4-pack-quantized / mxfp4-pack-quantized
+ * (NVFP4PackedCompressor / MXFP4PackedCompressor.decompress): packed U8
+ * [N, K/2], low nibble = even element, e2m1 with code 8 = -0.0;
+ *   nvfp4: w = bf16(fp32(e2m1 * fp32(e4m3(scale) / global_scale))), scale per 16
+ *   mxfp4: w = bf16(e2m1 * 2^(e - 127)) (e = 255: infinity), scale per 32 */
+void fd_ct_nvfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e4m3, float global_scale, uint64_t K,
+                          uint64_t row, uint16_t *out);
+void fd_ct_mxfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e8m0, uint64_t K, uint64_t row, uint16_t *out);
 /* GPTQ (GPTQModel PackableQuantLinear.dequantize_weight, v2 internally;
  * a v1 checkpoint's qzeros words get 0x11111111 / 0x01010101 added, int32
  * wrapping, as convert_gptq_v1_to_v2_format does) and AWQ GEMM (AutoAWQ

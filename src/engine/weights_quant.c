@@ -267,6 +267,56 @@ static int bind_ct_dense(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, co
     return 1;
 }
 
+/* nvfp4-pack-quantized / mxfp4-pack-quantized: t is X.weight_packed (looked up as X.weight), U8 [N, K/2];
+ * weight_scale F8_E4M3 [N, K/16] (nvfp4, with weight_global_scale F32 [1]) or U8 [N, K/32] (mxfp4, E8M0
+ * exponents: 255, an infinite scale, refused by meaning). */
+static int bind_ct_fp4(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
+{
+    const uint64_t N = want[0], K = want[1], g = (uint64_t)cs->group;
+    const int nv = cs->dense == FD_CT_NVFP4;
+    const char *nm = nv ? "nvfp4" : "mxfp4";
+    if (K % g || strcmp(t->dtype, "U8") || t->ndim != 2 || t->shape[0] != N || t->shape[1] * 2 != K) {
+        fd_buf_printf(why, "%s: %s expected U8 [%llu,%llu] (weight [%llu,%llu], %s: inputs a multiple of %llu)", t->sname,
+                      t->dtype, (unsigned long long)N, (unsigned long long)(K / 2), (unsigned long long)N,
+                      (unsigned long long)K, nm, (unsigned long long)g);
+        return -1;
+    }
+    const fd_tensor *s = pk_comp(w, t, ".weight_scale");
+    if (!s) return bad(why, "%s: its weight_scale is missing (%s)", t->sname, nm);
+    if (strcmp(s->dtype, nv ? "F8_E4M3" : "U8") || s->ndim != 2 || s->shape[0] != N || s->shape[1] != K / g) {
+        fd_buf_printf(why, "%s: %s expected %s [%llu,%llu] (%s)", s->name, s->dtype, nv ? "F8_E4M3" : "U8",
+                      (unsigned long long)N, (unsigned long long)(K / g), nm);
+        return -1;
+    }
+    fd_err re;
+    const fd_tensor *gs = NULL;
+    if (nv) {
+        gs = pk_comp(w, t, ".weight_global_scale");
+        if (!gs) return bad(why, "%s: its weight_global_scale is missing (%s)", t->sname, nm);
+        if (strcmp(gs->dtype, "F32") || !is_scalar(gs))
+            return bad(why, "%s must be an F32 scalar (the global scale of %s)", gs->name, t->sname);
+        if (fd_weights_read(w, gs, &t->scale2, 4, &re)) return bad(why, "%s%s", re.msg, "");
+    } else {
+        uint8_t *v = fd_xmalloc(s->nbytes);
+        int rc = fd_weights_read(w, s, v, s->nbytes, &re);
+        uint64_t i = 0;
+        while (!rc && i < s->nbytes && v[i] != 255) i++;
+        free(v);
+        if (rc) return bad(why, "%s%s", re.msg, "");
+        if (i < s->nbytes) {
+            fd_buf_printf(why, "%s[%llu] is the E8M0 code 255 (an infinite scale)", s->name, (unsigned long long)i);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_CT_PACK;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = NULL;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + (gs ? gs->nbytes : 0);
+    return 1;
+}
+
 static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
     int lin = fd_q_is_linear_weight(t->name), sch = lin ? fd_q_ct_scheme(&w->q, t->name) : -1;
@@ -289,8 +339,14 @@ static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf
         if (sch < 0) return 0; /* another dtype: reported as mis-shaped */
         fd_buf_printf(why, "%s is %s but quantization_config (%s, compressed-tensors) converts it (a loader expects "
                       "%s%s and its scales)", t->name, t->dtype, w->q.source, t->name,
-                      w->q.ct[sch].dense == FD_CT_DENSE_FP8 ? " in F8_E4M3" : w->q.ct[sch].dense ? " in I8" : "_packed");
+                      w->q.ct[sch].dense == FD_CT_DENSE_FP8 ? " in F8_E4M3" : w->q.ct[sch].dense == FD_CT_DENSE_INT ? " in I8"
+                      : "_packed");
         return -1;
+    }
+    if (lin && sch >= 0 && (w->q.ct[sch].dense == FD_CT_NVFP4 || w->q.ct[sch].dense == FD_CT_MXFP4)) {
+        int rc = bind_ct_fp4(w, t, &w->q.ct[sch], want, why);
+        if (rc == 1) w->nquant++;
+        return rc;
     }
     if (strcmp(t->dtype, "I32")) return bad(why, "%s is %s, expected I32 (packed int32 words)", t->sname, t->dtype);
     if (!lin) return bad(why, "%s is packed but %s is not a Linear weight (only Linears are converted)", t->sname, t->name);
@@ -487,7 +543,8 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
         {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4},
         {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
-        {".input_scale", FD_Q_CT_PACK}, {".input_zero_point", FD_Q_CT_PACK},
+        {".input_scale", FD_Q_CT_PACK}, {".input_zero_point", FD_Q_CT_PACK}, {".weight_global_scale", FD_Q_CT_PACK},
+        {".input_global_scale", FD_Q_CT_PACK},
         {".qzeros", FD_Q_GPTQ}, {".scales", FD_Q_GPTQ}, {".g_idx", FD_Q_GPTQ}, {".qzeros", FD_Q_AWQ},
         {".scales", FD_Q_AWQ}, {".scales", FD_Q_MLX}, {".biases", FD_Q_MLX}};
     size_t n = strlen(name);
@@ -500,8 +557,10 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         fd_buf_free(&b);
         if (!t || t->qfmt != C[i].k) continue;
         if (C[i].k == FD_Q_CT_PACK && !strcmp(C[i].suffix, ".weight_shape") && t->ct.dense) continue;
-        if (C[i].k == FD_Q_CT_PACK && (!strcmp(C[i].suffix, ".input_scale") || !strcmp(C[i].suffix, ".input_zero_point")))
-            return t->ct.acts; /* static W8A8 activation scales: declared, not applied */
+        if (C[i].k == FD_Q_CT_PACK && (!strcmp(C[i].suffix, ".input_scale") || !strcmp(C[i].suffix, ".input_zero_point")
+                                       || !strcmp(C[i].suffix, ".input_global_scale")))
+            return t->ct.acts; /* static activation scales: declared, not applied */
+        if (C[i].k == FD_Q_CT_PACK && !strcmp(C[i].suffix, ".weight_global_scale")) return t->ct.dense == FD_CT_NVFP4;
         return C[i].k != FD_Q_CT_PACK || strcmp(C[i].suffix, ".weight_zero_point") || t->zero;
     }
     return 0;
@@ -528,7 +587,11 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
                        !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2, t->ct.bits, t->ct.group, t->ct.v1,
                        t->qfmt == FD_Q_AWQ};
         fd_gq_row_bf16(&c, K, row, out);
-    } else if (t->qfmt == FD_Q_CT_PACK) {
+    } else if (t->qfmt == FD_Q_CT_PACK && t->ct.dense == FD_CT_NVFP4)
+        fd_ct_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
+    else if (t->qfmt == FD_Q_CT_PACK && t->ct.dense == FD_CT_MXFP4)
+        fd_ct_mxfp4_row_bf16(p, t->scale->data, K, row, out);
+    else if (t->qfmt == FD_Q_CT_PACK) {
         const char *sd = t->scale->dtype;
         fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1],
                        t->scale->ndim == 2 ? t->scale->shape[1] : 1, t->zero && t->zero->ndim == 2 ? t->zero->shape[1] : 0,

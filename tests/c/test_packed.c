@@ -328,8 +328,66 @@ static int ue8m0(void)
     return fails;
 }
 
+#define FP4_VECTORS "tests/vectors/packed/ct_fp4.safetensors"
+
+/* compressed-tensors nvfp4-/mxfp4-pack-quantized: ct_fp4.safetensors (tests/py/ct_fp4_oracle.py) */
+static int fp4(void)
+{
+    int fails = 0;
+    fd_st_file f;
+    fd_err e = {0};
+    CHECKF(!fd_st_open(FP4_VECTORS, &f, &e), "%s opens: %s", FP4_VECTORS, e.msg);
+    if (e.msg[0]) return fails;
+    FILE *fp = fopen(FP4_VECTORS, "rb");
+    uint8_t *file = malloc((size_t)f.file_size);
+    CHECK(fp && fread(file, 1, (size_t)f.file_size, fp) == f.file_size, "read the vectors");
+    if (fp) fclose(fp);
+    int ncase = 0;
+    for (int c = 0; c < 100; c++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "c%02d.kind", c);
+        const uint8_t *kp = data_of(&f, file, nm, "I32");
+        if (!kp) break;
+        int32_t mx;
+        memcpy(&mx, kp, 4);
+        snprintf(nm, sizeof nm, "c%02d.expected", c);
+        const fd_st_tensor *ex = fd_st_find(&f, nm);
+        snprintf(nm, sizeof nm, "c%02d.weight_packed", c);
+        const uint8_t *w = data_of(&f, file, nm, "U8");
+        snprintf(nm, sizeof nm, "c%02d.weight_scale", c);
+        const uint8_t *sc = data_of(&f, file, nm, NULL);
+        snprintf(nm, sizeof nm, "c%02d.weight_global_scale", c);
+        const uint8_t *gp = data_of(&f, file, nm, "F32");
+        CHECKF(ex && w && sc && (mx || gp), "fp4 case %d complete", c);
+        if (!ex || !w || !sc || (!mx && !gp)) continue;
+        float gs = 0;
+        if (gp) memcpy(&gs, gp, 4);
+        uint64_t N = ex->shape[0], K = ex->shape[1];
+        const uint8_t *exp = file + 8 + f.header_len + ex->start;
+        uint16_t *row = malloc(K * 2);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < N; i++) {
+            if (mx) fd_ct_mxfp4_row_bf16(w, sc, K, i, row);
+            else fd_ct_nvfp4_row_bf16(w, sc, gs, K, i, row);
+            for (uint64_t j = 0; j < K; j++) {
+                uint16_t want;
+                memcpy(&want, exp + (i * K + j) * 2, 2);
+                bad += row[j] != want;
+            }
+        }
+        CHECKF(!bad, "fp4 case c%02d (%s [%llu,%llu]): %llu differ", c, mx ? "mxfp4" : "nvfp4", (unsigned long long)N,
+               (unsigned long long)K, (unsigned long long)bad);
+        free(row);
+        ncase++;
+    }
+    CHECKF(ncase == 12, "12 fp4 cases (found %d)", ncase);
+    free(file);
+    fd_st_close(&f);
+    return fails;
+}
+
 int test_packed(void)
 {
     return vectors() + gq_file("tests/vectors/packed/gq.safetensors", 18) +
-           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + mlx() + ue8m0() + f16();
+           gq_file("tests/vectors/packed/gq23.safetensors", 16) + dense() + mlx() + ue8m0() + fp4() + f16();
 }

@@ -182,6 +182,29 @@ def dequant_mlx(weight, sdtype, scales, biases, bits, group):
     return dq.f32_to_bf16_bits(v)
 
 
+E2M1_SIGNED = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0.0, -.5, -1, -1.5, -2, -3, -4, -6], dtype=np.float32)
+
+
+def dequant_ct_fp4(kind, packed, scale, global_scale=None):
+    """bf16 bits [N, K] of a compressed-tensors nvfp4-pack-quantized / mxfp4-pack-quantized weight
+    (NVFP4PackedCompressor / MXFP4PackedCompressor.decompress): packed U8 [N, K/2], low nibble = even element, code
+    8 = -0.0 (kE2M1ToFloat times a sign); nvfp4: scale F8_E4M3 [N, K/16] -> bf16, divided by the F32 global scale
+    in fp32 (bf16 / fp32 tensor promotes), value * that in fp32, then bf16; mxfp4: scale U8 [N, K/32] = 2^(e-127) in
+    bf16 (255: inf), value * scale in bf16."""
+    n, half = packed.shape
+    codes = np.empty((n, 2 * half), dtype=np.uint8)
+    codes[:, 0::2] = packed & 15
+    codes[:, 1::2] = packed >> 4
+    v = E2M1_SIGNED[codes]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if kind == "nvfp4":
+            d = (dq.E4M3[scale] / np.float32(np.asarray(global_scale).reshape(-1)[0])).astype(np.float32)
+            return dq.f32_to_bf16_bits((v * np.repeat(d, 16, axis=1)).astype(np.float32))
+        e = scale.astype(np.int32)
+        d = np.where(e == 255, np.float32(np.inf), np.ldexp(np.float32(1), e - 127)).astype(np.float32)
+        return dq.f32_to_bf16_bits((v * np.repeat(d, 32, axis=1)).astype(np.float32))
+
+
 def dequant_ct_dense(wdtype, weight, sdtype, scale, zp, w):
     """bf16 bits [N, K] of an int-/float-/naive-quantized weight (I8 or F8_E4M3 [N, K]); zp: I8 shaped as the scale."""
     n, k = weight.shape
@@ -501,6 +524,33 @@ def quantize_ct_dense(x, w, sdtype, rng=None):
     return out
 
 
+def quantize_ct_fp4(x, w, sdtype=None, rng=None):
+    """An nvfp4-/mxfp4-pack-quantized encoding of fp32 x [N, K] (nearest e2m1; any valid one)."""
+    n, k = x.shape
+    nv = int(w["group_size"]) == 16
+    g = 16 if nv else 32
+    t = x.reshape(n, k // g, g)
+    amax = np.abs(t).max(axis=-1)
+    mags = E2M1_SIGNED[:8]
+    if nv:
+        gs = np.float32(448.0 * 6.0 / max(float(np.abs(x).max()), 1e-30))
+        sc = _e4m3_code(np.clip(amax / 6.0 * gs, 0, 448).astype(np.float32))
+        d = (dq.E4M3[sc] / gs).astype(np.float32)
+    else:
+        e = np.where(amax > 0, np.ceil(np.log2(np.maximum(amax, 1e-38) / 6.0)), 0).astype(np.int32)
+        sc = np.clip(e + 127, 0, 254).astype(np.uint8)
+        d = np.ldexp(np.float32(1), sc.astype(np.int32) - 127).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(d[..., None] > 0, t / d[..., None], 0)
+    idx = np.abs(np.abs(r)[..., None] - mags).argmin(axis=-1)
+    codes = (idx | np.where(r < 0, 8, 0)).astype(np.uint8).reshape(n, k)
+    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
+    out = {"weight_packed": ("U8", packed), "weight_scale": ("F8_E4M3" if nv else "U8", sc)}
+    if nv:
+        out["weight_global_scale"] = ("F32", np.array([gs], dtype=np.float32))
+    return out
+
+
 def ct_config(groups, ignore=("lm_head",), fmt="pack-quantized"):
     """groups: (targets, weights args); the args may carry "type" (int / float), "format" (the group's format)
     and "input_activations" (W8A8)."""
@@ -529,7 +579,8 @@ def ct_dir(src, dst, qc, sdtypes):
             continue
         x = scale_f32(dtype, arr) if dtype == "BF16" else arr.astype(np.float32)
         base = name[:-len(".weight")]
-        enc = quantize_ct if g["format"] == "pack-quantized" else quantize_ct_dense
+        enc = (quantize_ct if g["format"] == "pack-quantized" else
+               quantize_ct_fp4 if g["format"] in ("nvfp4-pack-quantized", "mxfp4-pack-quantized") else quantize_ct_dense)
         for part, v in enc(x, g["weights"], sdtypes[inv[id(g)]]).items():
             out[base + "." + part] = v
         nq += 1
@@ -691,6 +742,15 @@ def dequant_dir(src, dst):
         if not name.endswith(".weight_packed"):
             continue
         base = name[:-len("_packed")]
+        if dtype == "U8":   # nvfp4 / mxfp4-pack-quantized
+            sd, sc = tensors[base + "_scale"]
+            gs = tensors.get(base[:-len(".weight")] + ".weight_global_scale")
+            out[base] = ("BF16", dequant_ct_fp4("nvfp4" if sd == "F8_E4M3" else "mxfp4", arr, sc,
+                                                None if gs is None else gs[1]))
+            b0 = base[:-len(".weight")]
+            skip |= {name, base + "_scale", b0 + ".weight_global_scale", b0 + ".input_global_scale"}
+            n += 1
+            continue
         g = ct_scheme(qc, base)
         sd, sc = tensors[base + "_scale"]
         zp = tensors.get(base + "_zero_point")

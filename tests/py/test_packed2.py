@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """More packed checkpoints as they ship (issue 19, second part):
 compressed-tensors `int-quantized` / `float-quantized` / `naive-quantized`
-(W8A8 int8 and FP8 weights, unpacked), GPTQ 2-bit / 3-bit, MLX affine, FP8
-block with UE8M0 (power-of-two) scales.
+(W8A8 int8 and FP8 weights, unpacked) and `nvfp4-pack-quantized` /
+`mxfp4-pack-quantized`, GPTQ 2-bit / 3-bit, MLX affine, FP8 block with UE8M0
+(power-of-two) scales.
 
 usage: test_packed2.py BINARY
 
@@ -129,6 +130,24 @@ def vectors():
         live = open(W("ue.safetensors"), "rb").read() if p.returncode == 0 else b""
         case("fp8_ue8m0 regenerated from transformers is byte-identical to the committed file",
              live == open(os.path.join(VEC, "fp8_ue8m0.safetensors"), "rb").read(), p.stdout + p.stderr)
+    f4 = dq.read_safetensors(os.path.join(VEC, "ct_fp4.safetensors"))
+    cases = sorted({k.split(".")[0] for k in f4})
+    ok = len(cases) == 12
+    for c in cases:
+        mx = int(f4[c + ".kind"][1][0])
+        gs = f4.get(c + ".weight_global_scale")
+        got = pr.dequant_ct_fp4("mxfp4" if mx else "nvfp4", f4[c + ".weight_packed"][1], f4[c + ".weight_scale"][1],
+                                None if gs is None else gs[1])
+        ok = ok and np.array_equal(got, f4[c + ".expected"][1])
+    case("ct_fp4 vectors: the committed file (compressed-tensors' NVFP4/MXFP4PackedCompressor) is what packed_ref.py "
+         "decodes (12 cases)", ok)
+    probe = subprocess.run([py, "-c", "import torch, compressed_tensors"], capture_output=True)
+    if probe.returncode == 0:
+        p = subprocess.run([py, os.path.join(HERE, "ct_fp4_oracle.py"), W("fp4.safetensors")], capture_output=True,
+                           text=True)
+        live = open(W("fp4.safetensors"), "rb").read() if p.returncode == 0 else b""
+        case("ct_fp4 regenerated from compressed-tensors is byte-identical to the committed file",
+             live == open(os.path.join(VEC, "ct_fp4.safetensors"), "rb").read(), p.stdout + p.stderr)
     # the 3-bit packing: GPTQModel's unpack (wf table + fix-ups) inverts a plain 3-bit stream
     rng = np.random.default_rng(3)
     vals = rng.integers(0, 8, size=(7, 96))
@@ -139,7 +158,14 @@ def vectors():
 # ---------------------------------------------------------------- 2. capture
 ACT_DYN = {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token", "dynamic": True}
 ACT_FP8_STATIC = {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "tensor", "dynamic": False}
+NVFP4_W = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "format": "nvfp4-pack-quantized"}
+MXFP4_W = {"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32, "format": "mxfp4-pack-quantized"}
 CT_VARIANTS = {
+    "nvfp4": (pr.ct_config([(["re:.*mlp\\.experts\\."], NVFP4_W)], fmt="nvfp4-pack-quantized"), {"group_0": None}),
+    "mxfp4": (pr.ct_config([(["re:.*mlp\\.experts\\."], dict(MXFP4_W, input_activations={"num_bits": 4, "type": "float",
+                            "strategy": "group", "group_size": 32, "dynamic": True})),
+                            (["Linear"], {"num_bits": 8, "strategy": "channel", "format": "int-quantized"})],
+                           ignore=["lm_head", "re:.*kv_b_proj$"], fmt="mixed-precision"), {"group_0": None, "group_1": "BF16"}),
     "int8ch": (pr.ct_config([(["Linear"], {"num_bits": 8, "strategy": "channel", "format": "int-quantized",
                                             "input_activations": ACT_DYN})], fmt="int-quantized"),
                {"group_0": "BF16"}),
@@ -196,7 +222,9 @@ def captures():
         if v == "fp8t":
             add_input_scales(W("q-" + v))
         ms[v] = same_digest(v, W("q-" + v), nq)
-    want = {"int8ch": ("ct-int-w8-channel-sym", 8, ["attn.qkv=quantized:int8@8", "moe.experts=quantized:int8@8"]),
+    want = {"nvfp4": ("ct-nvfp4-g16", 4, ["moe.experts=quantized:nvfp4@4", "attn.qkv=native:bf16@16"]),
+            "mxfp4": ("ct-mixed", 8, ["moe.experts=quantized:mxfp4@4", "moe.shared_expert=quantized:int8@8"]),
+            "int8ch": ("ct-int-w8-channel-sym", 8, ["attn.qkv=quantized:int8@8", "moe.experts=quantized:int8@8"]),
             "fp8t": ("ct-fp8-w8-tensor-sym", 8, ["moe.experts=quantized:fp8_e4m3@8", "attn.other=quantized:mixed"]),
             "naive": ("ct-mixed", 8, ["moe.experts=quantized:fp8_e4m3@8", "moe.shared_expert=quantized:int8@8",
                                       "attn.o=quantized:mixed", "attn.qkv=quantized:mixed"])}
@@ -209,7 +237,7 @@ def captures():
              m["weights"]["codec"] == codec and m["weights"]["declared_bits"] == bits and all(s in sd for s in segs),
              (m["weights"], sd))
         d = [x for x in m["disclosures"] if x["code"] == "weight_only_dequantization"]
-        acts = v != "naive"
+        acts = v not in ("naive", "nvfp4")
         case("%s: weight-only disclosure names NaiveQuantizationCompressor%s" %
              (v, " and the W8A8 activations not applied" if acts else ""),
              len(d) == 1 and "NaiveQuantizationCompressor" in d[0]["detail"]
@@ -287,7 +315,8 @@ def refusals():
             rewrite(W(tag), tens)
         return W(tag)
 
-    if not all(os.path.isdir(W("q-" + b)) for b in ("int8ch", "fp8t", "naive", "gptq3", "mlx4g32", "ue8m0", "ue8m0f")):
+    if not all(os.path.isdir(W("q-" + b)) for b in ("int8ch", "fp8t", "naive", "gptq3", "mlx4g32", "ue8m0", "ue8m0f",
+                                                    "nvfp4", "mxfp4")):
         case("the checkpoints the refusals edit exist", False)
         return
     g0 = lambda q: q["config_groups"]["group_0"]
@@ -304,10 +333,10 @@ def refusals():
         ("int8ch", "input_activations not an object", lambda q: g0(q).update(input_activations=[8]),
          ["input_activations is not an object"]),
         ("int8ch", "strategy token for weights", lambda q: wts(q).update(strategy="token"), ["strategy token"]),
-        ("int8ch", "format nvfp4-pack-quantized", lambda q: (q.update(format="nvfp4-pack-quantized"),
-                                                           g0(q).update(format=None)), ["nvfp4-pack-quantized"]),
-        ("int8ch", "group format mxfp4-pack-quantized", lambda q: g0(q).update(format="mxfp4-pack-quantized"),
-         ["mxfp4-pack-quantized"]),
+        ("int8ch", "int8 weights under format nvfp4-pack-quantized", lambda q: (q.update(format="nvfp4-pack-quantized"),
+                                                           g0(q).update(format=None)), ["nvfp4-pack-quantized needs float"]),
+        ("int8ch", "group format sparse-24-bitmask", lambda q: g0(q).update(format="sparse-24-bitmask"),
+         ["sparse-24-bitmask"]),
         ("int8ch", "dynamic weights", lambda q: wts(q).update(dynamic=True), ["dynamic"]),
         ("int8ch", "num_bits 6", lambda q: wts(q).update(num_bits=6), ["num_bits must be 4 or 8"]),
         ("gptq3", "gptq bits 5 (planar)", lambda q: q.update(bits=5), ["bits must be 2, 3, 4 or 8"]),
@@ -323,6 +352,24 @@ def refusals():
         fn(c)
         json.dump(c, open(p, "w"))
         return d
+    ex = "model.layers.1.mlp.experts.3.down_proj"
+    refused("nvfp4 group_size 32", variant("f-g", "nvfp4", cfg=lambda q: wts(q).update(group_size=32)),
+            ["group_size must be 16 for nvfp4"], "unsupported_quantization")
+    refused("mxfp4 asymmetric", variant("f-a", "mxfp4", cfg=lambda q: wts(q).update(symmetric=False)),
+            ["symmetric only"], "unsupported_quantization")
+    refused("nvfp4 int weights", variant("f-i", "nvfp4", cfg=lambda q: wts(q).update(type="int")),
+            ["float weights of 4 bits"], "unsupported_quantization")
+    refused("nvfp4 global scale missing", variant("f-gs", "nvfp4", tens=lambda t: t.pop(ex + ".weight_global_scale")),
+            [ex + ".weight_packed", "weight_global_scale is missing"], "bad_quantized_tensor")
+    refused("nvfp4 scale of the wrong shape", variant("f-s", "nvfp4", tens=lambda t: t.__setitem__(
+        ex + ".weight_scale", ("F8_E4M3", np.zeros((64, 3), np.uint8)))), [ex + ".weight_scale", "expected F8_E4M3 [64,2]"],
+            "bad_quantized_tensor")
+    refused("mxfp4 scale code 255 (infinite)", variant("f-inf", "mxfp4", tens=lambda t: t.__setitem__(
+        ex + ".weight_scale", ("U8", np.full((64, 1), 255, np.uint8)))), [ex + ".weight_scale[0]", "code 255"],
+            "bad_quantized_tensor")
+    refused("mxfp4 packed of the wrong width", variant("f-w", "mxfp4", tens=lambda t: t.__setitem__(
+        ex + ".weight_packed", ("U8", np.zeros((64, 15), np.uint8)))), [ex + ".weight_packed", "expected U8 [64,16]"],
+            "bad_quantized_tensor")
     refused("fp8 scale_fmt ue4m3", variant("u-fmt", "ue8m0", cfg=lambda q: q.update(scale_fmt="ue4m3")),
             ["scale_fmt ue4m3"], "unsupported_quantization")
     refused("F8_E8M0 scales without scale_fmt ue8m0", variant("u-nofmt", "ue8m0", cfg=lambda q: q.pop("scale_fmt")),
