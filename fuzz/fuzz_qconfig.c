@@ -8,7 +8,7 @@
  * document's) is refused or parsed to bits 2-6 / 8, group 32 / 64 / 128;
  * and the input bytes, as packed words /
  * scales / zero points of a small pack-quantized, unpacked int8 / FP8
- * (int-/float-quantized), GPTQ 2/3/4/8-bit, MLX affine or FP8-with-UE8M0-scales
+ * (int-/float-quantized), nvfp4 / mxfp4 packed, GPTQ 2/3/4/8-bit, MLX affine or FP8-with-UE8M0-scales
  * weight whose scheme the first
  * bytes pick, decode in bounds (ASan) with every fp16 scale code
  * round-tripping. */
@@ -187,6 +187,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(fo);
             free(fw);
             free(fs);
+        }
+        /* the same bytes as compressed-tensors nvfp4 / mxfp4 packed rows */
+        {
+            uint64_t pN = 1 + data[5] % 5, pK = 32 * (uint64_t)(1 + data[6] % 4);
+            uint8_t *pp = malloc(pN * pK / 2), *ps = malloc(pN * pK / 16);
+            for (uint64_t i = 0; i < pN * pK / 2; i++) pp[i] = data[(2 + 3 * i) % size];
+            for (uint64_t i = 0; i < pN * pK / 16; i++) ps[i] = data[(4 + i) % size];
+            float gsc;
+            uint32_t gb = (uint32_t)data[1] << 24 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 8 | data[4];
+            memcpy(&gsc, &gb, 4);
+            uint16_t *po = malloc(pK * 2);
+            for (uint64_t i = 0; i < pN; i++) {
+                fd_ct_nvfp4_row_bf16(pp, ps, gsc, pK, i, po);
+                fd_ct_mxfp4_row_bf16(pp, ps, pK, i, po);
+            }
+            free(po);
+            free(pp);
+            free(ps);
         }
         uint16_t h = (uint16_t)(data[10] | data[11] << 8);
         float f = fd_f16_to_f32(h);
