@@ -72,7 +72,7 @@ dq.ST_DTYPES.setdefault("I8", (np.int8, 1))
 dq.ST_DTYPES.setdefault("U32", (np.uint32, 4))
 
 LINEARS = ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj", "wq_b", "wk", "weights_proj",
-           "gate_proj", "up_proj", "down_proj")
+           "gate_proj", "up_proj", "down_proj", "w1", "w2", "w3")  # as engine/qconfig.c fd_q_is_linear_weight
 
 
 def is_linear(name):
