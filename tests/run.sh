@@ -200,6 +200,11 @@ for bin in $BINS; do
     step py "qwen4_exp: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, composite spelling, QSA live, refusals ($bin)" \
         python3 tests/py/test_qwen4.py "$bin"
 done
+# issue 19: more packed formats (compressed-tensors unpacked and nvfp4/mxfp4, GPTQ 2/3-bit, MLX affine, FP8 with UE8M0 scales)
+for bin in $BINS; do
+    step py "packed checkpoints 2: W8A8 int8 / FP8 unpacked, nvfp4/mxfp4, GPTQ 2/3-bit, MLX affine, FP8 UE8M0: vectors, capture digest = offline-decoded bf16, refusals ($bin)" \
+        python3 tests/py/test_packed2.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \

@@ -113,6 +113,8 @@ typedef struct cap {
     fd_dsw *dw;
     uint16_t *hid;
     const fd_tensor *head;
+    fd_tensor headq;   /* a quantized head (MLX lm_head / tied embedding) dequantized whole, bf16 */
+    uint16_t *headbuf;
 } cap;
 
 static int check_opts(const fd_capture_opts *o, const fd_capture_shard *sh, fd_err *e)
@@ -206,6 +208,20 @@ static int open_model(cap *x, fd_err *e)
     fd_arch_prefix(x->c.arch, "embed_tokens", embed, sizeof embed - 8);
     strcat(embed, "weight");
     const fd_tensor *head = fd_weights_get(&x->W, x->c.tie_word_embeddings ? embed : "lm_head.weight");
+    if (head && head->qfmt == FD_Q_MLX && head->ndim == 2 && head->lshape[1] == (uint64_t)x->c.hidden_size) {
+        /* mlx-lm quantizes the head too: decoded whole to bf16 once (the dataset stores the head as bf16), as a
+         * quantized GGUF head is; the decode is the Linear's (fd_tensor_row_bf16) */
+        uint64_t V = head->lshape[0], K = head->lshape[1];
+        x->headbuf = fd_xmalloc(V * K * 2 + 2);
+        for (uint64_t r = 0; r < V; r++) fd_tensor_row_bf16(head, r, K, x->headbuf + r * K);
+        x->headq = *head;
+        x->headq.data = x->headbuf;
+        x->headq.nbytes = V * K * 2;
+        x->headq.qfmt = FD_Q_NONE;
+        x->headq.shape[1] = K;
+        snprintf(x->headq.dtype, sizeof x->headq.dtype, "BF16");
+        head = &x->headq;
+    }
     if (!head || head->ndim != 2 || head->shape[1] != (uint64_t)x->c.hidden_size)
         return fd_fail(e, "checkpoint_mismatch", "", "%s: no usable lm_head weight", o->model);
     if (strcmp(head->dtype, "BF16"))
@@ -440,6 +456,7 @@ static int head_and_recheck(cap *x, fd_err *e)
 
 static void cap_free(cap *x)
 {
+    free(x->headbuf);
     fd_resume_free(&x->jr);
     if (x->mm_open) fd_mm_free(&x->mm);
     if (x->dw) fd_dsw_abort(x->dw);

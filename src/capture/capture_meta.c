@@ -270,10 +270,22 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
                       "nearest even (%s); a weight-only capture", W->nquant, W->q.kind == FD_Q_GPTQ ? "GPTQ" : "AWQ", codec,
                       W->q.kind == FD_Q_GPTQ ? "GPTQModel PackableQuantLinear.dequantize_weight, v1 zero points converted "
                       "as convert_gptq_v1_to_v2_format" : "AutoAWQ dequantize_gemm");
-    else if (W->q.kind == FD_Q_CT_PACK)
-        fd_buf_printf(&b, "%zu compressed-tensors pack-quantized integer weights (%s) dequantized to bf16 as (q - "
-                      "zero_point) * weight_scale in the scale's dtype, rounded to nearest even (compressed_tensors "
-                      "PackedQuantizationCompressor.decompress); a weight-only capture", W->nquant, codec);
+    else if (W->q.kind == FD_Q_MLX)
+        fd_buf_printf(&b, "%zu MLX affine weights (%s) dequantized to bf16 as T(T(scales * q) + biases) in the scales' "
+                      "dtype T, rounded to nearest even (mlx.core.dequantize, CPU backend; a quantized embedding is "
+                      "decoded row by row in the lookup); a weight-only capture", W->nquant, codec);
+    else if (W->q.kind == FD_Q_CT_PACK) {
+        int acts = 0, dense = 0;
+        for (size_t i = 0; i < W->q.nct; i++) {
+            acts |= W->q.ct[i].acts;
+            dense |= W->q.ct[i].dense != FD_CT_PACKED;
+        }
+        fd_buf_printf(&b, "%zu compressed-tensors %s weights (%s) dequantized to bf16 as (q - zero_point) * weight_scale "
+                      "in the scale's dtype, rounded to nearest even (compressed_tensors %s.decompress); a weight-only "
+                      "capture%s", W->nquant, dense ? "quantized" : "pack-quantized integer", codec,
+                      dense ? "NaiveQuantizationCompressor / PackedQuantizationCompressor" : "PackedQuantizationCompressor",
+                      acts ? ": the config's input_activations (W8A8 activation quantization) are not applied" : "");
+    }
     else
         fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
                       "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "
@@ -283,6 +295,20 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
     jv_set(x, "affects_comparability", jv_bool(1));
     jv_set(x, "detail", jv_strn(b.p, b.n));
     jv_push(d, x);
+    const fd_tensor *qh = fd_weights_get(W, "lm_head.weight");
+    if (!qh) qh = fd_weights_get(W, "model.embed_tokens.weight"); /* tied */
+    if (qh && qh->qfmt == FD_Q_MLX) {
+        b.n = 0;
+        fd_buf_printf(&b, "the head (%s) is stored MLX affine %d-bit (group %d): dequantized whole to bf16 by the same "
+                      "decode as the Linears and used as the candidate's own head; compare it with --own-heads",
+                      qh->name, qh->ct.bits, qh->ct.group);
+        jv *y = jv_obj();
+        jv_set(y, "code", jv_str("quantized_head_dequantized"));
+        jv_set(y, "severity", jv_str("caveat"));
+        jv_set(y, "affects_comparability", jv_bool(1));
+        jv_set(y, "detail", jv_strn(b.p, b.n));
+        jv_push(d, y);
+    }
     size_t n = 0;
     float lo = 0, hi = 0;
     fd_sha *h = fd_sha_new();

@@ -63,7 +63,9 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 {
     const fd_ggml_type *g = gguf_quant(W, t);
     if (g) return g->name; /* ggml's name, lowercased in the block */
-    if (t->qfmt == FD_Q_CT_PACK) return fd_q_int_format(t->ct.bits);
+    if (t->qfmt == FD_Q_CT_PACK)
+        return t->ct.dense == FD_CT_DENSE_FP8 ? "fp8_e4m3" : t->ct.dense == FD_CT_NVFP4 ? "nvfp4"
+             : t->ct.dense == FD_CT_MXFP4 ? "mxfp4" : fd_q_int_format(t->ct.bits);
     if (t->qfmt) return fd_q_format(t->qfmt);
     if (!strcmp(t->dtype, "BF16")) return "bf16";
     if (!strcmp(t->dtype, "F32")) return "fp32";
@@ -74,7 +76,7 @@ static const char *tensor_format(const fd_weights *W, const fd_tensor *t)
 static int64_t format_bits(const char *f)
 {
     return !strcmp(f, "fp32") ? 32 : !strcmp(f, "fp8_e4m3") || !strcmp(f, "int8") ? 8
-         : !strcmp(f, "nvfp4") || !strcmp(f, "int4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
+         : !strcmp(f, "nvfp4") || !strcmp(f, "mxfp4") || !strcmp(f, "int4") ? 4 : !strcmp(f, "unknown") ? -1 : 16;
 }
 
 /* a ggml type by its exact (upper-case) name: tensor_format's GGUF formats */
@@ -86,8 +88,8 @@ static const fd_ggml_type *ggml_format(const char *f)
 
 static int is_quantized(const char *f)
 {
-    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
-           !strcmp(f, "gptq") || !strcmp(f, "awq") || ggml_format(f);
+    return !strcmp(f, "fp8_e4m3") || !strcmp(f, "nvfp4") || !strcmp(f, "mxfp4") || !strcmp(f, "int8") || !strcmp(f, "int4") ||
+           !strcmp(f, "gptq") || !strcmp(f, "awq") || !strcmp(f, "mlx-affine") || ggml_format(f);
 }
 
 /* a ggml type's nominal bits: block bytes x 8 / block elements (Q4_K 4.5) */
@@ -110,7 +112,7 @@ jv *fd_qscope_derive(const fd_weights *W, const fd_glm_config *c)
         const char *cl = fd_tensor_class(t->name, c->num_hidden_layers), *f = tensor_format(W, t);
         size_t k = 0;
         while (strcmp(CLASSES[k], cl)) k++;
-        int64_t b = t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ ? t->ct.bits : format_bits(f);
+        int64_t b = t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ || t->qfmt == FD_Q_MLX ? t->ct.bits : format_bits(f);
         if (!fmt[k]) { fmt[k] = f; tbits[k] = b; }
         else if (strcmp(fmt[k], f) || tbits[k] != b) mixed[k] = 1;
         quant[k] |= is_quantized(f);

@@ -282,7 +282,7 @@ static int plan_load(const prep *a, plan *p, fd_err *e)
     p->qopen = 1;
     p->fmt = fd_format_find(p->q.kind == FD_Q_FP8_BLOCK ? "fp8-block" : p->q.kind == FD_Q_NVFP4 ? "nvfp4"
                             : p->q.kind == FD_Q_CT_PACK ? "ct-pack" : p->q.kind == FD_Q_GPTQ ? "gptq"
-                            : p->q.kind == FD_Q_AWQ ? "awq" : "bf16");
+                            : p->q.kind == FD_Q_AWQ ? "awq" : p->q.kind == FD_Q_MLX ? "mlx" : "bf16");
     if (!fd_arch_has_format(p->arch, p->fmt->id))
         return fd_fail(e, "unsupported_quantization", "", "%s: model_type %s in format %s is not in the table (%s: %s)",
                        a->model, p->model_type, p->fmt->id, p->model_type, p->arch->formats);

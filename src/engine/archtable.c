@@ -38,6 +38,8 @@ const fd_format_info FD_FORMATS[] = {
      "quantization_config.quant_method \"gptq\"", "quant", "docs/QUANT-FORMATS.md"},
     {"awq", "AWQ GEMM int4 (qweight/qzeros/scales, packing order 0 2 4 6 1 3 5 7)",
      "quantization_config.quant_method \"awq\" version \"gemm\"", "quant", "docs/QUANT-FORMATS.md"},
+    {"mlx", "MLX affine 2/3/4/5/6/8-bit (mlx-lm; uint32 words, scales and biases per 32/64/128, embedding included)",
+     "config.json quantization {group_size, bits}", "quant", "docs/QUANT-FORMATS.md"},
     {"gguf", "GGUF (llama.cpp's converter and llama-quantize; one file or a split set; 26 ggml types decoded as gguf-py)",
      "a file starting with the magic GGUF, general.architecture naming the architecture (capture --model FILE.gguf)",
      "root|quant", "docs/QUANT-FORMATS.md"},

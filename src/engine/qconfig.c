@@ -32,6 +32,12 @@ static int str_list(const jv *v, const char *where, const char *key, fd_strv *ou
     return 0;
 }
 
+static int null_or_absent(const jv *o, const char *k)
+{
+    const jv *v = jv_get(o, k);
+    return !v || v->t == JV_NULL;
+}
+
 static int parse_fp8(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     const char *fmt = jv_get_str(qc, "fmt");
@@ -42,6 +48,11 @@ static int parse_fp8(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
         bs->u.a.v[0]->u.i < 1 || bs->u.a.v[1]->u.i < 1 || bs->u.a.v[0]->u.i > 65536 || bs->u.a.v[1]->u.i > 65536)
         return fd_fail(e, "unsupported_quantization", "", "%s: fp8 needs weight_block_size [rows, cols] (per-tensor "
                        "FP8 is not read)", where);
+    const char *sf = jv_get_str(qc, "scale_fmt");
+    if (!null_or_absent(qc, "scale_fmt") && (!sf || (strcmp(sf, "ue8m0") && strcmp(sf, "float"))))
+        return fd_fail(e, "unsupported_quantization", "", "%s: fp8 scale_fmt %.40s is not read (\"float\" or absent: "
+                       "float scales; \"ue8m0\": power-of-two scales)", where, sf ? sf : "(not a string)");
+    q->ue8m0 = sf && !strcmp(sf, "ue8m0");
     q->kind = FD_Q_FP8_BLOCK;
     q->bm = (int)bs->u.a.v[0]->u.i;
     q->bn = (int)bs->u.a.v[1]->u.i;
@@ -106,25 +117,64 @@ static int ct_bool(const jv *o, const char *k, int dflt, int *out)
     return 0;
 }
 
-static int null_or_absent(const jv *o, const char *k)
+
+/* the compressed-tensors formats read: index = storage kind */
+enum { CTF_PACK, CTF_INT, CTF_FLOAT, CTF_NAIVE, CTF_NVFP4, CTF_MXFP4, CTF_OTHER };
+static int ct_format_code(const char *f)
 {
-    const jv *v = jv_get(o, k);
-    return !v || v->t == JV_NULL;
+    return !f ? CTF_OTHER : !strcmp(f, "pack-quantized") ? CTF_PACK : !strcmp(f, "int-quantized") ? CTF_INT
+         : !strcmp(f, "float-quantized") ? CTF_FLOAT : !strcmp(f, "naive-quantized") ? CTF_NAIVE
+         : !strcmp(f, "nvfp4-pack-quantized") ? CTF_NVFP4 : !strcmp(f, "mxfp4-pack-quantized") ? CTF_MXFP4 : CTF_OTHER;
 }
 
-static int parse_ct_weights(const jv *w, const char *where, const char *gname, fd_ct_scheme *s, fd_err *e)
+static int parse_ct_weights(const jv *w, const char *where, const char *gname, int fc, fd_ct_scheme *s, fd_err *e)
 {
-    if (!w || w->t != JV_OBJ) return CT_FAIL("%s: config_groups.%s.weights is not an object (weight-only "
-                                               "pack-quantized is read)", where, gname);
+    if (!w || w->t != JV_OBJ) return CT_FAIL("%s: config_groups.%s.weights is not an object (weight quantization "
+                                               "is what is read)", where, gname);
     const char *type = jv_get_str(w, "type");
-    if (!type || strcmp(type, "int"))
-        return CT_FAIL("%s: config_groups.%s.weights.type %s is not supported (pack-quantized int only)", where, gname,
+    int fl = type && !strcmp(type, "float");
+    if (!type || (strcmp(type, "int") && !fl))
+        return CT_FAIL("%s: config_groups.%s.weights.type %s is not supported (int, float)", where, gname,
                        type ? type : "(absent)");
+    if (fl && (fc == CTF_PACK || fc == CTF_INT))
+        return CT_FAIL("%s: config_groups.%s: float weights in format %s are not read (float-quantized or "
+                       "naive-quantized)", where, gname, fc == CTF_PACK ? "pack-quantized" : "int-quantized");
+    if (!fl && fc == CTF_FLOAT)
+        return CT_FAIL("%s: config_groups.%s: int weights in format float-quantized are not read (int-quantized, "
+                       "naive-quantized or pack-quantized)", where, gname);
+    if (fc == CTF_NVFP4 || fc == CTF_MXFP4) { /* the two FP4 presets (quant_scheme.py NVFP4 / MXFP4), nothing else */
+        const char *nm = fc == CTF_NVFP4 ? "nvfp4" : "mxfp4", *st = jv_get_str(w, "strategy");
+        int64_t bits, g;
+        int sym;
+        if (!fl || jv_get_i64(w, "num_bits", &bits) || bits != 4)
+            return CT_FAIL("%s: config_groups.%s: %s-pack-quantized needs float weights of 4 bits", where, gname, nm);
+        if (jv_get_i64(w, "group_size", &g) || g != (fc == CTF_NVFP4 ? 16 : 32))
+            return CT_FAIL("%s: config_groups.%s.weights.group_size must be %d for %s", where, gname,
+                           fc == CTF_NVFP4 ? 16 : 32, nm);
+        if (!st || strcmp(st, fc == CTF_NVFP4 ? "tensor_group" : "group"))
+            return CT_FAIL("%s: config_groups.%s.weights.strategy must be %s for %s", where, gname,
+                           fc == CTF_NVFP4 ? "tensor_group" : "group", nm);
+        if (ct_bool(w, "symmetric", 1, &sym) || !sym)
+            return CT_FAIL("%s: config_groups.%s.weights: %s is read symmetric only", where, gname, nm);
+        const jv *dv = jv_get(w, "dynamic");
+        if (dv && dv->t != JV_NULL && (dv->t != JV_BOOL || dv->u.b))
+            return CT_FAIL("%s: config_groups.%s.weights.dynamic must be false (weights are static)", where, gname);
+        s->bits = 4;
+        s->sym = 1;
+        s->strategy = FD_CT_GROUP;
+        s->group = (int)g;
+        s->dense = fc == CTF_NVFP4 ? FD_CT_NVFP4 : FD_CT_MXFP4;
+        return 0;
+    }
     int64_t bits;
-    if (jv_get_i64(w, "num_bits", &bits) || (bits != 4 && bits != 8))
+    if (fl && (jv_get_i64(w, "num_bits", &bits) || bits != 8))
+        return CT_FAIL("%s: config_groups.%s.weights.num_bits must be 8 for float weights (FP8 e4m3; 4-bit float "
+                       "is nvfp4/mxfp4, not read)", where, gname);
+    if (!fl && (jv_get_i64(w, "num_bits", &bits) || (bits != 4 && bits != 8)))
         return CT_FAIL("%s: config_groups.%s.weights.num_bits must be 4 or 8 (int4 / int8: the widths whose "
                        "packing every compressed-tensors version writes alike and the registry names)", where, gname);
     s->bits = (int)bits;
+    s->dense = fc == CTF_PACK ? FD_CT_PACKED : fl ? FD_CT_DENSE_FP8 : FD_CT_DENSE_INT;
     if (ct_bool(w, "symmetric", 1, &s->sym))
         return CT_FAIL("%s: config_groups.%s.weights.symmetric is not a boolean", where, gname);
     int dyn = 0;
@@ -153,23 +203,29 @@ static int parse_ct_weights(const jv *w, const char *where, const char *gname, f
         if (!bs || bs->t != JV_ARR || bs->u.a.n != 2 || !jv_is_int(bs->u.a.v[0]) || !jv_is_int(bs->u.a.v[1]) ||
             bs->u.a.v[0]->u.i < 1 || bs->u.a.v[1]->u.i < 1 || bs->u.a.v[0]->u.i > 65536 || bs->u.a.v[1]->u.i > 65536)
             return CT_FAIL("%s: config_groups.%s.weights: strategy block needs block_structure [rows, cols]", where, gname);
-        if (!s->sym)
+        if (!s->sym && !s->dense)
             return CT_FAIL("%s: config_groups.%s.weights: asymmetric block is not read (pack-quantized packs zero "
                            "points for channel and group only)", where, gname);
         s->strategy = FD_CT_BLOCK;
         s->bh = (int)bs->u.a.v[0]->u.i;
         s->bw = (int)bs->u.a.v[1]->u.i;
-    } else
-        return CT_FAIL("%s: config_groups.%s.weights.strategy %.40s is not supported (channel, group, block)", where,
-                       gname, st);
+    } else if (!strcmp(st, "tensor") && s->dense)
+        s->strategy = FD_CT_TENSOR;
+    else
+        return CT_FAIL("%s: config_groups.%s.weights.strategy %.40s is not supported (channel, group, block; tensor "
+                       "for the unpacked formats)", where, gname, st);
+    if (!s->sym && s->dense == FD_CT_DENSE_FP8)
+        return CT_FAIL("%s: config_groups.%s.weights: asymmetric float weights are not read (FP8 zero points)", where,
+                       gname);
     return 0;
 }
 
 static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     const char *fmt = jv_get_str(qc, "format");
-    if (fmt && strcmp(fmt, "pack-quantized") && strcmp(fmt, "mixed-precision"))
-        return CT_FAIL("%s: compressed-tensors format %.40s is not supported (pack-quantized only)", where, fmt);
+    if (fmt && ct_format_code(fmt) == CTF_OTHER && strcmp(fmt, "mixed-precision"))
+        return CT_FAIL("%s: compressed-tensors format %.40s is not supported (pack-quantized, int-quantized, "
+                       "float-quantized, naive-quantized)", where, fmt);
     if (!fmt && !null_or_absent(qc, "format")) return CT_FAIL("%s: compressed-tensors format is not a string", where);
     const char *status = jv_get_str(qc, "quantization_status");
     if (!null_or_absent(qc, "quantization_status") && (!status || strcmp(status, "compressed")))
@@ -191,15 +247,23 @@ static int parse_ct(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
         const jv *gr = groups->u.o.m[i].v;
         if (gr->t != JV_OBJ) return CT_FAIL("%s: config_groups.%.40s is not an object", where, gname);
         const char *gf = jv_get_str(gr, "format");
-        if (!null_or_absent(gr, "format") ? !gf || strcmp(gf, "pack-quantized") : !fmt || strcmp(fmt, "pack-quantized"))
-            return CT_FAIL("%s: config_groups.%.40s.format %.40s is not supported (pack-quantized only)", where, gname,
-                           gf ? gf : fmt ? fmt : "(absent)");
-        static const char *const ACTS[] = {"input_activations", "output_activations"};
-        for (size_t k = 0; k < 2; k++)
-            if (!null_or_absent(gr, ACTS[k]))
-                return CT_FAIL("%s: config_groups.%.40s.%s is not read (weight-only schemes: activation quantization "
-                               "would not be applied)", where, gname, ACTS[k]);
-        if (parse_ct_weights(jv_get(gr, "weights"), where, gname, &q->ct[q->nct], e)) return -1;
+        int fc = ct_format_code(!null_or_absent(gr, "format") ? gf : fmt);
+        if (fc == CTF_OTHER)
+            return CT_FAIL("%s: config_groups.%.40s.format %.40s is not supported (pack-quantized, int-quantized, "
+                           "float-quantized, naive-quantized)", where, gname, gf ? gf : fmt ? fmt : "(absent)");
+        /* pack-quantized is weight-only (W4A16 / W8A16): activation quantization is refused there. The unpacked
+         * formats are W8A8 by construction: input_activations is read as declared and not applied (a weight-only
+         * capture, disclosed); output activations are refused everywhere. */
+        if (!null_or_absent(gr, "output_activations") || (fc == CTF_PACK && !null_or_absent(gr, "input_activations")))
+            /* nvfp4 / mxfp4: W4A4 presets, input activations read and not applied as for the unpacked formats */
+            return CT_FAIL("%s: config_groups.%.40s.%s is not read (weight-only schemes: activation quantization "
+                           "would not be applied)", where, gname,
+                           !null_or_absent(gr, "output_activations") ? "output_activations" : "input_activations");
+        const jv *ia = jv_get(gr, "input_activations");
+        if (ia && ia->t != JV_NULL && ia->t != JV_OBJ)
+            return CT_FAIL("%s: config_groups.%.40s.input_activations is not an object", where, gname);
+        q->ct[q->nct].acts = ia && ia->t == JV_OBJ;
+        if (parse_ct_weights(jv_get(gr, "weights"), where, gname, fc, &q->ct[q->nct], e)) return -1;
         const jv *tg = jv_get(gr, "targets");
         if (!tg || tg->t != JV_ARR || !tg->u.a.n)
             return CT_FAIL("%s: config_groups.%.40s.targets must be a non-empty list", where, gname);
@@ -238,8 +302,8 @@ static int pk_group(const jv *qc, const char *where, int *g, fd_err *e)
 static int parse_gptq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     int64_t bits;
-    if (jv_get_i64(qc, "bits", &bits) || (bits != 4 && bits != 8))
-        return CT_FAIL("%s: gptq bits must be 4 or 8 (2 and 3 are not read)", where);
+    if (jv_get_i64(qc, "bits", &bits) || bits < 2 || bits > 8 || bits == 5 || bits == 6 || bits == 7)
+        return CT_FAIL("%s: gptq bits must be 2, 3, 4 or 8 (5-7 are GPTQModel's planar layouts, not read)", where);
     fd_ct_scheme s = {.bits = (int)bits, .sym = 1};
     if (pk_group(qc, where, &s.group, e)) return -1;
     if (ct_bool(qc, "sym", 1, &s.sym)) return CT_FAIL("%s: sym is not a boolean", where);
@@ -300,6 +364,35 @@ static int parse_awq(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     return str_list(jv_get(qc, "modules_to_not_convert"), where, "modules_to_not_convert", &q->exclude, e);
 }
 
+/* mlx-lm's config.json `quantization` object: {group_size, bits[, mode]};
+ * any other key is a per-module override (module path -> {group_size, bits}
+ * or false), not read. */
+int fd_qconfig_parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e)
+{
+    if (mq->t != JV_OBJ) return CT_FAIL("%s: quantization (MLX affine) is not an object", where);
+    int64_t g, b;
+    if (jv_get_i64(mq, "group_size", &g) || (g != 32 && g != 64 && g != 128))
+        return CT_FAIL("%s: quantization.group_size must be 32, 64 or 128 (MLX affine)", where);
+    if (jv_get_i64(mq, "bits", &b) || b < 2 || b > 8 || b == 7)
+        return CT_FAIL("%s: quantization.bits must be 2, 3, 4, 5, 6 or 8 (MLX affine)", where);
+    const char *mode = jv_get_str(mq, "mode");
+    if (!null_or_absent(mq, "mode") && (!mode || strcmp(mode, "affine")))
+        return CT_FAIL("%s: quantization.mode %.40s is not read (MLX affine only; mxfp4 / nvfp4 / mxfp8 modes are "
+                       "other formats)", where, mode ? mode : "(not a string)");
+    for (size_t i = 0; i < mq->u.o.n; i++) {
+        const char *k = mq->u.o.m[i].k;
+        if (strcmp(k, "group_size") && strcmp(k, "bits") && strcmp(k, "mode"))
+            return CT_FAIL("%s: quantization.%.120s: per-module MLX overrides are not read", where, k);
+    }
+    q->kind = FD_Q_MLX;
+    q->ct = fd_xcalloc(1, sizeof *q->ct);
+    q->ct[0].bits = (int)b;
+    q->ct[0].group = (int)g;
+    q->ct[0].sym = 0;
+    q->nct = 1;
+    return 0;
+}
+
 int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     if (!qc || qc->t != JV_OBJ) return fd_fail(e, "unsupported_quantization", "", "%s: quantization_config is not an object", where);
@@ -322,10 +415,15 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
     if (fd_is_file(cp) && !cfg) rc = -1;
     const jv *qc = cfg ? jv_get(cfg, "quantization_config") : NULL;
     const jv *mlx = cfg ? jv_get(cfg, "quantization") : NULL;
-    if (!rc && !qc && mlx && mlx->t != JV_NULL) /* mlx-lm's key: its affine format is not read yet */
-        rc = fd_fail(e, "unsupported_quantization", "", "%s: quantization (MLX affine, mlx-lm) is not read "
-                     "(docs/QUANT-FORMATS.md)", cp);
-    else if (!rc && qc) {
+    if (!rc && mlx && mlx->t != JV_NULL) {
+        /* mlx-lm's key; mlx-lm also mirrors it as quantization_config (no quant_method): a quantization_config
+         * that names a quant_method as well is a second, conflicting declaration */
+        if (qc && qc->t == JV_OBJ && !null_or_absent(qc, "quant_method"))
+            rc = fd_fail(e, "unsupported_quantization", "", "%s: both quantization (MLX affine) and a "
+                         "quantization_config with quant_method: two declarations of the weight format", cp);
+        else rc = fd_qconfig_parse_mlx(mlx, cp, q, e);
+        snprintf(q->source, sizeof q->source, "config.json");
+    } else if (!rc && qc) {
         rc = fd_qconfig_parse(qc, cp, q, e);
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && fd_is_file(hp)) {
@@ -470,14 +568,16 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
 
 const char *fd_q_format(fd_qkind k)
 {
-    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq" : k == FD_Q_AWQ ? "awq" : "bf16";
+    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq"
+         : k == FD_Q_AWQ ? "awq" : k == FD_Q_MLX ? "mlx-affine" : "bf16";
 }
 int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
 const char *fd_q_int_format(int bits) { return bits == 8 ? "int8" : "int4"; }
 
 int fd_qconfig_bits(const fd_qconfig *q)
 {
-    if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ) return fd_q_bits(q->kind);
+    if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ && q->kind != FD_Q_MLX)
+        return fd_q_bits(q->kind);
     int b = 0;
     for (size_t i = 0; i < q->nct; i++)
         if (q->ct[i].bits > b) b = q->ct[i].bits;
@@ -486,15 +586,21 @@ int fd_qconfig_bits(const fd_qconfig *q)
 
 static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
 {
-    if (s->strategy == FD_CT_CHANNEL) snprintf(out, cap, "ct-pack-w%d-channel-%s", s->bits, s->sym ? "sym" : "asym");
-    else if (s->strategy == FD_CT_GROUP)
-        snprintf(out, cap, "ct-pack-w%d-group%d-%s", s->bits, s->group, s->sym ? "sym" : "asym");
-    else snprintf(out, cap, "ct-pack-w%d-block%dx%d-sym", s->bits, s->bh, s->bw);
+    if (s->dense == FD_CT_NVFP4 || s->dense == FD_CT_MXFP4) {
+        snprintf(out, cap, "ct-%s-g%d", s->dense == FD_CT_NVFP4 ? "nvfp4" : "mxfp4", s->group);
+        return;
+    }
+    const char *k = s->dense == FD_CT_DENSE_FP8 ? "ct-fp8-w" : s->dense ? "ct-int-w" : "ct-pack-w";
+    const char *sy = s->sym ? "sym" : "asym";
+    if (s->strategy == FD_CT_CHANNEL) snprintf(out, cap, "%s%d-channel-%s", k, s->bits, sy);
+    else if (s->strategy == FD_CT_GROUP) snprintf(out, cap, "%s%d-group%d-%s", k, s->bits, s->group, sy);
+    else if (s->strategy == FD_CT_TENSOR) snprintf(out, cap, "%s%d-tensor-%s", k, s->bits, sy);
+    else snprintf(out, cap, "%s%d-block%dx%d-%s", k, s->bits, s->bh, s->bw, sy);
 }
 
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
 {
-    if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d", q->bm, q->bn);
+    if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d%s", q->bm, q->bn, q->ue8m0 ? "-ue8m0" : "");
     else if (q->kind == FD_Q_NVFP4) snprintf(out, cap, "nvfp4-modelopt-g%d", q->group);
     else if (q->kind == FD_Q_GGUF) snprintf(out, cap, "gguf");
     else if (q->kind == FD_Q_CT_PACK) {
@@ -505,10 +611,13 @@ void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
             ct_codec(&q->ct[i], b, sizeof b);
             same = !strcmp(a, b);
         }
-        snprintf(out, cap, "%s", same ? a : "ct-pack-mixed");
+        int packed = 1;
+        for (size_t i = 0; i < q->nct; i++) packed &= q->ct[i].dense == FD_CT_PACKED;
+        snprintf(out, cap, "%s", same ? a : packed ? "ct-pack-mixed" : "ct-mixed");
     } else if (q->kind == FD_Q_GPTQ)
         snprintf(out, cap, "gptq-%s-w%d-g%d-%s", q->ct[0].v1 ? "v1" : "v2", q->ct[0].bits, q->ct[0].group,
                  q->ct[0].sym ? "sym" : "asym");
     else if (q->kind == FD_Q_AWQ) snprintf(out, cap, "awq-gemm-w4-g%d", q->ct[0].group);
+    else if (q->kind == FD_Q_MLX) snprintf(out, cap, "mlx-affine-w%d-g%d", q->ct[0].bits, q->ct[0].group);
     else snprintf(out, cap, "bf16");
 }

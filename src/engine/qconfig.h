@@ -14,6 +14,11 @@
  *     group_size, exclude_modules}}: group size 16 only.  A pattern excludes a
  *     module (the weight name less ".weight") when fnmatch() matches it or it
  *     names the module or one of its parents.
+ *   MLX affine (mlx-lm): config.json's `quantization` {group_size 32 / 64 /
+ *     128, bits 2 / 3 / 4 / 5 / 6 / 8, mode "affine" or absent}; per-module
+ *     overrides are refused.  Which weights are quantized is read from the
+ *     tensors, as mlx-lm's loader does (a Linear or the embedding with
+ *     X.scales beside it); ct[0] holds bits and group.
  * Any other quant_method / quant_algo: unsupported_quantization, naming it. */
 #ifndef FD_ENGINE_QCONFIG_H
 #define FD_ENGINE_QCONFIG_H
@@ -22,21 +27,32 @@
 #include "util/strv.h"
 
 /* FD_Q_GGUF: a GGUF model's ggml-quantized tensors (engine/gguf_model.h) */
-typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6 } fd_qkind;
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6, FD_Q_MLX = 7 } fd_qkind;
 
 /* compressed-tensors pack-quantized weight scheme (one config group):
  * integer weights of `bits` (4 or 8) packed densely into int32 (element
  * j at bit j*bits of its row), scales per output channel, per group of
  * `group` inputs, or per bh x bw block; zero points when asymmetric. */
-enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2 };
+enum { FD_CT_CHANNEL = 0, FD_CT_GROUP = 1, FD_CT_BLOCK = 2, FD_CT_TENSOR = 3 };
+/* compressed-tensors storage: pack-quantized (X.weight_packed I32), or the
+ * unpacked formats of NaiveQuantizationCompressor (X.weight itself: I8 for
+ * int-quantized / naive-quantized int, F8_E4M3 for float-quantized /
+ * naive-quantized float) */
+enum { FD_CT_PACKED = 0, FD_CT_DENSE_INT = 1, FD_CT_DENSE_FP8 = 2, FD_CT_NVFP4 = 3, FD_CT_MXFP4 = 4 };
+/* FD_CT_NVFP4 / FD_CT_MXFP4: nvfp4-pack-quantized / mxfp4-pack-quantized
+ * (X.weight_packed U8 [N, K/2], e2m1 codes, low nibble first; NVFP4: e4m3
+ * scales per 16 and an F32 weight_global_scale; MXFP4: E8M0 scales per 32) */
 typedef struct fd_ct_scheme {
     int bits, sym, strategy, group, bh, bw;
     int v1;  /* GPTQ: checkpoint_format gptq (v1: stored zero points are z - 1) */
+    int dense; /* FD_CT_PACKED / FD_CT_DENSE_INT / FD_CT_DENSE_FP8 */
+    int acts;  /* compressed-tensors: input_activations declared (W8A8; not applied) */
 } fd_ct_scheme;
 
 typedef struct fd_qconfig {
     fd_qkind kind;
     int bm, bn;                  /* fp8 weight_block_size */
+    int ue8m0;                   /* fp8 scale_fmt "ue8m0": power-of-two block scales (F32 or F8_E8M0) */
     int group;                   /* nvfp4 group size (16) */
     fd_strv exclude;             /* as written (fp8: plus "lm_head") */
     char source[32];             /* "config.json" / "hf_quant_config.json" / "" */
@@ -61,6 +77,8 @@ typedef struct fd_qconfig {
 int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e);
 /* qc: a quantization_config object; where names it in errors. */
 int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e);
+/* mq: config.json's `quantization` object (MLX affine, mlx-lm) */
+int fd_qconfig_parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e);
 void fd_qconfig_free(fd_qconfig *q);
 
 /* A glm_moe_dsa nn.Linear weight (attention and indexer projections, dense /
@@ -80,11 +98,15 @@ const char *fd_q_format(fd_qkind k);
 int fd_q_bits(fd_qkind k);
 /* "int8", "int4" (registry numeric_format names). */
 const char *fd_q_int_format(int bits);
+/* fp8 scale_fmt ue8m0: F32 scales must be powers of two, F8_E8M0 scales are
+ * 2^(e - 127) (e = 255: NaN, refused).  See docs/QUANT-FORMATS.md. */
 /* The declared bits of a whole config: the kind's, or for compressed-tensors
  * the groups' when they agree, else the largest. */
 int fd_qconfig_bits(const fd_qconfig *q);
 /* weights.codec text: "fp8-e4m3-block128x128", "nvfp4-modelopt-g16",
- * "ct-pack-w4-group128-sym" / "ct-pack-w8-channel-asym" / "ct-pack-mixed". */
+ * "ct-pack-w4-group128-sym" / "ct-pack-w8-channel-asym" / "ct-pack-mixed";
+ * unpacked compressed-tensors "ct-int-w8-channel-sym" / "ct-fp8-w8-tensor-sym",
+ * "ct-mixed" when groups differ and one is unpacked. */
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap);
 
 #endif

@@ -64,6 +64,20 @@ void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t 
     }
 }
 
+float fd_e8m0_to_f32(uint8_t e) { return e == 255 ? NAN : ldexpf(1.0f, (int)e - 127); }
+
+void fd_fp8_block_row_bf16_e8m0(const uint8_t *w, const uint8_t *scale_e8m0, uint64_t K, uint64_t kb, int bm, int bn,
+                                uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = w + row * K;
+    const uint8_t *srow = scale_e8m0 + (row / (uint64_t)bm) * kb;
+    for (uint64_t j0 = 0; j0 < K; j0 += (uint64_t)bn) {
+        float s = fd_e8m0_to_f32(srow[j0 / (uint64_t)bn]);
+        uint64_t j1 = j0 + (uint64_t)bn < K ? j0 + (uint64_t)bn : K;
+        for (uint64_t j = j0; j < j1; j++) out[j] = fd_f32_to_bf16(fd_e4m3_to_f32(r[j]) * s);
+    }
+}
+
 void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row, uint16_t *out)
 {
     const uint8_t *r = w + row * (K / 2), *sr = scale + row * (K / FD_NVFP4_GROUP);
@@ -183,12 +197,25 @@ static uint32_t word_at(const uint8_t *p, uint64_t idx)
     return w;
 }
 
+/* field i (b bits) of a little-endian run of int32 words at stride `stride`
+ * words (a column of a row-major tensor: stride = its columns), bits
+ * [i*b, i*b+b) of the run; a field may straddle two words (b = 3). `add`
+ * is added to every word first (int32 wrap: GPTQ v1 zero points). */
+static int bit_field(const uint8_t *p, uint64_t first, uint64_t stride, uint64_t i, int b, uint32_t add)
+{
+    uint64_t bit = i * (uint64_t)b, w = bit / 32, sh = bit % 32;
+    uint64_t v = (uint32_t)(word_at(p, first + w * stride) + add) >> sh;
+    if (sh + (uint64_t)b > 32) v |= (uint64_t)(uint32_t)(word_at(p, first + (w + 1) * stride) + add) << (32 - sh);
+    return (int)(v & ((1u << b) - 1u));
+}
+
 void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out)
 {
     static const int AWQ_POS[8] = {0, 4, 1, 5, 2, 6, 3, 7};
     const uint32_t mask = (1u << c->bits) - 1u;
-    const uint64_t pf = 32 / (uint64_t)c->bits, zw = c->N / pf;
-    const uint32_t add = c->v1 ? (c->bits == 4 ? 0x11111111u : 0x01010101u) : 0u;
+    const uint64_t zw = c->N * (uint64_t)c->bits / 32; /* qzeros words per row */
+    const uint32_t add = !c->v1 ? 0u : c->bits == 2 ? 0x55555555u : c->bits == 4 ? 0x11111111u
+                       : c->bits == 8 ? 0x01010101u : 0u; /* 3-bit: per field below */
     for (uint64_t k = 0; k < K; k++) {
         uint64_t g;
         int q, z;
@@ -201,8 +228,9 @@ void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out)
             int32_t gi;
             memcpy(&gi, c->gidx + k * 4, 4);
             g = (uint64_t)gi; /* checked in [0, G) when the tensor was bound */
-            q = (int)((word_at(c->qweight, (k / pf) * c->N + n) >> ((k % pf) * (uint64_t)c->bits)) & mask);
-            z = (int)(((uint32_t)(word_at(c->qzeros, g * zw + n / pf) + add) >> ((n % pf) * (uint64_t)c->bits)) & mask);
+            q = bit_field(c->qweight, n, c->N, k, c->bits, 0);
+            z = bit_field(c->qzeros, g * zw, 1, n, c->bits, add);
+            if (c->v1 && c->bits == 3) z = (z + 1) & 7;
         }
         float v = (float)(q - z) * scale_at(c->scale, c->sdtype, g * c->N + n); /* exact: |q - z| <= 255 */
         out[k] = in_dtype_bf16(v, c->sdtype);
@@ -220,14 +248,15 @@ static int ct_field(const uint8_t *words, uint64_t i, int b)
 
 void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out)
 {
-    const uint8_t *r = c->packed + row * c->pw * 4;
-    const int off = 1 << (c->bits - 1);
+    const uint8_t *r = c->dense ? c->packed + row * K : c->packed + row * c->pw * 4;
+    const int off = c->dense ? 0 : 1 << (c->bits - 1);
     const uint64_t span = c->strategy == FD_CT_GROUP ? (uint64_t)c->group : c->strategy == FD_CT_BLOCK ? (uint64_t)c->bw : K;
-    const uint64_t srow = c->strategy == FD_CT_BLOCK ? row / (uint64_t)c->bh : row;
+    const uint64_t srow = c->strategy == FD_CT_BLOCK ? row / (uint64_t)c->bh : c->strategy == FD_CT_TENSOR ? 0 : row;
     for (uint64_t j0 = 0, g = 0; j0 < K; j0 += span, g++) {
         float s = ct_scale(c, srow * c->scols + g);
         int z = 0;
-        if (c->zero) {
+        if (c->zero && c->dense) z = (int8_t)c->zero[srow * c->scols + g]; /* unpacked I8, shaped as the scale */
+        else if (c->zero) {
             uint64_t bit = row * (uint64_t)c->bits;
             uint32_t w;
             memcpy(&w, c->zero + ((bit / 32) * c->zcols + g) * 4, 4);
@@ -235,8 +264,56 @@ void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out)
         }
         uint64_t j1 = j0 + span < K ? j0 + span : K;
         for (uint64_t j = j0; j < j1; j++) {
-            float d = (float)(ct_field(r, j, c->bits) - off - z), v = d * s; /* exact: |d| <= 255 */
-            out[j] = in_dtype_bf16(v, c->sdtype);
+            /* x_q.to(sdt) - z.to(sdt), exact (|d| <= 255, or an e4m3 value); times the scale */
+            float d = c->dense == 2 ? fd_e4m3_to_f32(r[j]) : c->dense == 1 ? (float)((int8_t)r[j] - z)
+                    : (float)(ct_field(r, j, c->bits) - off - z);
+            out[j] = in_dtype_bf16(d * s, c->sdtype);
+        }
+    }
+}
+
+/* v rounded to the scales' dtype (0 BF16, 1 F16, 2 F32), as an fp32 value */
+static float round_to(float v, int sdtype)
+{
+    return sdtype == 0 ? fd_bf16_to_f32(fd_f32_to_bf16(v)) : sdtype == 1 ? fd_f16_to_f32(fd_f32_to_f16(v)) : v;
+}
+
+uint16_t fd_mlx_elem_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint64_t col)
+{
+    const uint64_t words = K * (uint64_t)m->bits / 32, G = K / (uint64_t)m->group, g = col / (uint64_t)m->group;
+    int q = bit_field(m->w, row * words, 1, col, m->bits, 0);
+    float s = scale_at(m->scales, m->sdtype, row * G + g), b = scale_at(m->biases, m->sdtype, row * G + g);
+    return fd_f32_to_bf16(round_to(round_to(s * (float)q, m->sdtype) + b, m->sdtype));
+}
+
+void fd_mlx_row_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint16_t *out)
+{
+    for (uint64_t j = 0; j < K; j++) out[j] = fd_mlx_elem_bf16(m, K, row, j);
+}
+
+static const float E2M1_SIGNED[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+
+void fd_ct_nvfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e4m3, float global_scale, uint64_t K,
+                          uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = packed + row * (K / 2), *sr = scale_e4m3 + row * (K / 16);
+    for (uint64_t g = 0; g < K / 16; g++) {
+        float d = fd_e4m3_to_f32(sr[g]) / global_scale; /* bf16 scale / fp32 global: fp32 */
+        for (uint64_t j = g * 16; j < (g + 1) * 16; j += 2) {
+            out[j] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] & 15] * d);
+            out[j + 1] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] >> 4] * d);
+        }
+    }
+}
+
+void fd_ct_mxfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e8m0, uint64_t K, uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = packed + row * (K / 2), *sr = scale_e8m0 + row * (K / 32);
+    for (uint64_t g = 0; g < K / 32; g++) {
+        float d = sr[g] == 255 ? INFINITY : ldexpf(1.0f, (int)sr[g] - 127);
+        for (uint64_t j = g * 32; j < (g + 1) * 32; j += 2) {
+            out[j] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] & 15] * d);
+            out[j + 1] = fd_f32_to_bf16(E2M1_SIGNED[r[j / 2] >> 4] * d);
         }
     }
 }

@@ -38,6 +38,11 @@ uint8_t fd_f32_to_e2m1(float x);
 /* Scale tensors are read with memcpy: mapped data need not be aligned. */
 void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t K, uint64_t kb, int bm, int bn,
                            uint64_t row, uint16_t *out);
+/* the same with F8_E8M0 block scales (ue8m0: 2^(e - 127), e = 0 the fp32
+ * subnormal 2^-127, e = 255 NaN), one byte each */
+void fd_fp8_block_row_bf16_e8m0(const uint8_t *w, const uint8_t *scale_e8m0, uint64_t K, uint64_t kb, int bm, int bn,
+                                uint64_t row, uint16_t *out);
+float fd_e8m0_to_f32(uint8_t e);
 void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row,
                        uint16_t *out);
 
@@ -57,15 +62,32 @@ typedef struct fd_ct_row {
     const uint8_t *packed, *scale, *zero;
     uint64_t pw, scols, zcols;
     int sdtype, bits, strategy, group, bh, bw;
+    /* dense (int-/float-/naive-quantized): 1 = packed is I8 [N, K], zero I8
+     * indexed like the scale; 2 = packed is F8_E4M3 [N, K] (no zero point).
+     * strategy FD_CT_TENSOR: one scale. */
+    int dense;
 } fd_ct_row;
 void fd_ct_row_bf16(const fd_ct_row *c, uint64_t K, uint64_t row, uint16_t *out);
+/* compressed-tensors nvfp4-pack-quantized / mxfp4-pack-quantized
+ * (NVFP4PackedCompressor / MXFP4PackedCompressor.decompress): packed U8
+ * [N, K/2], low nibble = even element, e2m1 with code 8 = -0.0;
+ *   nvfp4: w = bf16(fp32(e2m1 * fp32(e4m3(scale) / global_scale))), scale per 16
+ *   mxfp4: w = bf16(e2m1 * 2^(e - 127)) (e = 255: infinity), scale per 32 */
+void fd_ct_nvfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e4m3, float global_scale, uint64_t K,
+                          uint64_t row, uint16_t *out);
+void fd_ct_mxfp4_row_bf16(const uint8_t *packed, const uint8_t *scale_e8m0, uint64_t K, uint64_t row, uint16_t *out);
 /* GPTQ (GPTQModel PackableQuantLinear.dequantize_weight, v2 internally;
  * a v1 checkpoint's qzeros words get 0x11111111 / 0x01010101 added, int32
  * wrapping, as convert_gptq_v1_to_v2_format does) and AWQ GEMM (AutoAWQ
  * dequantize_gemm: unpack_awq + reverse_awq_order):
- *   GPTQ qweight I32 [K/pf, N] (input k of output n: word (k/pf, n), bits
- *        (k%pf)*b), qzeros I32 [G, N/pf] (word (g, n/pf), bits (n%pf)*b),
- *        scales [G, N], g_idx I32 [K] (the group of each input), pf = 32/b
+ *   GPTQ qweight I32 [K*b/32, N] (input k of output n at bit k*b of column n's
+ *        little-endian word run: b = 2, 4, 8 stay inside a word, b = 3 packs
+ *        32 inputs into 3 words, fields 10 and 21 straddling),
+ *        qzeros I32 [G, N*b/32] (output n at bit n*b of row g's word run),
+ *        scales [G, N], g_idx I32 [K] (the group of each input); v1 zero
+ *        points: 2-bit words + 0x55555555, 4-bit + 0x11111111, 8-bit +
+ *        0x01010101 (int32 wrap), 3-bit each field (z + 1) & 7
+ *        (GPTQModel _correct_gptq_v1_qzeros)
  *   AWQ  qweight I32 [K, N/8] (output n of input k: word (k, n/8), nibble
  *        [0,4,1,5,2,6,3,7][n%8]), qzeros I32 [G, N/8] alike, scales [G, N],
  *        group of input k = k / group
@@ -76,6 +98,18 @@ typedef struct fd_gq_row {
     int sdtype, bits, group, v1, awq;
 } fd_gq_row;
 void fd_gq_row_bf16(const fd_gq_row *c, uint64_t K, uint64_t n, uint16_t *out);
+/* MLX affine (mlx.core.dequantize, mlx 0.32; the format mlx-lm writes):
+ *   weight U32 [N, K*b/32]: element j of a row at bits [j*b, j*b+b) of the
+ *          row's little-endian word run (b = 3, 5, 6 straddle words)
+ *   scales, biases [N, K/group] in the model dtype T (sdtype 0 BF16, 1 F16, 2 F32)
+ *   w = T(T(scale * q) + bias), each operation an fp32 operation rounded to
+ *   T (the product is exact for b <= 8), then bf16. */
+typedef struct fd_mlx_row {
+    const uint8_t *w, *scales, *biases;
+    int sdtype, bits, group;
+} fd_mlx_row;
+void fd_mlx_row_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint16_t *out);
+uint16_t fd_mlx_elem_bf16(const fd_mlx_row *m, uint64_t K, uint64_t row, uint64_t col);
 uint16_t fd_f32_to_f16(float f); /* round to nearest even (overflow to inf, NaN quiet) */
 float fd_f16_to_f32(uint16_t h);
 

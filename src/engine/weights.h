@@ -55,7 +55,7 @@ typedef struct fd_tensor {
     uint64_t gp[3];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim */
     const unsigned char *gdata2;
     fd_ct_scheme ct;         /* compressed-tensors pack-quantized scheme */
-    const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) / qzeros (GPTQ, AWQ) or NULL */
+    const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) / qzeros (GPTQ, AWQ) / biases (MLX) or NULL */
     const struct fd_tensor *gidx; /* GPTQ g_idx */
 } fd_tensor;
 

@@ -2,6 +2,7 @@
 #include "engine/qformat.h"
 #include "util/bf16.h"
 #include "util/buf.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,13 @@ static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *w
                       (unsigned long long)t->shape[1], (unsigned long long)want[0], (unsigned long long)want[1]);
         return -1;
     }
-    const fd_tensor *s = need(w, t->name, ".weight_scale_inv", "F32", why);
+    char *sn = companion(t->name, ".weight_scale_inv");
+    const fd_tensor *se = sn ? fd_weights_get(w, sn) : NULL;
+    free(sn);
+    int e8 = se && !strcmp(se->dtype, "F8_E8M0");
+    if (e8 && !q->ue8m0)
+        return bad(why, "%s is F8_E8M0 but quantization_config (%s) has no scale_fmt \"ue8m0\"", se->name, w->q.source);
+    const fd_tensor *s = e8 ? se : need(w, t->name, ".weight_scale_inv", "F32", why);
     if (!s) return -1;
     uint64_t r = (want[0] + (uint64_t)q->bm - 1) / (uint64_t)q->bm, c = (want[1] + (uint64_t)q->bn - 1) / (uint64_t)q->bn;
     if (s->ndim != 2 || s->shape[0] != r || s->shape[1] != c) {
@@ -60,6 +67,29 @@ static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *w
                       s->name, (unsigned long long)r, (unsigned long long)c, (unsigned long long)want[0],
                       (unsigned long long)want[1], q->bm, q->bn);
         return -1;
+    }
+    if (q->ue8m0) { /* by meaning: every scale a power of two (F32) or a finite E8M0 code */
+        uint64_t n = r * c;
+        uint8_t *v = fd_xmalloc(n * (e8 ? 1 : 4));
+        fd_err re;
+        int rc = fd_weights_read(w, s, v, n * (e8 ? 1 : 4), &re);
+        uint64_t i = 0;
+        for (; !rc && i < n; i++) {
+            if (e8) { if (v[i] == 255) break; continue; }
+            float f;
+            memcpy(&f, v + i * 4, 4);
+            int ex;
+            if (!(f > 0.0f) || isinf(f) || frexpf(f, &ex) != 0.5f) break;
+        }
+        if (rc) fd_buf_printf(why, "%s", re.msg);
+        else if (i < n) {
+            float f = 0;
+            if (!e8) memcpy(&f, v + i * 4, 4);
+            if (e8) fd_buf_printf(why, "%s[%llu] is the E8M0 NaN code 255", s->name, (unsigned long long)i);
+            else fd_buf_printf(why, "%s[%llu] = %.9g is not a power of two (scale_fmt ue8m0)", s->name, (unsigned long long)i, (double)f);
+        }
+        free(v);
+        if (rc || i < n) return -1;
     }
     t->qfmt = FD_Q_FP8_BLOCK;
     t->scale = s;
@@ -103,6 +133,7 @@ static int bind_nvfp4(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf 
 }
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static const fd_tensor *pk_comp(const fd_weights *w, const fd_tensor *t, const char *suffix);
 
 /* compressed-tensors pack-quantized: t is X.weight_packed (looked up as X.weight). */
 static int bind_ct(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
@@ -181,22 +212,153 @@ static int bind_ct(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const ui
     return 1;
 }
 
+/* compressed-tensors int-/float-/naive-quantized: t is X.weight itself, I8 or
+ * F8_E4M3 [N, K]; weight_scale [1] tensor, [N,1] channel, [N,K/g] group,
+ * [ceil(N/bh),ceil(K/bw)] block; weight_zero_point I8 shaped as the scale
+ * (asymmetric int). */
+static int bind_ct_dense(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
+{
+    const uint64_t N = want[0], K = want[1];
+    const char *wd = cs->dense == FD_CT_DENSE_FP8 ? "F8_E4M3" : "I8";
+    static const char *const ST[] = {"channel", "group", "block", "tensor"};
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "%s%d %s, unpacked", cs->dense == FD_CT_DENSE_FP8 ? "fp" : "int", cs->bits, ST[cs->strategy]);
+    if (strcmp(t->dtype, wd) || t->ndim != 2 || t->shape[0] != N || t->shape[1] != K) {
+        fd_buf_printf(why, "%s: %s expected %s [%llu,%llu] (%s)", t->name, t->dtype, wd, (unsigned long long)N,
+                      (unsigned long long)K, ctx);
+        return -1;
+    }
+    uint64_t sr = N, sc = 1;
+    if (cs->strategy == FD_CT_TENSOR) sr = 1;
+    else if (cs->strategy == FD_CT_GROUP) {
+        if (K % (uint64_t)cs->group) {
+            fd_buf_printf(why, "%s: %llu inputs are not a whole number of groups of %d (compressed-tensors' "
+                          "decompressor refuses a partial group)", t->name, (unsigned long long)K, cs->group);
+            return -1;
+        }
+        sc = K / (uint64_t)cs->group;
+    } else if (cs->strategy == FD_CT_BLOCK) {
+        sr = cdiv(N, (uint64_t)cs->bh);
+        sc = cdiv(K, (uint64_t)cs->bw);
+    }
+    const fd_tensor *s = pk_comp(w, t, ".weight_scale");
+    if (!s) return bad(why, "%s: its weight_scale is missing (%s)", t->name, ctx);
+    int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
+    int shape_ok = cs->strategy == FD_CT_TENSOR ? s->ndim == 1 && s->shape[0] == 1
+                 : s->ndim == 2 && s->shape[0] == sr && s->shape[1] == sc;
+    if (sd < 0 || !shape_ok) {
+        if (cs->strategy == FD_CT_TENSOR) fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [1] (%s)", s->name, s->dtype, ctx);
+        else
+            fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [%llu,%llu] (%s)", s->name, s->dtype, (unsigned long long)sr,
+                          (unsigned long long)sc, ctx);
+        return -1;
+    }
+    const fd_tensor *z = NULL;
+    if (!cs->sym) {
+        z = pk_comp(w, t, ".weight_zero_point");
+        if (!z) return bad(why, "%s: its weight_zero_point is missing (%s, asymmetric)", t->name, ctx);
+        if (strcmp(z->dtype, "I8") || z->ndim != s->ndim || z->numel != s->numel || z->shape[0] != s->shape[0]) {
+            fd_buf_printf(why, "%s: %s expected I8 shaped as %s (%s)", z->name, z->dtype, s->name, ctx);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_CT_PACK;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = z;
+    w->qbytes += t->nbytes + s->nbytes + (z ? z->nbytes : 0);
+    return 1;
+}
+
+/* nvfp4-pack-quantized / mxfp4-pack-quantized: t is X.weight_packed (looked up as X.weight), U8 [N, K/2];
+ * weight_scale F8_E4M3 [N, K/16] (nvfp4, with weight_global_scale F32 [1]) or U8 [N, K/32] (mxfp4, E8M0
+ * exponents: 255, an infinite scale, refused by meaning). */
+static int bind_ct_fp4(fd_weights *w, fd_tensor *t, const fd_ct_scheme *cs, const uint64_t *want, fd_buf *why)
+{
+    const uint64_t N = want[0], K = want[1], g = (uint64_t)cs->group;
+    const int nv = cs->dense == FD_CT_NVFP4;
+    const char *nm = nv ? "nvfp4" : "mxfp4";
+    if (K % g || strcmp(t->dtype, "U8") || t->ndim != 2 || t->shape[0] != N || t->shape[1] * 2 != K) {
+        fd_buf_printf(why, "%s: %s expected U8 [%llu,%llu] (weight [%llu,%llu], %s: inputs a multiple of %llu)", t->sname,
+                      t->dtype, (unsigned long long)N, (unsigned long long)(K / 2), (unsigned long long)N,
+                      (unsigned long long)K, nm, (unsigned long long)g);
+        return -1;
+    }
+    const fd_tensor *s = pk_comp(w, t, ".weight_scale");
+    if (!s) return bad(why, "%s: its weight_scale is missing (%s)", t->sname, nm);
+    if (strcmp(s->dtype, nv ? "F8_E4M3" : "U8") || s->ndim != 2 || s->shape[0] != N || s->shape[1] != K / g) {
+        fd_buf_printf(why, "%s: %s expected %s [%llu,%llu] (%s)", s->name, s->dtype, nv ? "F8_E4M3" : "U8",
+                      (unsigned long long)N, (unsigned long long)(K / g), nm);
+        return -1;
+    }
+    fd_err re;
+    const fd_tensor *gs = NULL;
+    if (nv) {
+        gs = pk_comp(w, t, ".weight_global_scale");
+        if (!gs) return bad(why, "%s: its weight_global_scale is missing (%s)", t->sname, nm);
+        if (strcmp(gs->dtype, "F32") || !is_scalar(gs))
+            return bad(why, "%s must be an F32 scalar (the global scale of %s)", gs->name, t->sname);
+        if (fd_weights_read(w, gs, &t->scale2, 4, &re)) return bad(why, "%s%s", re.msg, "");
+    } else {
+        uint8_t *v = fd_xmalloc(s->nbytes);
+        int rc = fd_weights_read(w, s, v, s->nbytes, &re);
+        uint64_t i = 0;
+        while (!rc && i < s->nbytes && v[i] != 255) i++;
+        free(v);
+        if (rc) return bad(why, "%s%s", re.msg, "");
+        if (i < s->nbytes) {
+            fd_buf_printf(why, "%s[%llu] is the E8M0 code 255 (an infinite scale)", s->name, (unsigned long long)i);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_CT_PACK;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = NULL;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + (gs ? gs->nbytes : 0);
+    return 1;
+}
+
 static int bind_ct_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
     int lin = fd_q_is_linear_weight(t->name), sch = lin ? fd_q_ct_scheme(&w->q, QN(t)) : -1;
     int packed = t->sname != t->name && strcmp(t->sname, t->name);
+    int dense_dt = !strcmp(t->dtype, "I8") || !strcmp(t->dtype, "F8_E4M3");
+    if (!packed && dense_dt) {
+        if (!lin) return bad(why, "%s is %s but is not a Linear weight (only Linears are converted)", t->name, t->dtype);
+        if (sch < 0)
+            return bad(why, "%s is quantized but quantization_config (%s) leaves its module unconverted (ignore, or no "
+                       "target matches)", t->name, w->q.source);
+        if (!w->q.ct[sch].dense)
+            return bad(why, "%s is %s but its config group is pack-quantized (a loader expects %s_packed)", t->name,
+                       t->dtype);
+        int rc = bind_ct_dense(w, t, &w->q.ct[sch], want, why);
+        if (rc == 1) w->nquant++;
+        return rc;
+    }
     if (!packed) {
         if (sch < 0 && (!strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"))) return 0;
         if (sch < 0) return 0; /* another dtype: reported as mis-shaped */
         fd_buf_printf(why, "%s is %s but quantization_config (%s, compressed-tensors) converts it (a loader expects "
-                      "%s_packed and its scales)", t->name, t->dtype, w->q.source, t->name);
+                      "%s%s and its scales)", t->name, t->dtype, w->q.source, t->name,
+                      w->q.ct[sch].dense == FD_CT_DENSE_FP8 ? " in F8_E4M3" : w->q.ct[sch].dense == FD_CT_DENSE_INT ? " in I8"
+                      : "_packed");
         return -1;
+    }
+    if (lin && sch >= 0 && (w->q.ct[sch].dense == FD_CT_NVFP4 || w->q.ct[sch].dense == FD_CT_MXFP4)) {
+        int rc = bind_ct_fp4(w, t, &w->q.ct[sch], want, why);
+        if (rc == 1) w->nquant++;
+        return rc;
     }
     if (strcmp(t->dtype, "I32")) return bad(why, "%s is %s, expected I32 (packed int32 words)", t->sname, t->dtype);
     if (!lin) return bad(why, "%s is packed but %s is not a Linear weight (only Linears are converted)", t->sname, t->name);
     if (sch < 0)
         return bad(why, "%s is packed but quantization_config (%s) leaves its module unconverted (ignore, or no target "
                    "matches)", t->sname, w->q.source);
+    if (w->q.ct[sch].dense)
+        return bad(why, "%s is packed but its config group is an unpacked format (int-/float-/naive-quantized store "
+                   "%s itself)", t->sname, t->name);
     int rc = bind_ct(w, t, &w->q.ct[sch], want, why);
     if (rc == 1) w->nquant++;
     return rc;
@@ -216,15 +378,16 @@ static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *wh
 {
     const fd_ct_scheme *cs = &w->q.ct[0];
     const int awq = w->q.kind == FD_Q_AWQ;
-    const uint64_t N = want[0], K = want[1], pf = 32 / (uint64_t)cs->bits;
+    const uint64_t N = want[0], K = want[1], b = (uint64_t)cs->bits, pf = 32 / b;
     const uint64_t grp = cs->group < 0 ? K : (uint64_t)cs->group, G = (K + grp - 1) / grp;
     const char *fam = awq ? "awq" : "gptq";
-    if (N % pf || (!awq && K % pf) || (awq && grp != K && K % grp)) {
+    /* GPTQ: K*b and N*b whole words (3-bit: 32 inputs / outputs in 3 words) */
+    if ((awq && N % pf) || (!awq && ((N * b) % 32 || (K * b) % 32)) || (awq && grp != K && K % grp)) {
         fd_buf_printf(why, "%s: a [%llu,%llu] Linear does not pack into whole int32 words (%s int%d)", t->sname,
                       (unsigned long long)N, (unsigned long long)K, fam, cs->bits);
         return -1;
     }
-    uint64_t r = awq ? K : K / pf, c = awq ? N / pf : N;
+    uint64_t r = awq ? K : K * b / 32, c = awq ? N / pf : N, zc = awq ? N / pf : N * b / 32;
     if (strcmp(t->dtype, "I32") || t->ndim != 2 || t->shape[0] != r || t->shape[1] != c) {
         fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (weight [%llu,%llu], %s int%d)", t->sname, t->dtype,
                       (unsigned long long)r, (unsigned long long)c, (unsigned long long)N, (unsigned long long)K, fam,
@@ -233,9 +396,9 @@ static int bind_gq(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *wh
     }
     const fd_tensor *z = pk_comp(w, t, ".qzeros"), *s = pk_comp(w, t, ".scales"), *gi = awq ? NULL : pk_comp(w, t, ".g_idx");
     if (!z || !s) return bad(why, "%s: its %s is missing", t->sname, !z ? "qzeros" : "scales");
-    if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != G || z->shape[1] != N / pf) {
+    if (strcmp(z->dtype, "I32") || z->ndim != 2 || z->shape[0] != G || z->shape[1] != zc) {
         fd_buf_printf(why, "%s: %s expected I32 [%llu,%llu] (zero points of %llu groups)", z->name, z->dtype,
-                      (unsigned long long)G, (unsigned long long)(N / pf), (unsigned long long)G);
+                      (unsigned long long)G, (unsigned long long)zc, (unsigned long long)G);
         return -1;
     }
     int sd = !strcmp(s->dtype, "BF16") ? 0 : !strcmp(s->dtype, "F16") ? 1 : !strcmp(s->dtype, "F32") ? 2 : -1;
@@ -290,8 +453,69 @@ static int bind_gq_any(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf
     return rc;
 }
 
+/* MLX affine: t is X.weight, U32 [N, K*b/32] with X.scales and X.biases
+ * [N, K/g] (BF16 / F16 / F32, one dtype).  Quantized iff stored so (mlx-lm's
+ * loader quantizes a module when X.scales exists); a Linear or the token
+ * embedding only (nn.Linear / nn.Embedding are what mlx-lm quantizes). */
+static int bind_mlx(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    if (strcmp(t->dtype, "U32")) return 0; /* plain: checked as any bf16 tensor */
+    const fd_ct_scheme *cs = &w->q.ct[0];
+    const uint64_t N = want[0], K = want[1], b = (uint64_t)cs->bits, g = (uint64_t)cs->group;
+    if (!fd_q_is_linear_weight(t->name) && strcmp(t->name, "model.embed_tokens.weight"))
+        return bad(why, "%s is U32 (MLX quantized) but is not a Linear or the token embedding (%s)", t->name,
+                   "what mlx-lm quantizes");
+    if (K % g) {
+        fd_buf_printf(why, "%s: %llu inputs are not a whole number of groups of %llu (mlx quantizes only such "
+                      "modules)", t->name, (unsigned long long)K, (unsigned long long)g);
+        return -1;
+    }
+    if (t->ndim != 2 || t->shape[0] != N || t->shape[1] != K * b / 32) {
+        fd_buf_printf(why, "%s: U32 expected [%llu,%llu] (weight [%llu,%llu], MLX affine %d-bit)", t->name,
+                      (unsigned long long)N, (unsigned long long)(K * b / 32), (unsigned long long)N,
+                      (unsigned long long)K, cs->bits);
+        return -1;
+    }
+    const fd_tensor *s = pk_comp(w, t, ".scales"), *bi = pk_comp(w, t, ".biases");
+    if (!s || !bi) return bad(why, "%s: its %s is missing (MLX affine)", t->name, !s ? "scales" : "biases");
+    for (int i = 0; i < 2; i++) {
+        const fd_tensor *c = i ? bi : s;
+        int ok = (!strcmp(c->dtype, "BF16") || !strcmp(c->dtype, "F16") || !strcmp(c->dtype, "F32")) &&
+                 !strcmp(c->dtype, s->dtype) && c->ndim == 2 && c->shape[0] == N && c->shape[1] == K / g;
+        if (!ok) {
+            fd_buf_printf(why, "%s: %s expected BF16|F16|F32 [%llu,%llu] (scales and biases of one dtype, group %d)",
+                          c->name, c->dtype, (unsigned long long)N, (unsigned long long)(K / g), cs->group);
+            return -1;
+        }
+    }
+    t->qfmt = FD_Q_MLX;
+    t->ct = *cs;
+    t->scale = s;
+    t->zero = bi;
+    t->lshape[0] = N;
+    t->lshape[1] = K;
+    w->qbytes += t->nbytes + s->nbytes + bi->nbytes;
+    w->nquant++;
+    return 1;
+}
+
+static fd_mlx_row mlx_row_of(const fd_tensor *t)
+{
+    const char *sd = t->scale->dtype;
+    fd_mlx_row m = {t->data, t->scale->data, t->zero->data, !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2,
+                    t->ct.bits, t->ct.group};
+    return m;
+}
+
+uint16_t fd_mlx_tensor_elem_bf16(const fd_tensor *t, uint64_t i)
+{
+    fd_mlx_row m = mlx_row_of(t);
+    return fd_mlx_elem_bf16(&m, t->lshape[1], i / t->lshape[1], i % t->lshape[1]);
+}
+
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
+    if (w->q.kind == FD_Q_MLX) return bind_mlx(w, t, want, why);
     if (w->q.kind == FD_Q_CT_PACK) return bind_ct_any(w, t, want, why);
     if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
@@ -322,8 +546,10 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
         {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4},
         {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
+        {".input_scale", FD_Q_CT_PACK}, {".input_zero_point", FD_Q_CT_PACK}, {".weight_global_scale", FD_Q_CT_PACK},
+        {".input_global_scale", FD_Q_CT_PACK},
         {".qzeros", FD_Q_GPTQ}, {".scales", FD_Q_GPTQ}, {".g_idx", FD_Q_GPTQ}, {".qzeros", FD_Q_AWQ},
-        {".scales", FD_Q_AWQ}};
+        {".scales", FD_Q_AWQ}, {".scales", FD_Q_MLX}, {".biases", FD_Q_MLX}};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
         size_t l = strlen(C[i].suffix);
@@ -333,6 +559,11 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
         const fd_tensor *t = fd_weights_get(w, fd_buf_cstr(&b));
         fd_buf_free(&b);
         if (!t || t->qfmt != C[i].k) continue;
+        if (C[i].k == FD_Q_CT_PACK && !strcmp(C[i].suffix, ".weight_shape") && t->ct.dense) continue;
+        if (C[i].k == FD_Q_CT_PACK && (!strcmp(C[i].suffix, ".input_scale") || !strcmp(C[i].suffix, ".input_zero_point")
+                                       || !strcmp(C[i].suffix, ".input_global_scale")))
+            return t->ct.acts; /* static activation scales: declared, not applied */
+        if (C[i].k == FD_Q_CT_PACK && !strcmp(C[i].suffix, ".weight_global_scale")) return t->ct.dense == FD_CT_NVFP4;
         return C[i].k != FD_Q_CT_PACK || strcmp(C[i].suffix, ".weight_zero_point") || t->zero;
     }
     return 0;
@@ -341,23 +572,34 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
 void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *out)
 {
     const unsigned char *p = t->data;
-    if (t->qfmt == FD_Q_FP8_BLOCK)
+    if (t->qfmt == FD_Q_FP8_BLOCK && !strcmp(t->scale->dtype, "F8_E8M0"))
+        fd_fp8_block_row_bf16_e8m0(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
+    else if (t->qfmt == FD_Q_FP8_BLOCK)
         fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
     else if (t->qfmt == FD_Q_NVFP4)
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
     else if (t->qfmt == FD_Q_GGUF)
         fd_gguf_row_bf16(t, row, K, out);
+    else if (t->qfmt == FD_Q_MLX) {
+        fd_mlx_row m = mlx_row_of(t);
+        fd_mlx_row_bf16(&m, K, row, out);
+    }
     else if (t->qfmt == FD_Q_GPTQ || t->qfmt == FD_Q_AWQ) {
         const char *sd = t->scale->dtype;
         fd_gq_row c = {p, t->zero->data, t->scale->data, t->gidx ? t->gidx->data : NULL, t->lshape[0],
                        !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2, t->ct.bits, t->ct.group, t->ct.v1,
                        t->qfmt == FD_Q_AWQ};
         fd_gq_row_bf16(&c, K, row, out);
-    } else if (t->qfmt == FD_Q_CT_PACK) {
+    } else if (t->qfmt == FD_Q_CT_PACK && t->ct.dense == FD_CT_NVFP4)
+        fd_ct_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
+    else if (t->qfmt == FD_Q_CT_PACK && t->ct.dense == FD_CT_MXFP4)
+        fd_ct_mxfp4_row_bf16(p, t->scale->data, K, row, out);
+    else if (t->qfmt == FD_Q_CT_PACK) {
         const char *sd = t->scale->dtype;
-        fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1], t->scale->shape[1],
-                       t->zero ? t->zero->shape[1] : 0, !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2,
-                       t->ct.bits, t->ct.strategy, t->ct.group, t->ct.bh, t->ct.bw};
+        fd_ct_row c = {p, t->scale->data, t->zero ? t->zero->data : NULL, t->shape[1],
+                       t->scale->ndim == 2 ? t->scale->shape[1] : 1, t->zero && t->zero->ndim == 2 ? t->zero->shape[1] : 0,
+                       !strcmp(sd, "BF16") ? 0 : !strcmp(sd, "F16") ? 1 : 2, t->ct.bits, t->ct.strategy, t->ct.group,
+                       t->ct.bh, t->ct.bw, t->ct.dense};
         fd_ct_row_bf16(&c, K, row, out);
     }
     else if (!strcmp(t->dtype, "BF16"))

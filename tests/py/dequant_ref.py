@@ -23,7 +23,7 @@ import json, os, shutil, struct, sys
 import numpy as np
 
 ST_DTYPES = {"BF16": (np.uint16, 2), "F32": (np.float32, 4), "F16": (np.float16, 2), "U8": (np.uint8, 1),
-             "F8_E4M3": (np.uint8, 1), "I64": (np.int64, 8)}
+             "F8_E4M3": (np.uint8, 1), "I64": (np.int64, 8), "F8_E8M0": (np.uint8, 1)}
 
 
 def e4m3_table():
@@ -86,10 +86,18 @@ def write_safetensors(path, tensors):
             f.write(b)
 
 
+def e8m0_to_f32(e):
+    """UE8M0 codes -> fp32: 2^(e - 127) (e = 0: the subnormal 2^-127), 255 NaN."""
+    e = np.asarray(e).astype(np.int32)
+    with np.errstate(invalid="ignore"):
+        return np.where(e == 255, np.float32(np.nan), np.ldexp(np.float32(1), e - 127)).astype(np.float32)
+
+
 def dequant_fp8(q, scale_inv, bm, bn):
     n, k = q.shape
     s = np.repeat(np.repeat(scale_inv.astype(np.float32), bm, axis=0)[:n], bn, axis=1)[:, :k]
-    return f32_to_bf16_bits(E4M3[q] * s)
+    with np.errstate(over="ignore"):  # overflow to inf is the reference's result too
+        return f32_to_bf16_bits(E4M3[q] * s)
 
 
 def dequant_nvfp4(packed, scale, scale2):
@@ -116,7 +124,8 @@ def dequant_dir(src, dst):
             continue
         base = name[:-len(".weight")] if name.endswith(".weight") else None
         if dtype == "F8_E4M3" and base and base + ".weight_scale_inv" in tensors:
-            out[name] = ("BF16", dequant_fp8(arr, tensors[base + ".weight_scale_inv"][1], bm, bn))
+            sd, sa = tensors[base + ".weight_scale_inv"]
+            out[name] = ("BF16", dequant_fp8(arr, e8m0_to_f32(sa) if sd == "F8_E8M0" else sa, bm, bn))
         elif dtype == "U8" and base and base + ".weight_scale" in tensors:
             out[name] = ("BF16", dequant_nvfp4(arr, tensors[base + ".weight_scale"][1],
                                                tensors[base + ".weight_scale_2"][1]))

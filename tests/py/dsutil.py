@@ -118,3 +118,61 @@ def windowed_copy(src, dst, sw):
         m["determinism"]["evidence_hashes"] = [digest]
 
     reseal(dst, man_edit, {"capture/manifest.json": cap_edit, "panel/panel.json": panel_edit})
+
+
+class CaptureHarness:
+    """Shared by the packed-checkpoint tests (test_packed.py, test_packed2.py): a binary, a work folder, the
+    pass/fail tally, capture with the usual flags, the manifest's digest, and safetensors / config edits
+    (the safetensors ones import dequant_ref, which needs numpy)."""
+
+    def __init__(self, binary, work):
+        self.bin, self.work = binary, work
+        self.passed = self.failed = 0
+
+    def case(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print("ok   %s" % name)
+        else:
+            self.failed += 1
+            print("FAIL %s %s" % (name, str(detail)[:800]))
+
+    def run(self, *args):
+        p = subprocess.run([self.bin] + [str(a) for a in args], capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    def W(self, *p):
+        return os.path.join(self.work, *p)
+
+    @staticmethod
+    def manifest(ds):
+        return json.load(open(os.path.join(ds, "fidelity-dataset.json")))
+
+    def digest(self, ds):
+        return self.manifest(ds)["capture"]["capture_content_digest"]
+
+    def capture(self, model, out, role="quant", scope=None, panel=None, extra=()):
+        a = ["capture", "--model", model, "--panel", panel or self.W("m", "panel"), "--out", out, "--role", role,
+             "--lane", "other", "--dataset-id", "test." + os.path.basename(out), "--dataset-name",
+             "test " + os.path.basename(out), "--cold-run", "c1", "--run-name", "c1"]
+        if scope:
+            a += ["--scope-file", scope]
+        return self.run(*(a + list(extra)))
+
+    @staticmethod
+    def st_tensors(model):
+        import dequant_ref as dq
+        return dq.read_safetensors(os.path.join(model, "model.safetensors"))
+
+    def rewrite(self, model, edit):
+        import dequant_ref as dq
+        t = dict(self.st_tensors(model))
+        edit(t)
+        dq.write_safetensors(os.path.join(model, "model.safetensors"), t)
+
+    @staticmethod
+    def edit_config(model, fn):
+        p = os.path.join(model, "config.json")
+        c = json.load(open(p))
+        fn(c["quantization_config"])
+        json.dump(c, open(p, "w"), indent=2, sort_keys=True)

@@ -284,9 +284,9 @@ def test_architectures():
     check("architectures list --json: the table",
           [a["model_type"] for a in doc.get("architectures", [])][:2] == ["glm_moe_dsa", "glm5_next"]
           and {"deepseek_v3", "deepseek_v32", "llama", "qwen3", "qwen3_moe"} <= {a["model_type"] for a in doc.get("architectures", [])}
-          and [f["id"] for f in doc.get("formats", [])] == ["bf16", "fp8-block", "nvfp4", "ct-pack", "gptq", "awq", "gguf"]
-          and doc["architectures"][0]["formats"] == ["bf16", "fp8-block", "nvfp4", "ct-pack", "gptq", "awq", "gguf"]
-          and [f["capture_role"] for f in doc["formats"]] == ["root"] + ["quant"] * 5 + ["root|quant"], text)
+          and [f["id"] for f in doc.get("formats", [])] == ["bf16", "fp8-block", "nvfp4", "ct-pack", "gptq", "awq", "mlx", "gguf"]
+          and doc["architectures"][0]["formats"] == ["bf16", "fp8-block", "nvfp4", "ct-pack", "gptq", "awq", "mlx", "gguf"]
+          and [f["capture_role"] for f in doc["formats"]] == ["root"] + ["quant"] * 6 + ["root|quant"], text)
     rc, text = run(BIN, "architectures", "show", "glm5_next", "--json")
     check("architectures show glm5_next --json", rc == 0 and json.loads(text)["kind"] == "architecture"
           and json.loads(text)["model_type"] == "glm5_next", text)

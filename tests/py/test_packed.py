@@ -34,6 +34,7 @@ try:
     import numpy as np
     import dequant_ref as dq
     import packed_ref as pr
+    import dsutil
 except ImportError:
     print("numpy unavailable: the packed-format checks need it for the offline reference; skipped")
     sys.exit(0)
@@ -42,60 +43,9 @@ BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
 ASAN = "asan" in BIN
 WORK = tempfile.mkdtemp(prefix="fd-packed-")
 VEC = os.path.join(HERE, "..", "vectors", "packed", "ct_pack.safetensors")
-passed = failed = 0
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:800]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
-
-
-def manifest(ds):
-    return json.load(open(os.path.join(ds, "fidelity-dataset.json")))
-
-
-def digest(ds):
-    return manifest(ds)["capture"]["capture_content_digest"]
-
-
-def capture(model, out, role="quant", scope=None, panel=None, extra=()):
-    a = ["capture", "--model", model, "--panel", panel or W("m", "panel"), "--out", out, "--role", role, "--lane",
-         "other", "--dataset-id", "test." + os.path.basename(out), "--dataset-name", "test " + os.path.basename(out),
-         "--cold-run", "c1", "--run-name", "c1"]
-    if scope:
-        a += ["--scope-file", scope]
-    return run(*(a + list(extra)))
-
-
-def st_tensors(model):
-    return dq.read_safetensors(os.path.join(model, "model.safetensors"))
-
-
-def rewrite(model, edit):
-    t = dict(st_tensors(model))
-    edit(t)
-    dq.write_safetensors(os.path.join(model, "model.safetensors"), t)
-
-
-def edit_config(model, fn):
-    p = os.path.join(model, "config.json")
-    c = json.load(open(p))
-    fn(c["quantization_config"])
-    json.dump(c, open(p, "w"), indent=2, sort_keys=True)
+H = dsutil.CaptureHarness(BIN, WORK)
+case, run, W, manifest, digest, capture = H.case, H.run, H.W, H.manifest, H.digest, H.capture
+st_tensors, rewrite, edit_config = H.st_tensors, H.rewrite, H.edit_config
 
 
 # ---------------------------------------------------------------- 1. vectors
@@ -242,10 +192,10 @@ def refusals():
     g0 = lambda q: q["config_groups"]["group_0"]
     wts = lambda q: g0(q)["weights"]
     hostile = [
-        ("format naive-quantized", lambda q: q.update(format="int-quantized"), ["int-quantized"]),
+        ("format sparse-bitmask", lambda q: q.update(format="sparse-bitmask"), ["sparse-bitmask"]),
         ("group format float-quantized", lambda q: g0(q).update(format="float-quantized"), ["float-quantized"]),
         ("num_bits 3", lambda q: wts(q).update(num_bits=3), ["num_bits"]),
-        ("type float", lambda q: wts(q).update(type="float"), ["type float"]),
+        ("type float", lambda q: wts(q).update(type="float"), ["float weights in format pack-quantized"]),
         ("strategy tensor", lambda q: wts(q).update(strategy="tensor"), ["strategy tensor"]),
         ("group without group_size", lambda q: wts(q).update(group_size=None), ["without group_size"]),
         ("group_size 0", lambda q: wts(q).update(group_size=0), ["group_size"]),
@@ -382,7 +332,7 @@ def gq_captures():
         if tens:
             rewrite(W(tag), tens)
         return W(tag)
-    hostile = [("gptq4", "bits 3", lambda q: q.update(bits=3), ["bits must be 4 or 8"]),
+    hostile = [("gptq4", "bits 5", lambda q: q.update(bits=5), ["bits must be 2, 3, 4 or 8"]),
                ("gptq4", "format marlin", lambda q: q.update(format="marlin"), ["format marlin"]),
                ("gptq4", "checkpoint_format gptq_v3", lambda q: q.update(checkpoint_format="gptq_v3"), ["gptq_v3"]),
                ("gptq4", "dynamic overrides", lambda q: q.update(dynamic={"-:.*": {}}), ["dynamic"]),
@@ -412,9 +362,9 @@ def gq_captures():
     shutil.copytree(W("m"), W("mlx"))
     cp = W("mlx", "config.json")
     c = json.load(open(cp))
-    c["quantization"] = {"group_size": 64, "bits": 4}
+    c["quantization"] = {"group_size": 64, "bits": 7}   # MLX affine is read (test_packed2.py); 7 bits is not
     json.dump(c, open(cp, "w"))
-    refused("MLX affine config (quantization key)", W("mlx"), ["MLX affine"], "unsupported_quantization")
+    refused("MLX affine config of 7 bits (quantization key)", W("mlx"), ["MLX affine"], "unsupported_quantization")
     refused("gptq without modules_in_block_to_quantize converts the bf16 weights_proj",
             variant("gb-mod", "gptq4", cfg=lambda q: q.pop("modules_in_block_to_quantize")),
             ["weights_proj.weight", "converts it"], "bad_quantized_tensor")
@@ -468,5 +418,5 @@ try:
 finally:
     shutil.rmtree(WORK, ignore_errors=True)
 
-print("packed: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+print("packed: %d passed, %d failed" % (H.passed, H.failed))
+sys.exit(1 if H.failed else 0)

@@ -1,6 +1,7 @@
 /* Tensor access and the debug dump shared by every architecture (engine/ops/ops.h). */
 #include "engine/ops/ops.h"
 #include "engine/ops/kblocks.h"
+#include "engine/weights_quant.h"
 #include "kernels/torch_ops.h"
 #include "kernels/gemm.h"
 #include "kernels/rowops.h"
@@ -87,6 +88,7 @@ uint16_t fd_tensor_bf16_at(const fd_tensor *t, uint64_t i)
 {
     const unsigned char *p = t->data;
     if (t->qfmt == FD_Q_GGUF) return fd_gguf_elem_bf16(t, i); /* a GGUF view: its block decoded */
+    if (t->qfmt == FD_Q_MLX) return fd_mlx_tensor_elem_bf16(t, i); /* an MLX affine embedding row */
     if (!strcmp(t->dtype, "BF16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
     float f;
     memcpy(&f, p + 4 * i, 4);
@@ -97,6 +99,7 @@ float fd_tensor_f32_at(const fd_tensor *t, uint64_t i)
 {
     const unsigned char *p = t->data;
     if (t->qfmt == FD_Q_GGUF) return F(fd_gguf_elem_bf16(t, i));
+    if (t->qfmt == FD_Q_MLX) return F(fd_mlx_tensor_elem_bf16(t, i));
     if (!strcmp(t->dtype, "F32")) { float f; memcpy(&f, p + 4 * i, 4); return f; }
     uint16_t v;
     memcpy(&v, p + 2 * i, 2);

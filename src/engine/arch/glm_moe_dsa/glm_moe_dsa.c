@@ -31,7 +31,7 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_GLM_MOE_DSA = {
     .info = {"glm_moe_dsa", "GlmMoeDsaForCausalLM",
              "GLM-5 MoE with DeepSeek sparse attention (MLA + indexer), dense-then-MoE MLP schedule",
-             "docs/CAPTURE.md", "bf16, fp8-block, nvfp4, ct-pack, gptq, awq, gguf"},
+             "docs/CAPTURE.md", "bf16, fp8-block, nvfp4, ct-pack, gptq, awq, mlx, gguf"},
     .prefix = "model.",
     .parse = fd_glm_moe_dsa_parse,
     .free_ext = NULL,
