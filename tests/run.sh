@@ -167,6 +167,11 @@ for bin in $BINS; do
     step py "packed checkpoints: compressed-tensors vectors, capture digest = offline-decoded bf16, census, refusals ($bin)" \
         python3 tests/py/test_packed.py "$bin"
 done
+# issue 22 item 8: the report's per-token drill-down (worst positions by KL and delta-p, window strips) + screenshot
+for bin in $BINS; do
+    step py "report drill-down: worst positions = sealed array / tokenwise.csv, panel tokens decoded, strips, refusals, headless screenshot ($bin)" \
+        env FIDELITY_REQUIRE_CHROMIUM=1 python3 tests/py/test_report_drill.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
