@@ -1,8 +1,5 @@
-/* Random-init glm_moe_dsa checkpoints (fixture.h). */
+/* Random-init checkpoints of the architectures' fixture presets (fixture.h). */
 #include "capture/fixture.h"
-#include "capture/fixture_next.h"
-#include "capture/fixture_deepseek.h"
-#include "capture/fixture_llama.h"
 #include "capture/model_dir.h"
 #include "capture/panel.h"
 #include "engine/config.h"
@@ -22,49 +19,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* tiny: MODEL-GLM §6.1 (277,824 params + 24 router-bias elements).
- * flash-0.1b: the shape of GLM-5.3-Flash-0.1B's text trunk (§6.4: hidden 256,
- *   5 layers 3 dense + 2 MoE, 8 routed top-4 + 1 shared, vocab 154,880) in
- *   glm_moe_dsa form; remaining dims chosen here.
- * small: a benchmark size (hidden 1024, 8 layers, 32 experts). */
-static const fd_fixture_preset PRESETS[] = {
-    {"tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 8, 2, 1, 256, 10000.0, 2.5, "DSSS", "FSFS", 4, 64, NULL, NULL},
-    {"flash-0.1b", 154880, 256, 768, 256, 5, 4, 128, 64, 32, 16, 32, 4, 32, 256, 8, 4, 1, 4096, 1000000.0, 2.5,
-     "DDDSS", "FSFSF", 8, 2048, NULL, NULL},
-    {"small", 260, 1024, 2816, 128, 8, 8, 256, 128, 64, 32, 64, 8, 64, 512, 32, 4, 1, 4096, 1000000.0, 2.5,
-     "DSSSSSSS", "FSSSFSSS", 4, 512, NULL, NULL},
-    /* flash-0.1b-next: GLM-5.3-Flash-0.1B-A0.1B itself (glm5_next, MODEL-GLM §6.4; fixture_next.c) */
-    {"flash-0.1b-next", 154880, 256, 512, 128, 5, 4, 128, 64, 64, 0, 64, 4, 32, 256, 8, 4, 1, 1048576, 0.0, 2.5,
-     "DDDSS", "FFFFF", 8, 2048, &fd_next_preset_flash, NULL},
-    /* deepseek-v3-tiny: deepseek_v3 (Kimi K2's architecture) in miniature (fixture_deepseek.c): 16 experts in
-     * 4 groups (2 kept), top-4, yarn factor 4; deepseek-v32-tiny: the same with the DSA indexer (4 heads of 16,
-     * top-8 of the 64 keys) */
-    {"deepseek-v3-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 0, 0, 0, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
-     64, NULL, fd_fixture_ds3_config},
-    {"deepseek-v32-tiny", 260, 64, 128, 32, 4, 4, 32, 16, 8, 8, 16, 4, 16, 8, 16, 4, 1, 256, 10000.0, 2.5, "DSSS", "FFFF", 4,
-     64, NULL, fd_fixture_ds32_config},
-    /* llama-tiny / qwen3-tiny (fixture_llama.c): hidden 64, 2 layers, 4 query heads over 2 KV heads */
-    {"llama-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 131072, 500000.0, 0.0, "DD", "FF", 4, 64, NULL,
-     fd_fixture_llama_tiny_config},
-    {"llama-small", 260, 1024, 2816, 0, 2, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 131072, 500000.0, 0.0, "DD", "FF", 2, 1024,
-     NULL, fd_fixture_llama_small_config},
-    {"qwen3-tiny", 260, 64, 128, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40960, 1000000.0, 0.0, "DD", "FF", 4, 64, NULL,
-     fd_fixture_qwen3_tiny_config},
-    {"qwen3-moe-tiny", 260, 64, 128, 32, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 16, 4, 0, 40960, 1000000.0, 0.0, "DS", "FF", 4, 64,
-     NULL, fd_fixture_qwen3_moe_tiny_config},
-};
-
+/* The presets are the architectures' (engine/model.h fd_arch.presets). */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof PRESETS / sizeof *PRESETS; i++)
-        if (!strcmp(PRESETS[i].name, name)) return &PRESETS[i];
+    for (size_t i = 0; name && i < FD_N_ARCHS; i++)
+        for (const fd_fixture_preset *p = FD_ARCHS[i]->presets; p && p->name; p++)
+            if (!strcmp(p->name, name)) return p;
     return NULL;
 }
 
-const char *fd_fixture_preset_names(void)
+void fd_fixture_preset_names(char *out, size_t cap)
 {
-    return "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|"
-           "qwen3-moe-tiny";
+    size_t n = 0;
+    if (cap) out[0] = 0;
+    for (size_t i = 0; i < FD_N_ARCHS && n < cap; i++) {
+        char one[256];
+        fd_arch_preset_names(FD_ARCHS[i], "|", one, sizeof one);
+        if (*one) n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? "|" : "", one);
+    }
+}
+
+int fd_fixture_preset_dense(const fd_fixture_preset *p)
+{
+    return p->experts == 0;
 }
 
 /* ------------------------------------------------------------ tensors */
@@ -144,6 +121,23 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+/* One F32 value of init kind `init` from the tensor's generator state (the
+ * fp32-kept modules of glm5_next and the router biases). */
+static float f32_init(int init, uint64_t *s)
+{
+    double u1 = (double)((fd_rng_next(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+    if (init == FD_INIT_ONES) return 1.0f;
+    if (init == FD_INIT_ZEROS) return 0.0f;
+    if (init == FD_INIT_DT_BIAS) {
+        double lo = log(1e-3), hi = log(1e-1);
+        float dt = expf((float)(lo + (hi - lo) * u1));
+        if (dt < 1e-4f) dt = 1e-4f;
+        return dt + logf(-expm1f(-dt));
+    }
+    double u2 = (double)(fd_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
 /* Streams one tensor's bytes into the writer. */
 static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err *e)
 {
@@ -152,9 +146,9 @@ static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err 
     uint64_t n = numel(t);
     uint64_t s = seed ^ fnv1a(t->name);
     (void)fd_rng_next(&s);
-    if (!strcmp(t->dtype, "F32")) { /* fp32-kept modules (fixture_next.h) and router biases */
+    if (!strcmp(t->dtype, "F32")) { /* fp32-kept modules and router biases */
         for (uint64_t i = 0; i < n; i++) {
-            float z = fd_fixture_f32_init(t->init, &s);
+            float z = f32_init(t->init, &s);
             if (fd_stm_put(w, &z, 4, e)) return -1;
         }
         return 0;
@@ -206,73 +200,7 @@ static int write_weights(const char *path, const tlist *l, uint64_t seed, fd_err
 
 /* ------------------------------------------------------------ JSON files */
 
-static jv *str_list(const char *types, char one, const char *yes, const char *no)
-{
-    jv *a = jv_arr();
-    for (const char *c = types; *c; c++) jv_push(a, jv_str(*c == one ? yes : no));
-    return a;
-}
-
-enum { TOK_PAD = 0, TOK_BOS = 1, TOK_EOS = 2, TOK_UNK = 3, TOK_BYTE0 = 4 };
-
-static jv *config_doc(const fd_fixture_preset *p)
-{
-    if (p->config) return p->config(p, TOK_BOS, TOK_EOS, TOK_PAD);
-    if (p->next) return fd_fixture_next_config(p, TOK_BOS, TOK_EOS, TOK_PAD);
-    int64_t first_dense = 0;
-    while (p->mlp_types[first_dense] == 'D') first_dense++;
-    jv *o = jv_obj();
-    /* keys in sorted order, as save_pretrained writes them */
-    jv *arch = jv_arr();
-    jv_push(arch, jv_str("GlmMoeDsaForCausalLM"));
-    jv_set(o, "architectures", arch);
-    jv_set(o, "attention_bias", jv_bool(0));
-    jv_set(o, "attention_dropout", jv_float(0.0));
-    jv_set(o, "bos_token_id", jv_int(TOK_BOS));
-    jv_set(o, "dtype", jv_str("bfloat16"));
-    jv_set(o, "eos_token_id", jv_int(TOK_EOS));
-    jv_set(o, "first_k_dense_replace", jv_int(first_dense));
-    jv_set(o, "head_dim", jv_int(p->dr));
-    jv_set(o, "hidden_act", jv_str("silu"));
-    jv_set(o, "hidden_size", jv_int(p->hidden));
-    jv_set(o, "index_head_dim", jv_int(p->idx_dim));
-    jv_set(o, "index_n_heads", jv_int(p->idx_heads));
-    jv_set(o, "index_topk", jv_int(p->idx_topk));
-    jv_set(o, "indexer_types", str_list(p->indexer_types, 'F', "full", "shared"));
-    jv_set(o, "initializer_range", jv_float(0.02));
-    jv_set(o, "intermediate_size", jv_int(p->inter));
-    jv_set(o, "kv_lora_rank", jv_int(p->kv_lora));
-    jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
-    jv_set(o, "mlp_layer_types", str_list(p->mlp_types, 'S', "sparse", "dense"));
-    jv_set(o, "model_type", jv_str("glm_moe_dsa"));
-    jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
-    jv_set(o, "n_group", jv_int(1));
-    jv_set(o, "n_routed_experts", jv_int(p->experts));
-    jv_set(o, "n_shared_experts", jv_int(p->shared));
-    jv_set(o, "norm_topk_prob", jv_bool(1));
-    jv_set(o, "num_attention_heads", jv_int(p->heads));
-    jv_set(o, "num_experts_per_tok", jv_int(p->top_k));
-    jv_set(o, "num_hidden_layers", jv_int(p->layers));
-    jv_set(o, "num_key_value_heads", jv_int(p->heads));
-    jv_set(o, "pad_token_id", jv_int(TOK_PAD));
-    jv_set(o, "q_lora_rank", jv_int(p->q_lora));
-    jv_set(o, "qk_head_dim", jv_int(p->dn + p->dr));
-    jv_set(o, "qk_nope_head_dim", jv_int(p->dn));
-    jv_set(o, "qk_rope_head_dim", jv_int(p->dr));
-    jv_set(o, "rms_norm_eps", jv_float(1e-5));
-    jv *rp = jv_obj();
-    jv_set(rp, "rope_theta", jv_float(p->rope_theta));
-    jv_set(rp, "rope_type", jv_str("default"));
-    jv_set(o, "rope_parameters", rp);
-    jv_set(o, "routed_scaling_factor", jv_float(p->routed_scaling));
-    jv_set(o, "tie_word_embeddings", jv_bool(0));
-    jv_set(o, "topk_group", jv_int(1));
-    jv_set(o, "transformers_version", jv_str("5.16.1"));
-    jv_set(o, "use_cache", jv_bool(1));
-    jv_set(o, "v_head_dim", jv_int(p->dv));
-    jv_set(o, "vocab_size", jv_int(p->vocab));
-    return o;
-}
+enum { TOK_PAD = FD_FIXTURE_TOK_PAD, TOK_BOS = FD_FIXTURE_TOK_BOS, TOK_EOS = FD_FIXTURE_TOK_EOS, TOK_UNK = 3, TOK_BYTE0 = 4 };
 
 static jv *generation_doc(void)
 {
@@ -513,7 +441,7 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", out);
 
     tlist l = {0};
-    jv *config = config_doc(p);
+    jv *config = p->config(p, TOK_BOS, TOK_EOS, TOK_PAD);
     if (build_tensors(config, &l, e)) {
         jv_free(config);
         free(l.v);

@@ -1,14 +1,18 @@
-/* `fidelity fixture`: a random-init glm_moe_dsa checkpoint directory that
- * transformers (5.16) and `fidelity inspect-model` load (MODEL-GLM.md §1, §2,
- * §6), plus a deterministic synthetic token panel in the upstream panel
+/* `fidelity fixture`: a random-init checkpoint directory of one of the
+ * architectures' presets (engine/fixture_preset.h; e.g. glm_moe_dsa's tiny,
+ * MODEL-GLM.md §1, §2, §6) that transformers and `fidelity inspect-model`
+ * load, plus a deterministic synthetic token panel in the upstream panel
  * format.  Everything is a function of (preset, seed): two runs with the same
  * seed write identical bytes.
  *
- * DIR/config.json            model_type glm_moe_dsa, every field 5.16 reads,
- *                            sorted keys, indent 2 (save_pretrained's look)
+ * DIR/config.json            the preset's config hook (its architecture's
+ *                            <arch>_fixture.c): every field transformers
+ *                            reads, sorted keys, indent 2 (save_pretrained's look)
  * DIR/generation_config.json bos/eos/pad ids
- * DIR/model.safetensors      BF16 weights (e_score_correction_bias F32 zeros),
- *                            the safetensors library's exact layout (model_dir.h);
+ * DIR/model.safetensors      the architecture's tensor list (engine/model.h):
+ *                            BF16 weights (F32 where it says so: e.g.
+ *                            e_score_correction_bias zeros), the
+ *                            safetensors library's exact layout (model_dir.h);
  *                            experts per-expert (the on-disk spelling)
  * DIR/tokenizer.json         byte-level: ids 0..3 = <pad> <bos> <eos> <unk>
  *                            (special added tokens), id 4+b = byte b spelled with
@@ -33,31 +37,18 @@
 #define FD_CAPTURE_FIXTURE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "engine/fixture_preset.h"
 #include "util/err.h"
 
-#define FD_FIXTURE_MAX_LAYERS 64
-
-typedef struct fd_fixture_preset {
-    const char *name;
-    int64_t vocab, hidden, inter, moe_inter, layers, heads;
-    int64_t q_lora, kv_lora, dn, dr, dv;
-    int64_t idx_heads, idx_dim, idx_topk;
-    int64_t experts, top_k, shared;
-    int64_t max_pos;
-    double rope_theta, routed_scaling;
-    const char *mlp_types;     /* one char a layer: D dense, S sparse */
-    const char *indexer_types; /* one char a layer: F full, S shared */
-    size_t panel_windows, panel_len;
-    const struct fd_next_preset *next; /* glm5_next presets (fixture_next.h); NULL: glm_moe_dsa */
-    /* another architecture's config.json (e.g. fixture_deepseek.h); NULL: glm_moe_dsa / next */
-    struct jv *(*config)(const struct fd_fixture_preset *p, int bos, int eos, int pad);
-} fd_fixture_preset;
-
-/* NULL when the name is not a preset. */
+/* NULL when the name is not a preset of any architecture (engine/model.h
+ * FD_ARCHS, each fd_arch's presets). */
 const fd_fixture_preset *fd_fixture_preset_find(const char *name);
-/* "tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|deepseek-v32-tiny|llama-tiny|llama-small|qwen3-tiny|
- * qwen3-moe-tiny" */
-const char *fd_fixture_preset_names(void);
+/* Every preset of the table, '|'-separated in table order
+ * ("tiny|flash-0.1b|small|flash-0.1b-next|deepseek-v3-tiny|..."), into out
+ * (cap bytes). */
+void fd_fixture_preset_names(char *out, size_t cap);
+/* 1 for a preset without routed experts (`fidelity demo` has nothing to quantize) */
+int fd_fixture_preset_dense(const fd_fixture_preset *p);
 
 typedef struct fd_fixture_result {
     size_t tensors;

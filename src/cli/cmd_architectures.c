@@ -31,13 +31,16 @@ static int usage(void)
     return FD_EXIT_USAGE;
 }
 
-static jv *arch_json(const fd_arch_info *a)
+static jv *arch_json(const fd_arch *arch)
 {
+    const fd_arch_info *a = &arch->info;
+    char presets[512];
+    fd_arch_preset_names(arch, ", ", presets, sizeof presets);
     jv *o = jv_obj();
     jv_set(o, "model_type", jv_str(a->model_type));
     jv_set(o, "hf_class", jv_str(a->hf_class));
     jv_set(o, "summary", jv_str(a->summary));
-    jv_set(o, "fixture_presets", jv_str(a->presets));
+    jv_set(o, "fixture_presets", jv_str(presets));
     jv_set(o, "doc", jv_str(a->doc));
     jv *f = jv_arr();
     for (size_t i = 0; i < FD_N_FORMATS; i++)
@@ -72,7 +75,7 @@ static int cmd_list(int json)
     if (json) {
         jv *o = jv_obj(), *a = jv_arr(), *f = jv_arr();
         jv_set(o, "schema", jv_str("fidelity.architectures.v1"));
-        for (size_t i = 0; i < FD_N_ARCHS; i++) jv_push(a, arch_json(&FD_ARCHS[i]->info));
+        for (size_t i = 0; i < FD_N_ARCHS; i++) jv_push(a, arch_json(FD_ARCHS[i]));
         for (size_t i = 0; i < FD_N_FORMATS; i++) jv_push(f, format_json(&FD_FORMATS[i]));
         jv_set(o, "architectures", a);
         jv_set(o, "formats", f);
@@ -81,9 +84,13 @@ static int cmd_list(int json)
         return rc;
     }
     printf("architectures (config.json model_type)\n");
-    for (size_t i = 0; i < FD_N_ARCHS; i++)
-        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", FD_ARCHS[i]->info.model_type,
-               FD_ARCHS[i]->info.hf_class, "", FD_ARCHS[i]->info.summary, FD_ARCHS[i]->info.formats, FD_ARCHS[i]->info.presets, FD_ARCHS[i]->info.doc);
+    for (size_t i = 0; i < FD_N_ARCHS; i++) {
+        const fd_arch_info *a = &FD_ARCHS[i]->info;
+        char presets[512];
+        fd_arch_preset_names(FD_ARCHS[i], ", ", presets, sizeof presets);
+        printf("  %-12s %s\n  %-12s   %s; formats: %s; fixtures: %s; %s\n", a->model_type, a->hf_class, "", a->summary,
+               a->formats, presets, a->doc);
+    }
     printf("weight formats (read as shipped; capture role)\n");
     for (size_t i = 0; i < FD_N_FORMATS; i++)
         printf("  %-12s %-6s %s\n  %-12s   declared by %s; %s\n", FD_FORMATS[i].id, FD_FORMATS[i].role, FD_FORMATS[i].name,
@@ -103,11 +110,14 @@ static int unsupported(const char *name)
 
 static int cmd_show(const char *name, int json)
 {
-    const fd_arch_info *a = fd_arch_find(name);
+    const fd_arch *arch = fd_arch_of(name);
+    const fd_arch_info *a = arch ? &arch->info : NULL;
     const fd_format_info *f = a ? NULL : fd_format_find(name);
     if (!a && !f) return unsupported(name);
+    char presets[512] = "";
+    if (arch) fd_arch_preset_names(arch, ", ", presets, sizeof presets);
     if (json) {
-        jv *o = a ? arch_json(a) : format_json(f);
+        jv *o = a ? arch_json(arch) : format_json(f);
         jv_set(o, "kind", jv_str(a ? "architecture" : "format"));
         int rc = print_json(o);
         jv_free(o);
@@ -115,7 +125,7 @@ static int cmd_show(const char *name, int json)
     }
     if (a)
         printf("architecture   %s\n  hf class     %s\n  summary      %s\n  fixtures     %s\n  doc          %s\n"
-               "  formats      ", a->model_type, a->hf_class, a->summary, a->presets, a->doc);
+               "  formats      ", a->model_type, a->hf_class, a->summary, presets, a->doc);
     else
         printf("format         %s\n  name         %s\n  declared by  %s\n  capture role %s\n  doc          %s\n"
                "  architectures ", f->id, f->name, f->declared_by, f->role, f->doc);
@@ -420,7 +430,7 @@ static jv *plan_workflow(const prep *a, const plan *p, jv *steps, fd_err *e)
     char gen[96];
     snprintf(gen, sizeof gen, "%s %s architectures prepare", FD_ENGINE_NAME, FD_VERSION);
     jv_set(wf, "generated_by", jv_str(gen));
-    jv_set(wf, "architecture", arch_json(p->arch));
+    jv_set(wf, "architecture", arch_json(p->c.arch));
     jv *fj = format_json(p->fmt);
     jv_set(fj, "codec", jv_str(p->codec));
     jv_set(wf, "format", fj);

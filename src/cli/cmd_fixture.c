@@ -7,7 +7,6 @@
 #include "format/validate.h"
 #include "format/writer.h"
 #include "capture/fixture.h"
-#include "capture/fixture_llama.h"
 #include "format/digest.h"
 #include "util/bf16.h"
 #include "util/rng.h"
@@ -232,7 +231,9 @@ int cmd_demo(int argc, char **argv)
         else if (!strcmp(argv[i], "--windows") && i + 1 < argc) windows = argv[++i];
         else preset = NULL;
         if (!preset || !fd_fixture_preset_find(preset)) {
-            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", fd_fixture_preset_names());
+            char names[1024];
+            fd_fixture_preset_names(names, sizeof names);
+            fprintf(stderr, "usage: fidelity demo [--out DIR] [--preset %s] [--windows N]\n", names);
             return FD_EXIT_USAGE;
         }
         if (fd_fixture_preset_dense(fd_fixture_preset_find(preset))) { /* the demo quantizes routed experts */

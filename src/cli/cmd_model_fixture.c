@@ -1,5 +1,5 @@
-/* fixture --preset tiny|flash-0.1b|small --seed N --out DIR [--force]:
- * a random-init glm_moe_dsa checkpoint with a synthetic token panel
+/* fixture --preset NAME --seed N --out DIR [--force]: a random-init
+ * checkpoint of an architecture's preset with a synthetic token panel
  * (capture/fixture.h).  Exit 0 ok, 3 refused, 4 usage. */
 #include "capture/fixture.h"
 #include "cli.h"
@@ -12,7 +12,9 @@
 static int usage(const char *why)
 {
     if (why) fprintf(stderr, "fidelity fixture: %s\n", why);
-    fprintf(stderr, "usage: fidelity fixture --preset %s --seed N --out DIR [--force]\n", fd_fixture_preset_names());
+    char names[1024];
+    fd_fixture_preset_names(names, sizeof names);
+    fprintf(stderr, "usage: fidelity fixture --preset %s --seed N --out DIR [--force]\n", names);
     return FD_EXIT_USAGE;
 }
 

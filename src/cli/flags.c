@@ -35,7 +35,7 @@ static size_t parse_spec(const char *spec, flag *f, size_t cap)
             size_t vl = len - nl - 1;
             snprintf(f[n].values, sizeof f[n].values, "%.*s", (int)(vl < MAX_VALUES ? vl : MAX_VALUES - 1), p + nl + 1);
             if (!strcmp(f[n].values, "@fixture-presets"))
-                snprintf(f[n].values, sizeof f[n].values, "%s", fd_fixture_preset_names());
+                fd_fixture_preset_names(f[n].values, sizeof f[n].values);
         }
         n++;
         p += len;

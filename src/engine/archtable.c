@@ -60,6 +60,14 @@ void fd_arch_names(char *out, size_t cap)
         n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", FD_ARCHS[i]->info.model_type);
 }
 
+void fd_arch_preset_names(const fd_arch *a, const char *sep, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap) out[0] = 0;
+    for (const fd_fixture_preset *p = a->presets; p && p->name && n < cap; p++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", p == a->presets ? "" : sep, p->name);
+}
+
 int fd_arch_has_format(const fd_arch_info *a, const char *format_id)
 {
     size_t n = strlen(format_id);

@@ -11,7 +11,6 @@ typedef struct fd_arch_info {
     const char *model_type;   /* config.json model_type */
     const char *hf_class;     /* the transformers class the engine follows */
     const char *summary;
-    const char *presets;      /* `fidelity fixture --preset` values of this type */
     const char *doc;          /* where the engine documents it */
     const char *formats;      /* the format ids tested with it, ", "-separated */
 } fd_arch_info;

@@ -22,13 +22,18 @@
  *             table and the config built from the metadata; NULL: no GGUF
  *   state_bytes / wide
  *             the memory pre-flight's per-window state and widest
- *             activation row, per architecture (capture/schedule.c) */
+ *             activation row, per architecture (capture/schedule.c)
+ *   presets   the `fidelity fixture --preset` checkpoints of the
+ *             architecture (engine/fixture_preset.h; its <arch>_fixture.c),
+ *             ended by an entry whose name is NULL; capture/fixture.c finds
+ *             them through FD_ARCHS */
 #ifndef FD_ENGINE_MODEL_H
 #define FD_ENGINE_MODEL_H
 #include <stddef.h>
 #include <stdint.h>
 #include "engine/archtable.h"
 #include "engine/config.h"
+#include "engine/fixture_preset.h"
 #include "engine/ops/matmul.h"
 #include "engine/weights.h"
 #include "format/json.h"
@@ -50,7 +55,7 @@ typedef struct fd_tensor_spec {
 typedef void (*fd_tensor_fn)(void *ctx, const fd_tensor_spec *t);
 
 typedef struct fd_arch {
-    fd_arch_info info;      /* model_type, class, presets, formats (`fidelity architectures`) */
+    fd_arch_info info;      /* model_type, class, formats (`fidelity architectures`) */
     const char *prefix;     /* the text trunk: PREFIX embed_tokens., layers.N., norm. */
     int (*parse)(const jv *doc, fd_glm_config *c, fd_err *e);
     void (*free_ext)(void *ext);
@@ -64,6 +69,7 @@ typedef struct fd_arch {
     uint64_t (*state_bytes)(const fd_glm_config *c, uint64_t S);
     uint64_t (*wide)(const fd_glm_config *c);
     const struct fd_gguf_arch *gguf;
+    const fd_fixture_preset *presets; /* ends with {.name = NULL}; NULL: none */
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */
@@ -92,5 +98,8 @@ const fd_arch *fd_arch_of(const char *model_type);
  * "<prefix>embed_tokens.", "<prefix>norm." into out (cap bytes). */
 void fd_arch_layer_prefix(const fd_arch *a, long long L, char *out, size_t cap);
 void fd_arch_prefix(const fd_arch *a, const char *what, char *out, size_t cap);
+/* The names of the architecture's fixture presets, sep between them, into
+ * out (cap bytes; "" when it has none). */
+void fd_arch_preset_names(const fd_arch *a, const char *sep, char *out, size_t cap);
 
 #endif

@@ -27,7 +27,7 @@ const fd_arch FD_ARCH_DEEPSEEK_V3 = {
     .info = {"deepseek_v3", "DeepseekV3ForCausalLM",
              "DeepSeek V3 / Kimi K2: MLA attention (optional q LoRA, yarn), sigmoid-routed group-limited MoE, "
              "dense-then-MoE MLP schedule",
-             "deepseek-v3-tiny", "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
     .prefix = "model.",
     .parse = fd_ds3_parse,
     .free_ext = free_ext,
@@ -38,4 +38,5 @@ const fd_arch FD_ARCH_DEEPSEEK_V3 = {
     .free_state = fd_ds3_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_DEEPSEEK_V3_PRESETS,
 };

@@ -35,5 +35,9 @@ void *fd_ds3_begin(const fd_weights *w, const fd_glm_config *c, const int64_t *i
 int fd_ds3_layer(const fd_mm *m, const fd_weights *w, const fd_glm_config *c, long long L, void *st, fd_err *e);
 int fd_ds3_end(const fd_weights *w, const fd_glm_config *c, void *st, uint16_t *out_bf16, fd_err *e);
 void fd_ds3_free(void *st);
+/* the fixture presets (deepseek_v3_fixture.c, deepseek_v32_fixture.c) and
+ * their config.json (v32: deepseek_v32's keys and the indexer) */
+extern const fd_fixture_preset FD_DEEPSEEK_V3_PRESETS[], FD_DEEPSEEK_V32_PRESETS[];
+jv *fd_ds3_fixture_config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32);
 
 #endif

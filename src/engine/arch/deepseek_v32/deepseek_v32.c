@@ -30,7 +30,7 @@ static void free_ext(void *x) { free(x); }
 const fd_arch FD_ARCH_DEEPSEEK_V32 = {
     .info = {"deepseek_v32", "DeepseekV32ForCausalLM",
              "DeepSeek V3.2: deepseek_v3 with the DSA lightning indexer (top-k keys per query) on every layer",
-             "deepseek-v32-tiny", "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
     .prefix = "model.",
     .parse = fd_ds32_parse,
     .free_ext = free_ext,
@@ -41,4 +41,5 @@ const fd_arch FD_ARCH_DEEPSEEK_V32 = {
     .free_state = fd_ds3_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_DEEPSEEK_V32_PRESETS,
 };

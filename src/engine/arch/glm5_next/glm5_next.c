@@ -5,6 +5,8 @@
 #include "engine/arch/glm5_next/next_forward.h"
 #include "engine/arch/glm5_next/next_tensors.h"
 
+extern const fd_fixture_preset FD_GLM5_NEXT_PRESETS[]; /* glm5_next_fixture.c */
+
 /* per window between layers: hc_mult residual streams, the output rows,
  * the collapsed input and sublayer output, mHC post / comb, the selection */
 static uint64_t state_bytes(const fd_glm_config *c, uint64_t S)
@@ -31,7 +33,7 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_GLM5_NEXT = {
     .info = {"glm5_next", "Glm5NextForConditionalGeneration (text forward)",
              "GLM-5.3-Flash: NoPE DSA and KDA layers, hyper-connections; text fields under text_config",
-             "flash-0.1b-next", "docs/MODEL-GLM5-NEXT.md", "bf16"},
+             "docs/MODEL-GLM5-NEXT.md", "bf16"},
     .prefix = FD_NEXT_PREFIX,
     .parse = fd_next_config_parse,
     .free_ext = fd_next_ext_free,
@@ -42,4 +44,5 @@ const fd_arch FD_ARCH_GLM5_NEXT = {
     .free_state = fd_next_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_GLM5_NEXT_PRESETS,
 };

@@ -5,6 +5,7 @@
 #include "engine/gguf_model.h"
 
 extern const fd_gguf_arch FD_GGUF_GLM_DSA; /* dsa_gguf.c */
+extern const fd_fixture_preset FD_GLM_MOE_DSA_PRESETS[]; /* glm_moe_dsa_fixture.c */
 
 void fd_dsa_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx);
 
@@ -30,7 +31,7 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_GLM_MOE_DSA = {
     .info = {"glm_moe_dsa", "GlmMoeDsaForCausalLM",
              "GLM-5 MoE with DeepSeek sparse attention (MLA + indexer), dense-then-MoE MLP schedule",
-             "tiny, flash-0.1b, small", "docs/CAPTURE.md", "bf16, fp8-block, nvfp4, ct-pack, gptq, awq"},
+             "docs/CAPTURE.md", "bf16, fp8-block, nvfp4, ct-pack, gptq, awq"},
     .prefix = "model.",
     .parse = fd_glm_moe_dsa_parse,
     .free_ext = NULL,
@@ -42,4 +43,5 @@ const fd_arch FD_ARCH_GLM_MOE_DSA = {
     .state_bytes = state_bytes,
     .wide = wide,
     .gguf = &FD_GGUF_GLM_DSA,
+    .presets = FD_GLM_MOE_DSA_PRESETS,
 };

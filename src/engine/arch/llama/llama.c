@@ -24,7 +24,7 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_LLAMA = {
     .info = {"llama", "LlamaForCausalLM",
              "Llama: GQA attention with rotate_half RoPE (default, llama3), SwiGLU MLP, RMSNorm; tied or untied head",
-             "llama-tiny, llama-small", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "docs/MODEL-LLAMA-QWEN.md", "bf16"},
     .prefix = "model.",
     .parse = fd_llama_parse,
     .free_ext = fd_llama_ext_free,
@@ -35,12 +35,13 @@ const fd_arch FD_ARCH_LLAMA = {
     .free_state = fd_llama_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_LLAMA_PRESETS,
 };
 
 const fd_arch FD_ARCH_QWEN3 = {
     .info = {"qwen3", "Qwen3ForCausalLM",
              "Qwen3 dense: Llama's block with per-head q_norm / k_norm (RMSNorm over head_dim) before RoPE",
-             "qwen3-tiny", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "docs/MODEL-LLAMA-QWEN.md", "bf16"},
     .prefix = "model.",
     .parse = fd_qwen3_parse,
     .free_ext = fd_llama_ext_free,
@@ -51,12 +52,13 @@ const fd_arch FD_ARCH_QWEN3 = {
     .free_state = fd_llama_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_QWEN3_PRESETS,
 };
 
 const fd_arch FD_ARCH_QWEN3_MOE = {
     .info = {"qwen3_moe", "Qwen3MoeForCausalLM",
              "Qwen3-MoE: qwen3 attention, softmax-routed top-k experts (norm_topk_prob, no shared expert), dense mlp_only_layers",
-             "qwen3-moe-tiny", "docs/MODEL-LLAMA-QWEN.md", "bf16"},
+             "docs/MODEL-LLAMA-QWEN.md", "bf16"},
     .prefix = "model.",
     .parse = fd_qwen3_moe_parse,
     .free_ext = fd_llama_ext_free,
@@ -67,4 +69,5 @@ const fd_arch FD_ARCH_QWEN3_MOE = {
     .free_state = fd_llama_free,
     .state_bytes = state_bytes,
     .wide = wide,
+    .presets = FD_QWEN3_MOE_PRESETS,
 };

@@ -35,6 +35,9 @@ typedef struct fd_llama_ext {
 
 #define LX(c) ((const fd_llama_ext *)(c)->ext)
 
+/* the fixture presets (llama_fixture.c) */
+extern const fd_fixture_preset FD_LLAMA_PRESETS[], FD_QWEN3_PRESETS[], FD_QWEN3_MOE_PRESETS[];
+
 int fd_llama_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 int fd_qwen3_parse(const jv *doc, fd_glm_config *c, fd_err *e);
 int fd_qwen3_moe_parse(const jv *doc, fd_glm_config *c, fd_err *e);

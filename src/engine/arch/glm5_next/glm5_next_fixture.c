@@ -1,42 +1,39 @@
-/* glm5_next fixtures (fixture_next.h). */
-#include "capture/fixture_next.h"
-#include "util/rng.h"
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
+/* The glm5_next fixture preset (engine/fixture_preset.h) and its
+ * config.json: a random-init Glm5NextForConditionalGeneration checkpoint
+ * (text trunk + vision tower) as transformers 5.16.1's save_pretrained
+ * writes it; its tensors are the architecture's one list (next_tensors.c).
+ *
+ * Initialisation follows transformers 5.16.1 _init_weights (the inits are
+ * the tensor list's, written by capture/fixture.c): Linear / Conv /
+ * embedding weights and hc_*_fn ~ normal(0, 0.02); RMSNorm, o_norm,
+ * LayerNorm weights, hc_*_scale and index_kpool_compress_gate 1; biases,
+ * hc_*_base, index_kpool_compress_ape, e_score_correction_bias 0; A_log 0
+ * (the safe-gate lower bound is set); dt_bias = inverse softplus of
+ * dt = exp(u), u ~ uniform(log 1e-3, log 1e-1), dt clamped to >= 1e-4.
+ * The modules transformers keeps in fp32 (conv1d, dt_bias, A_log,
+ * e_score_correction_bias) are written F32, the rest BF16. */
+#include "engine/model.h"
+
+/* what a glm5_next preset adds to fd_fixture_preset's dims */
+typedef struct next_preset {
+    int64_t lin_heads, lin_dim, conv_k, kpool, hc_mult, hc_iters;
+    double swiglu_limit, lower_bound;
+    const char *layer_kinds; /* one char a layer: L linear_attention (KDA), D deepseek_sparse_attention */
+    int64_t v_depth, v_hidden, v_heads, v_inter, v_out, v_proj_inter;
+} next_preset;
 
 /* GLM-5.3-Flash-0.1B-A0.1B's shape (MODEL-GLM §6.4 and the seeds: hidden 256,
  * 5 layers 3 dense + 2 MoE, 8 routed experts of 256x128 top-4 + 1 shared,
  * 2-layer vision tower of width 128, 223 tensors); the dims the public
  * sources do not give are chosen here (docs/MODEL-GLM5-NEXT.md §5). */
-const fd_next_preset fd_next_preset_flash = {4, 32, 4, 4, 4, 20, 10.0, -5.0, "LLLDL", 2, 128, 2, 512, 256, 256};
-
-float fd_fixture_f32_init(int init, uint64_t *s)
-{
-    double u1 = (double)((fd_rng_next(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
-    if (init == FD_INIT_ONES) return 1.0f;
-    if (init == FD_INIT_ZEROS) return 0.0f;
-    if (init == FD_INIT_DT_BIAS) {
-        double lo = log(1e-3), hi = log(1e-1);
-        float dt = expf((float)(lo + (hi - lo) * u1));
-        if (dt < 1e-4f) dt = 1e-4f;
-        return dt + logf(-expm1f(-dt));
-    }
-    double u2 = (double)(fd_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-}
-
-static jv *list(const char *kinds, char one, const char *yes, const char *no)
-{
-    jv *arr = jv_arr();
-    for (const char *c = kinds; *c; c++) jv_push(arr, jv_str(*c == one ? yes : no));
-    return arr;
-}
+static const next_preset FLASH = {.lin_heads = 4, .lin_dim = 32, .conv_k = 4, .kpool = 4, .hc_mult = 4,
+                                  .hc_iters = 20, .swiglu_limit = 10.0, .lower_bound = -5.0, .layer_kinds = "LLLDL",
+                                  .v_depth = 2, .v_hidden = 128, .v_heads = 2, .v_inter = 512, .v_out = 256,
+                                  .v_proj_inter = 256};
 
 static jv *text_config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
-    const fd_next_preset *x = p->next;
+    const next_preset *x = p->ext;
     jv *o = jv_obj();
     jv_set(o, "attention_bias", jv_bool(0));
     jv_set(o, "attention_dropout", jv_float(0.0));
@@ -53,17 +50,17 @@ static jv *text_config(const fd_fixture_preset *p, int bos, int eos, int pad)
     jv_set(o, "index_kpool_always_select_tail", jv_bool(1));
     jv_set(o, "index_n_heads", jv_int(p->idx_heads));
     jv_set(o, "index_topk", jv_int(p->idx_topk));
-    jv_set(o, "indexer_types", list(p->indexer_types, 'F', "full", "shared"));
+    jv_set(o, "indexer_types", fd_fixture_layer_list(p->indexer_types, 'F', "full", "shared"));
     jv_set(o, "initializer_range", jv_float(0.02));
     jv_set(o, "intermediate_size", jv_int(p->inter));
     jv_set(o, "kv_lora_rank", jv_int(p->kv_lora));
-    jv_set(o, "layer_types", list(x->layer_kinds, 'L', "linear_attention", "deepseek_sparse_attention"));
+    jv_set(o, "layer_types", fd_fixture_layer_list(x->layer_kinds, 'L', "linear_attention", "deepseek_sparse_attention"));
     jv_set(o, "linear_conv_kernel_dim", jv_int(x->conv_k));
     jv_set(o, "linear_head_dim", jv_int(x->lin_dim));
     jv_set(o, "linear_lower_bound", jv_float(x->lower_bound));
     jv_set(o, "linear_num_heads", jv_int(x->lin_heads));
     jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
-    jv_set(o, "mlp_layer_types", list(p->mlp_types, 'S', "sparse", "dense"));
+    jv_set(o, "mlp_layer_types", fd_fixture_layer_list(p->mlp_types, 'S', "sparse", "dense"));
     jv_set(o, "model_type", jv_str("glm5_next_text"));
     jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
     jv_set(o, "n_group", jv_int(1));
@@ -92,7 +89,7 @@ static jv *text_config(const fd_fixture_preset *p, int bos, int eos, int pad)
     return o;
 }
 
-static jv *vision_config(const fd_next_preset *x)
+static jv *vision_config(const next_preset *x)
 {
     jv *o = jv_obj();
     jv_set(o, "attention_bias", jv_bool(1));
@@ -116,7 +113,7 @@ static jv *vision_config(const fd_next_preset *x)
     return o;
 }
 
-jv *fd_fixture_next_config(const fd_fixture_preset *p, int bos, int eos, int pad)
+static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
     jv *o = jv_obj(), *arch = jv_arr();
     jv_push(arch, jv_str("Glm5NextForConditionalGeneration"));
@@ -132,6 +129,16 @@ jv *fd_fixture_next_config(const fd_fixture_preset *p, int bos, int eos, int pad
     jv_set(o, "video_end_token_id", jv_int(154833));
     jv_set(o, "video_start_token_id", jv_int(154832));
     jv_set(o, "video_token_id", jv_int(154855));
-    jv_set(o, "vision_config", vision_config(p->next));
+    jv_set(o, "vision_config", vision_config(p->ext));
     return o;
 }
+
+/* flash-0.1b-next: GLM-5.3-Flash-0.1B-A0.1B itself (MODEL-GLM §6.4) */
+const fd_fixture_preset FD_GLM5_NEXT_PRESETS[] = {
+    {.name = "flash-0.1b-next", .vocab = 154880, .hidden = 256, .inter = 512, .moe_inter = 128, .layers = 5,
+     .heads = 4, .q_lora = 128, .kv_lora = 64, .dn = 64, .dr = 0, .dv = 64, .idx_heads = 4, .idx_dim = 32,
+     .idx_topk = 256, .experts = 8, .top_k = 4, .shared = 1, .max_pos = 1048576, .rope_theta = 0.0,
+     .routed_scaling = 2.5, .mlp_types = "DDDSS", .indexer_types = "FFFFF", .panel_windows = 8, .panel_len = 2048,
+     .ext = &FLASH, .config = config},
+    {.name = NULL},
+};

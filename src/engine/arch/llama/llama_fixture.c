@@ -1,25 +1,44 @@
-/* llama / qwen3 fixtures (fixture_llama.h). */
-#include "capture/fixture_llama.h"
+/* The llama, qwen3 and qwen3_moe fixture presets (engine/fixture_preset.h)
+ * and their config.json: a random-init LlamaForCausalLM / Qwen3ForCausalLM /
+ * Qwen3MoeForCausalLM checkpoint as transformers 5.25's save_pretrained
+ * writes it (sorted keys); its tensors are the architecture's one list
+ * (llama_tensors.c).  Initialisation as transformers' _init_weights: Linear
+ * and embedding weights ~ normal(0, 0.02), RMSNorm weights 1, biases 0. */
+#include "engine/arch/llama/llama_internal.h"
 #include <string.h>
+
+/* what a llama-family preset adds to fd_fixture_preset's dims */
+typedef struct llama_preset {
+    const char *model_type;    /* llama | qwen3 | qwen3_moe (experts, top_k, moe_inter and the
+                                  mlp_types 'D' layers as mlp_only_layers come from fd_fixture_preset) */
+    int64_t kv_heads, head_dim;
+    int tie, attention_bias, mlp_bias;
+    /* rope_type llama3 when factor > 0 */
+    double factor, low_ff, high_ff;
+    int64_t orig_max;
+} llama_preset;
 
 /* llama-tiny: GQA 4 heads over 2 KV heads of 16, llama3 RoPE (Llama-3.1's
  * factors; with theta 500,000 and head_dim 16 one frequency falls in the
- * smoothed band and three in the divided one), untied head.
- * qwen3-tiny: GQA 4 / 2 heads of 32 (head_dim x heads != hidden, as in
- * Qwen3), q_norm / k_norm, default RoPE, tied head (Qwen3-0.6B-like). */
-static const fd_llama_preset fd_llama_preset_tiny = {"llama", 2, 16, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
+ * smoothed band and three in the divided one), untied head. */
+static const llama_preset LLAMA_TINY = {.model_type = "llama", .kv_heads = 2, .head_dim = 16, .factor = 8.0,
+                                        .low_ff = 1.0, .high_ff = 4.0, .orig_max = 8192};
 /* llama-small (a benchmark and long-window parity size): hidden 1024, 16
  * query heads over 4 KV heads of 64, intermediate 2,816 (down_proj K past
  * 2,048: oneDNN's 1024-wide K-blocks), 1,024-token windows (P.V in two key
  * blocks), llama3 RoPE */
-static const fd_llama_preset fd_llama_preset_small = {"llama", 4, 64, 0, 0, 0, 8.0, 1.0, 4.0, 8192};
-static const fd_llama_preset fd_qwen3_preset_tiny = {"qwen3", 2, 32, 1, 0, 0, 0.0, 0.0, 0.0, 0};
+static const llama_preset LLAMA_SMALL = {.model_type = "llama", .kv_heads = 4, .head_dim = 64, .factor = 8.0,
+                                         .low_ff = 1.0, .high_ff = 4.0, .orig_max = 8192};
+/* qwen3-tiny: GQA 4 / 2 heads of 32 (head_dim x heads != hidden, as in
+ * Qwen3), q_norm / k_norm, default RoPE, tied head (Qwen3-0.6B-like). */
+static const llama_preset QWEN3_TINY = {.model_type = "qwen3", .kv_heads = 2, .head_dim = 32, .tie = 1};
 /* qwen3-moe-tiny: 16 experts of 32, top-4 (torch.topk's nth_element path,
  * the first 3 sorted), norm_topk_prob, layer 0 dense (mlp_only_layers [0]) */
-static const fd_llama_preset fd_qwen3_moe_preset_tiny = {"qwen3_moe", 2, 16, 0, 0, 0, 0.0, 0.0, 0.0, 0};
+static const llama_preset QWEN3_MOE_TINY = {.model_type = "qwen3_moe", .kv_heads = 2, .head_dim = 16};
 
-static jv *config(const fd_llama_preset *x, const fd_fixture_preset *p, int bos, int eos, int pad)
+static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
+    const llama_preset *x = p->ext;
     int moe = !strcmp(x->model_type, "qwen3_moe"), qwen3 = moe || !strcmp(x->model_type, "qwen3");
     jv *o = jv_obj(), *arch = jv_arr();
     jv_push(arch, jv_str(moe ? "Qwen3MoeForCausalLM" : qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"));
@@ -83,24 +102,25 @@ static jv *config(const fd_llama_preset *x, const fd_fixture_preset *p, int bos,
     return o;
 }
 
-jv *fd_fixture_llama_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(&fd_llama_preset_tiny, p, bos, eos, pad);
-}
-jv *fd_fixture_llama_small_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(&fd_llama_preset_small, p, bos, eos, pad);
-}
-jv *fd_fixture_qwen3_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(&fd_qwen3_preset_tiny, p, bos, eos, pad);
-}
-jv *fd_fixture_qwen3_moe_tiny_config(const fd_fixture_preset *p, int bos, int eos, int pad)
-{
-    return config(&fd_qwen3_moe_preset_tiny, p, bos, eos, pad);
-}
-int fd_fixture_preset_dense(const fd_fixture_preset *p)
-{
-    return p->config == fd_fixture_llama_tiny_config || p->config == fd_fixture_llama_small_config ||
-           p->config == fd_fixture_qwen3_tiny_config;
-}
+/* hidden 64, 2 layers, 4 query heads over 2 KV heads */
+const fd_fixture_preset FD_LLAMA_PRESETS[] = {
+    {.name = "llama-tiny", .vocab = 260, .hidden = 64, .inter = 128, .layers = 2, .heads = 4, .max_pos = 131072,
+     .rope_theta = 500000.0, .mlp_types = "DD", .indexer_types = "FF", .panel_windows = 4, .panel_len = 64,
+     .ext = &LLAMA_TINY, .config = config},
+    {.name = "llama-small", .vocab = 260, .hidden = 1024, .inter = 2816, .layers = 2, .heads = 16, .max_pos = 131072,
+     .rope_theta = 500000.0, .mlp_types = "DD", .indexer_types = "FF", .panel_windows = 2, .panel_len = 1024,
+     .ext = &LLAMA_SMALL, .config = config},
+    {.name = NULL},
+};
+const fd_fixture_preset FD_QWEN3_PRESETS[] = {
+    {.name = "qwen3-tiny", .vocab = 260, .hidden = 64, .inter = 128, .layers = 2, .heads = 4, .max_pos = 40960,
+     .rope_theta = 1000000.0, .mlp_types = "DD", .indexer_types = "FF", .panel_windows = 4, .panel_len = 64,
+     .ext = &QWEN3_TINY, .config = config},
+    {.name = NULL},
+};
+const fd_fixture_preset FD_QWEN3_MOE_PRESETS[] = {
+    {.name = "qwen3-moe-tiny", .vocab = 260, .hidden = 64, .inter = 128, .moe_inter = 32, .layers = 2, .heads = 4,
+     .experts = 16, .top_k = 4, .max_pos = 40960, .rope_theta = 1000000.0, .mlp_types = "DS", .indexer_types = "FF",
+     .panel_windows = 4, .panel_len = 64, .ext = &QWEN3_MOE_TINY, .config = config},
+    {.name = NULL},
+};

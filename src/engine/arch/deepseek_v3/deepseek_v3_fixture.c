@@ -1,26 +1,18 @@
-/* The config.json of the deepseek_v3 fixture presets (fixture.h): the keys
- * transformers 5.25's DeepseekV3Config.save_pretrained writes, sorted.  The
- * tiny preset exercises what the real models use: q LoRA, yarn with mscale
- * and mscale_all_dim (DeepSeek V3 / Kimi K2's rope_scaling), interleaved
- * RoPE, group-limited routing (n_group 4, topk_group 2), a dense first layer;
- * the deepseek_v32 ones add the DSA indexer (index_* from the preset). */
-#include "capture/fixture_deepseek.h"
-#include <string.h>
+/* The deepseek_v3 fixture preset (engine/fixture_preset.h) and the
+ * config.json of it and of the deepseek_v32 one (deepseek_v32_fixture.c):
+ * the keys transformers 5.25's DeepseekV3Config.save_pretrained writes,
+ * sorted.  The tiny preset exercises what the real models use: q LoRA, yarn
+ * with mscale and mscale_all_dim (DeepSeek V3 / Kimi K2's rope_scaling),
+ * interleaved RoPE, group-limited routing (n_group 4, topk_group 2), a dense
+ * first layer; the deepseek_v32 ones add the DSA indexer (index_* from the
+ * preset). */
+#include "engine/arch/deepseek_v3/ds3.h"
 
 /* the routing groups of the presets: 4 groups, 2 kept (the presets have 16 experts) */
 enum { N_GROUP = 4, TOPK_GROUP = 2 };
 
-static jv *layer_list(const char *types, char one, const char *yes, const char *no)
+jv *fd_ds3_fixture_config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32)
 {
-    jv *a = jv_arr();
-    for (const char *c = types; *c; c++) jv_push(a, jv_str(*c == one ? yes : no));
-    return a;
-}
-
-static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32)
-{
-    int64_t first_dense = 0;
-    while (p->mlp_types[first_dense] == 'D') first_dense++;
     jv *o = jv_obj(), *arch = jv_arr(), *rp = jv_obj();
     jv_push(arch, jv_str(v32 ? "DeepseekV32ForCausalLM" : "DeepseekV3ForCausalLM"));
     jv_set(o, "architectures", arch);
@@ -29,7 +21,7 @@ static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32
     jv_set(o, "bos_token_id", jv_int(bos));
     jv_set(o, "dtype", jv_str("bfloat16"));
     jv_set(o, "eos_token_id", jv_int(eos));
-    jv_set(o, "first_k_dense_replace", jv_int(first_dense));
+    jv_set(o, "first_k_dense_replace", jv_int(fd_fixture_first_dense(p)));
     jv_set(o, "head_dim", jv_int(p->dr));
     jv_set(o, "hidden_act", jv_str("silu"));
     jv_set(o, "hidden_size", jv_int(p->hidden));
@@ -41,11 +33,11 @@ static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32
     jv_set(o, "initializer_range", jv_float(0.02));
     jv_set(o, "intermediate_size", jv_int(p->inter));
     jv_set(o, "kv_lora_rank", jv_int(p->kv_lora));
-    if (v32) jv_set(o, "layer_types", layer_list(p->mlp_types, 0, "", "indexed_attention"));
+    if (v32) jv_set(o, "layer_types", fd_fixture_layer_list(p->mlp_types, 0, "", "indexed_attention"));
     jv_set(o, "max_position_embeddings", jv_int(p->max_pos));
     if (v32) {
         jv_set(o, "mlp_bias", jv_bool(0));
-        jv_set(o, "mlp_layer_types", layer_list(p->mlp_types, 'S', "sparse", "dense"));
+        jv_set(o, "mlp_layer_types", fd_fixture_layer_list(p->mlp_types, 'S', "sparse", "dense"));
     }
     jv_set(o, "model_type", jv_str(v32 ? "deepseek_v32" : "deepseek_v3"));
     jv_set(o, "moe_intermediate_size", jv_int(p->moe_inter));
@@ -86,5 +78,17 @@ static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad, int v32
     return o;
 }
 
-jv *fd_fixture_ds3_config(const fd_fixture_preset *p, int bos, int eos, int pad) { return config(p, bos, eos, pad, 0); }
-jv *fd_fixture_ds32_config(const fd_fixture_preset *p, int bos, int eos, int pad) { return config(p, bos, eos, pad, 1); }
+static jv *config(const fd_fixture_preset *p, int bos, int eos, int pad)
+{
+    return fd_ds3_fixture_config(p, bos, eos, pad, 0);
+}
+
+/* deepseek-v3-tiny: deepseek_v3 (Kimi K2's architecture) in miniature: 16
+ * experts in 4 groups (2 kept), top-4, yarn factor 4 */
+const fd_fixture_preset FD_DEEPSEEK_V3_PRESETS[] = {
+    {.name = "deepseek-v3-tiny", .vocab = 260, .hidden = 64, .inter = 128, .moe_inter = 32, .layers = 4, .heads = 4,
+     .q_lora = 32, .kv_lora = 16, .dn = 8, .dr = 8, .dv = 16, .experts = 16, .top_k = 4, .shared = 1, .max_pos = 256,
+     .rope_theta = 10000.0, .routed_scaling = 2.5, .mlp_types = "DSSS", .indexer_types = "FFFF", .panel_windows = 4,
+     .panel_len = 64, .config = config},
+    {.name = NULL},
+};
