@@ -198,6 +198,67 @@ done:
     return out;
 }
 
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static char *canon_sha_of(const jv *v, char hex[65])
+{
+    fd_buf b = {0};
+    fd_err r;
+    jv_dump(v, &JV_CANON, &b, &r);
+    fd_sha256_hex(b.p, b.n, hex);
+    fd_buf_free(&b);
+    return hex;
+}
+
+/* The job.v2 target fields of the Python tool's _local_model_dir_identity
+ * beyond the shard census: the index (null for a single unindexed
+ * safetensors file, as job.v2 requires of a local root) and the download
+ * manifest, every regular top-level file of the directory by name. */
+static int download_identity(const char *dir, jv *id, fd_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d) return q(e, "--model-dir %s: %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (n == cap) names = fd_xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+        names[n++] = fd_xstrdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_name);
+    jv *dl = jv_arr();
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *p = fd_path_join(dir, names[i]);
+        struct stat st;
+        if (!lstat(p, &st) && S_ISREG(st.st_mode)) {
+            jv *row = jv_obj();
+            jv_set(row, "path", jv_str(names[i]));
+            jv_set(row, "bytes", jv_int((int64_t)st.st_size));
+            jv_push(dl, row);
+            total += (int64_t)st.st_size;
+        }
+        free(p);
+        free(names[i]);
+    }
+    free(names);
+    char *ip = fd_path_join(dir, "model.safetensors.index.json");
+    struct stat is;
+    int indexed = !lstat(ip, &is) && S_ISREG(is.st_mode);
+    char isha[65], dsha[65];
+    int rc = indexed ? file_sha(ip, isha, e) : 0;
+    free(ip);
+    if (rc) { jv_free(dl); return -1; }
+    jv_set(id, "index_sha256", indexed ? jv_str(isha) : jv_null());
+    jv_set(id, "index_bytes", indexed ? jv_int((int64_t)is.st_size) : jv_null());
+    jv_set(id, "download_manifest_sha256", jv_str(canon_sha_of(dl, dsha)));
+    jv_set(id, "download_manifest", dl);
+    jv_set(id, "download_bytes_total", jv_int(total));
+    return 0;
+}
+
 /* The checkpoint directory the captures ran from, bound to their census. */
 static jv *model_dir_identity(const char *dir, const jv *census, const char *config_sha_recorded, fd_err *e)
 {
@@ -259,6 +320,7 @@ static jv *model_dir_identity(const char *dir, const jv *census, const char *con
     jv_set(id, "shards", shards);
     jv_set(id, "shard_manifest_sha256", jv_str(ssha));
     jv_set(id, "model_bytes", jv_int(total));
+    if (download_identity(dir, id, e)) { jv_free(id); return NULL; }
     return id;
 }
 
@@ -377,6 +439,13 @@ static jv *local_job(const qctx *c)
     jv *target = jv_copy(c->target);
     jv_set(target, "repo_id", copy_or_null(jv_get(first, "weights_repository")));
     jv_set(target, "revision", copy_or_null(jv_get(first, "weights_revision")));
+    jv_set(target, "requested_revision", copy_or_null(jv_get(first, "weights_revision")));
+    jv_set(target, "path", jv_null());
+    const char *dt = jv_get_str(first, "capture_dtype");
+    int bf16 = dt && !strcmp(dt, "BF16");
+    jv_set(target, "surface", bf16 ? jv_str("native-bf16") : jv_null());
+    jv_set(target, "codec", bf16 ? jv_str("bf16") : jv_null());
+    jv_set(target, "bits", bf16 ? jv_int(16) : jv_null());
     jv_set(job, "target", target);
     jv *capj = jv_obj();
     jv_set(capj, "dataset_id", copy_or_null(jv_get(first, "dataset_id")));

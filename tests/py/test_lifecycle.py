@@ -751,6 +751,24 @@ def test_qualify_root():
           job["target"]["config_sha256"] == sha_file(os.path.join(model, "config.json"))
           and job["target"]["shards"] == [{"path": "model.safetensors",
                                            "bytes": os.path.getsize(os.path.join(model, "model.safetensors"))}], job["target"])
+    # the job.v2 target fields of the Python tool's _local_model_dir_identity / _local_root_job, recomputed here
+    dl = [{"path": n, "bytes": os.path.getsize(os.path.join(model, n))} for n in sorted(os.listdir(model))
+          if not os.path.islink(os.path.join(model, n)) and os.path.isfile(os.path.join(model, n))]
+    idx = os.path.join(model, "model.safetensors.index.json")
+    t = job["target"]
+    want = {"download_manifest": dl, "download_bytes_total": sum(r["bytes"] for r in dl),
+            "download_manifest_sha256": sha(canonical(dl)),
+            "index_sha256": sha_file(idx) if os.path.isfile(idx) else None,
+            "index_bytes": os.path.getsize(idx) if os.path.isfile(idx) else None,
+            "config_bytes": os.path.getsize(os.path.join(model, "config.json")),
+            "shard_manifest_sha256": sha(canonical(t["shards"])), "model_bytes": sum(r["bytes"] for r in t["shards"]),
+            "repo_id": m1["weights"]["repository"], "revision": rev, "requested_revision": rev, "path": None}
+    if m1["capture"]["dtype"] == "BF16":
+        want.update(surface="native-bf16", codec="bf16", bits=16)
+    check("qualify-root: the job target carries the job.v2 fields with the Python tool's spelling and values "
+          "(download manifest, index, requested_revision, path, surface/codec/bits)",
+          all(k in t and t[k] == v for k, v in want.items()) and len(dl) >= 3,
+          {k: (t.get(k), v) for k, v in want.items() if t.get(k) != v})
     STATE["qual"] = {"dataset": q1, "qualification": out, "job": job_path}
     before = open(out, "rb").read()
     rc, text = run(BIN, *qargs(q1, q2))
