@@ -11,7 +11,7 @@ trap 'rm -rf "$W"' EXIT
 OUT=bench/results/capture.json
 echo "[" > "$OUT.tmp"
 first=1
-for spec in tiny:4 small:4 flash-0.1b:2 flash-0.1b-next:2 llama-small:2 qwen3-moe-tiny:4; do
+for spec in tiny:4 small:4 flash-0.1b:2 flash-0.1b-next:2 llama-small:2 qwen3-moe-tiny:4 minimax-m2-tiny:4; do
     preset=${spec%%:*} nwin=${spec##*:}
     "$B" fixture --preset "$preset" --seed 1 --out "$W/$preset" >/dev/null
     /usr/bin/time -f "%e %M" -o "$W/time" "$B" capture --model "$W/$preset" --panel "$W/$preset/panel" \

@@ -172,10 +172,15 @@ for bin in $BINS; do
     step py "report drill-down: worst positions = sealed array / tokenwise.csv, panel tokens decoded, strips, refusals, headless screenshot ($bin)" \
         env FIDELITY_REQUIRE_CHROMIUM=1 python3 tests/py/test_report_drill.py "$bin"
 done
+# issue 21: model_type minimax_m2 (fixture, digest across threads / schedules / kernels, RTN KL, router bias rounding, partial RoPE spellings, refusals)
+for bin in $BINS; do
+    step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \
+        python3 tests/py/test_minimax.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
-         "pair qwen3-moe-tiny" "pair llama-small"; do
+         "pair qwen3-moe-tiny" "pair llama-small" "pair minimax-m2-tiny"; do
     step parity "parity with the transformers golden ($g)" bash tests/parity/run_parity.sh build/fidelity $g
 done
 for f in fuzz/fuzz_*.c; do

@@ -153,11 +153,12 @@ int fd_capture_tokenizer_identity(const char *model, int64_t vocab, char *out, s
 
 /* Tensors the engine uses at the precision stored (fp32 when F32 on disk):
  * the ones transformers keeps in fp32 (_keep_in_fp32_modules_strict of
- * glm_moe_dsa / glm5_next).  Every other F32 tensor is cast to bf16 as
+ * glm_moe_dsa / glm5_next; minimax_m2 keeps none: its
+ * block_sparse_moe.e_score_correction_bias is rounded).  Every other F32 tensor is cast to bf16 as
  * from_pretrained(dtype=bfloat16) casts it. */
 static int used_as_stored(const char *name)
 {
-    static const char *const suf[] = {".mlp.gate.weight", ".e_score_correction_bias", "_conv1d.weight", ".conv1d.weight",
+    static const char *const suf[] = {".mlp.gate.weight", ".gate.e_score_correction_bias", "_conv1d.weight", ".conv1d.weight",
                                       ".dt_bias", ".A_log", ".hc_attn_base", ".hc_attn_scale", ".hc_ffn_base",
                                       ".hc_ffn_scale",
                                       /* quantization companions: not weights of the forward */

@@ -449,7 +449,8 @@ int fd_fixture_write(const fd_fixture_preset *p, uint64_t seed, const char *out,
     }
     r->tensors = l.n;
     for (size_t i = 0; i < l.n; i++) {
-        if (strstr(l.v[i].name, "e_score_correction_bias")) r->bias_elems += numel(&l.v[i]);
+        /* the F32 router biases (minimax_m2's is a BF16 weight like any other) */
+        if (strstr(l.v[i].name, "e_score_correction_bias") && !strcmp(l.v[i].dtype, "F32")) r->bias_elems += numel(&l.v[i]);
         else r->params += numel(&l.v[i]);
     }
 

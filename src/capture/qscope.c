@@ -33,7 +33,9 @@ const char *fd_tensor_class(const char *n, int64_t L)
     if ((li >= 0 && li >= L) || has(n, ".eh_proj.") || has(n, ".enorm.") || has(n, ".hnorm.") || has(n, ".shared_head."))
         return "mtp";
     if (has(n, "mlp.gate.weight") || has(n, "mlp.gate.e_score_correction_bias")) return "moe.router";
-    if (has(n, "mlp.experts.")) return "moe.experts";
+    /* minimax_m2's on-disk spelling (block_sparse_moe.gate, .e_score_correction_bias, .experts.X.w1/w2/w3) */
+    if (has(n, "block_sparse_moe.gate.weight") || has(n, "block_sparse_moe.e_score_correction_bias")) return "moe.router";
+    if (has(n, "mlp.experts.") || has(n, "block_sparse_moe.experts.")) return "moe.experts";
     if (has(n, "mlp.shared_experts.")) return "moe.shared_expert";
     if (has(n, "mlp.gate_proj.weight")) return "mlp.gate";
     if (has(n, "mlp.up_proj.weight")) return "mlp.up";

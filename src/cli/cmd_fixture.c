@@ -271,8 +271,13 @@ int cmd_demo(int argc, char **argv)
                    "--dataset-id", ids[0], "--dataset-name", names[0], "--cold-run", "cold-2", "--run-name", "cold-2", windows ? "--windows" : NULL, (char *)windows, NULL};
     if ((rc = run_cmd(cmd_capture, cr1)) || (rc = run_cmd(cmd_capture, cr2))) goto out;
     printf("== step 2: quantize the routed experts (RTN int8, int4) and capture both\n");
-    char *qz8[] = {"quantize", "--src", model, "--dst", q8, "--bits", "8", "--match", "mlp.experts", "--emit-scope", s8, NULL};
-    char *qz4[] = {"quantize", "--src", model, "--dst", q4, "--bits", "4", "--match", "mlp.experts", "--emit-scope", s4, NULL};
+    /* the routed experts in the preset's spelling (mlp.experts, minimax_m2's block_sparse_moe.experts) */
+    const fd_fixture_preset *fp = fd_fixture_preset_find(preset);
+    char xm[64], xmd[72];
+    snprintf(xm, sizeof xm, "%s", fp && fp->experts_name ? fp->experts_name : "mlp.experts");
+    snprintf(xmd, sizeof xmd, "%s.", xm);
+    char *qz8[] = {"quantize", "--src", model, "--dst", q8, "--bits", "8", "--match", xm, "--emit-scope", s8, NULL};
+    char *qz4[] = {"quantize", "--src", model, "--dst", q4, "--bits", "4", "--match", xm, "--emit-scope", s4, NULL};
     if ((rc = run_cmd(cmd_quantize, qz8)) || (rc = run_cmd(cmd_quantize, qz4))) goto out;
     char *cq8[] = {"capture", "--model", q8, "--panel", panel, "--out", c8, "--role", "quant", "--lane", "other", "--scope-file", s8,
                    "--dataset-id", ids[1], "--dataset-name", names[1], windows ? "--windows" : NULL, (char *)windows, NULL};
@@ -281,8 +286,8 @@ int cmd_demo(int argc, char **argv)
     if ((rc = run_cmd(cmd_capture, cq8)) || (rc = run_cmd(cmd_capture, cq4))) goto out;
     printf("== step 2b: the routed experts as published quantized checkpoints (FP8 e4m3 128x128 blocks, NVFP4),\n"
            "   captured as shipped: the engine dequantizes inside the kernels, the scope is read from the checkpoint\n");
-    char *qzf8[] = {"quantize", "--format", "fp8-block", "--match", "mlp.experts.", "--src", model, "--dst", qf8, NULL};
-    char *qzn4[] = {"quantize", "--format", "nvfp4", "--src", model, "--dst", qn4, NULL};
+    char *qzf8[] = {"quantize", "--format", "fp8-block", "--match", xmd, "--src", model, "--dst", qf8, NULL};
+    char *qzn4[] = {"quantize", "--format", "nvfp4", "--match", xmd, "--src", model, "--dst", qn4, NULL};
     if ((rc = run_cmd(cmd_quantize, qzf8)) || (rc = run_cmd(cmd_quantize, qzn4))) goto out;
     char *cqf8[] = {"capture", "--model", qf8, "--panel", panel, "--out", cf8, "--role", "quant", "--lane", "other",
                     "--dataset-id", ids[3], "--dataset-name", names[3], windows ? "--windows" : NULL, (char *)windows, NULL};

@@ -12,6 +12,7 @@ const fd_arch *const FD_ARCHS[] = {
     &FD_ARCH_LLAMA,
     &FD_ARCH_QWEN3,
     &FD_ARCH_QWEN3_MOE,
+    &FD_ARCH_MINIMAX_M2,
 };
 const size_t FD_N_ARCHS = sizeof FD_ARCHS / sizeof *FD_ARCHS;
 

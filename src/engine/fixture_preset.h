@@ -28,6 +28,7 @@ typedef struct fd_fixture_preset {
     const char *indexer_types; /* one char a layer: F full, S shared */
     size_t panel_windows, panel_len;
     const void *ext;           /* the architecture's own preset part (its _fixture.c); may be NULL */
+    const char *experts_name;  /* the routed experts' name part, what `demo` quantizes; NULL: "mlp.experts" */
     /* config.json of the preset, keys sorted as save_pretrained writes them */
     jv *(*config)(const struct fd_fixture_preset *p, int bos, int eos, int pad);
 } fd_fixture_preset;

@@ -76,6 +76,7 @@ typedef struct fd_arch {
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
 extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
+extern const fd_arch FD_ARCH_MINIMAX_M2;
 extern const fd_arch *const FD_ARCHS[];
 extern const size_t FD_N_ARCHS;
 

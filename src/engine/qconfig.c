@@ -352,7 +352,9 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
 int fd_q_is_linear_weight(const char *name)
 {
     static const char *const LIN[] = {"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj", "wq_b",
-                                      "wk", "weights_proj", "gate_proj", "up_proj", "down_proj"};
+                                      "wk", "weights_proj", "gate_proj", "up_proj", "down_proj",
+                                      /* minimax_m2's experts (block_sparse_moe.experts.X.w1 / w3 gate, up; w2 down) */
+                                      "w1", "w2", "w3"};
     if (!strcmp(name, "lm_head.weight")) return 1;
     size_t n = strlen(name);
     if (n < 8 || strcmp(name + n - 7, ".weight")) return 0;

@@ -3,14 +3,15 @@
 forced, for every layer of every architecture, on any host (issue 17 item 4).
 Test oracle only: needs torch + transformers (skips cleanly without them).
 
-usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next]... [--seed N] [--keep DIR] [--json FILE]
+usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2]... [--seed N] [--keep DIR] [--json FILE]
                        [--perturb STAGE.LN]
 
 For each architecture (default: both) it
   1. writes a checkpoint with transformers' own save_pretrained (random init,
      torch.manual_seed(seed), bf16; glm_moe_dsa: the config of
      `fidelity fixture --preset tiny`; glm5_next: a tiny config built here,
-     KDA, DSA full and shared layers, dense and MoE MLPs, a DSA top-k below the window),
+     KDA, DSA full and shared layers, dense and MoE MLPs, a DSA top-k below the window;
+     minimax_m2: the config of `fidelity fixture --preset minimax-m2-tiny`),
   2. captures one 64-token window of the tiny fixture panel with BINARY and
      FIDELITY_FORWARD_DUMP (our every stage of every layer),
   3. for every stage of every layer feeds OUR dumped input of that stage to
@@ -271,6 +272,59 @@ def run_dsa(model, D, R):
     R.stage(-1, "final", "reduce", D("final"), m.norm(x_in))
 
 
+# ---- minimax_m2 ------------------------------------------------------------------------------------
+
+def run_mm2(model, D, R):
+    import transformers.models.minimax_m2.modeling_minimax_m2 as mod
+    cfg, m, S = model.config, model.model, D.S
+    nh, nkv, d = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+    ids = torch.from_numpy(D.ids)[None]
+    R.stage(-1, "embed", "exact", D("embed"), m.embed_tokens(ids)[0])
+    x_in = D("embed")
+    pos = torch.arange(S)[None]
+    for L, layer in enumerate(m.layers):
+        a, moe = layer.self_attn, layer.mlp
+        print("--- %s layer %d" % (R.arch, L))
+        R.stage(L, "attn_in", "reduce", D("attn_in", L), layer.input_layernorm(x_in))
+        h = D("attn_in", L)
+        lin = lambda name, mod_, inp: R.stage(L, name, "linear", D(name, L), mod_(inp), prod_bound(inp, mod_.weight))
+        lin("q", a.q_proj, h)
+        lin("k", a.k_proj, h)
+        lin("v", a.v_proj, h)
+        # q_norm / k_norm: one RMSNorm over the whole projection of a token
+        R.stage(L, "q_norm", "reduce", D("q_norm", L), a.q_norm(D("q", L)))
+        R.stage(L, "k_norm", "reduce", D("k_norm", L), a.k_norm(D("k", L)))
+        cos, sin = m.rotary_emb(h[None], pos)
+        qr, kr = mod.apply_rotary_pos_emb(D("q_norm", L).reshape(1, S, nh, d).transpose(1, 2),
+                                          D("k_norm", L).reshape(1, S, nkv, d).transpose(1, 2), cos, sin)
+        R.stage(L, "q_rope", "exact", D("q_rope", L), qr.transpose(1, 2).reshape(S, -1))
+        R.stage(L, "k_rope", "exact", D("k_rope", L), kr.transpose(1, 2).reshape(S, -1))
+        q_ = D("q_rope", L).reshape(1, S, nh, d).transpose(1, 2)
+        k_ = D("k_rope", L).reshape(1, S, nkv, d).transpose(1, 2)
+        v_ = D("v", L).reshape(1, S, nkv, d).transpose(1, 2)
+        amask = torch.zeros(1, 1, S, S, dtype=bf).masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1),
+                                                             torch.finfo(bf).min)
+        lo, P = mod.eager_attention_forward(a, q_, k_, v_, amask, a.scaling)
+        vr = mod.repeat_kv(v_, a.num_key_value_groups)
+        cb = torch.stack([prod_bound(P[0, i], vr[0, i].T, 2.0) for i in range(nh)], 1).reshape(S, -1)
+        R.stage(L, "attn_core", "composite", D("attn_core", L), lo.reshape(S, -1), cb)
+        lin("o_proj", a.o_proj, D("attn_core", L))
+        R.stage(L, "attn_resid", "exact", D("attn_resid", L), x_in + D("o_proj", L))
+        R.stage(L, "post_ln", "reduce", D("post_ln", L), layer.post_attention_layernorm(D("attn_resid", L)))
+        h2 = D("post_ln", L)
+        logits, tw, ti = moe.gate(h2, moe.e_score_correction_bias)
+        R.stage(L, "router_logits", "linear", D("router_logits", L), logits, prod_bound(h2, moe.gate.weight))
+        oe = D("experts", L, "i64")
+        bad = R.select(L, "experts(top-k)", [frozenset(r.tolist()) for r in oe] if oe is not None else [None] * S,
+                       [frozenset(r.tolist()) for r in ti])
+        routed = moe.experts(h2, ti, tw)
+        R.stage(L, "mlp", "composite", D("mlp", L), routed,
+                experts_bound(moe.experts, h2, ti, tw, None, routed.double().abs()), skip_rows=bad or None)
+        R.stage(L, "layer_out", "exact", D("layer_out", L), D("attn_resid", L) + D("mlp", L))
+        x_in = D("layer_out", L)
+    R.stage(-1, "final", "reduce", D("final"), m.norm(x_in))
+
+
 # ---- glm5_next -------------------------------------------------------------------------------------
 
 def run_next(model, D, R):
@@ -394,7 +448,8 @@ def next_config(fixture_next):
 def make_checkpoint(arch, src_config, out, seed):
     cfg = transformers.AutoConfig.for_model(**{k: v for k, v in src_config.items() if k != "transformers_version"})
     cls = {"glm_moe_dsa": transformers.GlmMoeDsaForCausalLM,
-           "glm5_next": transformers.Glm5NextForConditionalGeneration}[arch]
+           "glm5_next": transformers.Glm5NextForConditionalGeneration,
+           "minimax_m2": transformers.MiniMaxM2ForCausalLM}[arch]
     torch.manual_seed(seed)
     # _from_config with a dtype keeps the classes' _keep_in_fp32_modules (router, e_score_correction_bias) F32,
     # as a real checkpoint has them
@@ -419,7 +474,7 @@ def capture(binary, model_dir, panel, work, tag, perturb):
 def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("binary")
-    ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next"])
+    ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next", "minimax_m2"])
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--keep", help="keep the checkpoints, dumps and a JSON of every row here")
     ap.add_argument("--json", help="write every row to this file")
@@ -438,9 +493,15 @@ def main():
         if not os.path.isdir(fx):
             subprocess.run([binary, "fixture", "--preset", "tiny", "--seed", "1", "--out", fx], check=True,
                            stdout=subprocess.DEVNULL)
-        for arch in a.arch or ["glm_moe_dsa", "glm5_next"]:
+        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2"]:
             if arch == "glm_moe_dsa":
                 src = json.load(open(os.path.join(fx, "config.json")))
+            elif arch == "minimax_m2":
+                fm = os.path.join(work, "fixture-mm2")
+                if not os.path.isdir(fm):
+                    subprocess.run([binary, "fixture", "--preset", "minimax-m2-tiny", "--seed", "1", "--out", fm],
+                                   check=True, stdout=subprocess.DEVNULL)
+                src = json.load(open(os.path.join(fm, "config.json")))
             else:
                 fn = os.path.join(work, "fixture-next")
                 if not os.path.isdir(fn):
@@ -459,7 +520,7 @@ def main():
             model = type(model).from_pretrained(ck, dtype=bf, attn_implementation="eager").eval()
             R = Report(arch)
             with torch.inference_mode():
-                (run_dsa if arch == "glm_moe_dsa" else run_next)(model, D, R)
+                {"glm_moe_dsa": run_dsa, "glm5_next": run_next, "minimax_m2": run_mm2}[arch](model, D, R)
             n = sum(1 for r in R.rows if r["kind"] != "select")
             print("== %s: %d stage checks, %d selection checks, %d failed" % (
                 arch, n, len(R.rows) - n, R.fail))

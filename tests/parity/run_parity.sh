@@ -13,6 +13,7 @@
 #   pair, transformers 5.25.0 / torch 2.15.0: llama-tiny, qwen3-tiny and qwen3-moe-tiny
 #     (seed 1, 4 x 64), required bit-identical (--min-identical 1.0);
 #     llama-small (seed 1, 2 x 1,024) as window digests (bit-identical);
+#     minimax-m2-tiny (seed 1, 4 x 64), bit-identical;
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
 # must hold; measured: all eight bit-identical to their golden
 # (docs/CAPTURE.md, docs/MODEL-GLM5-NEXT.md §6).
@@ -38,7 +39,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$W/$p" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in qwen3-moe-*) ;; llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; esac
+    case $p in qwen3-moe-*) ;; llama-*|qwen3-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*) match=block_sparse_moe.experts ;; esac
     [ -d "$W/int8-$p" ] || "$B" quantize --src "$W/$p" --dst "$W/int8-$p" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p.json" >/dev/null
     cap "$W/int8-$p" "$r-c8" quant "$W/s8-$p.json"
@@ -76,4 +77,9 @@ run pair qwen3-moe-tiny qwen3-moe-tiny-seed1-eager 4 --min-identical 1.0
 # llama-small (hidden 1024, down_proj K 2,816, 1,024-token windows): a
 # digest-only golden (each window's sha256; 4 MB of hidden states not committed)
 run pair llama-small llama-small-seed1-eager-digest 2
+# minimax_m2 (docs/MODEL-MINIMAX-QWEN4.md): transformers 5.25.0 / torch 2.15.0
+# (tests/parity/transformers_hidden_llama.py, 1 thread, pinned to
+# AVX512_CORE_BF16) on the fixture (its router bias drawn non-zero), written
+# on an AMD EPYC Zen 4 (AVX512_BF16, no AMX); every element bit-identical
+run pair minimax-m2-tiny minimax-m2-tiny-seed1-eager 4 --min-identical 1.0
 [ "$RAN" -gt 0 ] || { echo "run_parity.sh: no golden for order '$ONLY_ORDER' preset '$ONLY_PRESET'" >&2; exit 1; }

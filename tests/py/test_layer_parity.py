@@ -22,18 +22,20 @@ def check(name, cond, detail=""):
 
 
 probe = subprocess.run([PY, "-c", "import torch, transformers; transformers.GlmMoeDsaForCausalLM; "
-                        "transformers.Glm5NextForConditionalGeneration"], capture_output=True)
+                        "transformers.Glm5NextForConditionalGeneration; transformers.MiniMaxM2ForCausalLM"],
+                       capture_output=True)
 if probe.returncode:
     print("skipped (torch not installed): the per-layer parity harness needs torch + transformers with "
-          "glm_moe_dsa and glm5_next (pip, or FIDELITY_ORACLE_PYTHON)")
+          "glm_moe_dsa, glm5_next and minimax_m2 (pip, or FIDELITY_ORACLE_PYTHON)")
     sys.exit(0)
 
 r = subprocess.run([PY, "-W", "ignore", HARNESS, B], capture_output=True, text=True)
 out = r.stdout + r.stderr
-check("layer parity: glm_moe_dsa and glm5_next, every stage of every layer within its bound",
-      r.returncode == 0 and "== glm_moe_dsa: " in out and "== glm5_next: " in out and "every bound holds" in out, out)
+check("layer parity: glm_moe_dsa, glm5_next and minimax_m2, every stage of every layer within its bound",
+      r.returncode == 0 and "== glm_moe_dsa: " in out and "== glm5_next: " in out and "== minimax_m2: " in out
+      and "every bound holds" in out, out)
 check("layer parity: selections compared (DSA keys, MoE experts)",
-      out.count("dsa_sel ") >= 6 and out.count("experts(top-k) ") >= 6, out)
+      out.count("dsa_sel ") >= 6 and out.count("experts(top-k) ") >= 8, out)
 # the harness can fail: q_b of layer 1 (a Linear) moved by 64 ulps on one element
 r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "glm_moe_dsa", "--perturb", "q_b.L1"],
                    capture_output=True, text=True)
@@ -44,5 +46,10 @@ r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "glm5_next", "--pe
                    capture_output=True, text=True)
 out = r.stdout + r.stderr
 check("layer parity: a 64-ulp fault in glm5_next attn_in.L2 violates the reduce bound (exit 1)",
+      r.returncode == 1 and "VIOLATED" in out, out)
+r = subprocess.run([PY, "-W", "ignore", HARNESS, B, "--arch", "minimax_m2", "--perturb", "q_norm.L1"],
+                   capture_output=True, text=True)
+out = r.stdout + r.stderr
+check("layer parity: a 64-ulp fault in minimax_m2 q_norm.L1 (the whole-projection norm) violates the reduce bound (exit 1)",
       r.returncode == 1 and "VIOLATED" in out, out)
 sys.exit(1 if fails else 0)

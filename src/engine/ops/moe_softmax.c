@@ -73,9 +73,11 @@ static void sc_rows(void *ctx, size_t lo, size_t hi)
     free(acc);
 }
 
-/* every expert's gate / up / down tensor and first row, in either on-disk spelling */
-static int experts(const fd_weights *W, const char *P, size_t E, size_t H, size_t Im, const fd_tensor **tx, uint64_t *rx,
-                   fd_err *e)
+/* every expert's gate / up / down tensor and first row, in either on-disk
+ * spelling: fused P"experts.{gate_up,down}_proj" or per expert
+ * P"experts.X.<part>.weight" (part: gate, up, down names) */
+static int experts(const fd_weights *W, const char *P, size_t E, size_t H, size_t Im, const char *const part[3],
+                   const fd_tensor **tx, uint64_t *rx, fd_err *e)
 {
     char nm[300];
     snprintf(nm, sizeof nm, "%sexperts.gate_up_proj", P);
@@ -92,7 +94,6 @@ static int experts(const fd_weights *W, const char *P, size_t E, size_t H, size_
         }
         return 0;
     }
-    static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
     for (size_t x = 0; x < 3 * E; x++) {
         size_t n = x % 3 == 2 ? H : Im, kd = x % 3 == 2 ? Im : H;
         if (!(tx[x] = fd_op_get(W, e, 2, n, kd, 0, "%sexperts.%zu.%s.weight", P, x / 3, part[x % 3]))) return -1;
@@ -110,7 +111,8 @@ int fd_op_moe_softmax(const fd_mm *m, const fd_weights *W, const char *P, size_t
     const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
     uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
     int rc = -1;
-    if (experts(W, P, E, H, Im, tx, rx, e)) goto out;
+    static const char *const part[3] = {"gate_proj", "up_proj", "down_proj"};
+    if (experts(W, P, E, H, Im, part, tx, rx, e)) goto out;
     size_t kk = k < E ? k : E;
     uint16_t *lg = fd_xmalloc(S * E * 2 + 2);
     fd_lin_apply(m, &router, h2, S, lg); /* bf16 router logits (F.linear in bf16) */
@@ -137,6 +139,81 @@ int fd_op_moe_softmax(const fd_mm *m, const fd_weights *W, const char *P, size_t
     sc_job cj = {ys, w, y, H, kk};
     fd_mm_range(m, S, 16, sc_rows, &cj);
     free(lg); free(p); free(v); free(w); free(ks); free(slot_x); free(ys);
+    rc = 0;
+out:
+    free(tx); free(rx);
+    fd_lin_free(&router);
+    return rc;
+}
+
+typedef struct sg_job {
+    const uint16_t *ys;
+    const float *w;  /* fp32 routing weight of each (token, slot) */
+    uint16_t *y;
+    size_t H, kk;
+} sg_job;
+
+/* per token: weighted_out = y (bf16) * w (fp32) in fp32, summed over the
+ * slots in slot order in fp32 (torch's fp32 sum over dim 1), rounded once */
+static void sg_rows(void *ctx, size_t lo, size_t hi)
+{
+    const sg_job *j = ctx;
+    size_t H = j->H, kk = j->kk;
+    float *acc = fd_xmalloc(H * 4);
+    for (size_t t = lo; t < hi; t++) {
+        memset(acc, 0, H * 4);
+        for (size_t sl = 0; sl < kk; sl++) fd_bf16_axpy(acc, j->ys + (t * kk + sl) * H, j->w[t * kk + sl], H);
+        fd_round_bf16(acc, NULL, H, j->y + t * H);
+    }
+    free(acc);
+}
+
+int fd_op_moe_sigmoid(const fd_mm *m, const fd_weights *W, const char *P, const char *const part[3], size_t H, size_t E,
+                      size_t Im, size_t k, const uint16_t *h2, size_t S, uint16_t *y, uint16_t *dump_logits,
+                      size_t *dump_experts, fd_err *e)
+{
+    char nm[300];
+    fd_lin router = {0};
+    snprintf(nm, sizeof nm, "%sgate", P);
+    if (fd_lin_load(m, &router, W, e, E, H, S, 0, nm)) return -1;
+    const fd_tensor *bt = fd_op_get(W, e, 1, E, 0, 0, "%se_score_correction_bias", P);
+    const fd_tensor **tx = fd_xcalloc(3 * E + 1, sizeof *tx);
+    uint64_t *rx = fd_xcalloc(3 * E + 1, sizeof *rx);
+    int rc = -1;
+    if (!bt || experts(W, P, E, H, Im, part, tx, rx, e)) goto out;
+    size_t kk = k < E ? k : E;
+    float *bias = fd_xmalloc(E * 4 + 4);
+    /* the buffer as a bf16 load holds it: an F32 bias rounded to bf16 */
+    for (size_t x = 0; x < E; x++) bias[x] = F(fd_tensor_bf16_at(bt, x));
+    uint16_t *lg = fd_xmalloc(S * E * 2 + 2);
+    fd_lin_apply(m, &router, h2, S, lg); /* bf16 router logits (F.linear in bf16) */
+    float *g = fd_xmalloc(E * 4 + 4), *w = fd_xmalloc(S * kk * 4 + 4), *v = fd_xmalloc(kk * 4 + 4);
+    fd_keyscore *ks = fd_xmalloc(E * sizeof *ks);
+    size_t *slot_x = fd_xmalloc(S * kk * sizeof *slot_x + 8);
+    size_t vend = fd_torch_vec_end(S * E, 32); /* sigmoid over the contiguous [S, E] fp32 logits */
+    for (size_t t = 0; t < S; t++) {
+        for (size_t x = 0; x < E; x++) {
+            float l = F(lg[t * E + x]);
+            g[x] = t * E + x < vend ? fd_torch_sigmoid(l) : fd_torch_sigmoid_tail(l);
+            ks[x].s = g[x] + bias[x]; /* scores_for_choice (fp32 + bf16 -> fp32) */
+            ks[x].j = x;
+        }
+        fd_op_topk_ordered(ks, E, kk); /* torch.topk(sorted=False): the slot order too */
+        for (size_t sl = 0; sl < kk; sl++) v[sl] = g[ks[sl].j]; /* routing_weights.gather */
+        float sum = fd_op_sum_aten(v, kk);                        /* .sum(dim=-1) */
+        for (size_t sl = 0; sl < kk; sl++) {
+            slot_x[t * kk + sl] = ks[sl].j;
+            w[t * kk + sl] = v[sl] / sum;
+        }
+    }
+    uint16_t *ys = fd_xmalloc(S * kk * H * 2 + 2);
+    sx_job xj = {tx, rx, H, Im, S * kk, kk, slot_x, h2, ys};
+    fd_mm_each(m, E, sx_task, &xj);
+    sg_job cj = {ys, w, y, H, kk};
+    fd_mm_range(m, S, 16, sg_rows, &cj);
+    if (dump_logits) memcpy(dump_logits, lg, S * E * 2);
+    if (dump_experts) memcpy(dump_experts, slot_x, S * kk * sizeof *slot_x);
+    free(bias); free(lg); free(g); free(v); free(w); free(ks); free(slot_x); free(ys);
     rc = 0;
 out:
     free(tx); free(rx);

@@ -68,6 +68,20 @@ void fd_op_swiglu(const fd_mm *m, const fd_lin *g, const fd_lin *u, const fd_lin
  * combine bf(sum over slots in slot order of fp32(bf(y_e * w_e))); ops/moe_softmax.c. */
 int fd_op_moe_softmax(const fd_mm *m, const fd_weights *W, const char *P, size_t H, size_t E, size_t Im, size_t k,
                       int norm_topk_prob, const uint16_t *h2, size_t S, uint16_t *y, fd_err *e);
+/* MiniMax-M2's sparse block (transformers 5.25 MiniMaxM2SparseMoeBlock,
+ * grouped_mm experts) on S rows of h2, prefix P ("model.layers.L.block_sparse_moe."):
+ * bf16 router P"gate" [E, H]; sigmoid of the bf16 logits in fp32 (torch's
+ * vector / tail split over the [S, E] tensor); choice scores + the
+ * P"e_score_correction_bias" as a bf16 load holds it (an F32 bias rounded to
+ * bf16); torch.topk(k, sorted=False) (fd_op_topk_ordered: its slot order);
+ * the chosen sigmoids divided by their fp32 sum (fd_op_sum_aten), kept fp32;
+ * experts P"experts.X.<part[0..2]>.weight" (gate, up, down) or fused, each
+ * over its tokens, y_e bf16; the combine bf(sum over slots in slot order of
+ * fp32(y_e) * w_e).  dump_logits (S x E bf16) / dump_experts (S x k slot
+ * order) when not NULL.  ops/moe_softmax.c. */
+int fd_op_moe_sigmoid(const fd_mm *m, const fd_weights *W, const char *P, const char *const part[3], size_t H, size_t E,
+                      size_t Im, size_t k, const uint16_t *h2, size_t S, uint16_t *y, uint16_t *dump_logits,
+                      size_t *dump_experts, fd_err *e);
 
 /* The tensor named by fmt/ap with ndim dims of logical shape (d0, d1, d2):
  * BF16, F32 or quantized; checkpoint_mismatch when absent or mis-shaped. */
