@@ -182,6 +182,11 @@ for bin in $BINS; do
     step py "GGUF archs: llama/qwen3/qwen3moe/deepseek2(/deepseek32) BF16 = safetensors digest, Q8_0 = gguf-py dequantized, architectures, refusals ($bin)" \
         python3 tests/py/test_gguf_arch.py "$bin"
 done
+# issue 22 item 8: the report's per-token drill-down (worst positions by KL and delta-p, window strips) + screenshot
+for bin in $BINS; do
+    step py "report drill-down: worst positions = sealed array / tokenwise.csv, panel tokens decoded, strips, refusals, headless screenshot ($bin)" \
+        env FIDELITY_REQUIRE_CHROMIUM=1 python3 tests/py/test_report_drill.py "$bin"
+done
 # issue 21: model_type minimax_m2 (fixture, digest across threads / schedules / kernels, RTN KL, router bias rounding, partial RoPE spellings, refusals)
 for bin in $BINS; do
     step py "minimax_m2: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, F32 router bias as bf16, rotary_dim spellings, refusals ($bin)" \

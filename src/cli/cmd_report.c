@@ -10,11 +10,13 @@ static int usage(const char *why)
 {
     if (why) fprintf(stderr, "fidelity report: %s\n", why);
     fprintf(stderr, "usage: fidelity report RECEIPT|DIR... --out FILE.html [--dataset DIR ...] [--summary-only]\n"
-                    "  [--title TEXT]\n"
+                    "  [--title TEXT] [--tokenizer tokenizer.json] [--panel DIR]\n"
                     "  RECEIPT: a comparison-receipt.json, the directory holding one, or a compare --out DIR\n"
                     "  with NN-LABEL/ subdirectories; --dataset: a candidate dataset whose weights.declared_bits\n"
                     "  places it on the size-against-KL plot; --summary-only: draw a receipt whose tokenwise\n"
-                    "  file is missing or does not match from its summary statistics, with a visible note\n");
+                    "  file is missing or does not match from its summary statistics, with a visible note;\n"
+                    "  --tokenizer: decode the drill-down's token ids; --panel: the panel the receipts scored,\n"
+                    "  for the drill-down's left context (each row's observed token is checked against it)\n");
     return FD_EXIT_USAGE;
 }
 
@@ -31,6 +33,8 @@ int cmd_report(int argc, char **argv)
         if (!strcmp(s, "--out") && v) { out = v; i++; }
         else if (!strcmp(s, "--dataset") && v) { o.datasets[o.ndatasets++] = v; i++; }
         else if (!strcmp(s, "--title") && v) { o.title = v; i++; }
+        else if (!strcmp(s, "--tokenizer") && v) { o.tokenizer = v; i++; }
+        else if (!strcmp(s, "--panel") && v) { o.panel = v; i++; }
         else if (!strcmp(s, "--summary-only")) o.summary_only = 1;
         else if (!strncmp(s, "--", 2)) { rc = usage("bad or unknown option"); goto done; }
         else o.receipts[o.nreceipts++] = s;

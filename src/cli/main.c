@@ -26,7 +26,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"provenance-template", cmd_provenance_template, "provenance-template [--out FILE]: the skeleton for compare --emit-submission --submission-provenance FILE",
      "--out="},
     {"report", cmd_report, "report RECEIPT|DIR... --out FILE.html [--dataset DIR ...]: HTML comparison report with inline SVG plots",
-     "--out= --dataset= --title= --summary-only"},
+     "--out= --dataset= --title= --summary-only --tokenizer= --panel="},
     {"panel", cmd_panel, "panel build --out DIR --vocab V INPUT... | panel check DIR --vocab V: upstream token panels",
      "--out= --vocab= --role= --domain= --context-length= --panel-id= --name= --tokenizer= --tokenizer-id= --windows= --no-prefix --force"},
     {"quantize", cmd_quantize, "quantize --src DIR --dst DIR --match SUBSTR [--bits N] [--emit-scope F]: toy RTN candidate (FORMAT §7)",

@@ -73,7 +73,8 @@ static int commit_out(const char *stage, const char *out, fd_err *e)
 static int write_csv(const fd_side *ref, const cand_run *c, const char *dir, fd_err *e)
 {
     fd_buf b = {0};
-    fd_buf_printf(&b, "context,row,position,token_id,kl,reverse_kl,delta_p,p_reference,p_candidate,top1_match\n");
+    fd_buf_printf(&b, "context,row,position,token_id,kl,reverse_kl,delta_p,p_reference,p_candidate,top1_match,"
+                      "top1_reference,top1_candidate\n");
     size_t at = 0;
     int lp = c->compute && c->r.lp_ref;
     for (size_t k = 0; k < c->g.nshared; k++) {
@@ -86,7 +87,10 @@ static int write_csv(const fd_side *ref, const cand_run *c, const char *dir, fd_
                 double pc = fd_exp_canonical(c->r.lp_cand[at] > 0 ? 0.0 : c->r.lp_cand[at]);
                 fd_buf_printf(&b, "%.17g,%.17g,%.17g,", pc - pr, pr, pc);
             } else fd_buf_printf(&b, "0,,,");
-            fd_buf_printf(&b, "%d\n", c->top1[at] ? 1 : 0);
+            fd_buf_printf(&b, "%d,", c->top1[at] ? 1 : 0);
+            if (lp && c->r.topk_ref && c->r.topk_cand)
+                fd_buf_printf(&b, "%u,%u\n", c->r.topk_ref[at * FD_TOPK], c->r.topk_cand[at * FD_TOPK]);
+            else fd_buf_puts(&b, ",\n");
         }
     }
     char *path = fd_path_join(dir, "tokenwise.csv");

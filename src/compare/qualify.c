@@ -198,6 +198,67 @@ done:
     return out;
 }
 
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static char *canon_sha_of(const jv *v, char hex[65])
+{
+    fd_buf b = {0};
+    fd_err r;
+    jv_dump(v, &JV_CANON, &b, &r);
+    fd_sha256_hex(b.p, b.n, hex);
+    fd_buf_free(&b);
+    return hex;
+}
+
+/* The job.v2 target fields of the Python tool's _local_model_dir_identity
+ * beyond the shard census: the index (null for a single unindexed
+ * safetensors file, as job.v2 requires of a local root) and the download
+ * manifest, every regular top-level file of the directory by name. */
+static int download_identity(const char *dir, jv *id, fd_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d) return q(e, "--model-dir %s: %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (n == cap) names = fd_xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+        names[n++] = fd_xstrdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_name);
+    jv *dl = jv_arr();
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *p = fd_path_join(dir, names[i]);
+        struct stat st;
+        if (!lstat(p, &st) && S_ISREG(st.st_mode)) {
+            jv *row = jv_obj();
+            jv_set(row, "path", jv_str(names[i]));
+            jv_set(row, "bytes", jv_int((int64_t)st.st_size));
+            jv_push(dl, row);
+            total += (int64_t)st.st_size;
+        }
+        free(p);
+        free(names[i]);
+    }
+    free(names);
+    char *ip = fd_path_join(dir, "model.safetensors.index.json");
+    struct stat is;
+    int indexed = !lstat(ip, &is) && S_ISREG(is.st_mode);
+    char isha[65], dsha[65];
+    int rc = indexed ? file_sha(ip, isha, e) : 0;
+    free(ip);
+    if (rc) { jv_free(dl); return -1; }
+    jv_set(id, "index_sha256", indexed ? jv_str(isha) : jv_null());
+    jv_set(id, "index_bytes", indexed ? jv_int((int64_t)is.st_size) : jv_null());
+    jv_set(id, "download_manifest_sha256", jv_str(canon_sha_of(dl, dsha)));
+    jv_set(id, "download_manifest", dl);
+    jv_set(id, "download_bytes_total", jv_int(total));
+    return 0;
+}
+
 /* The checkpoint directory the captures ran from, bound to their census. */
 static jv *model_dir_identity(const char *dir, const jv *census, const char *config_sha_recorded, fd_err *e)
 {
@@ -259,6 +320,7 @@ static jv *model_dir_identity(const char *dir, const jv *census, const char *con
     jv_set(id, "shards", shards);
     jv_set(id, "shard_manifest_sha256", jv_str(ssha));
     jv_set(id, "model_bytes", jv_int(total));
+    if (download_identity(dir, id, e)) { jv_free(id); return NULL; }
     return id;
 }
 
@@ -284,96 +346,107 @@ static jv *t_obj5(void)
     return o;
 }
 
-int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_out, char **job_path_out, fd_err *e)
+/* What one qualification reads: both captures, their verify reports, the
+ * self-compare receipt, and the checkpoint directory's identity. */
+typedef struct qctx {
+    const fd_qualify_opts *o;
+    jv *m1, *m2, *rt1, *rt2, *first, *repeat, *v1, *v2, *cmp, *target;
+    const char *dev; /* borrowed from first */
+} qctx;
+
+static void qctx_free(qctx *c)
 {
-    *receipt_out = *job_out = NULL;
-    *job_path_out = NULL;
-    struct stat st;
-    if (lstat(o->out, &st) == 0) return q(e, "--out %s exists; a qualification receipt is written once", o->out);
-    char *job_path = NULL;
-    if (o->job_out) job_path = fd_xstrdup(o->job_out);
-    else {
-        char *dup = fd_xstrdup(o->out), *slash = strrchr(dup, '/');
-        if (slash) { *slash = 0; job_path = fd_path_join(dup, "job.json"); }
-        else job_path = fd_xstrdup("job.json");
-        free(dup);
-    }
-    if (lstat(job_path, &st) == 0) { q(e, "--job-out %s exists; a local job contract is written once", job_path); free(job_path); return -1; }
-    int rc = -1;
-    jv *m1 = NULL, *m2 = NULL, *rt1 = NULL, *rt2 = NULL, *first = NULL, *repeat = NULL, *v1 = NULL, *v2 = NULL;
-    jv *cmp = NULL, *job = NULL, *receipt = NULL, *target = NULL;
-    if (!(first = capture_identity(o->first, o->first_label, "canonical", &m1, &rt1, e))) goto done;
-    if (!(repeat = capture_identity(o->repeat, o->repeat_label, "repeat", &m2, &rt2, e))) goto done;
-    if (!jv_equal(jv_get(first, "dataset_id"), jv_get(repeat, "dataset_id"))) {
-        q(e, "both captures must carry one dataset id");
-        goto done;
-    }
+    jv *all[] = {c->m1, c->m2, c->rt1, c->rt2, c->first, c->repeat, c->v1, c->v2, c->cmp, c->target};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) jv_free(all[i]);
+}
+
+/* The two cold captures: one dataset id, equal content digests, one
+ * stack/lane identity, one checkpoint census that --model-dir matches. */
+static int check_captures(qctx *c, fd_err *e)
+{
+    const fd_qualify_opts *o = c->o;
+    if (!(c->first = capture_identity(o->first, o->first_label, "canonical", &c->m1, &c->rt1, e))) return -1;
+    if (!(c->repeat = capture_identity(o->repeat, o->repeat_label, "repeat", &c->m2, &c->rt2, e))) return -1;
+    const jv *first = c->first, *repeat = c->repeat;
+    if (!jv_equal(jv_get(first, "dataset_id"), jv_get(repeat, "dataset_id")))
+        return q(e, "both captures must carry one dataset id");
     const char *d1 = jv_get_str(first, "capture_content_digest"), *d2 = jv_get_str(repeat, "capture_content_digest");
-    if (!d1 || !d2 || !fd_is_hex64(d1) || strcmp(d1, d2)) { q(e, "the two independently captured content digests differ"); goto done; }
+    if (!d1 || !d2 || !fd_is_hex64(d1) || strcmp(d1, d2)) return q(e, "the two independently captured content digests differ");
     if (!jv_equal(jv_get(first, "stack_fingerprint_sha256"), jv_get(repeat, "stack_fingerprint_sha256")) ||
-        !jv_equal(jv_get(first, "lane_identity_sha256"), jv_get(repeat, "lane_identity_sha256"))) {
-        q(e, "the two cold captures do not share one runtime stack/lane identity");
-        goto done;
-    }
-    const jv *census1 = jv_get(jv_get(rt1, "weights"), "checkpoint_files"), *census2 = jv_get(jv_get(rt2, "weights"), "checkpoint_files");
-    if (!census1 || census1->t != JV_ARR || !census1->u.a.n) {
-        q(e, "canonical capture records no weights.checkpoint_files census; only a capture that hashed its checkpoint can "
-             "be qualified locally");
-        goto done;
-    }
-    if (!jv_equal(census1, census2)) { q(e, "the two captures hashed different checkpoint censuses; they did not run from one checkpoint"); goto done; }
-    const char *dev = jv_get_str(first, "runtime_device");
-    if (!dev || (strcmp(dev, "cpu") && strcmp(dev, "cuda"))) {
-        q(e, "the local root contract binds capture device 'cpu' or 'cuda' exactly; these captures record %s", dev ? dev : "None");
-        goto done;
-    }
-    if (!(target = model_dir_identity(o->model_dir, census1, sget(m1, "weights", "config_sha256"), e))) goto done;
-    if (!(v1 = verified_report(o->first_verify, o->first, "canonical", e))) goto done;
-    if (!(v2 = verified_report(o->repeat_verify, o->repeat, "repeat", e))) goto done;
-    if (!(cmp = read_json(o->comparison, "comparison receipt", e))) goto done;
-    if (fd_validate_receipt(cmp, NULL, NULL)) { q(e, "comparison receipt does not validate"); goto done; }
+        !jv_equal(jv_get(first, "lane_identity_sha256"), jv_get(repeat, "lane_identity_sha256")))
+        return q(e, "the two cold captures do not share one runtime stack/lane identity");
+    const jv *census1 = jv_get(jv_get(c->rt1, "weights"), "checkpoint_files");
+    const jv *census2 = jv_get(jv_get(c->rt2, "weights"), "checkpoint_files");
+    if (!census1 || census1->t != JV_ARR || !census1->u.a.n)
+        return q(e, "canonical capture records no weights.checkpoint_files census; only a capture that hashed its "
+                    "checkpoint can be qualified locally");
+    if (!jv_equal(census1, census2))
+        return q(e, "the two captures hashed different checkpoint censuses; they did not run from one checkpoint");
+    c->dev = jv_get_str(first, "runtime_device");
+    if (!c->dev || (strcmp(c->dev, "cpu") && strcmp(c->dev, "cuda")))
+        return q(e, "the local root contract binds capture device 'cpu' or 'cuda' exactly; these captures record %s",
+                 c->dev ? c->dev : "None");
+    if (!(c->target = model_dir_identity(o->model_dir, census1, sget(c->m1, "weights", "config_sha256"), e))) return -1;
+    return 0;
+}
+
+/* Both verify reports, and the forced exact self-compare of canonical then repeat. */
+static int check_comparison(qctx *c, fd_err *e)
+{
+    const fd_qualify_opts *o = c->o;
+    if (!(c->v1 = verified_report(o->first_verify, o->first, "canonical", e))) return -1;
+    if (!(c->v2 = verified_report(o->repeat_verify, o->repeat, "repeat", e))) return -1;
+    if (!(c->cmp = read_json(o->comparison, "comparison receipt", e))) return -1;
+    const jv *cmp = c->cmp;
+    if (fd_validate_receipt(cmp, NULL, NULL)) return q(e, "comparison receipt does not validate");
     const char *kind = jv_get_str(cmp, "comparison_kind");
-    if (!kind || strcmp(kind, "reproduction_confirmation")) { q(e, "comparison is not a reproduction confirmation"); goto done; }
+    if (!kind || strcmp(kind, "reproduction_confirmation")) return q(e, "comparison is not a reproduction confirmation");
     const jv *metric = jv_get(cmp, "metric"), *top1 = jv_get(cmp, "top1_agreement");
     const char *mname = jv_get_str(metric, "name");
     if (!mname || strcmp(mname, "mean_tokenwise_kld") || !positive_zero(jv_get(metric, "value")) ||
-        !positive_zero(jv_get(jv_get(cmp, "kl"), "max")) || !top1 || top1->t != JV_FLOAT || top1->u.f != 1.0) {
-        q(e, "comparison must have positive mean_kld=0.0, max_kld=0.0, and top-1 agreement=1.0");
-        goto done;
-    }
-    if (!jv_equal(jv_get(jv_get(cmp, "reference"), "dataset_sha256"), jv_get(first, "dataset_sha256")) ||
-        !jv_equal(jv_get(jv_get(cmp, "candidate"), "dataset_sha256"), jv_get(repeat, "dataset_sha256"))) {
-        q(e, "comparison sides do not bind canonical then repeat dataset");
-        goto done;
-    }
+        !positive_zero(jv_get(jv_get(cmp, "kl"), "max")) || !top1 || top1->t != JV_FLOAT || top1->u.f != 1.0)
+        return q(e, "comparison must have positive mean_kld=0.0, max_kld=0.0, and top-1 agreement=1.0");
+    if (!jv_equal(jv_get(jv_get(cmp, "reference"), "dataset_sha256"), jv_get(c->first, "dataset_sha256")) ||
+        !jv_equal(jv_get(jv_get(cmp, "candidate"), "dataset_sha256"), jv_get(c->repeat, "dataset_sha256")))
+        return q(e, "comparison sides do not bind canonical then repeat dataset");
     const char *l1 = sget(cmp, "reference", "label"), *l2 = sget(cmp, "candidate", "label");
-    if (!l1 || !l2 || strcmp(l1, o->first_label) || strcmp(l2, o->repeat_label)) {
-        q(e, "comparison process labels do not match the captures");
-        goto done;
-    }
-    const jv *sc = jv_get(cmp, "self_compare"), *comparator = jv_get(cmp, "comparator");
+    if (!l1 || !l2 || strcmp(l1, o->first_label) || strcmp(l2, o->repeat_label))
+        return q(e, "comparison process labels do not match the captures");
+    const jv *sc = jv_get(cmp, "self_compare");
     static const char *const flags[] = {"capture_content_digest_equal", "weights_identity_equal", "asserted_exact_zero",
                                         "force_compute_agreed"};
     for (int i = 0; i < 4; i++) {
         const jv *f = jv_get(sc, flags[i]);
-        if (!f || f->t != JV_BOOL || !f->u.b) { q(e, "comparison lacks forced exact reproduction-confirmation semantics"); goto done; }
+        if (!f || f->t != JV_BOOL || !f->u.b) return q(e, "comparison lacks forced exact reproduction-confirmation semantics");
     }
-    if (!jv_get_str(comparator, "estimator_backend")) { q(e, "comparison names no estimator backend"); goto done; }
+    if (!jv_get_str(jv_get(cmp, "comparator"), "estimator_backend")) return q(e, "comparison names no estimator backend");
+    return 0;
+}
 
-    /* the local job contract, derived from the captures */
-    const jv *ds = jv_get(m1, "dataset"), *fp = jv_get(rt1, "stack_fingerprint");
+/* The local job contract, derived from the captures' evidence. */
+static jv *local_job(const qctx *c)
+{
+    const jv *first = c->first, *ds = jv_get(c->m1, "dataset"), *fp = jv_get(c->rt1, "stack_fingerprint");
     const char *author = jv_get_str(jv_get(ds, "author"), "name");
-    const char *measurer = o->measurer ? o->measurer : author;
-    job = jv_obj();
+    const char *measurer = c->o->measurer ? c->o->measurer : author;
+    jv *job = jv_obj();
     jv_set(job, "schema", jv_str(JOB_SCHEMA));
     jv_set(job, "role", jv_str("root"));
     jv_set(job, "execution_kind", jv_str("local"));
     jv_set(job, "lane", copy_or_null(jv_get(first, "runtime_lane")));
     jv_set(job, "cold_runs", jv_int(2));
     jv_set(job, "measurer", measurer ? jv_str(measurer) : jv_null());
+    jv *target = jv_copy(c->target);
     jv_set(target, "repo_id", copy_or_null(jv_get(first, "weights_repository")));
     jv_set(target, "revision", copy_or_null(jv_get(first, "weights_revision")));
-    jv_set(job, "target", jv_copy(target));
+    jv_set(target, "requested_revision", copy_or_null(jv_get(first, "weights_revision")));
+    jv_set(target, "path", jv_null());
+    const char *dt = jv_get_str(first, "capture_dtype");
+    int bf16 = dt && !strcmp(dt, "BF16");
+    jv_set(target, "surface", bf16 ? jv_str("native-bf16") : jv_null());
+    jv_set(target, "codec", bf16 ? jv_str("bf16") : jv_null());
+    jv_set(target, "bits", bf16 ? jv_int(16) : jv_null());
+    jv_set(job, "target", target);
     jv *capj = jv_obj();
     jv_set(capj, "dataset_id", copy_or_null(jv_get(first, "dataset_id")));
     jv_set(capj, "dataset_name", copy_or_null(jv_get(first, "dataset_name")));
@@ -381,11 +454,11 @@ int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_o
     jv_set(capj, "publish_root_to", copy_or_null(jv_get(first, "dataset_repository")));
     jv_set(capj, "form", copy_or_null(jv_get(first, "capture_form")));
     jv_set(capj, "dtype", copy_or_null(jv_get(first, "capture_dtype")));
-    jv_set(capj, "device", jv_str(dev));
+    jv_set(capj, "device", jv_str(c->dev));
     jv_set(capj, "engine", copy_or_null(jv_get(first, "runtime_engine")));
     jv_set(capj, "schedule", copy_or_null(jv_get(first, "capture_schedule")));
     jv_set(capj, "panel", jv_copy(jv_get(first, "panel")));
-    jv_set(capj, "replay", jv_copy(comparator));
+    jv_set(capj, "replay", jv_copy(jv_get(c->cmp, "comparator")));
     jv *proto = jv_obj();
     jv_set(proto, "schedule", jv_str("two-fresh-process-qualification"));
     jv_set(proto, "fresh_processes", jv_int(2));
@@ -394,7 +467,7 @@ int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_o
     jv_set(capj, "root_protocol", proto);
     jv_set(job, "capture", capj);
     jv *local = jv_obj();
-    jv_set(local, "device", jv_str(dev));
+    jv_set(local, "device", jv_str(c->dev));
     jv_set(local, "engine", copy_or_null(jv_get(fp, "engine")));
     jv_set(local, "stack_fingerprint_sha256", copy_or_null(jv_get(first, "stack_fingerprint_sha256")));
     jv_set(local, "pod_attestation", jv_null());
@@ -402,22 +475,27 @@ int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_o
                                  "attestation, no container pin"));
     jv_set(job, "local_execution", local);
     jv_set(job, "produced_by", jv_str(FD_ENGINE_NAME " " FD_VERSION " qualify-root --local"));
-    fd_buf jb = {0};
+    return job;
+}
+
+/* The sealed v1 qualification receipt bound to JOB (its canonical and its
+ * file sha256, the file being JOB pretty-printed plus a newline). */
+static jv *qualification_receipt(const qctx *c, const jv *job, fd_err *e)
+{
+    const jv *first = c->first, *cmp = c->cmp, *comparator = jv_get(cmp, "comparator");
+    fd_buf jb = {0}, pj = {0};
     fd_err r;
     jv_dump(job, &JV_CANON, &jb, &r);
-    char job_sha[65], job_file_sha[65];
+    char job_sha[65], job_file_sha[65], when[32], csha[65];
     fd_sha256_hex(jb.p, jb.n, job_sha);
     fd_buf_free(&jb);
-    fd_buf pj = {0};
     jv_dump(job, &JV_PRETTY, &pj, &r);
     fd_buf_putc(&pj, '\n');
     fd_sha256_hex(pj.p, pj.n, job_file_sha);
     fd_buf_free(&pj);
-
-    char when[32], csha[65];
     fd_utc_now(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ");
-    if (file_sha(o->comparison, csha, e)) goto done;
-    receipt = jv_obj();
+    if (file_sha(c->o->comparison, csha, e)) return NULL;
+    jv *receipt = jv_obj();
     jv_set(receipt, "schema", jv_str(SCHEMA));
     jv_set(receipt, "receipt_sha256", jv_str(""));
     jv_set(receipt, "qualified_at", jv_str(when));
@@ -431,18 +509,18 @@ int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_o
     jv_set(contract, "dataset_id", copy_or_null(jv_get(first, "dataset_id")));
     jv_set(contract, "dataset_repository", copy_or_null(jv_get(first, "dataset_repository")));
     jv_set(contract, "publish_root_to", copy_or_null(jv_get(first, "dataset_repository")));
-    jv_set(contract, "device", jv_str(dev));
+    jv_set(contract, "device", jv_str(c->dev));
     jv_set(contract, "lane", copy_or_null(jv_get(first, "runtime_lane")));
     jv_set(contract, "container_image_reference", jv_null());
     jv_set(contract, "container_image_digest", jv_null());
     jv_set(receipt, "job_contract", contract);
     jv *caps = jv_obj();
     jv_set(caps, "canonical", jv_copy(first));
-    jv_set(caps, "repeat", jv_copy(repeat));
+    jv_set(caps, "repeat", jv_copy(c->repeat));
     jv_set(receipt, "captures", caps);
-    const char *base = strrchr(o->comparison, '/');
+    const char *base = strrchr(c->o->comparison, '/');
     jv *cj = jv_obj();
-    jv_set(cj, "path", jv_str(base ? base + 1 : o->comparison));
+    jv_set(cj, "path", jv_str(base ? base + 1 : c->o->comparison));
     jv_set(cj, "file_sha256", jv_str(csha));
     jv_set(cj, "receipt_sha256", copy_or_null(jv_get(cmp, "receipt_sha256")));
     jv_set(cj, "comparison_kind", jv_str("reproduction_confirmation"));
@@ -456,15 +534,41 @@ int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_o
     jv_set(cp, "force_compute_agreed", jv_bool(1));
     jv_set(receipt, "comparator", cp);
     jv *ver = jv_obj();
-    jv_set(ver, "canonical", v1);
-    jv_set(ver, "repeat", v2);
-    v1 = v2 = NULL;
+    jv_set(ver, "canonical", jv_copy(c->v1));
+    jv_set(ver, "repeat", jv_copy(c->v2));
     jv_set(receipt, "verification", ver);
     jv_set(receipt, "reproduction_confirmation", t_obj5());
-    jv_set(receipt, "local_execution", jv_copy(local));
+    jv_set(receipt, "local_execution", jv_copy(jv_get(job, "local_execution")));
     char seal[65];
-    if (jv_seal(receipt, "receipt_sha256", seal, &r)) { q(e, "%s", r.msg); goto done; }
+    if (jv_seal(receipt, "receipt_sha256", seal, &r)) { q(e, "%s", r.msg); jv_free(receipt); return NULL; }
     jv_set(receipt, "receipt_sha256", jv_str(seal));
+    return receipt;
+}
+
+static char *default_job_path(const fd_qualify_opts *o)
+{
+    if (o->job_out) return fd_xstrdup(o->job_out);
+    char *dup = fd_xstrdup(o->out), *slash = strrchr(dup, '/'), *job_path;
+    if (slash) { *slash = 0; job_path = fd_path_join(dup, "job.json"); }
+    else job_path = fd_xstrdup("job.json");
+    free(dup);
+    return job_path;
+}
+
+int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_out, char **job_path_out, fd_err *e)
+{
+    *receipt_out = *job_out = NULL;
+    *job_path_out = NULL;
+    struct stat st;
+    if (lstat(o->out, &st) == 0) return q(e, "--out %s exists; a qualification receipt is written once", o->out);
+    char *job_path = default_job_path(o);
+    if (lstat(job_path, &st) == 0) { q(e, "--job-out %s exists; a local job contract is written once", job_path); free(job_path); return -1; }
+    int rc = -1;
+    qctx c = {.o = o};
+    jv *job = NULL, *receipt = NULL;
+    if (check_captures(&c, e) || check_comparison(&c, e)) goto done;
+    job = local_job(&c);
+    if (!(receipt = qualification_receipt(&c, job, e))) goto done;
     if (write_json_new(job_path, job, e)) goto done;
     if (write_json_new(o->out, receipt, e)) { unlink(job_path); goto done; }
     *receipt_out = receipt;
@@ -474,18 +578,9 @@ int fd_qualify_root_local(const fd_qualify_opts *o, jv **receipt_out, jv **job_o
     job_path = NULL;
     rc = 0;
 done:
-    jv_free(m1);
-    jv_free(m2);
-    jv_free(rt1);
-    jv_free(rt2);
-    jv_free(first);
-    jv_free(repeat);
-    jv_free(v1);
-    jv_free(v2);
-    jv_free(cmp);
+    qctx_free(&c);
     jv_free(job);
     jv_free(receipt);
-    jv_free(target);
     free(job_path);
     return rc;
 }

@@ -22,7 +22,15 @@ static const char CSS[] =
     ".strict{color:#1a7f37;font-weight:bold}.advisory{color:#b35900;font-weight:bold}"
     ".note{background:#fff6dd;border:1px solid #e0c060;padding:6px 10px;font-size:13px}"
     ".mono{font-family:'DejaVu Sans Mono',monospace;font-size:11px;word-break:break-all}"
-    "figure{margin:12px 0}svg{display:block}";
+    "figure{margin:12px 0}svg{display:block}"
+    "h3{font-size:15px;margin:18px 0 6px}a{color:#2255aa}.jump{font-size:13px;margin:2px 0 8px}"
+    "table.worst td.ctx{max-width:360px;color:#555}table.worst td.miss{background:#fde0dd}"
+    ".tk{white-space:pre-wrap;font-family:'DejaVu Sans Mono',monospace;font-size:11px}.id{color:#999;font-size:10px}"
+    ".win{margin:8px 0 14px}.win p{margin:2px 0}.strip{display:flex;flex-wrap:wrap;gap:1px;max-width:1180px}"
+    ".t{display:inline-block;min-width:14px;padding:2px 3px;font-family:'DejaVu Sans Mono',monospace;font-size:11px;"
+    "white-space:pre;border:1px solid #ddd}.t.w{outline:2px solid #222}"
+    ".h0{background:#ffffff}.h1{background:#fff5eb}.h2{background:#fee6ce}.h3{background:#fdd0a2}"
+    ".h4{background:#fdae6b}.h5{background:#fd8d3c}.h6{background:#e6550d;color:#fff}.h7{background:#a63603;color:#fff}";
 
 static void esc(fd_buf *b, const char *s) { fd_xml_escape(b, s, 0); }
 
@@ -267,7 +275,8 @@ void fd_rpt_render(const fd_rpt *r, fd_buf *b)
         fd_buf_printf(b, "<h2 id=\"cand-%zu\"><span class=\"sw\" style=\"background:%s\"></span>[%zu] ", i + 1,
                       fd_svg_colour(i), i + 1);
         esc(b, fd_rpt_label(&r->c[i]));
-        fd_buf_puts(b, "</h2>\n");
+        fd_buf_printf(b, "</h2>\n<p class=\"jump\"><a href=\"#drill-%zu\">drill-down: the worst positions and their "
+                         "windows</a></p>\n", i + 1);
         char id[48];
         if (r->c[i].tok) {
             snprintf(id, sizeof id, "fig-hist-%zu", i + 1);
@@ -279,6 +288,7 @@ void fd_rpt_render(const fd_rpt *r, fd_buf *b)
         figure(b, id);
         fd_plot_contexts(b, r, i);
         fd_buf_puts(b, "</figure>\n");
+        fd_rpt_drill(b, r, i);
         identities(b, &r->c[i], i);
     }
     fd_buf_puts(b, "</body>\n</html>\n");

@@ -3,6 +3,8 @@
  * rules); its tokenwise file only if its size and sha256 equal what the
  * sealed receipt binds, so every plotted value is covered by a seal. */
 #include "report.h"
+#include "capture/panel.h"
+#include "tokenizer/tokenizer.h"
 #include "compare/compare.h"
 #include "compare/stats.h"
 #include "format/npy.h"
@@ -178,6 +180,10 @@ static int load_receipt(const char *path, const fd_rpt_opts *o, fd_rpt_cand *c, 
         if (!o->summary_only) return -1;
         snprintf(c->tok_note, sizeof c->tok_note, "[%s] %.400s", e->code, e->msg);
         fd_err_clear(e);
+    } else if (fd_rpt_load_csv(path, c, e)) {
+        if (!o->summary_only) return -1;
+        snprintf(c->csv_note, sizeof c->csv_note, "tokenwise.csv left out: [%s] %.400s", e->code, e->msg);
+        fd_err_clear(e);
     }
     return 0;
 }
@@ -224,6 +230,21 @@ int fd_rpt_load(const fd_rpt_opts *o, fd_rpt *r, fd_err *e)
     if (!rc) r->c = fd_xcalloc(np, sizeof *r->c);
     for (size_t i = 0; i < np && !rc; i++, r->n++) rc = load_receipt(paths[i], o, &r->c[i], e);
     for (size_t i = 0; i < o->ndatasets && !rc; i++) rc = load_dataset(o->datasets[i], r, e);
+    if (!rc && o->tokenizer && !(r->tk = fd_tok_load(o->tokenizer, e))) {
+        fd_err_prefix(e, o->tokenizer);
+        snprintf(e->code, sizeof e->code, "bad_tokenizer");
+        rc = -1;
+    }
+    if (!rc && o->panel) {
+        r->panel = fd_xcalloc(1, sizeof *r->panel);
+        if (fd_panel_load(o->panel, NULL, 0, r->tk ? fd_tok_vocab_size(r->tk) : INT32_MAX, r->panel, e)) {
+            free(r->panel);
+            r->panel = NULL;
+            fd_err_prefix(e, o->panel);
+            snprintf(e->code, sizeof e->code, "panel_invalid");
+            rc = -1;
+        } else rc = fd_rpt_check_panel(r, e);
+    }
     for (size_t i = 0; i < np; i++) free(paths[i]);
     free(paths);
     if (rc) fd_rpt_free(r);
@@ -235,8 +256,11 @@ void fd_rpt_free(fd_rpt *r)
     for (size_t i = 0; i < r->n; i++) {
         jv_free(r->c[i].receipt);
         free(r->c[i].tok);
+        free(r->c[i].rows);
     }
     free(r->c);
+    if (r->tk) fd_tok_free(r->tk);
+    if (r->panel) { fd_panel_free(r->panel); free(r->panel); }
     memset(r, 0, sizeof *r);
 }
 

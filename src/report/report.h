@@ -5,6 +5,7 @@
 #ifndef FD_REPORT_H
 #define FD_REPORT_H
 #include <stddef.h>
+#include <stdint.h>
 #include "format/json.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -16,7 +17,17 @@ typedef struct fd_rpt_opts {
     size_t ndatasets;
     int summary_only;        /* tolerate a missing/mismatched tokenwise file */
     const char *title;       /* NULL: derived from the reference */
+    const char *tokenizer;   /* tokenizer.json: the drill-down decodes token ids */
+    const char *panel;       /* panel dir: the drill-down's left context (bound row by row) */
 } fd_rpt_opts;
+
+/* One row of the tokenwise.csv compare --csv writes beside a receipt. */
+typedef struct fd_rpt_row {
+    int64_t ctx, row, pos, tok;   /* context index, row, position p, observed token ids[p+1] */
+    int64_t ref1, cand1;          /* each side's top-1 id, -1 when the file has none */
+    double rkl, dp, pr, pc;       /* pr/pc NaN when empty (hash-proven rows) */
+    int top1;
+} fd_rpt_row;
 
 typedef struct fd_rpt_cand {
     jv *receipt;             /* owned; passed fd_validate_receipt */
@@ -25,12 +36,16 @@ typedef struct fd_rpt_cand {
     char tok_note[512];      /* why tok is NULL (summary-only mode) */
     int has_bpw;
     double bpw;              /* the candidate dataset's declared_bits */
+    fd_rpt_row *rows;        /* tokenwise.csv, ntok rows whose kl is tok[] bit for bit; NULL without */
+    char csv_note[512];      /* why rows is NULL */
 } fd_rpt_cand;
 
 typedef struct fd_rpt {
     fd_rpt_cand *c;
     size_t n;
     const char *title;       /* borrowed from the options, may be NULL */
+    struct fd_tokenizer *tk; /* --tokenizer, owned, may be NULL */
+    struct fd_panel *panel;  /* --panel, owned, may be NULL */
 } fd_rpt;
 
 /* Loads every receipt (refusals: receipt_invalid, tokenwise_missing,
@@ -49,5 +64,14 @@ int fd_rpt_write(const fd_rpt_opts *o, const char *out, fd_err *e);
 double fd_rpt_num(const jv *obj, const char *key);        /* NaN unless a number */
 const char *fd_rpt_str(const jv *obj, const char *key);   /* "n/a" unless a string */
 const char *fd_rpt_label(const fd_rpt_cand *c);
+
+/* drill.c: tokenwise.csv beside RECEIPT_PATH read into c->rows when present
+ * (refused as tokenwise_mismatch when it does not match the sealed array);
+ * the --panel windows checked against every row (panel_mismatch). */
+int fd_rpt_load_csv(const char *receipt_path, fd_rpt_cand *c, fd_err *e);
+int fd_rpt_check_panel(const fd_rpt *r, fd_err *e);
+/* The per-candidate drill-down: worst positions by KL and by delta-p, and a
+ * per-token strip of the windows they fall in. */
+void fd_rpt_drill(fd_buf *b, const fd_rpt *r, size_t i);
 
 #endif

@@ -751,6 +751,24 @@ def test_qualify_root():
           job["target"]["config_sha256"] == sha_file(os.path.join(model, "config.json"))
           and job["target"]["shards"] == [{"path": "model.safetensors",
                                            "bytes": os.path.getsize(os.path.join(model, "model.safetensors"))}], job["target"])
+    # the job.v2 target fields of the Python tool's _local_model_dir_identity / _local_root_job, recomputed here
+    dl = [{"path": n, "bytes": os.path.getsize(os.path.join(model, n))} for n in sorted(os.listdir(model))
+          if not os.path.islink(os.path.join(model, n)) and os.path.isfile(os.path.join(model, n))]
+    idx = os.path.join(model, "model.safetensors.index.json")
+    t = job["target"]
+    want = {"download_manifest": dl, "download_bytes_total": sum(r["bytes"] for r in dl),
+            "download_manifest_sha256": sha(canonical(dl)),
+            "index_sha256": sha_file(idx) if os.path.isfile(idx) else None,
+            "index_bytes": os.path.getsize(idx) if os.path.isfile(idx) else None,
+            "config_bytes": os.path.getsize(os.path.join(model, "config.json")),
+            "shard_manifest_sha256": sha(canonical(t["shards"])), "model_bytes": sum(r["bytes"] for r in t["shards"]),
+            "repo_id": m1["weights"]["repository"], "revision": rev, "requested_revision": rev, "path": None}
+    if m1["capture"]["dtype"] == "BF16":
+        want.update(surface="native-bf16", codec="bf16", bits=16)
+    check("qualify-root: the job target carries the job.v2 fields with the Python tool's spelling and values "
+          "(download manifest, index, requested_revision, path, surface/codec/bits)",
+          all(k in t and t[k] == v for k, v in want.items()) and len(dl) >= 3,
+          {k: (t.get(k), v) for k, v in want.items() if t.get(k) != v})
     STATE["qual"] = {"dataset": q1, "qualification": out, "job": job_path}
     before = open(out, "rb").read()
     rc, text = run(BIN, *qargs(q1, q2))
@@ -798,6 +816,7 @@ class Hub:
     def __init__(self):
         import http.server, threading
         self.repos, self.log, self.fault, self.blobs, self.lfs_paths = {}, [], None, {}, set()
+        self.failed_once = set()
         hub = self
         self.storage = Storage(self)
 
@@ -806,11 +825,14 @@ class Hub:
                 pass
 
             def reply(self, code, body=b"", ctype="application/json"):
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out first (the stall faults)
 
             def authed(self):
                 return self.headers.get("Authorization") == "Bearer " + TOKEN
@@ -819,11 +841,23 @@ class Hub:
                 hub.log.append(("GET", self.path, self.headers.get("Authorization")))
                 parts = self.path.split("/")
                 if self.path.startswith("/api/datasets/") and parts[5] == "revision":
+                    if hub.fault == "head_stall":
+                        import time
+                        time.sleep(6)
+                    if hub.fault in ("head503", "head_stall"):
+                        return self.reply(503, b'{"error":"unavailable"}')
                     repo = hub.repos.get(parts[3] + "/" + parts[4])
                     if not repo or not repo["main"]:
                         return self.reply(404, b'{"error":"not found"}')
                     return self.reply(200, json.dumps({"sha": repo["main"]}).encode())
                 if self.path.startswith("/datasets/") and parts[4] == "resolve":
+                    if hub.fault == "resolve503" or (hub.fault == "resolve503once" and self.path not in hub.failed_once):
+                        hub.failed_once.add(self.path)
+                        self.send_response(503)
+                        self.send_header("Retry-After", "0")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
                     repo = hub.repos.get(parts[2] + "/" + parts[3])
                     rev = parts[5] if repo and parts[5] != "main" else (repo or {}).get("main")
                     files = (repo or {}).get("commits", {}).get(rev)
@@ -849,6 +883,8 @@ class Hub:
                     return self.reply(401, b'{"error":"unauthorized"}')
                 parts = self.path.split("/")
                 if self.path.startswith("/api/datasets/") and parts[5] == "preupload":
+                    if hub.fault == "preupload503":
+                        return self.reply(503, b'{"error":"unavailable"}')
                     files = json.loads(body)["files"]
                     return self.reply(200, json.dumps({"files": [
                         {"path": f["path"], "uploadMode": "lfs" if f["size"] > 4096 else "regular",
@@ -961,6 +997,16 @@ def test_publish():
           and refusal_code(text) == "publish_refused" and "no commit was made" in text
           and not (hub.repos.get(PUB_REPO) or {}).get("main") and not os.path.exists(os.path.join(WORK, "pub-lfs500.json")),
           text)
+    for fault, what in (("preupload503", "a 5xx on preupload"), ("head503", "a 5xx on the destination HEAD"),
+                        ("head_stall", "a destination HEAD that times out")):
+        hub.fault = fault
+        hub.log.clear()
+        out = os.path.join(WORK, "pub-%s.json" % fault)
+        rc, text = pub("--token-file", tok, receipt=out)
+        check("publish: %s is a refusal before any commit, nothing reported as published" % what, rc == 3
+              and refusal_code(text) == "publish_refused" and "published " not in text and not os.path.exists(out)
+              and not (hub.repos.get(PUB_REPO) or {}).get("main")
+              and not any(m == "POST" and "/commit/" in p for m, p, _ in hub.log), text)
     hub.fault = None
     hub.log.clear()
     rcpt = os.path.join(WORK, "pub-receipt.json")
@@ -1001,6 +1047,21 @@ def test_publish():
     check("publish: bytes that do not verify after the commit are refused (no receipt)", rc == 3
           and refusal_code(text) == "publish_verify_failed" and not os.path.exists(os.path.join(WORK, "pub-tamper.json")),
           text)
+    hub.fault = "resolve503"
+    out = os.path.join(WORK, "pub-resolve503.json")
+    rc, text = pub("--token-file", tok, head=repo["main"], receipt=out)
+    check("publish: a persistent 5xx on the anonymous re-download is publish_verify_failed (the commit is not "
+          "re-sent), no receipt, never reported verified", rc == 3 and refusal_code(text) == "publish_verify_failed"
+          and "dataset and qualification verify" not in text and not os.path.exists(out)
+          and sum(1 for m, p, _ in hub.log if m == "POST" and "/commit/" in p) >= 1, text)
+    hub.fault = "resolve503once"
+    hub.log.clear()
+    out = os.path.join(WORK, "pub-resolve503once.json")
+    rc, text = pub("--token-file", tok, head=repo["main"], receipt=out)
+    commits = [p for m, p, _ in hub.log if m == "POST" and "/commit/" in p]
+    check("publish: a transient 5xx on each anonymous read is retried (idempotent GET), one commit only, verified",
+          rc == 0 and "dataset and qualification verify" in text and os.path.isfile(out) and len(commits) == 1
+          and hub.failed_once, text)
     hub.fault = None
     rc, text = pub("--token-file", tok, head=repo["main"])
     check("publish: --expected-head at the current HEAD commits on top of it (parentCommit) and verifies", rc == 0

@@ -137,8 +137,8 @@ def check_page(tag, path, receipts, n_svg, bits=None):
         except ET.ParseError as ex:
             bad.append((i, str(ex)))
     case("%s: every <svg> is well-formed XML in the SVG namespace" % tag, not bad, bad)
-    case("%s: self-contained (no script, no external resource)" % tag,
-         "<script" not in text.lower() and not re.search(r"(src|href)\s*=", text, re.I) and
+    case("%s: self-contained (no script, no external resource; links only to in-page #anchors)" % tag,
+         "<script" not in text.lower() and not re.search(r"src\s*=|href\s*=\s*\"(?!#[\w-]+\")", text, re.I) and
          not re.search(r"url\(", text) and set(re.findall(r"https?://[^\"' ]+", text)) <= {"http://www.w3.org/2000/svg"})
     p = Cells()
     p.feed(text)

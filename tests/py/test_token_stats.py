@@ -295,7 +295,8 @@ if case("compare ref_writer pair exits 0/2", rc in (0, 2), out):
         top_ = topk_ids(lr_all, 1)[:, 0] == topk_ids(lc_all, 1)[:, 0]
         case("tokenwise.csv: one row per scored position, header as documented",
              len(rows_) == N and list(rows_[0].keys()) == ["context", "row", "position", "token_id", "kl", "reverse_kl",
-                                                           "delta_p", "p_reference", "p_candidate", "top1_match"])
+                                                           "delta_p", "p_reference", "p_candidate", "top1_match",
+                                                           "top1_reference", "top1_candidate"])
         case("tokenwise.csv: context, row, position (= row, score_from 0), observed token id from the panel",
              [int(x["context"]) for x in rows_] == want_ctx and [int(x["row"]) for x in rows_] == want_row
              and [int(x["position"]) for x in rows_] == want_row and [int(x["token_id"]) for x in rows_] == want_tok)
@@ -305,6 +306,9 @@ if case("compare ref_writer pair exits 0/2", rc in (0, 2), out):
              np.max(np.abs(np.array([float(x["reverse_kl"]) for x in rows_]) - rkl_)) < 1e-12
              and np.max(np.abs(np.array([float(x["delta_p"]) for x in rows_]) - dp_)) < 1e-12
              and [x["top1_match"] == "1" for x in rows_] == top_.tolist())
+        case("tokenwise.csv: top1_reference / top1_candidate = each side's numpy argmax (lowest id on ties)",
+             [int(x["top1_reference"]) for x in rows_] == topk_ids(lr_all, 1)[:, 0].tolist()
+             and [int(x["top1_candidate"]) for x in rows_] == topk_ids(lc_all, 1)[:, 0].tolist())
 
     # ---- 2. invariance over threads, blocks, kernel paths
     blocks = []
