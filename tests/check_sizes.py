@@ -22,15 +22,11 @@ FILE_MAX = 700
 
 # name -> lines today (a function named NAME in any file).  Not split yet:
 #   fd_publish, fd_qualify_root_local: the lifecycle work rewrites them.
-FUNC_EXCEPTIONS = {
-    "fd_publish": 275,
-    "fd_qualify_root_local": 205,
-}
+FUNC_EXCEPTIONS = {}
 # path under SRCDIR -> lines today.  Tables (data, not code) and files not split yet.
 FILE_EXCEPTIONS = {
     "tokenizer/nfc_data.inc": 4343,   # Unicode NFC tables (generated data)
     "format/ggml_tables.inc": 2344,   # ggml's quantization grids (data)
-    "hub/publish.c": 734,             # the lifecycle work rewrites fd_publish
 }
 DATA_FILES = {"tokenizer/nfc_data.inc", "format/ggml_tables.inc"}
 
