@@ -32,6 +32,20 @@ static int cfg_int(const fd_gguf_set *s, const char *arch, const char *key, int6
     return 0;
 }
 
+jv *fd_gguf_cfg_fail(jv *d)
+{
+    jv_free(d);
+    return NULL;
+}
+
+jv *fd_gguf_cfg_contradicts(jv *d, const fd_gguf_set *s, const char *arch, const char *key, int64_t got, int64_t want,
+                            const char *why, fd_err *e)
+{
+    fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s.%s is %lld but %s gives %lld", s->f[0].path, arch, key,
+            (long long)got, why, (long long)want);
+    return fd_gguf_cfg_fail(d);
+}
+
 int fd_gguf_cfg_int(const fd_gguf_set *s, const char *arch, const char *key, int64_t *out, fd_err *e)
 {
     return cfg_int(s, arch, key, out, 0, e);

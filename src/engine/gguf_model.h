@@ -55,6 +55,17 @@ typedef struct fd_gguf_arch {
     const char *const *aux;
 } fd_gguf_arch;
 
+/* llama.cpp's DeepseekV2Model name table (deepseek2, deepseek32, glm-dsa;
+ * gguf_ds2map.c). */
+extern const fd_gguf_name FD_GGUF_DS2_MAP[];
+
+/* For the config hooks: frees the document d and returns NULL; the
+ * contradicts form first refuses bad_gguf_config "metadata key ARCH.KEY is
+ * GOT but WHY gives WANT". */
+jv *fd_gguf_cfg_fail(jv *d);
+jv *fd_gguf_cfg_contradicts(jv *d, const fd_gguf_set *s, const char *arch, const char *key, int64_t got, int64_t want,
+                            const char *why, fd_err *e);
+
 /* Metadata readers for the config hooks: "<arch>.<key>"; a missing key or
  * one of the wrong type is refused bad_gguf_config naming it (the _opt forms
  * return 1 when absent). */

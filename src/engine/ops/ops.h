@@ -172,6 +172,11 @@ void fd_rope_inv_llama3(float *inv, size_t d, double factor, double low_freq_fac
                         double original_max_position_embeddings);
 /* rotate_half rotation of z[0..d) (the non-interleaved layout). */
 void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p);
+/* rotate_half on every head of rows 0..S of q [S][nq][d] and k [S][nk][d]
+ * (k may be NULL with nk 0): each head's first 2 * R->half elements are
+ * rotated at the row's position, the rest pass (partial rotary); rows run
+ * as tasks of m (each row's result is independent of the split). */
+void fd_op_rope_heads(const fd_mm *m, uint16_t *q, size_t nq, uint16_t *k, size_t nk, size_t d, const fd_rope *R, size_t S);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
 float fd_op_silu(float a);

@@ -89,6 +89,27 @@ void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p)
     if (o != tmp) free(o);
 }
 
+typedef struct rope_heads_job {
+    uint16_t *q, *k;
+    const fd_rope *R;
+    size_t nq, nk, d;
+} rope_heads_job;
+
+static void rope_heads_rows(void *ctx, size_t lo, size_t hi)
+{
+    const rope_heads_job *j = ctx;
+    for (size_t t = lo; t < hi; t++) {
+        for (size_t h = 0; h < j->nq; h++) fd_rope_rot_half(j->q + (t * j->nq + h) * j->d, j->R, t);
+        for (size_t h = 0; h < j->nk; h++) fd_rope_rot_half(j->k + (t * j->nk + h) * j->d, j->R, t);
+    }
+}
+
+void fd_op_rope_heads(const fd_mm *m, uint16_t *q, size_t nq, uint16_t *k, size_t nk, size_t d, const fd_rope *R, size_t S)
+{
+    rope_heads_job j = {q, k, R, nq, k ? nk : 0, d};
+    fd_mm_range(m, S, 32, rope_heads_rows, &j);
+}
+
 /* Interleaved rotation of z[0..d) at position p, stored de-interleaved. */
 void fd_rope_rot(uint16_t *z, const fd_rope *R, size_t p)
 {

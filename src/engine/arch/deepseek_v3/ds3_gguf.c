@@ -14,58 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define P "model.layers.%L."
-static const fd_gguf_name MAP[] = {
-    {"model.embed_tokens.weight", "token_embd.weight", FD_GG_ROWS, NULL},
-    {"model.norm.weight", "output_norm.weight", FD_GG_ROWS, NULL},
-    {"lm_head.weight", "output.weight", FD_GG_ROWS, NULL},
-    {P "input_layernorm.weight", "blk.%L.attn_norm.weight", FD_GG_ROWS, NULL},
-    {P "post_attention_layernorm.weight", "blk.%L.ffn_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_proj.weight", "blk.%L.attn_q.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_a_proj.weight", "blk.%L.attn_q_a.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_a_proj.bias", "blk.%L.attn_q_a.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.q_a_layernorm.weight", "blk.%L.attn_q_a_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_b_proj.weight", "blk.%L.attn_q_b.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_a_proj_with_mqa.weight", "blk.%L.attn_kv_a_mqa.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_a_proj_with_mqa.bias", "blk.%L.attn_kv_a_mqa.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_a_layernorm.weight", "blk.%L.attn_kv_a_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_b_proj.weight", "blk.%L.attn_k_b.weight", FD_GG_KV_B, "blk.%L.attn_v_b.weight"},
-    {P "self_attn.o_proj.weight", "blk.%L.attn_output.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.o_proj.bias", "blk.%L.attn_output.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.wq_b.weight", "blk.%L.indexer.attn_q_b.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.wk.weight", "blk.%L.indexer.attn_k.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.k_norm.weight", "blk.%L.indexer.k_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.k_norm.bias", "blk.%L.indexer.k_norm.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.weights_proj.weight", "blk.%L.indexer.proj.weight", FD_GG_ROWS, NULL},
-    {P "mlp.gate_proj.weight", "blk.%L.ffn_gate.weight", FD_GG_ROWS, NULL},
-    {P "mlp.up_proj.weight", "blk.%L.ffn_up.weight", FD_GG_ROWS, NULL},
-    {P "mlp.down_proj.weight", "blk.%L.ffn_down.weight", FD_GG_ROWS, NULL},
-    {P "mlp.gate.weight", "blk.%L.ffn_gate_inp.weight", FD_GG_ROWS, NULL},
-    {P "mlp.gate.e_score_correction_bias", "blk.%L.exp_probs_b.bias", FD_GG_ROWS, NULL},
-    {P "mlp.experts.%E.gate_proj.weight", "blk.%L.ffn_gate_exps.weight", FD_GG_ROWS, NULL},
-    {P "mlp.experts.%E.up_proj.weight", "blk.%L.ffn_up_exps.weight", FD_GG_ROWS, NULL},
-    {P "mlp.experts.%E.down_proj.weight", "blk.%L.ffn_down_exps.weight", FD_GG_ROWS, NULL},
-    {P "mlp.shared_experts.gate_proj.weight", "blk.%L.ffn_gate_shexp.weight", FD_GG_ROWS, NULL},
-    {P "mlp.shared_experts.up_proj.weight", "blk.%L.ffn_up_shexp.weight", FD_GG_ROWS, NULL},
-    {P "mlp.shared_experts.down_proj.weight", "blk.%L.ffn_down_shexp.weight", FD_GG_ROWS, NULL},
-    {NULL, NULL, 0, NULL},
-};
-#undef P
-
-static jv *fail(jv *d) { jv_free(d); return NULL; }
-
-static jv *contradicts(jv *d, const fd_gguf_set *s, const char *arch, const char *key, int64_t got, int64_t want,
-                       const char *why, fd_err *e)
-{
-    fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s.%s is %lld but %s gives %lld", s->f[0].path, arch, key,
-            (long long)got, why, (long long)want);
-    return fail(d);
-}
-
 static jv *bad(jv *d, const fd_gguf_set *s, const char *arch, const char *key, const char *why, fd_err *e)
 {
     fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s.%s %s", s->f[0].path, arch, key, why);
-    return fail(d);
+    return fd_gguf_cfg_fail(d);
 }
 
 /* yarn: DeepseekV2Model writes rope.scaling.{type yarn, factor,
@@ -90,12 +42,12 @@ static jv *rope(jv *d, const fd_gguf_set *s, const char *arch, double theta, fd_
     int r;
     if (fd_gguf_cfg_num(s, arch, "rope.scaling.factor", &f, e) ||
         fd_gguf_cfg_int(s, arch, "rope.scaling.original_context_length", &om, e))
-        return fail(d);
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.scaling.yarn_beta_fast", &bf, e)) < 0) return fail(d);
+        return fd_gguf_cfg_fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.scaling.yarn_beta_fast", &bf, e)) < 0) return fd_gguf_cfg_fail(d);
     if (r) bf = 32;
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.scaling.yarn_beta_slow", &bs, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.scaling.yarn_beta_slow", &bs, e)) < 0) return fd_gguf_cfg_fail(d);
     if (r) bs = 1;
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.scaling.yarn_log_multiplier", &lm, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.scaling.yarn_log_multiplier", &lm, e)) < 0) return fd_gguf_cfg_fail(d);
     for (const char *const *x = (const char *const[]){"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", NULL}; *x;
          x++)
         if (fd_gguf_get(&s->f[0], (snprintf(k, sizeof k, "%s.%s", arch, *x), k)))
@@ -138,7 +90,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, int dsa, fd_err *e)
     int64_t v, kml, dr, rkv, nh, vocab;
     int r;
     for (size_t i = 0; i < sizeof INTS / sizeof *INTS; i++) {
-        if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fail(d);
+        if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fd_gguf_cfg_fail(d);
         jv_set(d, INTS[i].field, jv_int(v));
     }
     jv_get_i64(d, "qk_rope_head_dim", &dr);
@@ -146,12 +98,12 @@ static jv *config(const fd_gguf_set *s, const char *arch, int dsa, fd_err *e)
     jv_get_i64(d, "num_attention_heads", &nh);
     /* deepseek2: the NextN (MTP) layers are dropped by the converter
      * (skip_mtp); deepseek32 keeps them as blocks past the trunk (ignored) */
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "nextn_predict_layers", &v, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "nextn_predict_layers", &v, e)) < 0) return fd_gguf_cfg_fail(d);
     if (!r && v && !dsa) return bad(d, s, arch, "nextn_predict_layers", "is not 0: the deepseek2 converter drops the MTP layers", e);
     if (!r && dsa) {
         int64_t blocks;
         jv_get_i64(d, "num_hidden_layers", &blocks);
-        if (v >= blocks) return contradicts(d, s, arch, "nextn_predict_layers", v, blocks - 1, "block_count leaves at most", e);
+        if (v >= blocks) return fd_gguf_cfg_contradicts(d, s, arch, "nextn_predict_layers", v, blocks - 1, "block_count leaves at most", e);
         jv_set(d, "num_hidden_layers", jv_int(blocks - v));
     }
     /* deepseek32: DeepseekV32Model's indexer keys (an indexer on every layer) */
@@ -159,46 +111,46 @@ static jv *config(const fd_gguf_set *s, const char *arch, int dsa, fd_err *e)
                                                                {"attention.indexer.key_length", "index_head_dim"},
                                                                {"attention.indexer.top_k", "index_topk"}};
     for (size_t i = 0; dsa && i < sizeof IDX / sizeof *IDX; i++) {
-        if (fd_gguf_cfg_int(s, arch, IDX[i].key, &v, e)) return fail(d);
+        if (fd_gguf_cfg_int(s, arch, IDX[i].key, &v, e)) return fd_gguf_cfg_fail(d);
         jv_set(d, IDX[i].field, jv_int(v));
     }
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.q_lora_rank", &v, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.q_lora_rank", &v, e)) < 0) return fd_gguf_cfg_fail(d);
     jv_set(d, "q_lora_rank", r ? jv_null() : jv_int(v));
-    if (fd_gguf_cfg_int(s, arch, "attention.key_length_mla", &kml, e)) return fail(d);
-    if (kml <= dr) return contradicts(d, s, arch, "attention.key_length_mla", kml, dr + 1, "rope.dimension_count + 1", e);
+    if (fd_gguf_cfg_int(s, arch, "attention.key_length_mla", &kml, e)) return fd_gguf_cfg_fail(d);
+    if (kml <= dr) return fd_gguf_cfg_contradicts(d, s, arch, "attention.key_length_mla", kml, dr + 1, "rope.dimension_count + 1", e);
     jv_set(d, "qk_nope_head_dim", jv_int(kml - dr));
     /* MLA as llama.cpp writes it: one KV head of kv_lora_rank + rope dims */
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.head_count_kv", &v, e)) < 0) return fail(d);
-    if (!r && v != 1) return contradicts(d, s, arch, "attention.head_count_kv", v, 1, "MLA (one latent KV head)", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.head_count_kv", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != 1) return fd_gguf_cfg_contradicts(d, s, arch, "attention.head_count_kv", v, 1, "MLA (one latent KV head)", e);
     jv_set(d, "num_key_value_heads", jv_int(nh));
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.key_length", &v, e)) < 0) return fail(d);
-    if (!r && v != rkv + dr) return contradicts(d, s, arch, "attention.key_length", v, rkv + dr, "kv_lora_rank + rope dims", e);
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.value_length", &v, e)) < 0) return fail(d);
-    if (!r && v != rkv) return contradicts(d, s, arch, "attention.value_length", v, rkv, "kv_lora_rank", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.key_length", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != rkv + dr) return fd_gguf_cfg_contradicts(d, s, arch, "attention.key_length", v, rkv + dr, "kv_lora_rank + rope dims", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.value_length", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != rkv) return fd_gguf_cfg_contradicts(d, s, arch, "attention.value_length", v, rkv, "kv_lora_rank", e);
     vocab = fd_gguf_rows(s, "token_embd.weight");
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "vocab_size", &v, e)) < 0) return fail(d);
-    if (!r && vocab && v != vocab) return contradicts(d, s, arch, "vocab_size", v, vocab, "token_embd.weight's rows", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "vocab_size", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && vocab && v != vocab) return fd_gguf_cfg_contradicts(d, s, arch, "vocab_size", v, vocab, "token_embd.weight's rows", e);
     jv_set(d, "vocab_size", jv_int(vocab ? vocab : r ? 0 : v));
     static const struct { const char *key, *field; } GROUPS[] = {{"expert_group_count", "n_group"},
                                                                   {"expert_group_used_count", "topk_group"}};
     for (int i = 0; i < 2; i++) {
-        if ((r = fd_gguf_cfg_int_opt(s, arch, GROUPS[i].key, &v, e)) < 0) return fail(d);
+        if ((r = fd_gguf_cfg_int_opt(s, arch, GROUPS[i].key, &v, e)) < 0) return fd_gguf_cfg_fail(d);
         jv_set(d, GROUPS[i].field, jv_int(r ? 1 : v));
     }
     /* llama.cpp reads a deepseek2 GGUF without expert_gating_func as softmax
      * routing (DeepSeek V2); deepseek_v3 is sigmoid-routed (2) */
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fd_gguf_cfg_fail(d);
     if (r) return bad(d, s, arch, "expert_gating_func", "is missing: llama.cpp then routes by softmax (DeepSeek V2), "
                       "deepseek_v3 routes by sigmoid (2)", e);
-    if (v != 2) return contradicts(d, s, arch, "expert_gating_func", v, 2, "deepseek_v3's sigmoid router", e);
+    if (v != 2) return fd_gguf_cfg_contradicts(d, s, arch, "expert_gating_func", v, 2, "deepseek_v3's sigmoid router", e);
     double f;
-    if (fd_gguf_cfg_num(s, arch, "attention.layer_norm_rms_epsilon", &f, e)) return fail(d);
+    if (fd_gguf_cfg_num(s, arch, "attention.layer_norm_rms_epsilon", &f, e)) return fd_gguf_cfg_fail(d);
     jv_set(d, "rms_norm_eps", jv_float(fd_gguf_f32_decimal(f)));
     double theta = 10000.0;
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     if (!r) theta = fd_gguf_f32_decimal(f);
     jv_set(d, "rope_theta", jv_float(theta));
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "expert_weights_scale", &f, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "expert_weights_scale", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     jv_set(d, "routed_scaling_factor", jv_float(r ? 1.0 : fd_gguf_f32_decimal(f)));
     char k[160];
     snprintf(k, sizeof k, "%s.expert_weights_norm", arch);
@@ -217,8 +169,8 @@ static jv *config32(const fd_gguf_set *s, const char *arch, fd_err *e) { return 
 
 static const char *const NAMES[] = {"deepseek2", NULL}, *const NAMES32[] = {"deepseek32", NULL};
 
-const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, MAP, config2, NULL};
+const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, FD_GGUF_DS2_MAP, config2, NULL};
 /* deepseek_v32 as llama.cpp's DeepseekV32Model writes it: deepseek2 plus
  * the indexer (blk.N.indexer.*, the table's indexer rows) and the NextN
  * blocks kept past the trunk */
-const fd_gguf_arch FD_GGUF_DEEPSEEK32 = {NAMES32, MAP, config32, NULL};
+const fd_gguf_arch FD_GGUF_DEEPSEEK32 = {NAMES32, FD_GGUF_DS2_MAP, config32, NULL};

@@ -1,8 +1,9 @@
 /* glm_moe_dsa as llama.cpp names it: general.architecture "glm-dsa"
  * (LLM_ARCH_GLM_DSA, src/llama-arch.cpp; the converter's GlmMoeDsaModel, a
  * DeepseekV2Model: kv_b_proj split into attn_k_b (transposed) and attn_v_b,
- * the routed experts stacked, no Q/K permutation).  The table maps the
- * architecture's own tensor list (dsa_tensors.c, per-expert spelling); the
+ * the routed experts stacked, no Q/K permutation).  The table (the
+ * DeepseekV2Model family's, engine/gguf_ds2map.c) maps the architecture's own
+ * tensor list (dsa_tensors.c, per-expert spelling); the
  * config is the config.json document the metadata implies
  * (engine/gguf_model.h). */
 #include "engine/gguf_model.h"
@@ -10,53 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define P "model.layers.%L."
-static const fd_gguf_name MAP[] = {
-    {"model.embed_tokens.weight", "token_embd.weight", FD_GG_ROWS, NULL},
-    {"model.norm.weight", "output_norm.weight", FD_GG_ROWS, NULL},
-    {"lm_head.weight", "output.weight", FD_GG_ROWS, NULL},
-    {P "input_layernorm.weight", "blk.%L.attn_norm.weight", FD_GG_ROWS, NULL},
-    {P "post_attention_layernorm.weight", "blk.%L.ffn_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_a_proj.weight", "blk.%L.attn_q_a.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_a_proj.bias", "blk.%L.attn_q_a.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.q_a_layernorm.weight", "blk.%L.attn_q_a_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.q_b_proj.weight", "blk.%L.attn_q_b.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_a_proj_with_mqa.weight", "blk.%L.attn_kv_a_mqa.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_a_proj_with_mqa.bias", "blk.%L.attn_kv_a_mqa.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_a_layernorm.weight", "blk.%L.attn_kv_a_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.kv_b_proj.weight", "blk.%L.attn_k_b.weight", FD_GG_KV_B, "blk.%L.attn_v_b.weight"},
-    {P "self_attn.o_proj.weight", "blk.%L.attn_output.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.o_proj.bias", "blk.%L.attn_output.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.wq_b.weight", "blk.%L.indexer.attn_q_b.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.wk.weight", "blk.%L.indexer.attn_k.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.k_norm.weight", "blk.%L.indexer.k_norm.weight", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.k_norm.bias", "blk.%L.indexer.k_norm.bias", FD_GG_ROWS, NULL},
-    {P "self_attn.indexer.weights_proj.weight", "blk.%L.indexer.proj.weight", FD_GG_ROWS, NULL},
-    {P "mlp.gate_proj.weight", "blk.%L.ffn_gate.weight", FD_GG_ROWS, NULL},
-    {P "mlp.up_proj.weight", "blk.%L.ffn_up.weight", FD_GG_ROWS, NULL},
-    {P "mlp.down_proj.weight", "blk.%L.ffn_down.weight", FD_GG_ROWS, NULL},
-    {P "mlp.gate.weight", "blk.%L.ffn_gate_inp.weight", FD_GG_ROWS, NULL},
-    {P "mlp.gate.e_score_correction_bias", "blk.%L.exp_probs_b.bias", FD_GG_ROWS, NULL},
-    {P "mlp.experts.%E.gate_proj.weight", "blk.%L.ffn_gate_exps.weight", FD_GG_ROWS, NULL},
-    {P "mlp.experts.%E.up_proj.weight", "blk.%L.ffn_up_exps.weight", FD_GG_ROWS, NULL},
-    {P "mlp.experts.%E.down_proj.weight", "blk.%L.ffn_down_exps.weight", FD_GG_ROWS, NULL},
-    {P "mlp.shared_experts.gate_proj.weight", "blk.%L.ffn_gate_shexp.weight", FD_GG_ROWS, NULL},
-    {P "mlp.shared_experts.up_proj.weight", "blk.%L.ffn_up_shexp.weight", FD_GG_ROWS, NULL},
-    {P "mlp.shared_experts.down_proj.weight", "blk.%L.ffn_down_shexp.weight", FD_GG_ROWS, NULL},
-    {NULL, NULL, 0, NULL},
-};
-#undef P
-
-static jv *fail(jv *d) { jv_free(d); return NULL; }
-
-static jv *contradicts(jv *d, const fd_gguf_set *s, const char *arch, const char *key, int64_t got, int64_t want,
-                       const char *why, fd_err *e)
-{
-    fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s.%s is %lld but %s gives %lld", s->f[0].path, arch, key,
-            (long long)got, why, (long long)want);
-    return fail(d);
-}
 
 /* metadata key -> config.json field (required integers) */
 static const struct { const char *key, *field; } INTS[] = {
@@ -84,51 +38,51 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     jv *d = jv_obj();
     int64_t v, blocks, nextn = 0, kml, dr, rkv, nh;
     for (size_t i = 0; i < sizeof INTS / sizeof *INTS; i++) {
-        if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fail(d);
+        if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fd_gguf_cfg_fail(d);
         jv_set(d, INTS[i].field, jv_int(v));
     }
     jv_get_i64(d, "qk_rope_head_dim", &dr);
     jv_get_i64(d, "kv_lora_rank", &rkv);
     jv_get_i64(d, "num_attention_heads", &nh);
-    if (fd_gguf_cfg_int(s, arch, "block_count", &blocks, e)) return fail(d);
+    if (fd_gguf_cfg_int(s, arch, "block_count", &blocks, e)) return fd_gguf_cfg_fail(d);
     int r = fd_gguf_cfg_int_opt(s, arch, "nextn_predict_layers", &nextn, e);
-    if (r < 0) return fail(d);
+    if (r < 0) return fd_gguf_cfg_fail(d);
     if (nextn >= blocks)
-        return contradicts(d, s, arch, "nextn_predict_layers", nextn, blocks - 1, "block_count leaves at most", e);
+        return fd_gguf_cfg_contradicts(d, s, arch, "nextn_predict_layers", nextn, blocks - 1, "block_count leaves at most", e);
     jv_set(d, "num_hidden_layers", jv_int(blocks - nextn)); /* the NextN blocks follow the trunk */
-    if (fd_gguf_cfg_int(s, arch, "attention.key_length_mla", &kml, e)) return fail(d);
-    if (kml <= dr) return contradicts(d, s, arch, "attention.key_length_mla", kml, dr + 1, "rope.dimension_count + 1", e);
+    if (fd_gguf_cfg_int(s, arch, "attention.key_length_mla", &kml, e)) return fd_gguf_cfg_fail(d);
+    if (kml <= dr) return fd_gguf_cfg_contradicts(d, s, arch, "attention.key_length_mla", kml, dr + 1, "rope.dimension_count + 1", e);
     jv_set(d, "qk_nope_head_dim", jv_int(kml - dr));
     /* MLA as llama.cpp writes it: one KV head of kv_lora_rank + rope dims */
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.head_count_kv", &v, e)) < 0) return fail(d);
-    if (!r && v != 1 && v != nh) return contradicts(d, s, arch, "attention.head_count_kv", v, 1, "MLA (one latent KV head)", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.head_count_kv", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != 1 && v != nh) return fd_gguf_cfg_contradicts(d, s, arch, "attention.head_count_kv", v, 1, "MLA (one latent KV head)", e);
     jv_set(d, "num_key_value_heads", jv_int(nh));
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.key_length", &v, e)) < 0) return fail(d);
-    if (!r && v != rkv + dr) return contradicts(d, s, arch, "attention.key_length", v, rkv + dr, "kv_lora_rank + rope dims", e);
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.value_length", &v, e)) < 0) return fail(d);
-    if (!r && v != rkv) return contradicts(d, s, arch, "attention.value_length", v, rkv, "kv_lora_rank", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.key_length", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != rkv + dr) return fd_gguf_cfg_contradicts(d, s, arch, "attention.key_length", v, rkv + dr, "kv_lora_rank + rope dims", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.value_length", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != rkv) return fd_gguf_cfg_contradicts(d, s, arch, "attention.value_length", v, rkv, "kv_lora_rank", e);
     static const struct { const char *key, *field; } GROUPS[] = {{"expert_group_count", "n_group"},
                                                                   {"expert_group_used_count", "topk_group"}};
     for (int i = 0; i < 2; i++) {
-        if ((r = fd_gguf_cfg_int_opt(s, arch, GROUPS[i].key, &v, e)) < 0) return fail(d);
+        if ((r = fd_gguf_cfg_int_opt(s, arch, GROUPS[i].key, &v, e)) < 0) return fd_gguf_cfg_fail(d);
         jv_set(d, GROUPS[i].field, jv_int(r ? 1 : v));
     }
     /* sigmoid routing (LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID = 2) is the only one glm_moe_dsa has */
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fail(d);
-    if (!r && v != 2) return contradicts(d, s, arch, "expert_gating_func", v, 2, "glm_moe_dsa's sigmoid router", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != 2) return fd_gguf_cfg_contradicts(d, s, arch, "expert_gating_func", v, 2, "glm_moe_dsa's sigmoid router", e);
     double f;
-    if (fd_gguf_cfg_num(s, arch, "attention.layer_norm_rms_epsilon", &f, e)) return fail(d);
+    if (fd_gguf_cfg_num(s, arch, "attention.layer_norm_rms_epsilon", &f, e)) return fd_gguf_cfg_fail(d);
     jv_set(d, "rms_norm_eps", jv_float(f));
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     jv_set(d, "rope_theta", jv_float(r ? 10000.0 : f));
     /* llama.cpp: no expert_weights_scale = no scaling */
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "expert_weights_scale", &f, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "expert_weights_scale", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     jv_set(d, "routed_scaling_factor", jv_float(r ? 1.0 : f));
     char k[160];
     snprintf(k, sizeof k, "%s.expert_weights_norm", arch);
     const fd_gguf_kv *kv = fd_gguf_get(&s->f[0], k);
     if (kv && kv->type != FD_GGUF_BOOL)
-        return fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not a bool", s->f[0].path, k), d));
+        return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not a bool", s->f[0].path, k), d));
     jv_set(d, "norm_topk_prob", jv_bool(kv && kv->v.u));
     snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
     char *st = fd_gguf_get_str(&s->f[0], k);
@@ -136,7 +90,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
         fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is %.40s: the engine has default RoPE only", s->f[0].path, k,
                 st ? st : "not a string");
         free(st);
-        return fail(d);
+        return fd_gguf_cfg_fail(d);
     }
     free(st);
     /* the indexer on every layer unless indexer.types says which are full */
@@ -147,7 +101,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
         if (kv->type != FD_GGUF_ARRAY || (kv->atype != FD_GGUF_BOOL && kv->atype != FD_GGUF_U8 && kv->atype != FD_GGUF_I8 &&
                                           kv->atype != FD_GGUF_I32 && kv->atype != FD_GGUF_U32) ||
             (kv->alen != (uint64_t)L && kv->alen != (uint64_t)blocks))
-            return fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not one bool per layer (%lld)",
+            return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not one bool per layer (%lld)",
                                  s->f[0].path, k, (long long)L), d));
         jv *it = jv_arr();
         for (int64_t i = 0; i < L; i++) {
@@ -168,4 +122,4 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
 
 static const char *const NAMES[] = {"glm-dsa", NULL};
 
-const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, MAP, config, NULL};
+const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, FD_GGUF_DS2_MAP, config, NULL};

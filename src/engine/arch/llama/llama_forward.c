@@ -49,21 +49,6 @@ void *fd_llama_begin(const fd_weights *W, const fd_glm_config *c, const int64_t 
     return f;
 }
 
-typedef struct rope_job {
-    uint16_t *q, *k;
-    const fd_rope *R;
-    size_t nh, nkv, d;
-} rope_job;
-
-static void rope_rows(void *ctx, size_t lo, size_t hi)
-{
-    const rope_job *j = ctx;
-    for (size_t t = lo; t < hi; t++) {
-        for (size_t h = 0; h < j->nh; h++) fd_rope_rot_half(j->q + (t * j->nh + h) * j->d, j->R, t);
-        for (size_t h = 0; h < j->nkv; h++) fd_rope_rot_half(j->k + (t * j->nkv + h) * j->d, j->R, t);
-    }
-}
-
 /* x += o_proj(attention(RMSNorm(x))) */
 static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, llama_fwd *f, fd_err *e)
 {
@@ -110,8 +95,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
         fd_op_dump(L, "q_norm", "bf16", q, S * nh * d * 2);
         fd_op_dump(L, "k_norm", "bf16", k, S * nkv * d * 2);
     }
-    rope_job rj = {q, k, &f->R, nh, nkv, d};
-    fd_mm_range(m, S, 32, rope_rows, &rj);
+    fd_op_rope_heads(m, q, nh, k, nkv, d, &f->R, S);
     fd_op_dump(L, "q_rope", "bf16", q, S * nh * d * 2);
     fd_op_dump(L, "k_rope", "bf16", k, S * nkv * d * 2);
     o = fd_xmalloc(S * nh * d * 2);

@@ -53,16 +53,6 @@ static const fd_gguf_name MAP_QWEN3[] = {COMMON(FD_GG_ROWS)};
 
 enum { LLAMA, QWEN3, QWEN3MOE };
 
-static jv *fail(jv *d) { jv_free(d); return NULL; }
-
-static jv *contradicts(jv *d, const fd_gguf_set *s, const char *arch, const char *key, int64_t got, int64_t want,
-                       const char *why, fd_err *e)
-{
-    fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s.%s is %lld but %s gives %lld", s->f[0].path, arch, key,
-            (long long)got, why, (long long)want);
-    return fail(d);
-}
-
 /* llama3 RoPE: LlamaModel.generate_extra_tensors writes rope_freqs.weight
  * [head_dim/2] F32 = 1 (wavelength < original/high_freq_factor), factor
  * (> original/low_freq_factor), else 1/((1-smooth)/factor + smooth).  The
@@ -133,33 +123,33 @@ static jv *config(const fd_gguf_set *s, const char *arch, int kind, fd_err *e)
     };
     int64_t v, nh, nkv, H, hd, vocab, r;
     for (size_t i = 0; i < sizeof INTS / sizeof *INTS; i++) {
-        if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fail(d);
+        if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fd_gguf_cfg_fail(d);
         jv_set(d, INTS[i].field, jv_int(v));
     }
     jv_get_i64(d, "num_attention_heads", &nh);
     jv_get_i64(d, "hidden_size", &H);
-    if (nh < 1) return contradicts(d, s, arch, "attention.head_count", nh, 1, "a model with attention", e);
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.head_count_kv", &nkv, e)) < 0) return fail(d);
+    if (nh < 1) return fd_gguf_cfg_contradicts(d, s, arch, "attention.head_count", nh, 1, "a model with attention", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.head_count_kv", &nkv, e)) < 0) return fd_gguf_cfg_fail(d);
     if (r) nkv = nh; /* llama.cpp: absent = head_count */
     jv_set(d, "num_key_value_heads", jv_int(nkv));
     /* head_dim: attention.key_length (= value_length), else hidden / heads */
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.key_length", &hd, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.key_length", &hd, e)) < 0) return fd_gguf_cfg_fail(d);
     if (r) hd = H / nh;
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.value_length", &v, e)) < 0) return fail(d);
-    if (!r && v != hd) return contradicts(d, s, arch, "attention.value_length", v, hd, "attention.key_length", e);
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "rope.dimension_count", &v, e)) < 0) return fail(d);
-    if (!r && v != hd) return contradicts(d, s, arch, "rope.dimension_count", v, hd, "head_dim (rotary over the whole head)", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "attention.value_length", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != hd) return fd_gguf_cfg_contradicts(d, s, arch, "attention.value_length", v, hd, "attention.key_length", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "rope.dimension_count", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && v != hd) return fd_gguf_cfg_contradicts(d, s, arch, "rope.dimension_count", v, hd, "head_dim (rotary over the whole head)", e);
     jv_set(d, "head_dim", jv_int(hd));
     /* vocab: the embedding's rows; vocab_size when written must agree */
     vocab = fd_gguf_rows(s, "token_embd.weight");
-    if ((r = fd_gguf_cfg_int_opt(s, arch, "vocab_size", &v, e)) < 0) return fail(d);
-    if (!r && vocab && v != vocab) return contradicts(d, s, arch, "vocab_size", v, vocab, "token_embd.weight's rows", e);
+    if ((r = fd_gguf_cfg_int_opt(s, arch, "vocab_size", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+    if (!r && vocab && v != vocab) return fd_gguf_cfg_contradicts(d, s, arch, "vocab_size", v, vocab, "token_embd.weight's rows", e);
     jv_set(d, "vocab_size", jv_int(vocab ? vocab : r ? 0 : v));
     double f;
-    if (fd_gguf_cfg_num(s, arch, "attention.layer_norm_rms_epsilon", &f, e)) return fail(d);
+    if (fd_gguf_cfg_num(s, arch, "attention.layer_norm_rms_epsilon", &f, e)) return fd_gguf_cfg_fail(d);
     jv_set(d, "rms_norm_eps", jv_float(fd_gguf_f32_decimal(f)));
     double theta = 10000.0;
-    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fail(d);
+    if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     if (!r) theta = fd_gguf_f32_decimal(f);
     jv_set(d, "rope_theta", jv_float(theta));
     char k[160];
@@ -170,12 +160,12 @@ static jv *config(const fd_gguf_set *s, const char *arch, int kind, fd_err *e)
         fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is %.40s: the engine reads default and llama3 RoPE only",
                 s->f[0].path, k, st ? st : "not a string");
         free(st);
-        return fail(d);
+        return fd_gguf_cfg_fail(d);
     }
     free(st);
-    if (kind == LLAMA && llama3(d, s, theta, hd, e)) return fail(d);
+    if (kind == LLAMA && llama3(d, s, theta, hd, e)) return fd_gguf_cfg_fail(d);
     if (kind != LLAMA && fd_gguf_set_find(s, "rope_freqs.weight"))
-        return fail((fd_fail(e, "bad_gguf_config", "", "%s: rope_freqs.weight in a %s GGUF (llama.cpp reads none)",
+        return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: rope_freqs.weight in a %s GGUF (llama.cpp reads none)",
                              s->f[0].path, arch), d));
     jv_set(d, "tie_word_embeddings", jv_bool(fd_gguf_set_find(s, "output.weight") == NULL));
     jv_set(d, "attention_bias", jv_bool(fd_gguf_set_find(s, "blk.0.attn_q.bias") != NULL));
@@ -187,16 +177,16 @@ static jv *config(const fd_gguf_set *s, const char *arch, int kind, fd_err *e)
             {"expert_feed_forward_length", "moe_intermediate_size"},
         };
         for (size_t i = 0; i < sizeof MOE / sizeof *MOE; i++) {
-            if (fd_gguf_cfg_int(s, arch, MOE[i].key, &v, e)) return fail(d);
+            if (fd_gguf_cfg_int(s, arch, MOE[i].key, &v, e)) return fd_gguf_cfg_fail(d);
             jv_set(d, MOE[i].field, jv_int(v));
         }
         /* llama.cpp's qwen3moe: softmax routing, the top-k weights renormalised
          * (build_moe_ffn norm_w = true), every layer sparse */
-        if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fail(d);
-        if (!r && v != 1) return contradicts(d, s, arch, "expert_gating_func", v, 1, "qwen3_moe's softmax router", e);
+        if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fd_gguf_cfg_fail(d);
+        if (!r && v != 1) return fd_gguf_cfg_contradicts(d, s, arch, "expert_gating_func", v, 1, "qwen3_moe's softmax router", e);
         snprintf(k, sizeof k, "%s.expert_weights_norm", arch);
         if ((kv = fd_gguf_get(&s->f[0], k)) && (kv->type != FD_GGUF_BOOL || !kv->v.u))
-            return fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not true (llama.cpp's qwen3moe always "
+            return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not true (llama.cpp's qwen3moe always "
                                  "renormalises the top-k weights)", s->f[0].path, k), d));
         jv_set(d, "norm_topk_prob", jv_bool(1));
         jv_set(d, "decoder_sparse_step", jv_int(1));

@@ -59,22 +59,6 @@ void *fd_q35_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *i
     return f;
 }
 
-typedef struct rope_job {
-    uint16_t *q, *k;
-    const fd_rope *R;
-    size_t nh, nkv, d;
-} rope_job;
-
-/* rotate_half on the first rotary dims of each head, the rest passed through */
-static void rope_rows(void *ctx, size_t lo, size_t hi)
-{
-    const rope_job *j = ctx;
-    for (size_t t = lo; t < hi; t++) {
-        for (size_t h = 0; h < j->nh; h++) fd_rope_rot_half(j->q + (t * j->nh + h) * j->d, j->R, t);
-        for (size_t h = 0; h < j->nkv; h++) fd_rope_rot_half(j->k + (t * j->nkv + h) * j->d, j->R, t);
-    }
-}
-
 /* y = o_proj(attention(h) * sigmoid(gate)) (Qwen3_5Attention) under the
  * selection sel (S x S; causal here, causal and QSA-chosen in qwen4_exp) */
 int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const fd_rope *R,
@@ -117,8 +101,7 @@ int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     fd_op_rmsnorm_zc_mm(m, k, S * nkv, d, kn, (float)c->rms_norm_eps, k);
     fd_op_dump(L, "q_norm", "bf16", q, S * Q * 2);
     fd_op_dump(L, "k_norm", "bf16", k, S * nkv * d * 2);
-    rope_job rj = {q, k, R, nh, nkv, d};
-    fd_mm_range(m, S, 32, rope_rows, &rj);
+    fd_op_rope_heads(m, q, nh, k, nkv, d, R, S); /* the first rotary dims of each head, the rest passed */
     fd_op_dump(L, "q_rope", "bf16", q, S * Q * 2);
     fd_op_dump(L, "k_rope", "bf16", k, S * nkv * d * 2);
     o = fd_xmalloc(S * Q * 2);

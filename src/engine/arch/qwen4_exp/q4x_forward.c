@@ -55,19 +55,6 @@ void *fd_q4x_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *i
     return f;
 }
 
-typedef struct rope_job {
-    uint16_t *q;
-    const fd_rope *R;
-    size_t nh, d;
-} rope_job;
-
-static void rope_rows(void *ctx, size_t lo, size_t hi)
-{
-    const rope_job *j = ctx;
-    for (size_t t = lo; t < hi; t++)
-        for (size_t h = 0; h < j->nh; h++) fd_rope_rot_half(j->q + (t * j->nh + h) * j->d, j->R, t);
-}
-
 /* Qwen4ExpTextQSAIndexer of layer L on the mixed rows h: f->sel */
 static int qsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, q4x_fwd *f, const uint16_t *h,
                fd_err *e)
@@ -87,8 +74,7 @@ static int qsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         memcpy(k + t * d, y + t * N + nh * d, d * 2);
     }
     fd_op_rmsnorm_zc_mm(m, q, S * nh, d, qw, (float)c->rms_norm_eps, q);
-    rope_job rj = {q, &f->R, nh, d};
-    fd_mm_range(m, S, 32, rope_rows, &rj);
+    fd_op_rope_heads(m, q, nh, NULL, 0, d, &f->R, S);
     fd_op_dump(L, "qsa_q", "bf16", q, S * nh * d * 2);
     fd_op_qsa_select(m, q, k, kw, &f->R, S, nh, d, (size_t)x->ix_cr, (size_t)x->ix_budget, (float)c->rms_norm_eps, f->sel);
     fd_op_dump(L, "qsa_sel", "u8", f->sel, S * S);
