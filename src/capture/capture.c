@@ -137,6 +137,21 @@ static int check_opts(const fd_capture_opts *o, const fd_capture_shard *sh, fd_e
     return 0;
 }
 
+/* The declared bits of a checkpoint without a quantization_config (an RTN
+ * copy of `quantize`) from its --scope-file: the largest bits_per_weight of
+ * the quantized assignments (as a mixed quantization_config declares its
+ * largest); NULL when none is quantized. */
+static jv *scope_bits(const jv *scope)
+{
+    const jv *as = jv_get(scope, "assignments");
+    int64_t best = 0, b;
+    for (size_t i = 0; as && as->t == JV_ARR && i < as->u.a.n; i++) {
+        const char *t = jv_get_str(as->u.a.v[i], "treatment");
+        if (t && !strcmp(t, "quantized") && !jv_get_i64(as->u.a.v[i], "bits_per_weight", &b) && b > best) best = b;
+    }
+    return best > 0 ? jv_int(best) : NULL;
+}
+
 /* The scope: a quantized checkpoint's own (refused as a root, or against a
  * --scope-file that says otherwise), else --scope-file; the disclosures. */
 static int read_scope(cap *x, fd_err *e)
@@ -170,6 +185,8 @@ static int read_scope(cap *x, fd_err *e)
         }
     } else if (strcmp(o->role, "root") && !x->scope)
         return fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
+    else if (x->scope && strcmp(o->role, "root"))
+        x->dbits = scope_bits(x->scope);
     jv *f32d = fd_capture_f32_cast_disclosure(&x->W);
     if (f32d) {
         if (!x->disc) x->disc = jv_arr();

@@ -8,6 +8,7 @@
 #include "format/version.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char CSS[] =
@@ -21,6 +22,7 @@ static const char CSS[] =
     ".sw{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:baseline}"
     ".strict{color:#1a7f37;font-weight:bold}.advisory{color:#b35900;font-weight:bold}"
     ".note{background:#fff6dd;border:1px solid #e0c060;padding:6px 10px;font-size:13px}"
+    "details.ids{margin:6px 0 14px}details.ids summary{cursor:pointer;font-size:12px;color:#555}"
     ".mono{font-family:'DejaVu Sans Mono',monospace;font-size:11px;word-break:break-all}"
     "figure{margin:12px 0}svg{display:block}"
     "h3{font-size:15px;margin:18px 0 6px}a{color:#2255aa}.jump{font-size:13px;margin:2px 0 8px}"
@@ -120,6 +122,8 @@ static int any_js(const fd_rpt *r)
 static void headline(fd_buf *b, const fd_rpt *r)
 {
     int js = any_js(r);
+    unsigned char *pareto = fd_xcalloc(r->n + 1, 1);
+    fd_rpt_pareto(r, pareto);
     fd_buf_puts(b, "<table id=\"headline\">\n<tr><th>candidate</th><th>class and why</th><th>bits / weight</th>"
                    "<th>mean KL(ref&#8214;cand)</th><th>bootstrap 95% CI</th><th>mean KL(cand&#8214;ref)</th>"
                    "<th>top-1 agreement</th><th>median</th><th>p99</th><th>max</th>");
@@ -128,7 +132,7 @@ static void headline(fd_buf *b, const fd_rpt *r)
     for (size_t i = 0; i < r->n; i++) {
         const fd_rpt_cand *c = &r->c[i];
         const char *cls = fd_rpt_str(jv_get(c->receipt, "comparability"), "class");
-        fd_buf_printf(b, "<tr data-candidate=\"%zu\" data-receipt=\"", i + 1);
+        fd_buf_printf(b, "<tr data-candidate=\"%zu\"%s data-receipt=\"", i + 1, pareto[i] ? " data-pareto=\"1\"" : "");
         esc(b, fd_rpt_str(c->receipt, "receipt_sha256"));
         fd_buf_printf(b, "\"><td class=\"cand\"><span class=\"sw\" style=\"background:%s\"></span>[%zu] <span data-field=\"candidate.label\">",
                       fd_svg_colour(i), i + 1);
@@ -174,6 +178,75 @@ static void headline(fd_buf *b, const fd_rpt *r)
         fd_buf_puts(b, "</tr>\n");
     }
     fd_buf_puts(b, "</table>\n");
+    free(pareto);
+}
+
+/* ---- the headline as CSV, a data: link (the page stays one file) ---------------------- */
+
+static void csv_text(fd_buf *b, const char *s)
+{
+    fd_buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"') fd_buf_putc(b, '"');
+        fd_buf_putc(b, *s);
+    }
+    fd_buf_putc(b, '"');
+}
+
+static void csv_num(fd_buf *b, const jv *v)
+{
+    if (v && v->t == JV_FLOAT) fd_put_repr(b, v->u.f);
+    else if (v && v->t == JV_INT) fd_buf_printf(b, "%lld", (long long)v->u.i);
+}
+
+static const char *const CSV_FIELDS[] = {"kl.mean", "uncertainty.ci95_low", "uncertainty.ci95_high", "kl_reverse_mean",
+                                         "top1_agreement", "kl.median", "kl.p99", "kl.max", "js.mean",
+                                         "measurement_scope.scored_positions", "measurement_scope.contexts"};
+
+/* One header line and a row per candidate: the exact receipt numbers
+ * (shortest round-trip), empty where the receipt has none. */
+void fd_rpt_headline_csv(const fd_rpt *r, fd_buf *b)
+{
+    unsigned char *pareto = fd_xcalloc(r->n + 1, 1);
+    fd_rpt_pareto(r, pareto);
+    fd_buf_puts(b, "candidate,label,class,declared_bits,pareto");
+    for (size_t k = 0; k < sizeof CSV_FIELDS / sizeof *CSV_FIELDS; k++) fd_buf_printf(b, ",%s", CSV_FIELDS[k]);
+    fd_buf_puts(b, ",receipt_sha256\r\n");
+    for (size_t i = 0; i < r->n; i++) {
+        const fd_rpt_cand *c = &r->c[i];
+        fd_buf_printf(b, "%zu,", i + 1);
+        csv_text(b, fd_rpt_label(c));
+        fd_buf_putc(b, ',');
+        csv_text(b, fd_rpt_str(jv_get(c->receipt, "comparability"), "class"));
+        fd_buf_putc(b, ',');
+        if (c->has_bpw) fd_put_repr(b, c->bpw);
+        fd_buf_printf(b, ",%d", pareto[i]);
+        for (size_t k = 0; k < sizeof CSV_FIELDS / sizeof *CSV_FIELDS; k++) {
+            fd_buf_putc(b, ',');
+            csv_num(b, path_get(c->receipt, CSV_FIELDS[k]));
+        }
+        fd_buf_putc(b, ',');
+        csv_text(b, fd_rpt_str(c->receipt, "receipt_sha256"));
+        fd_buf_puts(b, "\r\n");
+    }
+    free(pareto);
+}
+
+static void csv_link(fd_buf *b, const fd_rpt *r)
+{
+    fd_buf csv = {0};
+    fd_rpt_headline_csv(r, &csv);
+    fd_buf_puts(b, "<p class=\"csv\"><a download=\"fidelity-headline.csv\" href=\"data:text/csv;charset=utf-8,");
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t k = 0; k < csv.n; k++) { /* percent-encoded: everything but unreserved characters */
+        unsigned char ch = (unsigned char)csv.p[k];
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+            ch == '.' || ch == '~')
+            fd_buf_putc(b, (char)ch);
+        else fd_buf_printf(b, "%%%c%c", hex[ch >> 4], hex[ch & 15]);
+    }
+    fd_buf_puts(b, "\">Download the headline table (CSV)</a>: the exact receipt values, one row per candidate.</p>\n");
+    fd_buf_free(&csv);
 }
 
 static void id_row(fd_buf *b, const char *name, const char *value)
@@ -188,6 +261,8 @@ static void id_row(fd_buf *b, const char *name, const char *value)
 static void identities(fd_buf *b, const fd_rpt_cand *c, size_t i)
 {
     const jv *r = c->receipt, *cand = jv_get(r, "candidate"), *ref = jv_get(r, "reference"), *pan = jv_get(r, "panel");
+    fd_buf_puts(b, "<details class=\"ids\"><summary>identities: the receipt's seal and the sha256 of what it "
+                   "compared</summary>\n");
     fd_buf_printf(b, "<table class=\"ids\" data-candidate=\"%zu\">\n", i + 1);
     id_row(b, "receipt_sha256", fd_rpt_str(r, "receipt_sha256"));
     id_row(b, "created_utc", fd_rpt_str(r, "created_utc"));
@@ -202,7 +277,7 @@ static void identities(fd_buf *b, const fd_rpt_cand *c, size_t i)
     id_row(b, "tokenwise sha256", fd_rpt_str(jv_get(r, "tokenwise"), "sha256"));
     id_row(b, "comparability key", fd_rpt_str(jv_get(r, "comparability"), "key"));
     id_row(b, "replay backend", fd_rpt_str(jv_get(r, "comparator"), "replay_backend"));
-    fd_buf_puts(b, "</table>\n");
+    fd_buf_puts(b, "</table>\n</details>\n");
 }
 
 static void notes(fd_buf *b, const fd_rpt *r)
@@ -256,9 +331,19 @@ void fd_rpt_render(const fd_rpt *r, fd_buf *b)
     notes(b, r);
     fd_buf_puts(b, "<h2>Headline</h2>\n");
     headline(b, r);
+    csv_link(b, r);
     figure(b, "fig-means");
     fd_plot_means(b, r);
-    fd_buf_puts(b, "</figure>\n<h2>Distribution of per-position KL</h2>\n");
+    fd_buf_puts(b, "</figure>\n");
+    fd_buf dom = {0};
+    if (fd_plot_domains(&dom, r)) {
+        fd_buf_puts(b, "<h2>Per domain</h2>\n");
+        figure(b, "fig-domains");
+        fd_buf_put(b, dom.p, dom.n);
+        fd_buf_puts(b, "</figure>\n");
+    }
+    fd_buf_free(&dom);
+    fd_buf_puts(b, "<h2>Distribution of per-position KL</h2>\n");
     figure(b, "fig-cdf");
     fd_plot_cdf(b, r);
     fd_buf_puts(b, "</figure>\n<h2>Context depth</h2>\n");

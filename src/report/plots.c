@@ -358,6 +358,57 @@ void fd_plot_depth(fd_buf *b, const fd_rpt *r)
 
 /* ---- size against KL -------------------------------------------------------------- */
 
+void fd_rpt_pareto(const fd_rpt *r, unsigned char *on)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const fd_rpt_cand *a = &r->c[i];
+        double ka = fd_rpt_num(rc_get(a, "kl"), "mean");
+        on[i] = a->has_bpw && isfinite(a->bpw) && isfinite(ka);
+        for (size_t j = 0; on[i] && j < r->n; j++) {
+            const fd_rpt_cand *o = &r->c[j];
+            double ko = fd_rpt_num(rc_get(o, "kl"), "mean");
+            if (j == i || !o->has_bpw || !isfinite(o->bpw) || !isfinite(ko)) continue;
+            if (o->bpw <= a->bpw && ko <= ka && (o->bpw < a->bpw || ko < ka)) on[i] = 0; /* dominated */
+        }
+    }
+}
+
+/* The frontier's points in order of bits (then KL) joined by a dashed line, each ringed; its members
+ * listed under the legend from ly on. */
+static void pareto_marks(fd_buf *b, const fd_rpt *r, const fd_axis *x, const fd_axis *y, double ly)
+{
+    unsigned char *on = fd_xcalloc(r->n + 1, 1);
+    size_t *ix = fd_xcalloc(r->n + 1, sizeof *ix), n = 0;
+    fd_rpt_pareto(r, on);
+    for (size_t i = 0; i < r->n; i++) {
+        if (!on[i]) continue;
+        size_t k = n++;
+        double bi = r->c[i].bpw, ki = fd_rpt_num(rc_get(&r->c[i], "kl"), "mean");
+        for (; k > 0; k--) { /* insertion by (bits, KL, index) */
+            const fd_rpt_cand *o = &r->c[ix[k - 1]];
+            double ko = fd_rpt_num(rc_get(o, "kl"), "mean");
+            if (o->bpw < bi || (o->bpw == bi && ko <= ki)) break;
+            ix[k] = ix[k - 1];
+        }
+        ix[k] = i;
+    }
+    double *xs = fd_xmalloc((n + 1) * sizeof *xs), *ys = fd_xmalloc((n + 1) * sizeof *ys);
+    fd_buf list = {0};
+    fd_buf_puts(&list, "Pareto frontier:");
+    for (size_t k = 0; k < n; k++) {
+        const fd_rpt_cand *c = &r->c[ix[k]];
+        double mean = fd_rpt_num(rc_get(c, "kl"), "mean");
+        xs[k] = fd_axis_map(x, c->bpw);
+        ys[k] = fd_axis_map(y, mean > 0 ? mean : pow(10, y->lo));
+        fd_svg_circle(b, xs[k], ys[k], 10, "none", "#222222");
+        fd_buf_printf(&list, " [%zu]", ix[k] + 1);
+    }
+    fd_svg_polyline(b, xs, ys, n, "#555555", "6 4");
+    if (n) fd_svg_text(b, LEG_X, ly, "start", "small", fd_buf_cstr(&list), 0);
+    fd_buf_free(&list);
+    free(xs), free(ys), free(ix), free(on);
+}
+
 int fd_plot_scatter(fd_buf *b, const fd_rpt *r)
 {
     size_t npts = 0;
@@ -386,7 +437,7 @@ int fd_plot_scatter(fd_buf *b, const fd_rpt *r)
     fd_svg_open(b, W, h, "Size against mean KL");
     heading(b, "Size against mean KL",
             "declared bits per weight (candidate dataset weights.declared_bits) against mean KL(reference || "
-            "candidate) with its 95% CI; log y");
+            "candidate) with its 95% CI; log y; ringed and dashed: the Pareto frontier");
     fd_svg_axes(b, &x, &y, "declared bits per weight", "mean KL (nats)");
     for (size_t i = 0; i < r->n; i++) {
         const fd_rpt_cand *c = &r->c[i];
@@ -407,6 +458,7 @@ int fd_plot_scatter(fd_buf *b, const fd_rpt *r)
             fd_svg_textf(b, LEG_X, ly, "start", "small", "[%zu] declares no bits: not drawn", i + 1);
             ly += 16;
         }
+    pareto_marks(b, r, &x, &y, ly);
     overlay_footer(b, y.px0 + AXIS_H, r, &id);
     fd_svg_close(b);
     return 1;
@@ -539,4 +591,79 @@ void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
     }
     cand_footer(b, fy, c, 0);
     fd_svg_close(b);
+}
+
+/* ---- mean KL per domain ------------------------------------------------------------ */
+
+#define DOMAINS_MAX 24
+
+static double jnum(const jv *v)
+{
+    return !v ? NAN : v->t == JV_FLOAT ? v->u.f : v->t == JV_INT ? (double)v->u.i : NAN;
+}
+
+/* The domain names of every receipt's per_domain object, sorted by bytes, at most DOMAINS_MAX
+ * (*more set when there are others). */
+static size_t domain_keys(const fd_rpt *r, const char **keys, int *more, prange *p)
+{
+    size_t nk = 0;
+    *more = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const jv *pd = rc_get(&r->c[i], "per_domain");
+        if (!pd || pd->t != JV_OBJ) continue;
+        for (size_t m = 0; m < pd->u.o.n; m++) {
+            const char *k = pd->u.o.m[m].k;
+            prange_add(p, jnum(pd->u.o.m[m].v));
+            size_t at = 0;
+            while (at < nk && strcmp(keys[at], k) < 0) at++;
+            if (at < nk && !strcmp(keys[at], k)) continue;
+            if (nk == DOMAINS_MAX) { *more = 1; if (at == nk) continue; nk--; }
+            memmove(keys + at + 1, keys + at, (nk - at) * sizeof *keys);
+            keys[at] = k;
+            nk++;
+        }
+    }
+    return nk;
+}
+
+int fd_plot_domains(fd_buf *b, const fd_rpt *r)
+{
+    const char *keys[DOMAINS_MAX];
+    int more;
+    prange p = {0};
+    size_t nk = domain_keys(r, keys, &more, &p);
+    if (!nk) return 0;
+    const int px0 = 250;
+    const double bar = 9, group = bar * (double)r->n + 14;
+    fd_axis x = {0, 1, 1, px0, PX1_LEG}, y = {0, 0, 0, 0, TOP};
+    prange_decades(&p, &x.lo, &x.hi);
+    y.px0 = TOP + group * (double)nk + 10;
+    if (y.px0 < TOP + 18.0 * (double)r->n + 30) y.px0 = TOP + 18.0 * (double)r->n + 30; /* room for the legend */
+    idents id;
+    collect_idents(r, &id);
+    int h = (int)(y.px0 + AXIS_H + LINE * (double)(overlay_footer_lines(r, &id) + (size_t)more) + 8);
+    fd_svg_open(b, W, h, "Mean KL per domain");
+    heading(b, "Mean KL per domain",
+            "each receipt's per_domain: mean KL(reference || candidate) over the positions of each panel domain; "
+            "one bar per candidate; nats, log scale");
+    fd_svg_axes(b, &x, &y, "mean KL (nats)", NULL);
+    for (size_t k = 0; k < nk; k++) {
+        double gy = TOP + group * (double)k + 7;
+        fd_buf_printf(b, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\" class=\"t\">", px0 - 10,
+                      gy + bar * (double)r->n / 2 + 4);
+        fd_xml_escape(b, keys[k], LABEL_CP);
+        fd_buf_puts(b, "</text>\n");
+        for (size_t i = 0; i < r->n; i++) {
+            const jv *pd = rc_get(&r->c[i], "per_domain");
+            double v = pd && pd->t == JV_OBJ ? jnum(jv_get(pd, keys[k])) : NAN, by = gy + bar * (double)i;
+            if (v > 0) fd_svg_rect(b, x.px0, by, fd_axis_map(&x, v) - x.px0, bar - 1, fd_svg_colour(i), NULL);
+            else if (v == 0) fd_svg_textf(b, x.px0 + 4, by + bar - 1, "start", "small", "[%zu] 0", i + 1);
+        }
+    }
+    legend(b, r, TOP + 14);
+    double fy = y.px0 + AXIS_H;
+    if (more) fy = footer(b, fy, "more than %d domains: the first %d by name are drawn", DOMAINS_MAX, DOMAINS_MAX);
+    overlay_footer(b, fy, r, &id);
+    fd_svg_close(b);
+    return 1;
 }

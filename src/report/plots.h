@@ -14,6 +14,12 @@ void fd_plot_depth(fd_buf *b, const fd_rpt *r);
 /* Mean KL (with CI) against declared bits per weight; returns 0 and
  * writes nothing when no candidate declares its bits. */
 int fd_plot_scatter(fd_buf *b, const fd_rpt *r);
+/* on[i] = 1 when candidate i declares its bits and no other candidate is
+ * both no larger and no worse (mean KL) and better in one of the two. */
+void fd_rpt_pareto(const fd_rpt *r, unsigned char *on);
+/* Mean KL per panel domain (the receipts' per_domain), one bar per
+ * candidate, log x; returns 0 and writes nothing when no receipt has one. */
+int fd_plot_domains(fd_buf *b, const fd_rpt *r);
 /* Log-x histogram of one candidate's tokenwise KL (fraction of positions),
  * with the receipt's median/p99/max marked; nothing without tokenwise. */
 void fd_plot_hist(fd_buf *b, const fd_rpt *r, size_t i);

@@ -60,6 +60,9 @@ void fd_rpt_render(const fd_rpt *r, fd_buf *html);
 /* Load, render and write atomically to out. */
 int fd_rpt_write(const fd_rpt_opts *o, const char *out, fd_err *e);
 
+/* The headline table as CSV (the page's download link carries it). */
+void fd_rpt_headline_csv(const fd_rpt *r, fd_buf *csv);
+
 /* Helpers shared by plots.c and html.c. */
 double fd_rpt_num(const jv *obj, const char *key);        /* NaN unless a number */
 const char *fd_rpt_str(const jv *obj, const char *key);   /* "n/a" unless a string */

@@ -10,7 +10,7 @@ usage errors exit 4.  With Chromium present, a headless screenshot must show
 the plots (palette colours rendered, many colours, not blank); with
 FIDELITY_REQUIRE_CHROMIUM=1 a missing Chromium is a failure.
 usage: test_report.py BINARY"""
-import hashlib, html.parser, json, os, re, shutil, struct, subprocess, sys, tempfile, zlib
+import csv, hashlib, html.parser, io, json, os, re, shutil, struct, subprocess, sys, tempfile, urllib.parse, zlib
 import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dsutil import load, dump, seal
@@ -59,6 +59,19 @@ case("capture --declared-bits records weights.declared_bits = 4.0 and verifies",
      rc == 0 and load(os.path.join(CAPQ, "fidelity-dataset.json"))["weights"]["declared_bits"] == 4.0
      and fid("verify", CAPQ)[0] == 0, out + err)
 
+CAP8 = os.path.join(WORK, "cap8")
+rc, out, err = fid("capture", "--model", os.path.join(demo, "model-int8"), "--panel", os.path.join(demo, "model", "panel"),
+                   "--out", CAP8, "--role", "quant", "--lane", "other", "--dataset-id", "fidelity--t.int8",
+                   "--dataset-name", "t", "--scope-file", os.path.join(demo, "scope-int8.json"), "--windows", "1")
+case("an RTN copy (no quantization_config) declares its --scope-file's quantized bits: declared_bits 8",
+     rc == 0 and load(os.path.join(CAP8, "fidelity-dataset.json"))["weights"]["declared_bits"] == 8, out + err)
+rc, out, err = fid("capture", "--model", os.path.join(demo, "model-int8"), "--panel", os.path.join(demo, "model", "panel"),
+                   "--out", os.path.join(WORK, "cap8x"), "--role", "quant", "--lane", "other", "--dataset-id",
+                   "fidelity--t.int8", "--dataset-name", "t", "--scope-file", os.path.join(demo, "scope-int8.json"),
+                   "--windows", "1", "--declared-bits", "4")
+case("--declared-bits 4 against an int8 scope: declared_bits_mismatch, exit 3, nothing written",
+     rc == 3 and "declared_bits_mismatch" in out + err and not os.path.exists(os.path.join(WORK, "cap8x")), out + err)
+
 FX = os.path.join(WORK, "fx")
 SMALL = ("--records", "6", "--tokens", "40", "--vocab", "500", "--fixed-time")
 ok = fid("write-fixture", "--out", os.path.join(FX, "root"), *SMALL)[0] == 0
@@ -92,7 +105,7 @@ class Cells(html.parser.HTMLParser):
         if not self.in_headline:
             return
         if tag == "tr" and "data-candidate" in a:
-            self.rows.append({"_receipt": a.get("data-receipt"), "_n": a["data-candidate"]})
+            self.rows.append({"_receipt": a.get("data-receipt"), "_n": a["data-candidate"], "_pareto": a.get("data-pareto")})
         if "data-field" in a and self.rows:
             self.stack.append([a["data-field"], a.get("data-value"), ""])
         elif self.stack and tag not in ("br",):
@@ -123,10 +136,69 @@ FIELDS = ("kl.mean", "uncertainty.ci95_low", "uncertainty.ci95_high", "kl_revers
           "kl.median", "kl.p99", "kl.max", "measurement_scope.scored_positions", "measurement_scope.contexts")
 
 
+def pareto_of(rs, bits):
+    """Indices (0-based) of the candidates no other beats on both declared bits and mean KL."""
+    pts = [(bits.get(r["candidate"]["dataset_sha256"]) if bits else None, r["kl"]["mean"]) for r in rs]
+    return {i for i, (b, k) in enumerate(pts) if b is not None and not any(
+        j != i and bo is not None and bo <= b and ko <= k and (bo < b or ko < k) for j, (bo, ko) in enumerate(pts))}
+
+
+def check_extras(tag, text, svgs, rows, rs, bits):
+    """The CSV download, the Pareto frontier, the per-domain bars, the folded seals."""
+    m = re.findall(r'<a download="fidelity-headline.csv" href="data:text/csv;charset=utf-8,([A-Za-z0-9%._~-]*)"', text)
+    table = list(csv.reader(io.StringIO(urllib.parse.unquote(m[0]) if m else "", newline=""))) if len(m) == 1 else []
+    want_p = pareto_of(rs, bits)
+    mism = []
+    if len(table) != len(rs) + 1:
+        mism.append(("rows", len(table)))
+    else:
+        head = table[0]
+        for i, (row, r) in enumerate(zip(table[1:], rs)):
+            d = dict(zip(head, row))
+            if d["label"] != r["candidate"]["label"] or d["class"] != r["comparability"]["class"] \
+                    or d["receipt_sha256"] != r["receipt_sha256"] or d["candidate"] != str(i + 1):
+                mism.append(("ids", i, d))
+            b = bits.get(r["candidate"]["dataset_sha256"]) if bits else None
+            if (float(d["declared_bits"]) if d["declared_bits"] else None) != b:
+                mism.append(("declared_bits", i, d["declared_bits"], b))
+            if d["pareto"] != ("1" if i in want_p else "0"):
+                mism.append(("pareto", i, d["pareto"]))
+            for f in FIELDS + ("js.mean",):
+                try:
+                    want = receipt_value(r, f)
+                except (KeyError, TypeError):
+                    want = None
+                got = d[f]
+                if want is None and got != "" or want is not None and (got == "" or type(want)(got) != want):
+                    mism.append((f, i, got, want))
+    case("%s: the CSV download carries the headline values exactly (labels, bits, Pareto, seals)" % tag, not mism,
+         mism or len(m))
+    case("%s: headline rows marked data-pareto = the frontier computed from the receipts and bits %s"
+         % (tag, sorted(i + 1 for i in want_p)), {i for i, row in enumerate(rows) if row["_pareto"] == "1"} == want_p)
+    scat = [s for s in svgs if "Size against mean KL" in s]
+    if scat:
+        listed = re.findall(r"Pareto frontier:((?: \[\d+\])+)", scat[0])
+        got = {int(x) - 1 for x in re.findall(r"\d+", listed[0])} if listed else set()
+        case("%s: the size-vs-KL plot rings and lists the same frontier" % tag, got == want_p and
+             scat[0].count('r="10.00" fill="none"') == len(want_p), (listed, want_p))
+    doms = sorted({k for r in rs for k in (r.get("per_domain") or {})})
+    dsvg = [s for s in svgs if "Mean KL per domain" in s]
+    if doms:
+        texts = "".join(ET.fromstring(dsvg[0]).itertext()) if dsvg else ""
+        case("%s: per-domain bars: one figure naming every domain of the receipts %s" % (tag, doms[:4]),
+             len(dsvg) == 1 and all(d in texts for d in doms) and dsvg[0].count("<rect") >= len(doms), len(dsvg))
+    else:
+        case("%s: no per-domain figure when no receipt has per_domain" % tag, not dsvg)
+    case("%s: each candidate's seals folded in a <details> block" % tag,
+         text.count('<details class="ids">') == len(rs) and text.count('<table class="ids"') == len(rs))
+
+
 def check_page(tag, path, receipts, n_svg, bits=None):
     data = read(path)
     text = data.decode("utf-8")
     svgs = re.findall(r"<svg\b.*?</svg>", text, re.S)
+    rs = [load(rp) for rp in receipts]
+    n_svg += any(r.get("per_domain") for r in rs)  # the per-domain figure
     case("%s: %d <svg> figures" % (tag, n_svg), len(svgs) == n_svg, len(svgs))
     bad = []
     for i, s in enumerate(svgs):
@@ -138,7 +210,8 @@ def check_page(tag, path, receipts, n_svg, bits=None):
             bad.append((i, str(ex)))
     case("%s: every <svg> is well-formed XML in the SVG namespace" % tag, not bad, bad)
     case("%s: self-contained (no script, no external resource; links only to in-page #anchors)" % tag,
-         "<script" not in text.lower() and not re.search(r"src\s*=|href\s*=\s*\"(?!#[\w-]+\")", text, re.I) and
+         "<script" not in text.lower() and
+         not re.search(r"src\s*=|href\s*=\s*\"(?!#[\w-]+\"|data:text/csv;charset=utf-8,[A-Za-z0-9%._~-]*\")", text, re.I) and
          not re.search(r"url\(", text) and set(re.findall(r"https?://[^\"' ]+", text)) <= {"http://www.w3.org/2000/svg"})
     p = Cells()
     p.feed(text)
@@ -177,6 +250,7 @@ def check_page(tag, path, receipts, n_svg, bits=None):
             if r[key]["dataset_sha256"] not in text:
                 mism.append((key + " dataset seal missing",))
     case("%s: headline values equal the receipts exactly (data-value), seals cited" % tag, not mism, mism)
+    check_extras(tag, text, svgs, p.rows, rs, bits)
     return text, svgs
 
 
@@ -211,6 +285,23 @@ case("size-vs-KL scatter drawn", any("Size against mean KL" in t for t in texts)
 rc, out, err = fid("report", FX_CMP, "--dataset", os.path.join(FX, "q45"), "--dataset", os.path.join(FX, "q8"),
                    "--out", os.path.join(WORK, "fx2.html"))
 case("report --dataset gives the page compare --report wrote", rc == 0 and read(os.path.join(WORK, "fx2.html")) == read(FX_HTML), err)
+
+# --- a dominated candidate: more bits and more KL than another, off the Pareto frontier -----
+ok = fid("write-fixture", "--out", os.path.join(FX, "q6"), *SMALL, "--role", "quant", "--noise-seed", "5",
+         "--perturb", "0.2", "--declared-bits", "6", "--dataset-id", "fidelity--fixture.q6")[0] == 0
+FX3, P3 = os.path.join(FX, "cmp3"), os.path.join(FX, "p3.html")
+rc, out, err = fid("compare", "--reference", os.path.join(FX, "root"), *[a for n in ("q8", "q45", "q6") for a in
+                   ("--candidate", os.path.join(FX, n))], "--out", FX3, "--created-utc", "2026-01-01T00:00:00Z",
+                   "--report", P3)
+if case("compare --report with three candidates that declare 8, 4.5 and 6 bits", ok and rc == 0, out + err):
+    rec3 = sorted(os.path.join(FX3, d, "comparison-receipt.json") for d in os.listdir(FX3)
+                  if os.path.isdir(os.path.join(FX3, d)))
+    bits3 = dict(bits)
+    bits3[load(os.path.join(FX, "q6", "fidelity-dataset.json"))["dataset_sha256"]] = 6.0
+    check_page("three candidates", P3, rec3, 4 + 2 * 3, bits3)
+    kl = [load(r)["kl"]["mean"] for r in rec3]
+    case("the 6-bit candidate has more KL than the 4.5-bit one (%.3g > %.3g) and is off the frontier"
+         % (kl[2], kl[1]), kl[2] > kl[1] and pareto_of([load(r) for r in rec3], bits3) == {0, 1})
 
 # --- refusals -------------------------------------------------------------------------------
 def tampered(name, edit_receipt=None, edit_tokenwise=None, reseal=False):
