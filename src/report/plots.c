@@ -525,6 +525,30 @@ void fd_plot_hist(fd_buf *b, const fd_rpt *r, size_t i)
 
 /* ---- one candidate: per-context bars ------------------------------------------------ */
 
+#define CAT_H 64      /* room for the slanted category labels under a frame */
+#define CAT_MAX 40    /* at most this many labelled categories (every k-th beyond) */
+
+/* A categorical x axis under a bar chart: each context's window_id (cut to
+ * 14 code points), slanted, under its bar; with more than CAT_MAX contexts
+ * every k-th is labelled (k = ceil(n / CAT_MAX)) and ticked; the axis title
+ * under them. */
+static void category_labels(fd_buf *b, const jv *pc, size_t n, double px0, double bw, double base)
+{
+    size_t every = n <= CAT_MAX ? 1 : (n + CAT_MAX - 1) / CAT_MAX;
+    for (size_t k = 0; k < n; k += every) {
+        double cx = px0 + bw * ((double)k + 0.5), cy = base + 12;
+        fd_svg_line(b, cx, base, cx, base + 4, "#333333", 1, NULL);
+        fd_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" class=\"small\" "
+                         "transform=\"rotate(-40 %.2f %.2f)\">", cx, cy, cx, cy);
+        fd_xml_escape(b, fd_rpt_str(pc->u.a.v[k], "window_id"), 14);
+        fd_buf_puts(b, "</text>\n");
+    }
+    char t[160];
+    snprintf(t, sizeof t, "context (window_id, in the receipt's per_context order%s)",
+             every > 1 ? "; every k-th labelled" : "");
+    fd_svg_text(b, (px0 + bw * (double)n / 2), base + CAT_H + 16, "middle", "t", t, 0);
+}
+
 void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
 {
     const fd_rpt_cand *c = &r->c[i];
@@ -538,15 +562,18 @@ void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
     double ylo = 0, yhi = top > 0 ? top * 1.12 : 1, step, xhi = n ? (double)n : 1;
     fd_axis_nice(&ylo, &yhi, &step);
     fd_axis x = {0, xhi, 0, PX0, PX1}, y = {0, yhi, 0, TOP + 260, TOP};
-    int h = (int)(y.px0 + AXIS_H + LINE * (double)(nw + CAND_FOOTER_LINES) + 8);
+    int h = (int)(y.px0 + AXIS_H + CAT_H + LINE * (double)(nw + CAND_FOOTER_LINES) + 8);
     char title[256], sub[512];
     snprintf(title, sizeof title, "[%zu] Mean KL per context", i + 1);
     snprintf(sub, sizeof sub, "%zu contexts in receipt order (per_context); #k marks the k-th highest mean "
                               "(high_kld_contexts); dashed: the token mean kl.mean", n);
     fd_svg_open(b, W, h, title);
     heading(b, title, sub);
-    fd_svg_axes(b, &x, &y, "context (position in the receipt's per_context list)", "mean KL (nats)");
+    fd_axis frame = x;
+    frame.hi = frame.lo; /* categories, not numbers: the frame without numeric ticks */
+    fd_svg_axes(b, &frame, &y, NULL, "mean KL (nats)");
     double bw = (x.px1 - x.px0) / xhi, gap = bw > 4 ? 1 : 0;
+    category_labels(b, pc, n, x.px0, bw, y.px0);
     for (size_t k = 0; k < n; k++) {
         double v = fd_rpt_num(pc->u.a.v[k], "mean");
         if (!(v > 0)) continue;
@@ -555,7 +582,7 @@ void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
     }
     double km = fd_rpt_num(rc_get(c, "kl"), "mean");
     if (km > 0) fd_svg_line(b, x.px0, fd_axis_map(&y, km), x.px1, fd_axis_map(&y, km), "#222222", 1.2, "5 3");
-    double fy = y.px0 + AXIS_H, placed_x[FD_KL_TOP * 4];
+    double fy = y.px0 + AXIS_H + CAT_H, placed_x[FD_KL_TOP * 4];
     int placed_lv[FD_KL_TOP * 4];
     size_t nplaced = 0;
     for (size_t w = 0; w < nw; w++) {

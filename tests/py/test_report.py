@@ -10,7 +10,7 @@ usage errors exit 4.  With Chromium present, a headless screenshot must show
 the plots (palette colours rendered, many colours, not blank); with
 FIDELITY_REQUIRE_CHROMIUM=1 a missing Chromium is a failure.
 usage: test_report.py BINARY"""
-import csv, hashlib, html.parser, io, json, os, re, shutil, struct, subprocess, sys, tempfile, urllib.parse, zlib
+import csv, hashlib, html, html.parser, io, json, os, re, shutil, struct, subprocess, sys, tempfile, urllib.parse, zlib
 import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dsutil import load, dump, seal
@@ -189,6 +189,16 @@ def check_extras(tag, text, svgs, rows, rs, bits):
              len(dsvg) == 1 and all(d in texts for d in doms) and dsvg[0].count("<rect") >= len(doms), len(dsvg))
     else:
         case("%s: no per-domain figure when no receipt has per_domain" % tag, not dsvg)
+    bad = []
+    for i, r in enumerate(rs):
+        fig = [s for s in svgs if "[%d] Mean KL per context" % (i + 1) in s]
+        wids = [c.get("window_id") or "" for c in r.get("per_context") or []]
+        every = 1 if len(wids) <= 40 else -(-len(wids) // 40)
+        labels = re.findall(r'class="small" transform="rotate\(-40[^"]*"\>([^<]*)<', fig[0]) if fig else []
+        want = [w if len(w) <= 14 else w[:13] + "\u2026" for w in wids[::every]]
+        if [html.unescape(x) for x in labels] != want:
+            bad.append((i, labels[:3], want[:3]))
+    case("%s: per-context bars on a categorical axis: every context's window_id under its bar" % tag, not bad, bad)
     case("%s: each candidate's seals folded in a <details> block" % tag,
          text.count('<details class="ids">') == len(rs) and text.count('<table class="ids"') == len(rs))
 
