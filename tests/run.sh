@@ -200,6 +200,9 @@ done
 # issue 17 item 6: no function over 150 lines, no file over 700 (the listed exceptions may only shrink)
 step unit "sizes: functions <= 150 lines, files <= 700 (and the check's self-test)" \
     bash -c 'python3 tests/check_sizes.py --self-test && python3 tests/check_sizes.py'
+# issue 17: nothing inside src/engine/ links in a circle (ops -> no architecture; architectures -> no circle)
+step unit "engine layers: no import circle (and the check's self-test)" \
+    bash -c 'python3 tests/check_layers.py --self-test && python3 tests/check_layers.py'
 # issue 21: model_types qwen4_exp, qwen4_exp_text (fixture, digest across threads / schedules / kernels, RTN KL, composite spelling, QSA live, refusals)
 for bin in $BINS; do
     step py "qwen4_exp: fixture, one digest across threads, schedules and kernel paths, RTN int8 < int4, composite spelling, QSA live, refusals ($bin)" \
