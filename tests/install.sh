@@ -16,6 +16,13 @@ for c in $("$B" --help | sed -n "/^commands:/,/^$/p" | sed "1d;/^$/d" | awk "{su
     grep -q "^\.B $(sed 's/-/\\\\-/g' <<<"$c")\$" "$M" || { echo "FAIL man page lacks command $c"; fail=1; }
 done
 if command -v man >/dev/null; then check "man page renders" 'man -l "$M" 2>/dev/null | grep -q "EXIT STATUS"'; fi
+# object-based build (-MMD): a touched source rebuilds its one object then relinks; a touched header
+# rebuilds only the objects that include it (make -n -W: what would run, nothing touched)
+check "a touched source file rebuilds one object, not the library" \
+    '[ "$(make -n -W src/util/strv.c build/fidelity | grep -c -- " -c ")" = 1 ]'
+n_svg=$(grep -l '#include "svg.h"\|#include "report/svg.h"' src/report/*.c src/cli/*.c | wc -l)
+check "a touched header rebuilds only its includers (report/svg.h: $n_svg objects)" \
+    '[ "$(make -n -W src/report/svg.h build/fidelity | grep -c -- " -c ")" = "$n_svg" ]'
 check "completion script parses" 'bash -n "$C"'
 comp() { bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _fidelity; printf "%s\n" "${COMPREPLY[@]}"' _ "$C" "$@"; }
 check "completes command names" '[ "$(comp fidelity comp)" = compare ]'
