@@ -121,3 +121,20 @@ void fd_op_attention_gqa(const fd_mm *m, const uint16_t *q, const uint16_t *k, c
     fd_mm_each(m, nh, attn_head, &hj);
 }
 
+
+void fd_op_gqa_tail(const fd_mm *m, uint16_t *q, uint16_t *k, const uint16_t *v, const fd_rope *R,
+                    const unsigned char *sel, const fd_lin *op, size_t S, size_t nh, size_t nkv, size_t d, size_t H,
+                    uint16_t *x, uint16_t *h, long long L)
+{
+    fd_op_rope_heads(m, q, nh, k, nkv, d, R, S);
+    fd_op_dump(L, "q_rope", "bf16", q, S * nh * d * 2);
+    fd_op_dump(L, "k_rope", "bf16", k, S * nkv * d * 2);
+    uint16_t *o = fd_xmalloc(S * nh * d * 2);
+    fd_op_attention_gqa(m, q, k, v, sel, o, S, nh, nkv, d);
+    fd_op_dump(L, "attn_core", "bf16", o, S * nh * d * 2);
+    fd_lin_apply(m, op, o, S, h);
+    fd_op_dump(L, "o_proj", "bf16", h, S * H * 2);
+    fd_op_residual_add(m, x, h, S * H);
+    fd_op_dump(L, "attn_resid", "bf16", x, S * H * 2);
+    free(o);
+}

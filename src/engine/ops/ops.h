@@ -177,6 +177,13 @@ void fd_rope_rot_half(uint16_t *z, const fd_rope *R, size_t p);
  * rotated at the row's position, the rest pass (partial rotary); rows run
  * as tasks of m (each row's result is independent of the split). */
 void fd_op_rope_heads(const fd_mm *m, uint16_t *q, size_t nq, uint16_t *k, size_t nk, size_t d, const fd_rope *R, size_t S);
+/* The tail of a GQA self-attention block (llama, qwen3, minimax_m2): q and k
+ * rotated in place (fd_op_rope_heads, R's width per head), causal eager GQA
+ * over sel, o_proj into h ([S][H]), the residual x += h; dumps q_rope,
+ * k_rope, attn_core, o_proj, attn_resid of layer L. */
+void fd_op_gqa_tail(const fd_mm *m, uint16_t *q, uint16_t *k, const uint16_t *v, const fd_rope *R,
+                    const unsigned char *sel, const fd_lin *op, size_t S, size_t nh, size_t nkv, size_t d, size_t H,
+                    uint16_t *x, uint16_t *h, long long L);
 void fd_op_rmsnorm(const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
 void fd_op_layernorm(uint16_t *x, size_t rows, size_t n, const float *w, const float *b, float eps);
 float fd_op_silu(float a);

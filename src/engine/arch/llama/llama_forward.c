@@ -56,7 +56,7 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
            nkv = (size_t)c->num_key_value_heads;
     int b = c->attention_bias, rc = -1;
     fd_lin qp = {0}, kp = {0}, vp = {0}, op = {0};
-    uint16_t *h = NULL, *q = NULL, *k = NULL, *v = NULL, *o = NULL, *qn = NULL, *kn = NULL;
+    uint16_t *h = NULL, *q = NULL, *k = NULL, *v = NULL, *qn = NULL, *kn = NULL;
     char nm[256];
 #define LL(var, n, kk, suffix)                                                \
     snprintf(nm, sizeof nm, "model.layers.%lld.self_attn." suffix, L);        \
@@ -95,20 +95,11 @@ static int attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
         fd_op_dump(L, "q_norm", "bf16", q, S * nh * d * 2);
         fd_op_dump(L, "k_norm", "bf16", k, S * nkv * d * 2);
     }
-    fd_op_rope_heads(m, q, nh, k, nkv, d, &f->R, S);
-    fd_op_dump(L, "q_rope", "bf16", q, S * nh * d * 2);
-    fd_op_dump(L, "k_rope", "bf16", k, S * nkv * d * 2);
-    o = fd_xmalloc(S * nh * d * 2);
-    fd_op_attention_gqa(m, q, k, v, f->sel, o, S, nh, nkv, d);
-    fd_op_dump(L, "attn_core", "bf16", o, S * nh * d * 2);
-    fd_lin_apply(m, &op, o, S, h); /* h is free again: the o_proj output */
-    fd_op_dump(L, "o_proj", "bf16", h, S * H * 2);
-    fd_op_residual_add(m, f->x, h, S * H);
-    fd_op_dump(L, "attn_resid", "bf16", f->x, S * H * 2);
+    fd_op_gqa_tail(m, q, k, v, &f->R, f->sel, &op, S, nh, nkv, d, H, f->x, h, L); /* h: the o_proj output */
     rc = 0;
 out:
     fd_lin_free(&qp); fd_lin_free(&kp); fd_lin_free(&vp); fd_lin_free(&op);
-    free(h); free(q); free(k); free(v); free(o); free(qn); free(kn);
+    free(h); free(q); free(k); free(v); free(qn); free(kn);
     return rc;
 }
 
