@@ -177,6 +177,11 @@ for bin in $BINS; do
     step py "kimi_k25 + kimi_linear: config spellings, on-disk spellings, vision tower skipped, digest across threads/schedules/kernels, RTN int8 < int4, refusals by name ($bin)" \
         python3 tests/py/test_kimi.py "$bin"
 done
+# issue 18: quantize --format gguf (our writer: BF16 = safetensors digest, Q8_0/Q4_0 = gguf.quants.quantize bytes)
+for bin in $BINS; do
+    step py "GGUF writer: BF16 digest = safetensors, Q8_0/Q4_0 bytes = gguf.quants.quantize, tokenizer identity, KL order, --match, refusals ($bin)" \
+        python3 tests/py/test_gguf_write.py "$bin"
+done
 # issue 18: GGUF of llama / qwen3 / qwen3moe / deepseek2 / deepseek32 (llama.cpp's converter, committed files) = safetensors digest
 for bin in $BINS; do
     step py "GGUF archs: llama/qwen3/qwen3moe/deepseek2(/deepseek32) BF16 = safetensors digest, Q8_0 = gguf-py dequantized, architectures, refusals ($bin)" \

@@ -8,6 +8,9 @@
 #include "format/writer.h"
 #include "capture/fixture.h"
 #include "format/digest.h"
+#include "engine/config.h"
+#include "engine/gguf_model.h"
+#include "engine/model.h"
 #include "util/bf16.h"
 #include "util/rng.h"
 #include "util/fsio.h"
@@ -177,9 +180,23 @@ int cmd_write_fixture(int argc, char **argv)
 /* demo: the three steps on a real (tiny, random-init) glm_moe_dsa checkpoint
  * generated locally: capture the root twice (two cold runs), quantize the
  * routed experts to int8 and int4 with the toy RTN quantizer, capture both,
- * quantize them again as published FP8-block and NVFP4 checkpoints and capture
- * those as shipped, verify all six datasets, compare the four candidates in one pass, and
+ * quantize them again as published FP8-block and NVFP4 checkpoints and, where the
+ * architecture has a GGUF writer, as a GGUF with Q4_0 experts, and capture those
+ * as shipped, verify every dataset, compare the candidates in one pass, and
  * force-compute the self-compare of the two root runs (exactly 0.0). */
+
+/* 1 when the checkpoint's architecture has a GGUF writer (quantize --format gguf). */
+static int has_gguf_writer(const char *model)
+{
+    fd_glm_config c;
+    memset(&c, 0, sizeof c);
+    fd_err e;
+    fd_err_clear(&e);
+    if (fd_glm_config_load(model, &c, &e)) return 0;
+    int ok = c.arch && c.arch->gguf && c.arch->gguf->write_kv;
+    fd_glm_config_free(&c);
+    return ok;
+}
 static int run_cmd(int (*fn)(int, char **), char **argv)
 {
     int argc = 0;
@@ -198,7 +215,8 @@ static char *joinp(const char *a, const char *b)
  * multi-candidate compare (OUT/NN-LABEL/comparison-receipt.json). */
 static void print_kl_order(const char *out)
 {
-    static const char *const DIRS[] = {"01-rtn-int8", "02-rtn-int4", "03-fp8-experts", "04-nvfp4-experts"};
+    static const char *const DIRS[] = {"01-rtn-int8", "02-rtn-int4", "03-fp8-experts", "04-nvfp4-experts",
+                                       "05-gguf-q4_0-experts"};
     enum { N = sizeof DIRS / sizeof *DIRS };
     double kl[N];
     int idx[N], n = 0;
@@ -244,8 +262,9 @@ int cmd_demo(int argc, char **argv)
     }
     char ids[6][96], names[6][96];
     static const char *const TAGS[6][2] = {{"root", "root"}, {"int8", "RTN int8"}, {"int4", "RTN int4"},
-                                           {"fp8", "FP8 experts"}, {"nvfp4", "NVFP4 experts"}, {"", ""}};
-    for (int i = 0; i < 5; i++) {
+                                           {"fp8", "FP8 experts"}, {"nvfp4", "NVFP4 experts"},
+                                           {"gguf-q4_0", "GGUF Q4_0 experts"}};
+    for (int i = 0; i < 6; i++) {
         snprintf(ids[i], sizeof ids[i], "fidelity--demo.%s.%s", preset, TAGS[i][0]);
         snprintf(names[i], sizeof names[i], "demo %s (%s)", TAGS[i][1], preset);
     }
@@ -258,6 +277,7 @@ int cmd_demo(int argc, char **argv)
     char *c4 = joinp(base, "int4"), *out = joinp(base, "compare"), *sc = joinp(base, "self-compare");
     char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
     char *cn4 = joinp(base, "nvfp4"), *report = joinp(base, "report.html");
+    char *gq4 = joinp(base, "model-q4_0.gguf"), *cg4 = joinp(base, "gguf-q4_0");
     int rc = FD_EXIT_OK;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -294,16 +314,28 @@ int cmd_demo(int argc, char **argv)
     char *cqn4[] = {"capture", "--model", qn4, "--panel", panel, "--out", cn4, "--role", "quant", "--lane", "other",
                     "--dataset-id", ids[4], "--dataset-name", names[4], windows ? "--windows" : NULL, (char *)windows, NULL};
     if ((rc = run_cmd(cmd_capture, cqf8)) || (rc = run_cmd(cmd_capture, cqn4))) goto out;
+    int gguf = has_gguf_writer(model);
+    if (gguf) {
+        printf("== step 2c: the routed experts Q4_0 in a GGUF as llama.cpp's converter lays it out (quantize --format gguf),\n"
+               "   captured from the file: ggml's blocks decoded row by row inside the kernels\n");
+        char *qzg[] = {"quantize", "--format", "gguf", "--type", "q4_0", "--match", xmd, "--src", model, "--dst", gq4, NULL};
+        char *cqg[] = {"capture", "--model", gq4, "--panel", panel, "--out", cg4, "--role", "quant", "--lane", "other",
+                       "--dataset-id", ids[5], "--dataset-name", names[5], windows ? "--windows" : NULL, (char *)windows, NULL};
+        if ((rc = run_cmd(cmd_quantize, qzg)) || (rc = run_cmd(cmd_capture, cqg))) goto out;
+    } else
+        printf("== (no GGUF row: %s's architecture has no GGUF writer yet)\n", preset);
     printf("== verify every dataset\n");
-    const char *all[6] = {root, root2, c8, c4, cf8, cn4};
-    for (int i = 0; i < 6; i++) {
+    const char *all[7] = {root, root2, c8, c4, cf8, cn4, cg4};
+    for (int i = 0; i < 6 + gguf; i++) {
         char *v[] = {"verify", (char *)all[i], NULL};
         if ((rc = run_cmd(cmd_verify, v)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
     }
-    printf("== step 3: compare offline, weights absent (all four candidates in one pass)\n");
+    printf("== step 3: compare offline, weights absent (all %s candidates in one pass)\n", gguf ? "five" : "four");
     char *cmp[] = {"compare", "--reference", root, "--candidate", c8, "--candidate-label", "rtn-int8", "--candidate", c4,
                    "--candidate-label", "rtn-int4", "--candidate", cf8, "--candidate-label", "fp8-experts",
-                   "--candidate", cn4, "--candidate-label", "nvfp4-experts", "--out", out, "--report", report, NULL};
+                   "--candidate", cn4, "--candidate-label", "nvfp4-experts", "--out", out, "--report", report,
+                   gguf ? "--candidate" : NULL /* argv ends here without a GGUF row */, cg4, "--candidate-label",
+                   "gguf-q4_0-experts", NULL};
     if ((rc = run_cmd(cmd_compare, cmp)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
     print_kl_order(out);
     printf("== self-compare of the two cold runs (SC-1, force-computed): exactly 0.0\n");
@@ -314,7 +346,7 @@ int cmd_demo(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         printf("== done in %.1f s (measured on this machine)\n"
-               "   report: %s   (open it in a browser: the four candidates against the reference)\n"
+               "   report: %s   (open it in a browser: the candidates against the reference)\n"
                "   next: measure your own model (README \"Measure your own model\"):\n"
                "     fidelity panel build --out ./panel --tokenizer ./my-bf16/tokenizer.json --context-length 512 --windows 64 texts.jsonl\n"
                "     fidelity capture --model ./my-bf16 --panel ./panel --out ./root\n"
@@ -325,6 +357,6 @@ int cmd_demo(int argc, char **argv)
 out:
     free(report);
     free(model); free(panel); free(q8); free(q4); free(s8); free(s4); free(root); free(root2);
-    free(c8); free(c4); free(out); free(sc); free(qf8); free(qn4); free(cf8); free(cn4);
+    free(c8); free(c4); free(out); free(sc); free(qf8); free(qn4); free(cf8); free(cn4); free(gq4); free(cg4);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "args.h"
 #include "capture/quantize.h"
 #include "capture/quantize_fmt.h"
+#include "capture/quantize_gguf.h"
 #include "capture/qscope.h"
 #include "engine/weights.h"
 #include "util/buf.h"
@@ -24,6 +25,9 @@ static int usage(const char *why)
             "  [--block R,C] (fp8-block, default 128,128) [--emit-scope FILE] [--emit-report FILE] [--dry-run] [--force]\n"
             "  (published layouts: fp8-block quantizes every Linear but lm_head and the indexer weights_proj by\n"
             "   default, nvfp4 the routed experts; the scope is read back from the written checkpoint)\n"
+            "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0 --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
+            "  [--force]  (llama.cpp's layout and names; q8_0/q4_0 by ggml's reference quantizers on every tensor\n"
+            "   whose rows are whole 32-blocks, or those --match selects; glm_moe_dsa)\n"
             "CLASS is one of embed_tokens, attn.qkv, attn.o, mlp.gate, mlp.up, mlp.down, moe.experts, norm, lm_head\n");
     return FD_EXIT_USAGE;
 }
@@ -64,13 +68,30 @@ static jv *scope_of(const char *dir, fd_err *e)
     return s;
 }
 
+static int run_gguf(const char *type, const fd_qz_opts *base, const char *emit_scope, const char *emit_report)
+{
+    if (!type) return usage("--format gguf needs --type bf16|q8_0|q4_0");
+    if (emit_scope || base->dry_run) return usage("--emit-scope and --dry-run are not for --format gguf");
+    fd_qg_opts o = {.src = base->src, .dst = base->dst, .type = type, .patterns = base->patterns,
+                    .npatterns = base->npatterns, .force = base->force};
+    fd_err e;
+    fd_err_clear(&e);
+    jv *report = NULL;
+    int rc = FD_EXIT_OK;
+    if (fd_quantize_gguf(&o, &report, &e) || (emit_report && write_json(emit_report, report, &e))) rc = FD_EXIT_REFUSED;
+    if (rc) printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    else print_summary(report);
+    jv_free(report);
+    return rc;
+}
+
 static int run_format(const char *format, const char *block, fd_qz_opts *base, const char *emit_scope,
                       const char *emit_report)
 {
     fd_qf_opts o = {.src = base->src, .dst = base->dst, .patterns = base->patterns, .npatterns = base->npatterns,
                     .dry_run = base->dry_run, .force = base->force, .bm = 128, .bn = 128};
     o.kind = !strcmp(format, "fp8-block") ? FD_Q_FP8_BLOCK : !strcmp(format, "nvfp4") ? FD_Q_NVFP4 : FD_Q_NONE;
-    if (o.kind == FD_Q_NONE) return usage("--format must be fp8-block or nvfp4");
+    if (o.kind == FD_Q_NONE) return usage("--format must be fp8-block, nvfp4 or gguf");
     if (block) {
         char rs[32];
         const char *comma = strchr(block, ',');
@@ -106,7 +127,8 @@ int cmd_quantize(int argc, char **argv)
 {
     fd_qz_opts o = {0};
     o.bits = 4;
-    const char *tensor_class = "moe.experts", *emit_scope = NULL, *emit_report = NULL, *format = NULL, *block = NULL;
+    const char *tensor_class = "moe.experts", *emit_scope = NULL, *emit_report = NULL, *format = NULL, *block = NULL,
+               *type = NULL;
     int have_bits = 0;
     const char **pats = fd_xcalloc((size_t)argc + 1, sizeof *pats);
     char **owned = fd_xcalloc((size_t)argc + 1, sizeof *owned); /* "--opt=value" splits */
@@ -122,7 +144,7 @@ int cmd_quantize(int argc, char **argv)
         } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) v = argv[i + 1];
         int takes = !strcmp(s, "--src") || !strcmp(s, "--dst") || !strcmp(s, "--bits") || !strcmp(s, "--match") ||
                     !strcmp(s, "--tensor-class") || !strcmp(s, "--emit-scope") || !strcmp(s, "--emit-report") ||
-                    !strcmp(s, "--format") || !strcmp(s, "--block");
+                    !strcmp(s, "--format") || !strcmp(s, "--block") || !strcmp(s, "--type");
         if (takes && !v) { rc = usage("an option is missing its value"); break; }
         if (takes && !eq) i++;
         if (!takes && eq) { rc = usage("this option takes no value"); break; }
@@ -134,6 +156,7 @@ int cmd_quantize(int argc, char **argv)
         else if (!strcmp(s, "--emit-report")) emit_report = v;
         else if (!strcmp(s, "--format")) format = v;
         else if (!strcmp(s, "--block")) block = v;
+        else if (!strcmp(s, "--type")) type = v;
         else if (!strcmp(s, "--bits")) {
             long long b;
             if (fd_arg_int(v, 2, 8, &b) || !fd_qz_bits_ok((int)b)) rc = usage("--bits must be one of 2, 3, 4, 5, 6, 8");
@@ -150,10 +173,14 @@ int cmd_quantize(int argc, char **argv)
         o.patterns = pats;
         if (!o.src || !o.dst) rc = usage("--src and --dst are required");
         else if (have_bits) rc = usage("--bits belongs to the RTN quantizer, not --format");
+        else if (!strcmp(format, "gguf")) rc = block ? usage("--block needs --format fp8-block")
+                                                     : run_gguf(type, &o, emit_scope, emit_report);
+        else if (type) rc = usage("--type belongs to --format gguf");
         else rc = run_format(format, block, &o, emit_scope, emit_report);
         goto done;
     }
     if (rc == FD_EXIT_OK && block) { rc = usage("--block needs --format fp8-block"); goto done; }
+    if (rc == FD_EXIT_OK && type) { rc = usage("--type belongs to --format gguf"); goto done; }
     if (rc == -1) rc = FD_EXIT_OK;
     else if (rc == FD_EXIT_OK) {
         if (!o.src || !o.dst || !o.npatterns) rc = usage("--src, --dst and at least one --match are required");

@@ -117,7 +117,7 @@ typedef struct build {
 
 /* Replaces %L by L and returns 1 when hf matches pattern p (with %L / %E
  * bound from hf's digits). */
-static int match(const char *p, const char *hf, long long *L, long long *E)
+int fd_gguf_name_match(const char *p, const char *hf, long long *L, long long *E)
 {
     while (*p) {
         if (p[0] == '%' && (p[1] == 'L' || p[1] == 'E')) {
@@ -135,7 +135,7 @@ static int match(const char *p, const char *hf, long long *L, long long *E)
     return !*hf;
 }
 
-static void expand(const char *p, long long L, char *out, size_t cap)
+void fd_gguf_name_expand(const char *p, long long L, char *out, size_t cap)
 {
     size_t n = 0;
     for (; *p && n + 24 < cap; p++) {
@@ -184,7 +184,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     long long L = -1, E = -1;
     for (; m->hf; m++) {
         L = E = -1;
-        if (match(m->hf, t->name, &L, &E)) break;
+        if (fd_gguf_name_match(m->hf, t->name, &L, &E)) break;
     }
     if (!m->hf) { /* the table does not know this tensor */
         fd_buf x = {0};
@@ -194,10 +194,10 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
         return;
     }
     char gn[128], gn2[128];
-    expand(m->gguf, L, gn, sizeof gn);
+    fd_gguf_name_expand(m->gguf, L, gn, sizeof gn);
     const fd_gguf_tensor *g = find(b, gn), *g2 = NULL;
     if (m->kind == FD_GG_KV_B) {
-        expand(m->gguf2, L, gn2, sizeof gn2);
+        fd_gguf_name_expand(m->gguf2, L, gn2, sizeof gn2);
         g2 = find(b, gn2);
     }
     if (!g || (m->kind == FD_GG_KV_B && !g2)) {
@@ -527,6 +527,13 @@ uint16_t fd_gguf_elem_bf16(const fd_tensor *t, uint64_t i)
 void fd_gguf_tokenizer_identity(const fd_weights *w, int64_t vocab, char *out, size_t cap)
 {
     const fd_gguf_file *f = &w->gguf->f[0];
+    const fd_gguf_kv *hj = fd_gguf_get(f, "tokenizer.huggingface.json");
+    if (hj && hj->type == FD_GGUF_STRING) { /* the tokenizer.json bytes: the identity a checkpoint directory has */
+        char th[65];
+        fd_sha256_hex(hj->str, (size_t)hj->len, th);
+        snprintf(out, cap, "local/tokenizer-%.16s", th);
+        return;
+    }
     const fd_gguf_kv **k = fd_xcalloc(f->nkv + 1, sizeof *k);
     size_t n = 0;
     for (size_t i = 0; i < f->nkv; i++)

@@ -53,7 +53,16 @@ typedef struct fd_gguf_arch {
     /* GGUF tensors the config hook reads (llama's rope_freqs.weight), not
      * weights: neither mapped nor unexpected; NULL-terminated or NULL */
     const char *const *aux;
+    /* `quantize --format gguf` (capture/quantize_gguf.c): the metadata the
+     * converter writes for a config, what config() reads back; NULL: the
+     * architecture has no GGUF writer */
+    void (*write_kv)(const fd_glm_config *c, fd_gguf_kvw *w);
 } fd_gguf_arch;
+
+/* 1 when the HF name hf matches the table pattern p, binding %L / %E from
+ * its digits; fd_gguf_name_expand writes p with %L replaced by L. */
+int fd_gguf_name_match(const char *p, const char *hf, long long *L, long long *E);
+void fd_gguf_name_expand(const char *p, long long L, char *out, size_t cap);
 
 /* llama.cpp's DeepseekV2Model name table (deepseek2, deepseek32, glm-dsa;
  * gguf_ds2map.c). */
@@ -89,9 +98,13 @@ int fd_gguf_model_open(const char *path, fd_glm_config *c, fd_weights *w, fd_err
 /* 0 when fd_gguf_model_open would open path (config, every tensor mapped,
  * the loader's check), without decoding a quantized head; else the refusal. */
 int fd_gguf_model_probe(const char *path, fd_err *e);
-/* The GGUF tokenizer identity: local/gguf-tokenizer-<16 hex of sha256 over
- * every tokenizer.* metadata entry in key order: key NUL, type u32 LE, the
- * value's bytes as stored>; local/no-tokenizer-vocab-N when none. */
+/* The GGUF tokenizer identity: with a tokenizer.huggingface.json string
+ * (the tokenizer.json bytes, as `quantize --format gguf` embeds them) the
+ * identity of a directory holding that tokenizer.json,
+ * local/tokenizer-<16 hex of its sha256>; else local/gguf-tokenizer-<16 hex
+ * of sha256 over every tokenizer.* metadata entry in key order: key NUL,
+ * type u32 LE, the value's bytes as stored>; local/no-tokenizer-vocab-N when
+ * none. */
 void fd_gguf_tokenizer_identity(const fd_weights *w, int64_t vocab, char *out, size_t cap);
 /* The checkpoint identity of a GGUF model: every file of the set {name,
  * sha256, size}; config_sha = sha256 of the canonical config.json document

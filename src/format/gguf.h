@@ -90,4 +90,23 @@ int fd_gguf_set_open(const char *first, fd_gguf_set *s, fd_err *e);
 void fd_gguf_set_close(fd_gguf_set *s);
 const fd_gguf_tensor *fd_gguf_set_find(const fd_gguf_set *s, const char *name);
 
+/* Writing GGUF metadata (format/gguf_write.c; `quantize --format gguf`):
+ * key/value records appended to b in GGUF v3 little-endian encoding, n
+ * counting them; keys are "<arch>.<key>" (arch NULL: the key as given). */
+struct fd_buf;
+typedef struct fd_gguf_kvw {
+    struct fd_buf *b;
+    uint64_t n;
+    const char *arch;
+} fd_gguf_kvw;
+void fd_gguf_kv_u32(fd_gguf_kvw *w, const char *key, int64_t v);
+void fd_gguf_kv_f32(fd_gguf_kvw *w, const char *key, double v);
+void fd_gguf_kv_bool(fd_gguf_kvw *w, const char *key, int v);
+void fd_gguf_kv_str(fd_gguf_kvw *w, const char *key, const char *v);
+void fd_gguf_kv_bools(fd_gguf_kvw *w, const char *key, const unsigned char *v, uint64_t n);
+/* Little-endian u32 / u64 and a GGUF string (u64 length + bytes). */
+void fd_gguf_put_u32(struct fd_buf *b, uint32_t v);
+void fd_gguf_put_u64(struct fd_buf *b, uint64_t v);
+void fd_gguf_put_str(struct fd_buf *b, const char *s);
+
 #endif

@@ -48,7 +48,13 @@ rc, out, err = fid("demo", "--out", demo)
 case("demo runs", rc == 0, out[-2000:] + err[-2000:])
 DEMO_CMP = os.path.join(demo, "compare")
 demo_receipts = sorted(os.path.join(DEMO_CMP, d, "comparison-receipt.json") for d in os.listdir(DEMO_CMP))
-case("demo wrote one receipt per candidate (int8, int4, fp8, nvfp4)", len(demo_receipts) == 4, demo_receipts)
+case("demo wrote one receipt per candidate (int8, int4, fp8, nvfp4, gguf q4_0)", len(demo_receipts) == 5, demo_receipts)
+DEMO_HTML = os.path.join(demo, "report.html")
+if os.path.isfile(DEMO_HTML):  # compare --report reads each candidate's declared bits: every candidate drawn
+    dsvg = [s for s in re.findall(r"<svg\b.*?</svg>", open(DEMO_HTML, encoding="utf-8").read(), re.S)
+            if "Size against mean KL" in s]
+    case("the demo's own report draws every candidate on the size-vs-KL plot (RTN bits from the scope file)",
+         len(dsvg) == 1 and "declares no bits" not in dsvg[0] and "Pareto frontier:" in dsvg[0], dsvg[:1])
 
 CAPQ = os.path.join(WORK, "capq")
 rc, out, err = fid("capture", "--model", os.path.join(demo, "model-int4"), "--panel", os.path.join(demo, "model", "panel"),

@@ -47,9 +47,14 @@ const fd_tensor *fd_op_vget(const fd_weights *w, fd_err *e, int ndim, uint64_t d
     const fd_tensor *t = fd_weights_get(w, name);
     if (!t) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s is missing", name); return NULL; }
     uint64_t want[3] = {d0, d1, d2};
-    int ok = t->ndim == ndim && (t->qfmt || !strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
+    int ok = ndim >= 1 && ndim <= 3 && t->ndim == ndim && (t->qfmt || !strcmp(t->dtype, "BF16") || !strcmp(t->dtype, "F32"));
     for (int i = 0; ok && i < ndim; i++) ok = t->lshape[i] == want[i];
     if (!ok) { fd_fail(e, "checkpoint_mismatch", "", "tensor %s has the wrong shape or dtype", name); return NULL; }
+    if (!t->data && t->nbytes) { /* a lazy (layer-outer) open: a hook read outside the prefixes mapped for it */
+        fd_fail(e, "unmapped_tensor", "", "tensor %s is not mapped at this step of the layer-outer schedule "
+                "(an architecture hook reads outside its layer's prefix: a defect, please report it)", name);
+        return NULL;
+    }
     return t;
 }
 

@@ -8,6 +8,7 @@
  * (engine/gguf_model.h). */
 #include "engine/gguf_model.h"
 #include "util/buf.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,49 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     return d;
 }
 
+/* The inverse of config(): the keys convert_hf_to_gguf.py's GlmMoeDsaModel
+ * writes (w->arch is "glm-dsa"). */
+static void write_kv(const fd_glm_config *c, fd_gguf_kvw *w)
+{
+    static const struct { const char *key; size_t off; } I[] = {
+        {"block_count", offsetof(fd_glm_config, num_hidden_layers)},
+        {"context_length", offsetof(fd_glm_config, max_position_embeddings)},
+        {"embedding_length", offsetof(fd_glm_config, hidden_size)},
+        {"feed_forward_length", offsetof(fd_glm_config, intermediate_size)},
+        {"attention.head_count", offsetof(fd_glm_config, num_attention_heads)},
+        {"leading_dense_block_count", offsetof(fd_glm_config, first_k_dense_replace)},
+        {"vocab_size", offsetof(fd_glm_config, vocab_size)},
+        {"attention.q_lora_rank", offsetof(fd_glm_config, q_lora_rank)},
+        {"attention.kv_lora_rank", offsetof(fd_glm_config, kv_lora_rank)},
+        {"attention.value_length_mla", offsetof(fd_glm_config, v_head_dim)},
+        {"expert_feed_forward_length", offsetof(fd_glm_config, moe_intermediate_size)},
+        {"expert_count", offsetof(fd_glm_config, n_routed_experts)},
+        {"expert_shared_count", offsetof(fd_glm_config, n_shared_experts)},
+        {"rope.dimension_count", offsetof(fd_glm_config, qk_rope_head_dim)},
+        {"expert_used_count", offsetof(fd_glm_config, num_experts_per_tok)},
+        {"expert_group_count", offsetof(fd_glm_config, n_group)},
+        {"expert_group_used_count", offsetof(fd_glm_config, topk_group)},
+        {"attention.indexer.head_count", offsetof(fd_glm_config, index_n_heads)},
+        {"attention.indexer.key_length", offsetof(fd_glm_config, index_head_dim)},
+        {"attention.indexer.top_k", offsetof(fd_glm_config, index_topk)},
+    };
+    for (size_t i = 0; i < sizeof I / sizeof *I; i++) {
+        int64_t v;
+        memcpy(&v, (const char *)c + I[i].off, sizeof v);
+        fd_gguf_kv_u32(w, I[i].key, v);
+    }
+    fd_gguf_kv_u32(w, "attention.head_count_kv", 1); /* MLA: one latent KV head */
+    fd_gguf_kv_u32(w, "attention.key_length", c->kv_lora_rank + c->qk_rope_head_dim);
+    fd_gguf_kv_u32(w, "attention.value_length", c->kv_lora_rank);
+    fd_gguf_kv_u32(w, "attention.key_length_mla", c->qk_nope_head_dim + c->qk_rope_head_dim);
+    fd_gguf_kv_u32(w, "expert_gating_func", 2); /* sigmoid */
+    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
+    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
+    fd_gguf_kv_f32(w, "expert_weights_scale", c->routed_scaling_factor);
+    fd_gguf_kv_bool(w, "expert_weights_norm", c->norm_topk_prob);
+    fd_gguf_kv_bools(w, "attention.indexer.types", c->indexer_full, (uint64_t)c->num_hidden_layers);
+}
+
 static const char *const NAMES[] = {"glm-dsa", NULL};
 
-const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, FD_GGUF_DS2_MAP, config, NULL};
+const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, FD_GGUF_DS2_MAP, config, NULL, write_kv};

@@ -202,6 +202,6 @@ static jv *config_qwen3moe(const fd_gguf_set *s, const char *arch, fd_err *e) { 
 static const char *const N_LLAMA[] = {"llama", NULL}, *const N_QWEN3[] = {"qwen3", NULL},
                          *const N_QWEN3MOE[] = {"qwen3moe", NULL}, *const AUX_LLAMA[] = {"rope_freqs.weight", NULL};
 
-const fd_gguf_arch FD_GGUF_LLAMA = {N_LLAMA, MAP_LLAMA, config_llama, AUX_LLAMA};
-const fd_gguf_arch FD_GGUF_QWEN3 = {N_QWEN3, MAP_QWEN3, config_qwen3, NULL};
-const fd_gguf_arch FD_GGUF_QWEN3MOE = {N_QWEN3MOE, MAP_QWEN3, config_qwen3moe, NULL};
+const fd_gguf_arch FD_GGUF_LLAMA = {N_LLAMA, MAP_LLAMA, config_llama, AUX_LLAMA, NULL};
+const fd_gguf_arch FD_GGUF_QWEN3 = {N_QWEN3, MAP_QWEN3, config_qwen3, NULL, NULL};
+const fd_gguf_arch FD_GGUF_QWEN3MOE = {N_QWEN3MOE, MAP_QWEN3, config_qwen3moe, NULL, NULL};

@@ -1,0 +1,370 @@
+/* `fidelity quantize --format gguf` (capture/quantize_gguf.h). */
+#include "capture/quantize_gguf.h"
+#include "engine/config.h"
+#include "engine/gguf_model.h"
+#include "engine/model.h"
+#include "engine/ops/ops.h"
+#include "engine/qformat.h"
+#include "engine/weights.h"
+#include "format/ggml_quants.h"
+#include "format/gguf.h"
+#include "format/version.h"
+#include "util/bf16.h"
+#include "util/buf.h"
+#include "util/fsio.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ALIGN 32 /* general.alignment's default */
+
+/* ------------------------------------------------------------ ggml's reference blocks */
+
+void fd_q8_0_block(const float *x, unsigned char *out)
+{
+    float amax = 0;
+    for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+    const float d = amax / 127, id = d != 0 ? 1.0f / d : 0.0f;
+    uint16_t h = fd_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xff), out[1] = (unsigned char)(h >> 8);
+    for (int j = 0; j < 32; j++) out[2 + j] = (unsigned char)(int8_t)roundf(x[j] * id);
+}
+
+void fd_q4_0_block(const float *x, unsigned char *out)
+{
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; j++)
+        if (fabsf(x[j]) > amax) amax = fabsf(x[j]), max = x[j]; /* the first of the largest */
+    const float d = max / -8, id = d != 0 ? 1.0f / d : 0.0f;
+    uint16_t h = fd_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xff), out[1] = (unsigned char)(h >> 8);
+    unsigned char q[32];
+    for (int j = 0; j < 32; j++) {
+        int v = (int)truncf(x[j] * id + 8.5f);
+        q[j] = (unsigned char)(v < 0 ? 0 : v > 15 ? 15 : v);
+    }
+    for (int j = 0; j < 16; j++) out[2 + j] = (unsigned char)(q[j] | (q[j + 16] << 4));
+}
+
+/* ------------------------------------------------------------ the tensor plan */
+
+enum { SRC_ONE, SRC_EXPERTS, SRC_K_B, SRC_V_B };
+
+typedef struct gt {
+    char name[128], hf[192];   /* GGUF name; the HF name --match reads */
+    int ndim, src_kind;
+    uint64_t ne[4];            /* GGUF order (ne[0] the row) */
+    uint32_t type;
+    uint64_t nbytes, off;
+    const fd_tensor *src;      /* SRC_ONE, SRC_K_B, SRC_V_B */
+    const fd_tensor **experts; /* SRC_EXPERTS, in expert order */
+    size_t nexp;
+} gt;
+
+typedef struct plan {
+    const fd_qg_opts *o;
+    const fd_glm_config *c;
+    const fd_weights *w;
+    const fd_gguf_arch *ga;
+    uint32_t qtype;            /* FD_GGML_BF16, _Q8_0, _Q4_0 */
+    gt *t;
+    size_t n, cap;
+    fd_err *e;
+    int failed;
+    fd_buf tokjson;            /* the checkpoint's tokenizer.json bytes, embedded; empty when none */
+} plan;
+
+static gt *add(plan *p, const char *name)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 64;
+        p->t = fd_xrealloc(p->t, p->cap * sizeof *p->t);
+    }
+    gt *g = &p->t[p->n++];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    return g;
+}
+
+static gt *find(plan *p, const char *name)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->t[i].name, name)) return &p->t[i];
+    return NULL;
+}
+
+static void fail(plan *p, const char *code, const char *fmt, const char *a, const char *b)
+{
+    if (!p->failed) fd_fail(p->e, code, "", fmt, a, b);
+    p->failed = 1;
+}
+
+/* One tensor of the architecture's list into the plan. */
+static void plan_tensor(void *ctx, const fd_tensor_spec *s)
+{
+    plan *p = ctx;
+    if (p->failed) return;
+    const fd_tensor *t = fd_weights_get(p->w, s->name);
+    if (!t) {
+        if (!strcmp(s->name, "lm_head.weight") && p->c->tie_word_embeddings) return;
+        return fail(p, "checkpoint_mismatch", "%s: tensor %s is missing", p->o->src, s->name);
+    }
+    const fd_gguf_name *m = p->ga->map;
+    long long L = -1, E = -1;
+    for (; m->hf && !fd_gguf_name_match(m->hf, s->name, &L, &E); m++) {}
+    if (!m->hf) return fail(p, "gguf_write_unsupported", "%s: tensor %s has no GGUF name in the architecture's table",
+                            p->o->src, s->name);
+    char gn[128];
+    fd_gguf_name_expand(m->gguf, L, gn, sizeof gn);
+    if (m->kind == FD_GG_KV_B) {
+        uint64_t nh = (uint64_t)p->c->num_attention_heads, dn = (uint64_t)p->c->qk_nope_head_dim,
+                 dv = (uint64_t)p->c->v_head_dim, r = (uint64_t)p->c->kv_lora_rank;
+        if (t->ndim != 2 || t->shape[0] != nh * (dn + dv) || t->shape[1] != r)
+            return fail(p, "checkpoint_mismatch", "%s: %s is not [heads * (qk_nope + v), kv_lora_rank]", p->o->src, s->name);
+        gt *k = add(p, gn);
+        k->src_kind = SRC_K_B, k->src = t, k->ndim = 3, k->ne[0] = dn, k->ne[1] = r, k->ne[2] = nh;
+        snprintf(k->hf, sizeof k->hf, "%s", s->name);
+        fd_gguf_name_expand(m->gguf2, L, gn, sizeof gn);
+        gt *v = add(p, gn);
+        v->src_kind = SRC_V_B, v->src = t, v->ndim = 3, v->ne[0] = r, v->ne[1] = dv, v->ne[2] = nh;
+        snprintf(v->hf, sizeof v->hf, "%s", s->name);
+        return;
+    }
+    if (m->kind != FD_GG_ROWS || t->ndim < 1 || t->ndim > 3)
+        return fail(p, "gguf_write_unsupported", "%s: tensor %s needs a layout the GGUF writer does not have", p->o->src,
+                    s->name);
+    if (E >= 0) { /* a routed expert: one stacked [E, rows, cols] tensor, experts in order */
+        gt *g = find(p, gn);
+        if (!g) {
+            g = add(p, gn);
+            g->src_kind = SRC_EXPERTS, g->ndim = 3, g->ne[0] = t->shape[1], g->ne[1] = t->shape[0];
+            snprintf(g->hf, sizeof g->hf, "%s", s->name);
+        }
+        if (t->ndim != 2 || (uint64_t)E != g->nexp || t->shape[1] != g->ne[0] || t->shape[0] != g->ne[1])
+            return fail(p, "checkpoint_mismatch", "%s: expert tensor %s is out of order or shaped unlike expert 0",
+                        p->o->src, s->name);
+        g->experts = fd_xrealloc(g->experts, (g->nexp + 1) * sizeof *g->experts);
+        g->experts[g->nexp++] = t;
+        g->ne[2] = g->nexp;
+        return;
+    }
+    gt *g = add(p, gn);
+    g->src_kind = SRC_ONE, g->src = t, g->ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) g->ne[d] = t->shape[t->ndim - 1 - d];
+    snprintf(g->hf, sizeof g->hf, "%s", s->name);
+}
+
+static int selected(const plan *p, const gt *g)
+{
+    if (!p->o->npatterns) return 1;
+    for (size_t i = 0; i < p->o->npatterns; i++)
+        if (strstr(g->hf, p->o->patterns[i])) return 1;
+    return 0;
+}
+
+/* F32 where the converter keeps F32 (1-D, the router, an F32 source), the
+ * quantized type where the row is whole blocks and --match selects, else BF16. */
+static void choose_types(plan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        gt *g = &p->t[i];
+        const fd_tensor *src = g->src ? g->src : g->experts[0];
+        uint64_t rows = 1;
+        for (int d = 1; d < g->ndim; d++) rows *= g->ne[d];
+        int f32 = g->ndim == 1 || strstr(g->name, "ffn_gate_inp") || !strcmp(src->dtype, "F32");
+        int q = p->qtype != FD_GGML_BF16 && g->ndim >= 2 && g->ne[0] % 32 == 0 && !strstr(g->name, "ffn_gate_inp") &&
+                selected(p, g);
+        g->type = q ? p->qtype : f32 ? FD_GGML_F32 : FD_GGML_BF16;
+        uint64_t row = g->type == FD_GGML_F32 ? g->ne[0] * 4 : g->type == FD_GGML_BF16 ? g->ne[0] * 2
+                       : g->ne[0] / 32 * (g->type == FD_GGML_Q8_0 ? 34 : 18);
+        g->nbytes = row * rows;
+    }
+}
+
+/* Row r of g (ne[0] values) as float32 from its source. */
+static void source_row(const plan *p, const gt *g, uint64_t r, float *x)
+{
+    uint64_t n = g->ne[0];
+    if (g->src_kind == SRC_ONE) {
+        for (uint64_t j = 0; j < n; j++) x[j] = fd_tensor_f32_at(g->src, r * n + j);
+    } else if (g->src_kind == SRC_EXPERTS) {
+        const fd_tensor *t = g->experts[r / g->ne[1]];
+        uint64_t rr = r % g->ne[1];
+        for (uint64_t j = 0; j < n; j++) x[j] = fd_tensor_f32_at(t, rr * n + j);
+    } else { /* kv_b_proj [nh*(dn+dv), rkv]: k_b [nh][rkv][dn] = rows h*(dn+dv)+j transposed, v_b [nh][dv][rkv] */
+        uint64_t dn = (uint64_t)p->c->qk_nope_head_dim, dv = (uint64_t)p->c->v_head_dim, rk = (uint64_t)p->c->kv_lora_rank;
+        if (g->src_kind == SRC_K_B) {
+            uint64_t h = r / rk, ri = r % rk;
+            for (uint64_t j = 0; j < n; j++) x[j] = fd_tensor_f32_at(g->src, (h * (dn + dv) + j) * rk + ri);
+        } else {
+            uint64_t h = r / dv, j = r % dv;
+            for (uint64_t ri = 0; ri < n; ri++) x[ri] = fd_tensor_f32_at(g->src, (h * (dn + dv) + dn + j) * rk + ri);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the file */
+
+/* Header, metadata and tensor infos (offsets assigned), padded to ALIGN. */
+static void header(plan *p, const char *arch, fd_buf *b)
+{
+    fd_buf m = {0};
+    fd_gguf_kvw w = {&m, 0, NULL};
+    fd_gguf_kv_str(&w, "general.architecture", arch);
+    char by[96];
+    snprintf(by, sizeof by, "%s/%s quantize --format gguf", FD_ENGINE_NAME, FD_VERSION);
+    fd_gguf_kv_str(&w, "general.quantized_by", by);
+    w.arch = arch;
+    p->ga->write_kv(p->c, &w);
+    w.arch = NULL;
+    if (p->tokjson.n) fd_gguf_kv_str(&w, "tokenizer.huggingface.json", fd_buf_cstr(&p->tokjson));
+    fd_buf_put(b, "GGUF", 4);
+    fd_gguf_put_u32(b, 3);
+    fd_gguf_put_u64(b, p->n);
+    fd_gguf_put_u64(b, w.n);
+    fd_buf_put(b, m.p, m.n);
+    fd_buf_free(&m);
+    uint64_t off = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        gt *g = &p->t[i];
+        g->off = off;
+        fd_gguf_put_str(b, g->name);
+        fd_gguf_put_u32(b, (uint32_t)g->ndim);
+        for (int d = 0; d < g->ndim; d++) fd_gguf_put_u64(b, g->ne[d]);
+        fd_gguf_put_u32(b, g->type);
+        fd_gguf_put_u64(b, off);
+        off += (g->nbytes + ALIGN - 1) / ALIGN * ALIGN;
+    }
+    while (b->n % ALIGN) fd_buf_putc(b, 0);
+}
+
+static int write_data(const plan *p, FILE *f)
+{
+    static const unsigned char zero[ALIGN];
+    for (size_t i = 0; i < p->n; i++) {
+        const gt *g = &p->t[i];
+        uint64_t rows = 1, n = g->ne[0];
+        for (int d = 1; d < g->ndim; d++) rows *= g->ne[d];
+        float *x = fd_xmalloc(n * sizeof *x + 4);
+        unsigned char *out = fd_xmalloc(n * 4 + 4);
+        size_t ob = 0;
+        for (uint64_t r = 0; r < rows; r++) {
+            source_row(p, g, r, x);
+            if (g->type == FD_GGML_F32) memcpy(out, x, ob = n * 4);
+            else if (g->type == FD_GGML_BF16) {
+                for (uint64_t j = 0; j < n; j++) {
+                    uint16_t h = fd_f32_to_bf16(x[j]);
+                    out[2 * j] = (unsigned char)(h & 0xff), out[2 * j + 1] = (unsigned char)(h >> 8);
+                }
+                ob = n * 2;
+            } else {
+                size_t bs = g->type == FD_GGML_Q8_0 ? 34 : 18;
+                for (uint64_t k = 0; k < n / 32; k++)
+                    (g->type == FD_GGML_Q8_0 ? fd_q8_0_block : fd_q4_0_block)(x + 32 * k, out + bs * k);
+                ob = n / 32 * bs;
+            }
+            if (fwrite(out, 1, ob, f) != ob) { free(x), free(out); return -1; }
+        }
+        free(x), free(out);
+        size_t pad = (size_t)((ALIGN - g->nbytes % ALIGN) % ALIGN);
+        if (pad && fwrite(zero, 1, pad, f) != pad) return -1;
+    }
+    return 0;
+}
+
+static int write_file(plan *p, const char *arch, fd_err *e)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", p->o->dst, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return fd_fail(e, "unwritable", "", "%s: %s", tmp, strerror(errno));
+    FILE *f = fdopen(fd, "wb");
+    if (!f) { close(fd); unlink(tmp); return fd_fail(e, "unwritable", "", "%s: %s", tmp, strerror(errno)); }
+    fd_buf h = {0};
+    header(p, arch, &h);
+    int bad = fwrite(h.p, 1, h.n, f) != h.n || write_data(p, f) || fflush(f) || fsync(fileno(f));
+    fd_buf_free(&h);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, p->o->dst)) {
+        int err = errno;
+        unlink(tmp);
+        return fd_fail(e, "unwritable", "", "%s: %s", p->o->dst, strerror(err));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ the command */
+
+static jv *report_of(const plan *p, const char *arch, uint64_t bytes)
+{
+    size_t nq = 0, nb = 0, nf = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t t = p->t[i].type;
+        nq += t == FD_GGML_Q8_0 || t == FD_GGML_Q4_0, nb += t == FD_GGML_BF16, nf += t == FD_GGML_F32;
+    }
+    jv *r = jv_obj();
+    jv_set(r, "format", jv_str("gguf"));
+    jv_set(r, "type", jv_str(p->o->type));
+    jv_set(r, "architecture", jv_str(arch));
+    jv_set(r, "tensors", jv_int((int64_t)p->n));
+    jv_set(r, "tensors_quantized", jv_int((int64_t)nq));
+    jv_set(r, "bf16", jv_int((int64_t)nb));
+    jv_set(r, "f32", jv_int((int64_t)nf));
+    jv_set(r, "bytes", jv_int((int64_t)bytes));
+    return r;
+}
+
+int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
+{
+    *report = NULL;
+    uint32_t qt = !strcmp(o->type, "bf16") ? FD_GGML_BF16 : !strcmp(o->type, "q8_0") ? FD_GGML_Q8_0
+                  : !strcmp(o->type, "q4_0") ? FD_GGML_Q4_0 : 0;
+    if (!qt) return fd_fail(e, "bad_usage", "", "--type must be bf16, q8_0 or q4_0 (not %s)", o->type);
+    if (!o->force && access(o->dst, F_OK) == 0) return fd_fail(e, "destination_exists", "", "%s exists (--force replaces it)", o->dst);
+    fd_glm_config c;
+    memset(&c, 0, sizeof c);
+    fd_weights w;
+    memset(&w, 0, sizeof w);
+    if (fd_glm_config_load(o->src, &c, e)) return -1;
+    int rc = -1, opened = 0;
+    const fd_gguf_arch *ga = c.arch->gguf;
+    if (!ga || !ga->write_kv) {
+        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa has one; "
+                "docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
+        goto out;
+    }
+    if (fd_weights_open(o->src, &w, e) || (opened = 1, fd_weights_check(&w, &c, e))) goto out;
+    if (w.q.kind != FD_Q_NONE) {
+        fd_fail(e, "gguf_write_unsupported", "", "%s: a quantized checkpoint; the GGUF writer reads a bf16 one", o->src);
+        goto out;
+    }
+    plan p = {.o = o, .c = &c, .w = &w, .ga = ga, .qtype = qt, .e = e};
+    char *tj = fd_path_join(o->src, "tokenizer.json");
+    if (fd_is_file(tj) && fd_read_file(tj, (size_t)256 << 20, &p.tokjson, e)) p.failed = 1;
+    free(tj);
+    if (!p.failed && p.tokjson.n && memchr(p.tokjson.p, 0, p.tokjson.n)) {
+        fd_fail(e, "bad_tokenizer", "", "%s/tokenizer.json holds a NUL byte", o->src);
+        p.failed = 1;
+    }
+    if (!p.failed) c.arch->tensors(&c, &w, plan_tensor, &p);
+    if (!p.failed) {
+        choose_types(&p);
+        if (!write_file(&p, ga->names[0], e)) {
+            struct stat st;
+            *report = report_of(&p, ga->names[0], stat(o->dst, &st) ? 0 : (uint64_t)st.st_size);
+            rc = 0;
+        }
+    }
+    for (size_t i = 0; i < p.n; i++) free(p.t[i].experts);
+    free(p.t);
+    fd_buf_free(&p.tokjson);
+out:
+    if (opened) fd_weights_close(&w);
+    fd_glm_config_free(&c);
+    return rc;
+}
