@@ -402,6 +402,10 @@ int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     if (m && !strcmp(m, "compressed-tensors")) return parse_ct(qc, where, q, e);
     if (m && !strcmp(m, "gptq")) return parse_gptq(qc, where, q, e);
     if (m && !strcmp(m, "awq")) return parse_awq(qc, where, q, e);
+    if (m && (!strcmp(m, "exl3") || !strcmp(m, "exl2")))
+        return fd_fail(e, "unsupported_quantization", "", "%s: quant_method %s (exllama's trellis / EXL2 codes) is not read: "
+                       "its reference decoder lives in exllamav3's compiled CUDA extension, not built here, so no decode of ours "
+                       "could be checked against it (docs/QUANT-FORMATS.md \"EXL3\")", where, m);
     return fd_fail(e, "unsupported_quantization", "", "%s: quant_method %.60s is not supported (fp8 with "
                    "weight_block_size, modelopt NVFP4, compressed-tensors pack-quantized, gptq, awq)", where, m ? m : "(absent)");
 }

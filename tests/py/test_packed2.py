@@ -370,6 +370,9 @@ def refusals():
     refused("mxfp4 packed of the wrong width", variant("f-w", "mxfp4", tens=lambda t: t.__setitem__(
         ex + ".weight_packed", ("U8", np.zeros((64, 15), np.uint8)))), [ex + ".weight_packed", "expected U8 [64,16]"],
             "bad_quantized_tensor")
+    refused("EXL3 (quant_method exl3: its reference decoder is exllamav3's CUDA extension)", variant("exl3", "int8ch",
+            cfg=lambda q: (q.clear(), q.update(quant_method="exl3", bits=4.0, head_bits=6))), ["exl3", "CUDA extension"],
+            "unsupported_quantization")
     refused("fp8 scale_fmt ue4m3", variant("u-fmt", "ue8m0", cfg=lambda q: q.update(scale_fmt="ue4m3")),
             ["scale_fmt ue4m3"], "unsupported_quantization")
     refused("F8_E8M0 scales without scale_fmt ue8m0", variant("u-nofmt", "ue8m0", cfg=lambda q: q.pop("scale_fmt")),
