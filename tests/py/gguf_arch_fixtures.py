@@ -9,12 +9,15 @@ cannot express the preset as is, one deterministic edit (numpy only, no RNG):
   deepseek-v32-tiny DeepSeek-V3's own config.json has it): without it the
                    converter writes no expert_gating_func and llama.cpp routes
                    by softmax.
+  minimax-m2-tiny  config.json gains "scoring_func": "sigmoid" (MiniMax-M2's own
+                   config.json has it; transformers does not read it): the same
+                   reason.
 Used by tests/vectors/gguf-arch/make.py and tests/py/test_gguf_arch.py."""
 import json, os, struct
 
 import numpy as np
 
-PRESETS = ["llama-tiny", "qwen3-tiny", "qwen3-moe-tiny", "deepseek-v3-tiny", "deepseek-v32-tiny"]
+PRESETS = ["llama-tiny", "qwen3-tiny", "qwen3-moe-tiny", "deepseek-v3-tiny", "deepseek-v32-tiny", "minimax-m2-tiny"]
 
 
 def read_st(path):
@@ -59,7 +62,7 @@ def prepare(preset, d):
                 t["model.layers.0." + k[len("model.layers.1."):]] = t[k]
         write_st(st, meta, t)
         cfg["mlp_only_layers"] = []
-    elif preset in ("deepseek-v3-tiny", "deepseek-v32-tiny"):
+    elif preset in ("deepseek-v3-tiny", "deepseek-v32-tiny", "minimax-m2-tiny"):
         cfg["scoring_func"] = "sigmoid"
     else:
         return

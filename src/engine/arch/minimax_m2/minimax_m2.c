@@ -1,5 +1,8 @@
 /* model_type minimax_m2: its entry of the architecture table (mm2.h). */
 #include "engine/arch/minimax_m2/mm2.h"
+#include "engine/gguf_model.h"
+
+extern const fd_gguf_arch FD_GGUF_MINIMAX_M2; /* mm2_gguf.c */
 
 /* per window between layers: the residual stream and the output rows
  * (bf16), the causal selection, the RoPE tables */
@@ -22,7 +25,7 @@ const fd_arch FD_ARCH_MINIMAX_M2 = {
     .info = {"minimax_m2", "MiniMaxM2ForCausalLM",
              "MiniMax-M2: GQA attention with q/k RMSNorm over all heads, partial rotate_half RoPE (rotary_dim), "
              "every layer a sigmoid-routed MoE with e_score_correction_bias (top-k renormalised, no shared expert)",
-             "docs/MODEL-MINIMAX-QWEN4.md", "bf16"},
+             "docs/MODEL-MINIMAX-QWEN4.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_mm2_parse,
     .free_ext = fd_mm2_ext_free,
@@ -35,4 +38,5 @@ const fd_arch FD_ARCH_MINIMAX_M2 = {
     .state_bytes = state_bytes,
     .wide = wide,
     .presets = FD_MM2_PRESETS,
+    .gguf = &FD_GGUF_MINIMAX_M2,
 };
