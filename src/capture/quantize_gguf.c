@@ -334,8 +334,8 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
     int rc = -1, opened = 0;
     const fd_gguf_arch *ga = c.arch->gguf;
     if (!ga || !ga->write_kv) {
-        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa has one; "
-                "docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
+        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa and minimax_m2 "
+                "have one; docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
         goto out;
     }
     if (fd_weights_open(o->src, &w, e) || (opened = 1, fd_weights_check(&w, &c, e))) goto out;

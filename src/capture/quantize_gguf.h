@@ -18,8 +18,9 @@
  * llama.cpp's tokenizer.ggml.* vocabulary is not written (the engine never
  * tokenizes: the panel carries the token ids).
  *
- * Architectures: those whose GGUF table has a metadata writer here
- * (glm_moe_dsa as "glm-dsa"); any other is refused gguf_write_unsupported.
+ * Architectures: those whose GGUF table has a metadata writer
+ * (fd_gguf_arch.write_kv: glm_moe_dsa as "glm-dsa", minimax_m2 as
+ * "minimax-m2"); any other is refused gguf_write_unsupported.
  * The file is written under a temporary name beside --dst and renamed into
  * place (destination_exists unless --force). */
 #ifndef FD_CAPTURE_QUANTIZE_GGUF_H

@@ -11,6 +11,8 @@ out, checked against gguf-py (llama.cpp's Python package, a test oracle only):
     BF16 tensors equal the BF16 file's; names and shapes equal; captured as
     --role quant and compared: 0 < KL(Q8_0) < KL(Q4_0);
   - --match: only the matching tensors quantized;
+  - minimax-m2: our BF16 and Q8_0 files equal llama.cpp's converter's
+    (tests/vectors/gguf-arch) tensor for tensor and key for key;
   - refusals: an architecture without a GGUF writer, an existing --dst,
     a bad --type (usage), nothing left behind.
 
@@ -175,6 +177,35 @@ if case("--match mlp.experts.: written", rc == 0, out + err):
     case("--match: exactly the stacked routed experts are Q8_0",
          {n for n, t in tx.items() if t.tensor_type == QT.Q8_0} == {n for n in tx if n.endswith("_exps.weight")}
          and any(n.endswith("_exps.weight") for n in tx))
+
+# --- minimax-m2: ours = llama.cpp's converter, tensor for tensor -------------------------------------
+# tests/vectors/gguf-arch holds minimax-m2-tiny GGUFs written by convert_hf_to_gguf.py itself (make.py there)
+import lzma
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gguf_arch_fixtures import prepare  # noqa: E402
+VEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-arch")
+run("fixture", "--preset", "minimax-m2-tiny", "--seed", 1, "--out", W("mm"))
+prepare("minimax-m2-tiny", W("mm"))
+for ty in ("bf16", "q8_0"):
+    ref = W("ref-mm.%s.gguf" % ty)
+    open(ref, "wb").write(lzma.decompress(open(os.path.join(VEC, "minimax-m2-tiny.%s.gguf.xz" % ty), "rb").read()))
+    rc, out, err = run("quantize", "--format", "gguf", "--type", ty, "--src", W("mm"), "--dst", W("mm.%s.gguf" % ty))
+    if not case("minimax-m2-tiny: quantize --format gguf --type %s" % ty, rc == 0, out + err):
+        continue
+    ra, ta = tensors(W("mm.%s.gguf" % ty))
+    rr, tr = tensors(ref)
+    bad = sorted(set(ta) ^ set(tr)) + [n for n in ta if n in tr and (
+        ta[n].tensor_type != tr[n].tensor_type or list(ta[n].shape) != list(tr[n].shape) or
+        not np.array_equal(np.asarray(ta[n].data).view(np.uint8).ravel(), np.asarray(tr[n].data).view(np.uint8).ravel()))]
+    keys = sorted(k for k in rr.fields if k.startswith("minimax-m2."))
+    bad += [k for k in keys if k not in ra.fields or field(ra, k) != field(rr, k)]
+    bad += sorted(k for k in ra.fields if k.startswith("minimax-m2.") and k not in rr.fields)
+    case("minimax-m2-tiny %s: every tensor (name, type, shape, bytes) and every minimax-m2.* key equal to the file "
+         "llama.cpp's converter wrote (%d tensors, %d keys)" % (ty, len(ta), len(keys)), not bad, bad[:6])
+rc, want_mm, log = capture(W("mm"), W("mm-root"))
+rc2, got_mm, log2 = capture(W("mm.bf16.gguf"), W("mm-g"))
+case("minimax-m2-tiny: our BF16 GGUF's capture digest == the safetensors capture's", rc == 0 and rc2 == 0 and
+     got_mm == want_mm, (log, log2))
 
 # --- refusals ------------------------------------------------------------------------------------
 run("fixture", "--preset", "llama-tiny", "--seed", 1, "--out", W("llama"))

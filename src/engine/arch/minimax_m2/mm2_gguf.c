@@ -95,6 +95,27 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     return d;
 }
 
+/* config()'s inverse: the keys MiniMaxM2Model (TextModel.set_gguf_parameters)
+ * writes for a config with scoring_func sigmoid (w->arch is "minimax-m2"). */
+static void write_kv(const fd_glm_config *c, fd_gguf_kvw *w)
+{
+    fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
+    fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
+    fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
+    fd_gguf_kv_u32(w, "feed_forward_length", c->intermediate_size);
+    fd_gguf_kv_u32(w, "attention.head_count", c->num_attention_heads);
+    fd_gguf_kv_u32(w, "attention.head_count_kv", c->num_key_value_heads);
+    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
+    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
+    fd_gguf_kv_u32(w, "expert_count", c->n_routed_experts);
+    fd_gguf_kv_u32(w, "expert_used_count", c->num_experts_per_tok);
+    fd_gguf_kv_u32(w, "expert_gating_func", 2);
+    fd_gguf_kv_u32(w, "attention.key_length", c->head_dim);
+    fd_gguf_kv_u32(w, "attention.value_length", c->head_dim);
+    fd_gguf_kv_u32(w, "expert_feed_forward_length", c->moe_intermediate_size);
+    fd_gguf_kv_u32(w, "rope.dimension_count", MM2(c)->rotary_dim);
+}
+
 static const char *const NAMES[] = {"minimax-m2", NULL};
 
-const fd_gguf_arch FD_GGUF_MINIMAX_M2 = {NAMES, MAP, config, NULL, NULL};
+const fd_gguf_arch FD_GGUF_MINIMAX_M2 = {NAMES, MAP, config, NULL, write_kv};
