@@ -167,8 +167,11 @@ static int selected(const plan *p, const gt *g)
     return 0;
 }
 
-/* F32 where the converter keeps F32 (1-D, the router, an F32 source), the
- * quantized type where the row is whole blocks and --match selects, else BF16. */
+/* As convert_hf_to_gguf.py's prepare_tensors chooses: F32 for 1-D tensors,
+ * names ending _norm.weight or not in .weight, the router ffn_gate_inp and
+ * the DSA indexer.proj (and, ours, an F32 source: never rounded); else the
+ * quantized type where --match selects, F16 when the row is not whole
+ * blocks of 32 (the converter's QuantError fallback); else BF16. */
 static void choose_types(plan *p)
 {
     for (size_t i = 0; i < p->n; i++) {
@@ -176,12 +179,14 @@ static void choose_types(plan *p)
         const fd_tensor *src = g->src ? g->src : g->experts[0];
         uint64_t rows = 1;
         for (int d = 1; d < g->ndim; d++) rows *= g->ne[d];
-        int f32 = g->ndim == 1 || strstr(g->name, "ffn_gate_inp") || !strcmp(src->dtype, "F32");
-        int q = p->qtype != FD_GGML_BF16 && g->ndim >= 2 && g->ne[0] % 32 == 0 && !strstr(g->name, "ffn_gate_inp") &&
-                selected(p, g);
-        g->type = q ? p->qtype : f32 ? FD_GGML_F32 : FD_GGML_BF16;
-        uint64_t row = g->type == FD_GGML_F32 ? g->ne[0] * 4 : g->type == FD_GGML_BF16 ? g->ne[0] * 2
-                       : g->ne[0] / 32 * (g->type == FD_GGML_Q8_0 ? 34 : 18);
+        size_t nl = strlen(g->name);
+        int f32 = g->ndim == 1 || (nl >= 12 && !strcmp(g->name + nl - 12, "_norm.weight")) ||
+                  nl < 7 || strcmp(g->name + nl - 7, ".weight") || strstr(g->name, "ffn_gate_inp") ||
+                  strstr(g->name, "indexer.proj.") || !strcmp(src->dtype, "F32");
+        int q = !f32 && p->qtype != FD_GGML_BF16 && selected(p, g);
+        g->type = f32 ? FD_GGML_F32 : !q ? FD_GGML_BF16 : g->ne[0] % 32 ? FD_GGML_F16 : p->qtype;
+        uint64_t row = g->type == FD_GGML_F32 ? g->ne[0] * 4 : g->type == FD_GGML_BF16 || g->type == FD_GGML_F16
+                       ? g->ne[0] * 2 : g->ne[0] / 32 * (g->type == FD_GGML_Q8_0 ? 34 : 18);
         g->nbytes = row * rows;
     }
 }
@@ -211,7 +216,7 @@ static void source_row(const plan *p, const gt *g, uint64_t r, float *x)
 /* ------------------------------------------------------------ the file */
 
 /* Header, metadata and tensor infos (offsets assigned), padded to ALIGN. */
-static void header(plan *p, const char *arch, fd_buf *b)
+static int header(plan *p, const char *arch, fd_buf *b)
 {
     fd_buf m = {0};
     fd_gguf_kvw w = {&m, 0, NULL};
@@ -220,7 +225,7 @@ static void header(plan *p, const char *arch, fd_buf *b)
     snprintf(by, sizeof by, "%s/%s quantize --format gguf", FD_ENGINE_NAME, FD_VERSION);
     fd_gguf_kv_str(&w, "general.quantized_by", by);
     w.arch = arch;
-    p->ga->write_kv(p->c, &w);
+    if (p->ga->write_kv(p->c, &w, p->e)) { fd_buf_free(&m); return -1; }
     w.arch = NULL;
     if (p->tokjson.n) fd_gguf_kv_str(&w, "tokenizer.huggingface.json", fd_buf_cstr(&p->tokjson));
     fd_buf_put(b, "GGUF", 4);
@@ -241,6 +246,7 @@ static void header(plan *p, const char *arch, fd_buf *b)
         off += (g->nbytes + ALIGN - 1) / ALIGN * ALIGN;
     }
     while (b->n % ALIGN) fd_buf_putc(b, 0);
+    return 0;
 }
 
 static int write_data(const plan *p, FILE *f)
@@ -256,9 +262,9 @@ static int write_data(const plan *p, FILE *f)
         for (uint64_t r = 0; r < rows; r++) {
             source_row(p, g, r, x);
             if (g->type == FD_GGML_F32) memcpy(out, x, ob = n * 4);
-            else if (g->type == FD_GGML_BF16) {
+            else if (g->type == FD_GGML_BF16 || g->type == FD_GGML_F16) {
                 for (uint64_t j = 0; j < n; j++) {
-                    uint16_t h = fd_f32_to_bf16(x[j]);
+                    uint16_t h = g->type == FD_GGML_BF16 ? fd_f32_to_bf16(x[j]) : fd_f32_to_f16(x[j]);
                     out[2 * j] = (unsigned char)(h & 0xff), out[2 * j + 1] = (unsigned char)(h >> 8);
                 }
                 ob = n * 2;
@@ -279,14 +285,14 @@ static int write_data(const plan *p, FILE *f)
 
 static int write_file(plan *p, const char *arch, fd_err *e)
 {
+    fd_buf h = {0};
+    if (header(p, arch, &h)) { fd_buf_free(&h); return -1; }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", p->o->dst, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return fd_fail(e, "unwritable", "", "%s: %s", tmp, strerror(errno));
+    if (fd < 0) { fd_buf_free(&h); return fd_fail(e, "unwritable", "", "%s: %s", tmp, strerror(errno)); }
     FILE *f = fdopen(fd, "wb");
-    if (!f) { close(fd); unlink(tmp); return fd_fail(e, "unwritable", "", "%s: %s", tmp, strerror(errno)); }
-    fd_buf h = {0};
-    header(p, arch, &h);
+    if (!f) { fd_buf_free(&h); close(fd); unlink(tmp); return fd_fail(e, "unwritable", "", "%s: %s", tmp, strerror(errno)); }
     int bad = fwrite(h.p, 1, h.n, f) != h.n || write_data(p, f) || fflush(f) || fsync(fileno(f));
     fd_buf_free(&h);
     bad |= fclose(f) != 0;
@@ -302,10 +308,10 @@ static int write_file(plan *p, const char *arch, fd_err *e)
 
 static jv *report_of(const plan *p, const char *arch, uint64_t bytes)
 {
-    size_t nq = 0, nb = 0, nf = 0;
+    size_t nq = 0, nb = 0, nf = 0, nh = 0;
     for (size_t i = 0; i < p->n; i++) {
         uint32_t t = p->t[i].type;
-        nq += t == FD_GGML_Q8_0 || t == FD_GGML_Q4_0, nb += t == FD_GGML_BF16, nf += t == FD_GGML_F32;
+        nq += t == FD_GGML_Q8_0 || t == FD_GGML_Q4_0, nb += t == FD_GGML_BF16, nf += t == FD_GGML_F32, nh += t == FD_GGML_F16;
     }
     jv *r = jv_obj();
     jv_set(r, "format", jv_str("gguf"));
@@ -315,6 +321,7 @@ static jv *report_of(const plan *p, const char *arch, uint64_t bytes)
     jv_set(r, "tensors_quantized", jv_int((int64_t)nq));
     jv_set(r, "bf16", jv_int((int64_t)nb));
     jv_set(r, "f32", jv_int((int64_t)nf));
+    jv_set(r, "f16", jv_int((int64_t)nh));
     jv_set(r, "bytes", jv_int((int64_t)bytes));
     return r;
 }
@@ -334,8 +341,8 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
     int rc = -1, opened = 0;
     const fd_gguf_arch *ga = c.arch->gguf;
     if (!ga || !ga->write_kv) {
-        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa and minimax_m2 "
-                "have one; docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
+        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa, minimax_m2 and "
+                "deepseek_v3 have one; docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
         goto out;
     }
     if (fd_weights_open(o->src, &w, e) || (opened = 1, fd_weights_check(&w, &c, e))) goto out;

@@ -2,8 +2,8 @@
  * llama.cpp's converter lays it out (general.architecture, the metadata its
  * config hook reads, llama.cpp's tensor names from the architecture's GGUF
  * name table, experts stacked, kv_b_proj split into attn_k_b (transposed)
- * and attn_v_b), each tensor BF16, F32 (1-D tensors and the router
- * ffn_gate_inp, as the converter keeps them) or quantized to Q8_0 / Q4_0
+ * and attn_v_b), each tensor BF16, F32 (where the converter keeps F32),
+ * F16 (a row not whole blocks, the converter's fallback) or Q8_0 / Q4_0
  * with ggml's reference quantizers (quantize_row_q8_0_ref /
  * quantize_row_q4_0_ref, which gguf-py's gguf.quants.quantize mirrors): the
  * candidate of a GGUF demo row and test vectors, without llama.cpp.
@@ -20,7 +20,8 @@
  *
  * Architectures: those whose GGUF table has a metadata writer
  * (fd_gguf_arch.write_kv: glm_moe_dsa as "glm-dsa", minimax_m2 as
- * "minimax-m2"); any other is refused gguf_write_unsupported.
+ * "minimax-m2", deepseek_v3 as "deepseek2"); any other is refused
+ * gguf_write_unsupported.
  * The file is written under a temporary name beside --dst and renamed into
  * place (destination_exists unless --force). */
 #ifndef FD_CAPTURE_QUANTIZE_GGUF_H
@@ -39,7 +40,7 @@ typedef struct fd_qg_opts {
 } fd_qg_opts;
 
 /* Writes the file; *report = {format, type, architecture, tensors,
- * tensors_quantized, bf16, f32, bytes}.  Refusals: bad_usage, gguf_write_unsupported,
+ * tensors_quantized, bf16, f32, f16, bytes}.  Refusals: bad_usage, gguf_write_unsupported,
  * checkpoint_mismatch (and the loader's), destination_exists, unwritable. */
 int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e);
 

@@ -54,9 +54,10 @@ typedef struct fd_gguf_arch {
      * weights: neither mapped nor unexpected; NULL-terminated or NULL */
     const char *const *aux;
     /* `quantize --format gguf` (capture/quantize_gguf.c): the metadata the
-     * converter writes for a config, what config() reads back; NULL: the
+     * converter writes for a config, what config() reads back; -1 with
+     * gguf_write_unsupported for a config the format cannot say; NULL: the
      * architecture has no GGUF writer */
-    void (*write_kv)(const fd_glm_config *c, fd_gguf_kvw *w);
+    int (*write_kv)(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e);
 } fd_gguf_arch;
 
 /* 1 when the HF name hf matches the table pattern p, binding %L / %E from

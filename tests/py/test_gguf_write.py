@@ -7,12 +7,13 @@ out, checked against gguf-py (llama.cpp's Python package, a test oracle only):
     capture's (window-outer and layer-outer); gguf-py's reader reads the
     metadata the config hook needs, equal to config.json's values;
   - Q8_0 / Q4_0: every tensor's bytes equal gguf.quants.quantize of the same
-    float32 weights (ggml's reference quantizers, bit for bit), the F32 /
-    BF16 tensors equal the BF16 file's; names and shapes equal; captured as
+    float32 weights (ggml's reference quantizers, bit for bit), rows that are
+    not whole blocks F16 (the converter's fallback), the F32 tensors equal
+    the BF16 file's; names and shapes equal; captured as
     --role quant and compared: 0 < KL(Q8_0) < KL(Q4_0);
   - --match: only the matching tensors quantized;
-  - minimax-m2: our BF16 and Q8_0 files equal llama.cpp's converter's
-    (tests/vectors/gguf-arch) tensor for tensor and key for key;
+  - minimax-m2 and deepseek2: our BF16 and Q8_0 files equal llama.cpp's
+    converter's (tests/vectors/gguf-arch) tensor for tensor and key for key;
   - refusals: an architecture without a GGUF writer, an existing --dst,
     a bad --type (usage), nothing left behind.
 
@@ -127,9 +128,10 @@ case("kv_b_proj split as the converter splits it: attn_k_b = k part transposed, 
      np.array_equal(floats(tb["blk.0.attn_k_b.weight"]), kv[:, :dn, :].transpose(0, 2, 1))
      and np.array_equal(floats(tb["blk.0.attn_v_b.weight"]), kv[:, dn:, :]))
 types = {t.tensor_type for t in tb.values()}
-case("BF16 file: 1-D tensors and ffn_gate_inp F32, the rest BF16",
-     types == {QT.F32, QT.BF16} and all((t.tensor_type == QT.F32) == (len(t.shape) == 1 or "ffn_gate_inp" in n)
-                                        for n, t in tb.items()))
+f32_rule = lambda n, t: (len(t.shape) == 1 or "ffn_gate_inp" in n or "indexer.proj." in n or n.endswith("_norm.weight")
+                         or not n.endswith(".weight"))  # convert_hf_to_gguf.py prepare_tensors
+case("BF16 file: F32 where the converter keeps F32 (1-D, norms, ffn_gate_inp, indexer.proj), the rest BF16",
+     types == {QT.F32, QT.BF16} and all((t.tensor_type == QT.F32) == f32_rule(n, t) for n, t in tb.items()))
 
 # --- Q8_0 / Q4_0: ggml's reference quantizers, bit for bit ------------------------------------
 # the writer embeds tokenizer.json as tokenizer.huggingface.json: the GGUF's tokenizer identity is the directory's
@@ -144,7 +146,7 @@ for ty, qt in (("q8_0", QT.Q8_0), ("q4_0", QT.Q4_0)):
     if not case("quantize --format gguf --type %s" % ty, rc == 0, out + err):
         continue
     rq, tq = tensors(f)
-    mism, nq = [], 0
+    mism, nq, nh = [], 0, 0
     for n, t in tq.items():
         src = tb.get(n)
         if src is None or list(src.shape) != list(t.shape):
@@ -155,12 +157,17 @@ for ty, qt in (("q8_0", QT.Q8_0), ("q4_0", QT.Q4_0)):
             ref = gguf.quants.quantize(floats(src), qt)
             if not np.array_equal(np.asarray(t.data).reshape(-1).view(np.uint8), ref.reshape(-1).view(np.uint8)):
                 mism.append((n, "bytes"))
+        elif t.tensor_type == QT.F16:  # the converter's fallback for rows that are not whole blocks of 32
+            nh += 1
+            if src.tensor_type != QT.BF16 or int(t.shape[0]) % 32 == 0 or not np.array_equal(
+                    np.asarray(t.data).view(np.uint16).ravel(), floats(src).astype(np.float16).view(np.uint16).ravel()):
+                mism.append((n, "F16 fallback"))
         elif t.tensor_type != src.tensor_type or not np.array_equal(np.asarray(t.data), np.asarray(src.data)):
             mism.append((n, "copy"))
-        elif t.tensor_type == QT.BF16 and int(t.shape[0]) % 32 == 0 and "ffn_gate_inp" not in n:
-            mism.append((n, "left BF16 though its rows are whole blocks"))
-    case("%s: %d quantized tensors byte-identical to gguf.quants.quantize, the rest = the BF16 file's" % (ty, nq),
-         not mism and nq > 0 and len(tq) == len(tb), mism[:5])
+        elif t.tensor_type == QT.BF16:
+            mism.append((n, "left BF16 though selected"))
+    case("%s: %d tensors byte-identical to gguf.quants.quantize, %d F16 (rows not whole blocks, as the converter "
+         "falls back), the F32 ones = the BF16 file's" % (ty, nq, nh), not mism and nq > 0 and len(tq) == len(tb), mism[:5])
     rc, got, log = capture(f, W("g-" + ty), role="quant")
     case("%s GGUF captures as --role quant" % ty, rc == 0, log)
     rc, out, err = run("compare", "--reference", W("root"), "--candidate", W("g-" + ty), "--out", W("c-" + ty),
@@ -178,34 +185,36 @@ if case("--match mlp.experts.: written", rc == 0, out + err):
          {n for n, t in tx.items() if t.tensor_type == QT.Q8_0} == {n for n in tx if n.endswith("_exps.weight")}
          and any(n.endswith("_exps.weight") for n in tx))
 
-# --- minimax-m2: ours = llama.cpp's converter, tensor for tensor -------------------------------------
-# tests/vectors/gguf-arch holds minimax-m2-tiny GGUFs written by convert_hf_to_gguf.py itself (make.py there)
+# --- minimax-m2 and deepseek2: ours = llama.cpp's converter, tensor for tensor ------------------------
+# tests/vectors/gguf-arch holds GGUFs written by convert_hf_to_gguf.py itself (make.py there)
 import lzma
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gguf_arch_fixtures import prepare  # noqa: E402
 VEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-arch")
-run("fixture", "--preset", "minimax-m2-tiny", "--seed", 1, "--out", W("mm"))
-prepare("minimax-m2-tiny", W("mm"))
-for ty in ("bf16", "q8_0"):
-    ref = W("ref-mm.%s.gguf" % ty)
-    open(ref, "wb").write(lzma.decompress(open(os.path.join(VEC, "minimax-m2-tiny.%s.gguf.xz" % ty), "rb").read()))
-    rc, out, err = run("quantize", "--format", "gguf", "--type", ty, "--src", W("mm"), "--dst", W("mm.%s.gguf" % ty))
-    if not case("minimax-m2-tiny: quantize --format gguf --type %s" % ty, rc == 0, out + err):
-        continue
-    ra, ta = tensors(W("mm.%s.gguf" % ty))
-    rr, tr = tensors(ref)
-    bad = sorted(set(ta) ^ set(tr)) + [n for n in ta if n in tr and (
-        ta[n].tensor_type != tr[n].tensor_type or list(ta[n].shape) != list(tr[n].shape) or
-        not np.array_equal(np.asarray(ta[n].data).view(np.uint8).ravel(), np.asarray(tr[n].data).view(np.uint8).ravel()))]
-    keys = sorted(k for k in rr.fields if k.startswith("minimax-m2."))
-    bad += [k for k in keys if k not in ra.fields or field(ra, k) != field(rr, k)]
-    bad += sorted(k for k in ra.fields if k.startswith("minimax-m2.") and k not in rr.fields)
-    case("minimax-m2-tiny %s: every tensor (name, type, shape, bytes) and every minimax-m2.* key equal to the file "
-         "llama.cpp's converter wrote (%d tensors, %d keys)" % (ty, len(ta), len(keys)), not bad, bad[:6])
-rc, want_mm, log = capture(W("mm"), W("mm-root"))
-rc2, got_mm, log2 = capture(W("mm.bf16.gguf"), W("mm-g"))
-case("minimax-m2-tiny: our BF16 GGUF's capture digest == the safetensors capture's", rc == 0 and rc2 == 0 and
-     got_mm == want_mm, (log, log2))
+for preset, arch, d in (("minimax-m2-tiny", "minimax-m2", "mm"), ("deepseek-v3-tiny", "deepseek2", "ds")):
+    run("fixture", "--preset", preset, "--seed", 1, "--out", W(d))
+    prepare(preset, W(d))
+    for ty in ("bf16", "q8_0"):
+        ref = W("ref-%s.%s.gguf" % (d, ty))
+        open(ref, "wb").write(lzma.decompress(open(os.path.join(VEC, "%s.%s.gguf.xz" % (preset, ty)), "rb").read()))
+        rc, out, err = run("quantize", "--format", "gguf", "--type", ty, "--src", W(d), "--dst", W("%s.%s.gguf" % (d, ty)))
+        if not case("%s: quantize --format gguf --type %s" % (preset, ty), rc == 0, out + err):
+            continue
+        ra, ta = tensors(W("%s.%s.gguf" % (d, ty)))
+        rr, tr = tensors(ref)
+        bad = sorted(set(ta) ^ set(tr)) + [n for n in ta if n in tr and (
+            ta[n].tensor_type != tr[n].tensor_type or list(ta[n].shape) != list(tr[n].shape) or
+            not np.array_equal(np.asarray(ta[n].data).view(np.uint8).ravel(), np.asarray(tr[n].data).view(np.uint8).ravel()))]
+        keys = sorted(k for k in rr.fields if k.startswith(arch + "."))
+        bad += [k for k in keys if k not in ra.fields or field(ra, k) != field(rr, k)]
+        bad += sorted(k for k in ra.fields if k.startswith(arch + ".") and k not in rr.fields)
+        case("%s %s: every tensor (name, type, shape, bytes) and every %s.* key equal to the file llama.cpp's "
+             "converter wrote (%d tensors, %d keys)" % (preset, ty, arch, len(ta), len(keys)), not bad, bad[:6])
+for preset, d in (("minimax-m2-tiny", "mm"), ("deepseek-v3-tiny", "ds")):
+    rc, want_d, log = capture(W(d), W(d + "-root"))
+    rc2, got_d, log2 = capture(W(d + ".bf16.gguf"), W(d + "-g"))
+    case("%s: our BF16 GGUF's capture digest == the safetensors capture's" % preset, rc == 0 and rc2 == 0 and
+         got_d == want_d, (log, log2))
 
 # --- refusals ------------------------------------------------------------------------------------
 run("fixture", "--preset", "llama-tiny", "--seed", 1, "--out", W("llama"))

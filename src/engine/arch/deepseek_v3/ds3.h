@@ -18,6 +18,8 @@ typedef struct fd_ds3_ext {
     int rope_interleave;  /* 1: apply_rotary_pos_emb_interleave, 0: rotate_half */
     int yarn;             /* rope_type yarn (else default) */
     double factor, attention_factor, beta_fast, beta_slow, orig_max_pos;
+    double mscale, mscale_all_dim; /* as the config gives them (0: absent) */
+    int attention_factor_given;    /* an explicit rope_parameters.attention_factor */
     int truncate;
     double scaling;       /* the softmax scale: qk_head_dim^-0.5 (* mscale^2 under yarn) */
     int dsa;              /* deepseek_v32: the DSA indexer on every layer (ops/indexer.h) */

@@ -62,6 +62,7 @@ static int parse_rope(const jv *d, fd_glm_config *c, fd_ds3_ext *x, fd_err *e)
         return -1;
     if (x->beta_fast == 0) x->beta_fast = 32; /* `or 32` */
     if (x->beta_slow == 0) x->beta_slow = 1;
+    x->mscale = ms, x->mscale_all_dim = msa, x->attention_factor_given = !isnan(af);
     x->attention_factor = !isnan(af) ? af : ms != 0 && msa != 0 ? mscale_of(x->factor, ms) / mscale_of(x->factor, msa)
                                                                 : mscale_of(x->factor, 1.0);
     /* original_max_position_embeddings: the top-level attribute wins, then the dict's, then max_position_embeddings */

@@ -167,9 +167,65 @@ static jv *config(const fd_gguf_set *s, const char *arch, int dsa, fd_err *e)
 static jv *config2(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, 0, e); }
 static jv *config32(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, 1, e); }
 
+static int unwritable(fd_err *e, const char *why)
+{
+    return fd_fail(e, "gguf_write_unsupported", "", "deepseek2 GGUF: %s", why);
+}
+
+/* config()'s inverse for deepseek_v3: the keys DeepseekV2Model (and
+ * TextModel.set_gguf_parameters before it) writes for a config with
+ * scoring_func sigmoid; what the format cannot say is refused: rotate_half
+ * RoPE, yarn with mscale != mscale_all_dim or an explicit attention_factor,
+ * norm_topk_prob false (the converter then writes no expert_weights_norm,
+ * which config() reads as false: that one it can say). */
+static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
+{
+    const fd_ds3_ext *x = DS3(c);
+    if (x->dsa || x->nope || x->kda) return unwritable(e, "only deepseek_v3 itself has a writer");
+    if (!x->rope_interleave) return unwritable(e, "rope_interleave false (llama.cpp's deepseek2 RoPE is the interleaved one)");
+    if (x->yarn && (x->attention_factor_given || (x->mscale_all_dim != 0 && x->mscale != x->mscale_all_dim)))
+        return unwritable(e, "yarn with mscale != mscale_all_dim or an explicit attention_factor (llama.cpp's deepseek2 "
+                             "reads one yarn_log_multiplier for both)");
+    fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
+    fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
+    fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
+    fd_gguf_kv_u32(w, "feed_forward_length", c->intermediate_size);
+    fd_gguf_kv_u32(w, "attention.head_count", c->num_attention_heads);
+    fd_gguf_kv_u32(w, "attention.head_count_kv", 1); /* MLA as MQA */
+    if (x->yarn) {
+        fd_gguf_kv_str(w, "rope.scaling.type", "yarn");
+        fd_gguf_kv_f32(w, "rope.scaling.factor", x->factor);
+        fd_gguf_kv_u32(w, "rope.scaling.original_context_length", (int64_t)x->orig_max_pos);
+        fd_gguf_kv_f32(w, "rope.scaling.yarn_beta_fast", x->beta_fast);
+        fd_gguf_kv_f32(w, "rope.scaling.yarn_beta_slow", x->beta_slow);
+    }
+    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
+    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
+    fd_gguf_kv_u32(w, "expert_count", c->n_routed_experts);
+    fd_gguf_kv_u32(w, "expert_used_count", c->num_experts_per_tok);
+    fd_gguf_kv_u32(w, "expert_group_count", c->n_group);
+    fd_gguf_kv_u32(w, "expert_group_used_count", c->topk_group);
+    fd_gguf_kv_u32(w, "expert_gating_func", 2); /* sigmoid */
+    fd_gguf_kv_u32(w, "attention.key_length", c->kv_lora_rank + c->qk_rope_head_dim);
+    fd_gguf_kv_u32(w, "attention.value_length", c->kv_lora_rank);
+    fd_gguf_kv_u32(w, "leading_dense_block_count", c->first_k_dense_replace);
+    fd_gguf_kv_u32(w, "vocab_size", c->vocab_size);
+    if (x->q_lora) fd_gguf_kv_u32(w, "attention.q_lora_rank", c->q_lora_rank);
+    fd_gguf_kv_u32(w, "attention.kv_lora_rank", c->kv_lora_rank);
+    fd_gguf_kv_u32(w, "attention.key_length_mla", c->qk_nope_head_dim + c->qk_rope_head_dim);
+    fd_gguf_kv_u32(w, "attention.value_length_mla", c->v_head_dim);
+    fd_gguf_kv_u32(w, "expert_feed_forward_length", c->moe_intermediate_size);
+    fd_gguf_kv_u32(w, "expert_shared_count", c->n_shared_experts);
+    fd_gguf_kv_f32(w, "expert_weights_scale", c->routed_scaling_factor);
+    if (c->norm_topk_prob) fd_gguf_kv_bool(w, "expert_weights_norm", 1);
+    fd_gguf_kv_u32(w, "rope.dimension_count", c->qk_rope_head_dim);
+    if (x->yarn && x->mscale_all_dim != 0) fd_gguf_kv_f32(w, "rope.scaling.yarn_log_multiplier", 0.1 * x->mscale_all_dim);
+    return 0;
+}
+
 static const char *const NAMES[] = {"deepseek2", NULL}, *const NAMES32[] = {"deepseek32", NULL};
 
-const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, FD_GGUF_DS2_MAP, config2, NULL, NULL};
+const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, FD_GGUF_DS2_MAP, config2, NULL, write_kv};
 /* deepseek_v32 as llama.cpp's DeepseekV32Model writes it: deepseek2 plus
  * the indexer (blk.N.indexer.*, the table's indexer rows) and the NextN
  * blocks kept past the trunk */

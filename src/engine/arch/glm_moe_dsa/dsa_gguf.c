@@ -123,8 +123,9 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
 
 /* The inverse of config(): the keys convert_hf_to_gguf.py's GlmMoeDsaModel
  * writes (w->arch is "glm-dsa"). */
-static void write_kv(const fd_glm_config *c, fd_gguf_kvw *w)
+static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 {
+    (void)e;
     static const struct { const char *key; size_t off; } I[] = {
         {"block_count", offsetof(fd_glm_config, num_hidden_layers)},
         {"context_length", offsetof(fd_glm_config, max_position_embeddings)},
@@ -162,6 +163,7 @@ static void write_kv(const fd_glm_config *c, fd_gguf_kvw *w)
     fd_gguf_kv_f32(w, "expert_weights_scale", c->routed_scaling_factor);
     fd_gguf_kv_bool(w, "expert_weights_norm", c->norm_topk_prob);
     fd_gguf_kv_bools(w, "attention.indexer.types", c->indexer_full, (uint64_t)c->num_hidden_layers);
+    return 0;
 }
 
 static const char *const NAMES[] = {"glm-dsa", NULL};

@@ -97,8 +97,9 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
 
 /* config()'s inverse: the keys MiniMaxM2Model (TextModel.set_gguf_parameters)
  * writes for a config with scoring_func sigmoid (w->arch is "minimax-m2"). */
-static void write_kv(const fd_glm_config *c, fd_gguf_kvw *w)
+static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 {
+    (void)e;
     fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
     fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
     fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
@@ -114,6 +115,7 @@ static void write_kv(const fd_glm_config *c, fd_gguf_kvw *w)
     fd_gguf_kv_u32(w, "attention.value_length", c->head_dim);
     fd_gguf_kv_u32(w, "expert_feed_forward_length", c->moe_intermediate_size);
     fd_gguf_kv_u32(w, "rope.dimension_count", MM2(c)->rotary_dim);
+    return 0;
 }
 
 static const char *const NAMES[] = {"minimax-m2", NULL};
