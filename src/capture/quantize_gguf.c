@@ -53,7 +53,7 @@ void fd_q4_0_block(const float *x, unsigned char *out)
 
 /* ------------------------------------------------------------ the tensor plan */
 
-enum { SRC_ONE, SRC_EXPERTS, SRC_K_B, SRC_V_B };
+enum { SRC_ONE, SRC_EXPERTS, SRC_K_B, SRC_V_B, SRC_PERMUTE, SRC_AUX };
 
 typedef struct gt {
     char name[128], hf[192];   /* GGUF name; the HF name --match reads */
@@ -64,6 +64,8 @@ typedef struct gt {
     const fd_tensor *src;      /* SRC_ONE, SRC_K_B, SRC_V_B */
     const fd_tensor **experts; /* SRC_EXPERTS, in expert order */
     size_t nexp;
+    uint64_t heads;            /* SRC_PERMUTE: llama.cpp's q/k permute over this many heads */
+    float *aux;                /* SRC_AUX: the values (owned) */
 } gt;
 
 typedef struct plan {
@@ -135,6 +137,15 @@ static void plan_tensor(void *ctx, const fd_tensor_spec *s)
         snprintf(v->hf, sizeof v->hf, "%s", s->name);
         return;
     }
+    if (m->kind == FD_GG_PERMUTE) { /* LlamaModel.permute: rows of each head interleaved for llama.cpp's RoPE */
+        uint64_t heads = (uint64_t)(strstr(s->name, "k_proj") ? p->c->num_key_value_heads : p->c->num_attention_heads);
+        if (t->ndim != 2 || !heads || t->shape[0] % (2 * heads))
+            return fail(p, "gguf_write_unsupported", "%s: %s is not a q/k weight the converter permutes", p->o->src, s->name);
+        gt *g = add(p, gn);
+        g->src_kind = SRC_PERMUTE, g->src = t, g->ndim = 2, g->ne[0] = t->shape[1], g->ne[1] = t->shape[0], g->heads = heads;
+        snprintf(g->hf, sizeof g->hf, "%s", s->name);
+        return;
+    }
     if (m->kind != FD_GG_ROWS || t->ndim < 1 || t->ndim > 3)
         return fail(p, "gguf_write_unsupported", "%s: tensor %s needs a layout the GGUF writer does not have", p->o->src,
                     s->name);
@@ -176,6 +187,7 @@ static void choose_types(plan *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         gt *g = &p->t[i];
+        if (g->src_kind == SRC_AUX) { g->type = FD_GGML_F32, g->nbytes = g->ne[0] * 4; continue; }
         const fd_tensor *src = g->src ? g->src : g->experts[0];
         uint64_t rows = 1;
         for (int d = 1; d < g->ndim; d++) rows *= g->ne[d];
@@ -195,7 +207,12 @@ static void choose_types(plan *p)
 static void source_row(const plan *p, const gt *g, uint64_t r, float *x)
 {
     uint64_t n = g->ne[0];
-    if (g->src_kind == SRC_ONE) {
+    if (g->src_kind == SRC_AUX) {
+        memcpy(x, g->aux, n * sizeof *x);
+    } else if (g->src_kind == SRC_PERMUTE) { /* GGUF row h*hd + 2j + i is HF row h*hd + i*hd/2 + j */
+        uint64_t hd = g->ne[1] / g->heads, h = r / hd, m = r % hd, hr = h * hd + (m % 2) * (hd / 2) + m / 2;
+        for (uint64_t j = 0; j < n; j++) x[j] = fd_tensor_f32_at(g->src, hr * n + j);
+    } else if (g->src_kind == SRC_ONE) {
         for (uint64_t j = 0; j < n; j++) x[j] = fd_tensor_f32_at(g->src, r * n + j);
     } else if (g->src_kind == SRC_EXPERTS) {
         const fd_tensor *t = g->experts[r / g->ne[1]];
@@ -341,8 +358,8 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
     int rc = -1, opened = 0;
     const fd_gguf_arch *ga = c.arch->gguf;
     if (!ga || !ga->write_kv) {
-        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa, minimax_m2 and "
-                "deepseek_v3 have one; docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
+        fd_fail(e, "gguf_write_unsupported", "", "%s: model_type %s has no GGUF writer (glm_moe_dsa, deepseek_v3, llama, "
+                "qwen3, qwen3_moe, minimax_m2 have one; docs/QUANT-FORMATS.md \"Writing a GGUF\")", o->src, c.arch->info.model_type);
         goto out;
     }
     if (fd_weights_open(o->src, &w, e) || (opened = 1, fd_weights_check(&w, &c, e))) goto out;
@@ -359,6 +376,16 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
         p.failed = 1;
     }
     if (!p.failed) c.arch->tensors(&c, &w, plan_tensor, &p);
+    for (const char *const *a = ga->aux; !p.failed && a && *a; a++) { /* tensors the config hook reads (rope_freqs) */
+        float *v = NULL;
+        uint64_t n = 0;
+        if (ga->write_aux && ga->write_aux(&c, *a, &v, &n, e)) p.failed = 1;
+        else if (v) {
+            gt *g = add(&p, *a);
+            g->src_kind = SRC_AUX, g->aux = v, g->ndim = 1, g->ne[0] = n;
+            snprintf(g->hf, sizeof g->hf, "%s", *a);
+        }
+    }
     if (!p.failed) {
         choose_types(&p);
         if (!write_file(&p, ga->names[0], e)) {
@@ -367,7 +394,7 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
             rc = 0;
         }
     }
-    for (size_t i = 0; i < p.n; i++) free(p.t[i].experts);
+    for (size_t i = 0; i < p.n; i++) free(p.t[i].experts), free(p.t[i].aux);
     free(p.t);
     fd_buf_free(&p.tokjson);
 out:

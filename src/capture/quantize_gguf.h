@@ -19,9 +19,10 @@
  * tokenizes: the panel carries the token ids).
  *
  * Architectures: those whose GGUF table has a metadata writer
- * (fd_gguf_arch.write_kv: glm_moe_dsa as "glm-dsa", minimax_m2 as
- * "minimax-m2", deepseek_v3 as "deepseek2"); any other is refused
- * gguf_write_unsupported.
+ * (fd_gguf_arch.write_kv: glm_moe_dsa as "glm-dsa", deepseek_v3 as
+ * "deepseek2", llama (q/k permuted, llama3 rope_freqs.weight), qwen3,
+ * qwen3_moe as "qwen3moe", minimax_m2 as "minimax-m2"); any other is
+ * refused gguf_write_unsupported.
  * The file is written under a temporary name beside --dst and renamed into
  * place (destination_exists unless --force). */
 #ifndef FD_CAPTURE_QUANTIZE_GGUF_H

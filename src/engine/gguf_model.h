@@ -58,6 +58,10 @@ typedef struct fd_gguf_arch {
      * gguf_write_unsupported for a config the format cannot say; NULL: the
      * architecture has no GGUF writer */
     int (*write_kv)(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e);
+    /* the aux tensor NAME (one of aux) the converter writes for a config,
+     * as F32 values (*data, caller frees, *n of them); 0 with *data NULL
+     * when this config has none; NULL: no aux tensor is ever written */
+    int (*write_aux)(const fd_glm_config *c, const char *name, float **data, uint64_t *n, fd_err *e);
 } fd_gguf_arch;
 
 /* 1 when the HF name hf matches the table pattern p, binding %L / %E from

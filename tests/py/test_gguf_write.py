@@ -12,8 +12,10 @@ out, checked against gguf-py (llama.cpp's Python package, a test oracle only):
     the BF16 file's; names and shapes equal; captured as
     --role quant and compared: 0 < KL(Q8_0) < KL(Q4_0);
   - --match: only the matching tensors quantized;
-  - minimax-m2 and deepseek2: our BF16 and Q8_0 files equal llama.cpp's
-    converter's (tests/vectors/gguf-arch) tensor for tensor and key for key;
+  - minimax-m2, deepseek2, llama (q/k permuted, llama3 rope_freqs), qwen3,
+    qwen3moe: our BF16 and Q8_0 files equal llama.cpp's converter's
+    (tests/vectors/gguf-arch) tensor for tensor and key for key, and the BF16
+    ones capture to the safetensors digest;
   - refusals: an architecture without a GGUF writer, an existing --dst,
     a bad --type (usage), nothing left behind.
 
@@ -185,13 +187,15 @@ if case("--match mlp.experts.: written", rc == 0, out + err):
          {n for n, t in tx.items() if t.tensor_type == QT.Q8_0} == {n for n in tx if n.endswith("_exps.weight")}
          and any(n.endswith("_exps.weight") for n in tx))
 
-# --- minimax-m2 and deepseek2: ours = llama.cpp's converter, tensor for tensor ------------------------
+# --- every other writer: ours = llama.cpp's converter, tensor for tensor ------------------------------
 # tests/vectors/gguf-arch holds GGUFs written by convert_hf_to_gguf.py itself (make.py there)
 import lzma
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gguf_arch_fixtures import prepare  # noqa: E402
 VEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-arch")
-for preset, arch, d in (("minimax-m2-tiny", "minimax-m2", "mm"), ("deepseek-v3-tiny", "deepseek2", "ds")):
+CONVERTED = (("minimax-m2-tiny", "minimax-m2", "mm"), ("deepseek-v3-tiny", "deepseek2", "ds"), ("llama-tiny", "llama", "ll"),
+             ("qwen3-tiny", "qwen3", "q3"), ("qwen3-moe-tiny", "qwen3moe", "qm"))
+for preset, arch, d in CONVERTED:
     run("fixture", "--preset", preset, "--seed", 1, "--out", W(d))
     prepare(preset, W(d))
     for ty in ("bf16", "q8_0"):
@@ -210,16 +214,16 @@ for preset, arch, d in (("minimax-m2-tiny", "minimax-m2", "mm"), ("deepseek-v3-t
         bad += sorted(k for k in ra.fields if k.startswith(arch + ".") and k not in rr.fields)
         case("%s %s: every tensor (name, type, shape, bytes) and every %s.* key equal to the file llama.cpp's "
              "converter wrote (%d tensors, %d keys)" % (preset, ty, arch, len(ta), len(keys)), not bad, bad[:6])
-for preset, d in (("minimax-m2-tiny", "mm"), ("deepseek-v3-tiny", "ds")):
+for preset, _, d in CONVERTED:
     rc, want_d, log = capture(W(d), W(d + "-root"))
     rc2, got_d, log2 = capture(W(d + ".bf16.gguf"), W(d + "-g"))
     case("%s: our BF16 GGUF's capture digest == the safetensors capture's" % preset, rc == 0 and rc2 == 0 and
          got_d == want_d, (log, log2))
 
 # --- refusals ------------------------------------------------------------------------------------
-run("fixture", "--preset", "llama-tiny", "--seed", 1, "--out", W("llama"))
-rc, out, err = run("quantize", "--format", "gguf", "--type", "q8_0", "--src", W("llama"), "--dst", W("l.gguf"))
-case("llama (no GGUF writer): gguf_write_unsupported, nothing written",
+run("fixture", "--preset", "qwen35-tiny", "--seed", 1, "--out", W("q35"))
+rc, out, err = run("quantize", "--format", "gguf", "--type", "q8_0", "--src", W("q35"), "--dst", W("l.gguf"))
+case("qwen3_5 (no GGUF table): gguf_write_unsupported, nothing written",
      refused(rc, out + err) == "gguf_write_unsupported" and not os.path.exists(W("l.gguf")), out + err)
 rc, out, err = run("quantize", "--format", "gguf", "--type", "q8_0", "--src", W("m"), "--dst", W("bf16.gguf"))
 case("an existing --dst: destination_exists", refused(rc, out + err) == "destination_exists", out + err)

@@ -225,8 +225,8 @@ static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 
 static const char *const NAMES[] = {"deepseek2", NULL}, *const NAMES32[] = {"deepseek32", NULL};
 
-const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, FD_GGUF_DS2_MAP, config2, NULL, write_kv};
+const fd_gguf_arch FD_GGUF_DEEPSEEK2 = {NAMES, FD_GGUF_DS2_MAP, config2, NULL, write_kv, NULL};
 /* deepseek_v32 as llama.cpp's DeepseekV32Model writes it: deepseek2 plus
  * the indexer (blk.N.indexer.*, the table's indexer rows) and the NextN
  * blocks kept past the trunk */
-const fd_gguf_arch FD_GGUF_DEEPSEEK32 = {NAMES32, FD_GGUF_DS2_MAP, config32, NULL, NULL};
+const fd_gguf_arch FD_GGUF_DEEPSEEK32 = {NAMES32, FD_GGUF_DS2_MAP, config32, NULL, NULL, NULL};

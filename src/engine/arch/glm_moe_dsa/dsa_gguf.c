@@ -168,4 +168,4 @@ static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 
 static const char *const NAMES[] = {"glm-dsa", NULL};
 
-const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, FD_GGUF_DS2_MAP, config, NULL, write_kv};
+const fd_gguf_arch FD_GGUF_GLM_DSA = {NAMES, FD_GGUF_DS2_MAP, config, NULL, write_kv, NULL};

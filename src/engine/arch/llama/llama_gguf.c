@@ -199,9 +199,87 @@ static jv *config_llama(const fd_gguf_set *s, const char *arch, fd_err *e) { ret
 static jv *config_qwen3(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, QWEN3, e); }
 static jv *config_qwen3moe(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, QWEN3MOE, e); }
 
+/* config()'s inverse: the keys LlamaModel / Qwen3Model / Qwen3MoeModel (and
+ * TextModel.set_gguf_parameters) write; what the reader cannot recover is
+ * refused: a permuted q/k bias, llama3 RoPE with parameters other than the
+ * converter's defaults, a qwen3_moe with dense layers or without top-k
+ * renormalisation. */
+static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, int kind, fd_err *e)
+{
+    const fd_llama_ext *x = LX(c);
+    if (kind == LLAMA && c->attention_bias)
+        return fd_fail(e, "gguf_write_unsupported", "", "llama GGUF: attention_bias (the converter permutes q/k rows, "
+                       "and a permuted bias is not read back)");
+    if (kind == LLAMA && !strcmp(c->rope_type, "llama3") &&
+        (x->low_ff != 1 || x->high_ff != 4 || x->orig_max != 8192))
+        return fd_fail(e, "gguf_write_unsupported", "", "llama GGUF: llama3 RoPE with low_freq_factor %g, high_freq_factor "
+                       "%g, original_max_position_embeddings %g: a GGUF reader recovers only the converter's defaults "
+                       "(1, 4, 8192)", x->low_ff, x->high_ff, x->orig_max);
+    if (kind == QWEN3MOE) {
+        for (int64_t l = 0; l < c->num_hidden_layers; l++)
+            if (!c->mlp_sparse[l])
+                return fd_fail(e, "gguf_write_unsupported", "", "qwen3moe GGUF: layer %lld is dense (llama.cpp's qwen3moe "
+                               "has every layer sparse)", (long long)l);
+        if (!c->norm_topk_prob)
+            return fd_fail(e, "gguf_write_unsupported", "", "qwen3moe GGUF: norm_topk_prob false (llama.cpp's qwen3moe "
+                           "always renormalises the top-k weights)");
+    }
+    fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
+    fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
+    fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
+    fd_gguf_kv_u32(w, "feed_forward_length", c->intermediate_size);
+    fd_gguf_kv_u32(w, "attention.head_count", c->num_attention_heads);
+    fd_gguf_kv_u32(w, "attention.head_count_kv", c->num_key_value_heads);
+    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
+    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
+    if (kind == QWEN3MOE) {
+        fd_gguf_kv_u32(w, "expert_count", c->n_routed_experts);
+        fd_gguf_kv_u32(w, "expert_used_count", c->num_experts_per_tok);
+    }
+    fd_gguf_kv_u32(w, "attention.key_length", c->head_dim);
+    fd_gguf_kv_u32(w, "attention.value_length", c->head_dim);
+    if (kind == QWEN3MOE) fd_gguf_kv_u32(w, "expert_feed_forward_length", c->moe_intermediate_size);
+    if (kind == LLAMA) {
+        fd_gguf_kv_u32(w, "vocab_size", c->vocab_size);
+        fd_gguf_kv_u32(w, "rope.dimension_count", c->head_dim);
+    }
+    return 0;
+}
+
+static int write_kv_llama(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e) { return write_kv(c, w, LLAMA, e); }
+static int write_kv_qwen3(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e) { return write_kv(c, w, QWEN3, e); }
+static int write_kv_qwen3moe(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e) { return write_kv(c, w, QWEN3MOE, e); }
+
+/* rope_freqs.weight of a llama3 config as LlamaModel.generate_extra_tensors
+ * computes it in float32 (1, factor, or the smoothed factor per frequency;
+ * torch's pow may differ from powf in the last place of a smoothed entry,
+ * which config() reads within 1e-5) */
+static int write_aux(const fd_glm_config *c, const char *name, float **data, uint64_t *n, fd_err *e)
+{
+    (void)e;
+    *data = NULL, *n = 0;
+    if (strcmp(name, "rope_freqs.weight") || strcmp(c->rope_type, "llama3")) return 0;
+    const fd_llama_ext *x = LX(c);
+    uint64_t half = (uint64_t)c->head_dim / 2;
+    float *r = fd_xmalloc(half * sizeof *r + 4), dim = (float)c->head_dim, lo = (float)x->low_ff, hi = (float)x->high_ff,
+          f = (float)x->factor, om = (float)x->orig_max, hw = (float)(x->orig_max / x->high_ff),
+          lw = (float)(x->orig_max / x->low_ff);
+    for (uint64_t i = 0; i < half; i++) {
+        float fr = 1.0f / powf((float)c->rope_theta, (float)(2 * i) / dim), wl = (float)(2 * M_PI) / fr;
+        if (wl < hw) r[i] = 1.0f;
+        else if (wl > lw) r[i] = f;
+        else {
+            float sm = (om / wl - lo) / (hi - lo);
+            r[i] = 1.0f / ((1.0f - sm) / f + sm);
+        }
+    }
+    *data = r, *n = half;
+    return 0;
+}
+
 static const char *const N_LLAMA[] = {"llama", NULL}, *const N_QWEN3[] = {"qwen3", NULL},
                          *const N_QWEN3MOE[] = {"qwen3moe", NULL}, *const AUX_LLAMA[] = {"rope_freqs.weight", NULL};
 
-const fd_gguf_arch FD_GGUF_LLAMA = {N_LLAMA, MAP_LLAMA, config_llama, AUX_LLAMA, NULL};
-const fd_gguf_arch FD_GGUF_QWEN3 = {N_QWEN3, MAP_QWEN3, config_qwen3, NULL, NULL};
-const fd_gguf_arch FD_GGUF_QWEN3MOE = {N_QWEN3MOE, MAP_QWEN3, config_qwen3moe, NULL, NULL};
+const fd_gguf_arch FD_GGUF_LLAMA = {N_LLAMA, MAP_LLAMA, config_llama, AUX_LLAMA, write_kv_llama, write_aux};
+const fd_gguf_arch FD_GGUF_QWEN3 = {N_QWEN3, MAP_QWEN3, config_qwen3, NULL, write_kv_qwen3, NULL};
+const fd_gguf_arch FD_GGUF_QWEN3MOE = {N_QWEN3MOE, MAP_QWEN3, config_qwen3moe, NULL, write_kv_qwen3moe, NULL};

@@ -120,4 +120,4 @@ static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 
 static const char *const NAMES[] = {"minimax-m2", NULL};
 
-const fd_gguf_arch FD_GGUF_MINIMAX_M2 = {NAMES, MAP, config, NULL, write_kv};
+const fd_gguf_arch FD_GGUF_MINIMAX_M2 = {NAMES, MAP, config, NULL, write_kv, NULL};
