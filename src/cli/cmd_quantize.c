@@ -26,9 +26,9 @@ static int usage(const char *why)
             "  (published layouts: fp8-block quantizes every Linear but lm_head and the indexer weights_proj by\n"
             "   default, nvfp4 the routed experts; the scope is read back from the written checkpoint)\n"
             "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0 --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
-            "  [--force]  (llama.cpp's layout and names; q8_0/q4_0 by ggml's reference quantizers on every tensor\n"
-            "   whose rows are whole 32-blocks, or those --match selects; every model_type with a GGUF map but\n"
-            "   deepseek_v32 and glm5_next)\n"
+            "  [--force]  (llama.cpp's converter's layout, names and types; q8_0/q4_0 by ggml's reference quantizers\n"
+            "   on every weight, or those --match selects, F16 where a row is not whole 32-blocks; every model_type\n"
+            "   with a GGUF map but deepseek_v32 and glm5_next)\n"
             "CLASS is one of embed_tokens, attn.qkv, attn.o, mlp.gate, mlp.up, mlp.down, moe.experts, norm, lm_head\n");
     return FD_EXIT_USAGE;
 }
