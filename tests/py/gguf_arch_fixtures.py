@@ -17,7 +17,7 @@ import json, os, struct
 
 import numpy as np
 
-PRESETS = ["llama-tiny", "qwen3-tiny", "qwen3-moe-tiny", "deepseek-v3-tiny", "deepseek-v32-tiny", "minimax-m2-tiny"]
+PRESETS = ["llama-tiny", "qwen3-tiny", "qwen3-moe-tiny", "deepseek-v3-tiny", "deepseek-v32-tiny", "minimax-m2-tiny", "tiny"]
 
 
 def read_st(path):

@@ -12,8 +12,8 @@ out, checked against gguf-py (llama.cpp's Python package, a test oracle only):
     the BF16 file's; names and shapes equal; captured as
     --role quant and compared: 0 < KL(Q8_0) < KL(Q4_0);
   - --match: only the matching tensors quantized;
-  - minimax-m2, deepseek2, llama (q/k permuted, llama3 rope_freqs), qwen3,
-    qwen3moe: our BF16 and Q8_0 files equal llama.cpp's converter's
+  - glm-dsa, minimax-m2, deepseek2, llama (q/k permuted, llama3 rope_freqs),
+    qwen3, qwen3moe: our BF16 and Q8_0 files equal llama.cpp's converter's
     (tests/vectors/gguf-arch) tensor for tensor and key for key, and the BF16
     ones capture to the safetensors digest;
   - refusals: an architecture without a GGUF writer, an existing --dst,
@@ -109,7 +109,7 @@ meta = {"block_count": cfg["num_hidden_layers"], "embedding_length": cfg["hidden
         "attention.key_length_mla": cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"],
         "attention.value_length_mla": cfg["v_head_dim"], "expert_count": cfg["n_routed_experts"],
         "expert_used_count": cfg["num_experts_per_tok"], "leading_dense_block_count": cfg["first_k_dense_replace"],
-        "attention.indexer.top_k": cfg["index_topk"], "expert_gating_func": 2,
+        "attention.indexer.top_k": cfg["index_topk"],
         "expert_weights_norm": cfg["norm_topk_prob"]}
 bad = {k: (field(rb, A + k), v) for k, v in meta.items() if field(rb, A + k) != v}
 bad.update({} if field(rb, "general.architecture") == "glm-dsa" else {"general.architecture": field(rb, "general.architecture")})
@@ -194,7 +194,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gguf_arch_fixtures import prepare  # noqa: E402
 VEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-arch")
 CONVERTED = (("minimax-m2-tiny", "minimax-m2", "mm"), ("deepseek-v3-tiny", "deepseek2", "ds"), ("llama-tiny", "llama", "ll"),
-             ("qwen3-tiny", "qwen3", "q3"), ("qwen3-moe-tiny", "qwen3moe", "qm"))
+             ("qwen3-tiny", "qwen3", "q3"), ("qwen3-moe-tiny", "qwen3moe", "qm"), ("tiny", "glm-dsa", "gt"))
 for preset, arch, d in CONVERTED:
     run("fixture", "--preset", preset, "--seed", 1, "--out", W(d))
     prepare(preset, W(d))

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the GGUFs of tests/vectors/gguf-arch/ with llama.cpp's own converter
 (convert_hf_to_gguf.py + gguf-py from the llama-cpp-python 0.3.36 sdist): the
-evidence tests/py/test_gguf_arch.py checks the llama / qwen3 / qwen3moe /
-deepseek2 / deepseek32 name maps against (CI has no converter and no torch).
+evidence tests/py/test_gguf_arch.py checks the glm-dsa / llama / qwen3 /
+qwen3moe / deepseek2 / deepseek32 / minimax-m2 name maps against, and
+tests/py/test_gguf_write.py our GGUF writer (CI has no converter and no torch).
 
 The changes to the converter, both about the tokenizer only (tensors and
 hyperparameters are untouched): our fixtures' tokenizer (a 260-entry
@@ -10,7 +11,9 @@ byte-level BPE) is unknown to get_vocab_base_pre(), which raises
 NotImplementedError for any unlisted pre-tokenizer hash: the patch answers
 "default" then; DeepseekV32Model.set_vocab asserts the tokenizer's
 add_bos_token, which transformers 5.25's PreTrainedTokenizerFast does not
-expose: it calls _set_vocab_gpt2() (what it does after the assert) directly.
+expose: it calls _set_vocab_gpt2() (what it does after the assert) directly;
+GlmMoeDsaModel.set_vocab (_set_vocab_glm) looks up GLM's own special tokens
+([gMASK], ...), which the fixture tokenizer lacks: _set_vocab_gpt2() too.
 
 usage (made on AMD EPYC Zen 4, torch 2.15 CPU, transformers 5.25):
   pip download --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d /tmp/lcp
@@ -48,8 +51,9 @@ def pre(self, tokenizer):
     except NotImplementedError:
         return "default"   # the fixture tokenizer: not in llama.cpp's list
 base.TextModel.get_vocab_base_pre = pre
-from conversion import deepseek
+from conversion import deepseek, glm
 deepseek.DeepseekV32Model.set_vocab = lambda self: self._set_vocab_gpt2()
+glm.GlmMoeDsaModel.set_vocab = lambda self: self._set_vocab_gpt2()  # _set_vocab_glm wants GLM's [gMASK] token
 C.main()
 ''' % (model_dir, outtype, outfile, LLAMA_CPP)
     p = subprocess.run([sys.executable, "-c", code], cwd=LLAMA_CPP, capture_output=True, text=True)

@@ -122,7 +122,8 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
 }
 
 /* The inverse of config(): the keys convert_hf_to_gguf.py's GlmMoeDsaModel
- * writes (w->arch is "glm-dsa"). */
+ * writes (w->arch is "glm-dsa"; no expert_gating_func: llama.cpp's glm-dsa
+ * routes by sigmoid without it, and config() reads its absence so). */
 static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 {
     (void)e;
@@ -157,7 +158,6 @@ static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
     fd_gguf_kv_u32(w, "attention.key_length", c->kv_lora_rank + c->qk_rope_head_dim);
     fd_gguf_kv_u32(w, "attention.value_length", c->kv_lora_rank);
     fd_gguf_kv_u32(w, "attention.key_length_mla", c->qk_nope_head_dim + c->qk_rope_head_dim);
-    fd_gguf_kv_u32(w, "expert_gating_func", 2); /* sigmoid */
     fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
     fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
     fd_gguf_kv_f32(w, "expert_weights_scale", c->routed_scaling_factor);
