@@ -32,6 +32,18 @@ static int cfg_int(const fd_gguf_set *s, const char *arch, const char *key, int6
     return 0;
 }
 
+void fd_gguf_kv_text_model(fd_gguf_kvw *w, const fd_glm_config *c, int64_t kv_heads)
+{
+    fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
+    fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
+    fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
+    fd_gguf_kv_u32(w, "feed_forward_length", c->intermediate_size);
+    fd_gguf_kv_u32(w, "attention.head_count", c->num_attention_heads);
+    fd_gguf_kv_u32(w, "attention.head_count_kv", kv_heads);
+    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
+    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
+}
+
 jv *fd_gguf_cfg_fail(jv *d)
 {
     jv_free(d);

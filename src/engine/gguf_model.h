@@ -73,6 +73,13 @@ void fd_gguf_name_expand(const char *p, long long L, char *out, size_t cap);
  * gguf_ds2map.c). */
 extern const fd_gguf_name FD_GGUF_DS2_MAP[];
 
+/* For the write_kv hooks: the keys TextModel.set_gguf_parameters of the
+ * converter writes for every architecture (block_count, context_length,
+ * embedding_length, feed_forward_length, attention.head_count,
+ * attention.head_count_kv = kv_heads, rope.freq_base,
+ * attention.layer_norm_rms_epsilon). */
+void fd_gguf_kv_text_model(fd_gguf_kvw *w, const fd_glm_config *c, int64_t kv_heads);
+
 /* For the config hooks: frees the document d and returns NULL; the
  * contradicts form first refuses bad_gguf_config "metadata key ARCH.KEY is
  * GOT but WHY gives WANT". */

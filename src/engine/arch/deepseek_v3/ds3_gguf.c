@@ -186,12 +186,7 @@ static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
     if (x->yarn && (x->attention_factor_given || (x->mscale_all_dim != 0 && x->mscale != x->mscale_all_dim)))
         return unwritable(e, "yarn with mscale != mscale_all_dim or an explicit attention_factor (llama.cpp's deepseek2 "
                              "reads one yarn_log_multiplier for both)");
-    fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
-    fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
-    fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
-    fd_gguf_kv_u32(w, "feed_forward_length", c->intermediate_size);
-    fd_gguf_kv_u32(w, "attention.head_count", c->num_attention_heads);
-    fd_gguf_kv_u32(w, "attention.head_count_kv", 1); /* MLA as MQA */
+    fd_gguf_kv_text_model(w, c, 1); /* MLA as MQA: one KV head */
     if (x->yarn) {
         fd_gguf_kv_str(w, "rope.scaling.type", "yarn");
         fd_gguf_kv_f32(w, "rope.scaling.factor", x->factor);
@@ -199,8 +194,6 @@ static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
         fd_gguf_kv_f32(w, "rope.scaling.yarn_beta_fast", x->beta_fast);
         fd_gguf_kv_f32(w, "rope.scaling.yarn_beta_slow", x->beta_slow);
     }
-    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
-    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
     fd_gguf_kv_u32(w, "expert_count", c->n_routed_experts);
     fd_gguf_kv_u32(w, "expert_used_count", c->num_experts_per_tok);
     fd_gguf_kv_u32(w, "expert_group_count", c->n_group);

@@ -100,14 +100,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
 static int write_kv(const fd_glm_config *c, fd_gguf_kvw *w, fd_err *e)
 {
     (void)e;
-    fd_gguf_kv_u32(w, "block_count", c->num_hidden_layers);
-    fd_gguf_kv_u32(w, "context_length", c->max_position_embeddings);
-    fd_gguf_kv_u32(w, "embedding_length", c->hidden_size);
-    fd_gguf_kv_u32(w, "feed_forward_length", c->intermediate_size);
-    fd_gguf_kv_u32(w, "attention.head_count", c->num_attention_heads);
-    fd_gguf_kv_u32(w, "attention.head_count_kv", c->num_key_value_heads);
-    fd_gguf_kv_f32(w, "rope.freq_base", c->rope_theta);
-    fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
+    fd_gguf_kv_text_model(w, c, c->num_key_value_heads);
     fd_gguf_kv_u32(w, "expert_count", c->n_routed_experts);
     fd_gguf_kv_u32(w, "expert_used_count", c->num_experts_per_tok);
     fd_gguf_kv_u32(w, "expert_gating_func", 2);
