@@ -106,7 +106,7 @@ static int cmd_list(int json)
         fd_arch_preset_names(FD_ARCHS[i], ", ", presets, sizeof presets);
         gguf_names(a, g, sizeof g);
         printf("  %-12s %s\n  %-12s   %s; formats: %s; GGUF general.architecture: %s; fixtures: %s; %s\n", a->model_type,
-               a->hf_class, "", a->summary, a->formats, g, presets, a->doc);
+               a->hf_class, "", a->summary, a->formats, g, presets[0] ? presets : "-", a->doc);
     }
     printf("weight formats (read as shipped; capture role)\n");
     for (size_t i = 0; i < FD_N_FORMATS; i++)
