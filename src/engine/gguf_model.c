@@ -381,6 +381,18 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
         {"glm5-next", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse), conv1d "
                       "reshaped and the mHC tensors renamed; glm5_next reads transformers' tensors"},
         {"glm5next", "the same as glm5-next"},
+#define Q35_WHY "stores ssm_a = -exp(A_log) in place of A_log, the zero-centred norm weights as 1 + w in their own " \
+                "dtype (a bf16 sum rounds) and the value heads reordered: no bit-exact inverse; "
+        {"qwen35", "llama.cpp's converter (Qwen3_5TextModel) " Q35_WHY "qwen3_5 reads transformers' tensors"},
+        {"qwen35moe", "llama.cpp's converter (Qwen3_5MoeTextModel) " Q35_WHY "qwen3_5_moe reads transformers' tensors"},
+        {"qwen3next", "llama.cpp's converter (Qwen3NextModel) " Q35_WHY "and qwen3_next is not an engine architecture"},
+#undef Q35_WHY
+        {"qwen4exp", "llama.cpp's converter stores the zero-centred norm weights as 1 + w (rounded) and ssm_a = "
+                     "-exp(A_log) as for qwen35: no bit-exact inverse; qwen4_exp reads transformers' tensors"},
+        {"kimi-linear", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse); "
+                        "kimi_linear reads transformers' tensors"},
+        {"kimi-k3", "llama.cpp's converter folds -exp(A_log) and multiplies each *_res_norm into its *_res_proj: no "
+                    "bit-exact inverse, and Kimi K3 is not an engine architecture"},
     };
     for (size_t i = 0; !a && i < sizeof NOT / sizeof *NOT; i++)
         if (!strcmp(arch, NOT[i].name)) {

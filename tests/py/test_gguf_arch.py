@@ -348,6 +348,18 @@ case("glm5-next GGUF: unsupported_gguf_architecture naming the reason (ssm_a = -
      code == "unsupported_gguf_architecture" and "glm5-next" in msg and "-exp(A_log)" in msg and "inverse" in msg,
      (code, msg))
 
+
+
+def q35_arch(data):  # general.architecture deepseek2 -> qwen35moe (same length)
+    i = data.index(b"deepseek2")
+    data[i:i + 9] = b"qwen35moe"
+
+
+rc, out, err = try_capture(patched("deepseek-v3-tiny.bf16.gguf", "q35-arch.gguf", q35_arch), "deepseek-v3-tiny")
+code, msg = refused(rc, out, err)
+case("qwen35moe GGUF: unsupported_gguf_architecture naming the reason (1 + w norms, -exp(A_log): no bit-exact inverse)",
+     code == "unsupported_gguf_architecture" and "qwen35moe" in msg and "1 + w" in msg and "inverse" in msg, (code, msg))
+
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
