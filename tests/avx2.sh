@@ -39,6 +39,8 @@ kpath() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1] + "/comp
 [ "$(kpath "$W/pair-emul-cmp")" = avx2 ] && r=ok || r=bad
 check "default compare kernel on the AVX2-only CPU is avx2 (got $(kpath "$W/pair-emul-cmp"))" $r
 want=avx2; grep -qw avx512f /proc/cpuinfo && want=avx512f
+grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo &&
+    grep -q AuthenticAMD /proc/cpuinfo && want=avx512bf16  # AMD Zen 4+: the bf16-dot path (src/kernels/gemm.c)
 [ "$(kpath "$W/pair-native-cmp")" = $want ] && r=ok || r=bad
 check "default compare kernel natively is $want, by features (got $(kpath "$W/pair-native-cmp"))" $r
 exit $fail

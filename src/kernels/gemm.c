@@ -39,13 +39,19 @@ int fd_path_parse(const char *name, fd_path *out)
 }
 
 /* The default path is chosen by the CPU's features alone, never by timing
- * (a timed choice can differ from run to run under load): avx512f where the
- * CPU has AVX-512F, else avx2 (AVX2 + FMA), else scalar.  Every path
- * computes the same bits; avx512bf16 is used only when asked for, since two
- * 512-bit FMAs beat one vdpbf16ps on the Intel hosts measured
- * (bench/README.md; docs/HOSTS.md). */
+ * (a timed choice can differ from run to run under load): avx512bf16 on an
+ * AMD CPU with AVX512_BF16 (Zen 4 and later run vdpbf16ps at full 512-bit
+ * width but double-pump 512-bit FMAs: the bf16-dot replay is 2x the FMA one
+ * there), else avx512f where the CPU has AVX-512F (two 512-bit FMAs beat one
+ * vdpbf16ps on the Intel hosts measured), else avx2 (AVX2 + FMA), else
+ * scalar.  Every path computes the same bits (bench/README.md;
+ * docs/HOSTS.md). */
 fd_path fd_path_default(void)
 {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (fd_path_supported(FD_PATH_AVX512BF16) && __builtin_cpu_is("amd")) return FD_PATH_AVX512BF16;
+#endif
     if (fd_path_supported(FD_PATH_AVX512F)) return FD_PATH_AVX512F;
     if (fd_path_supported(FD_PATH_AVX2)) return FD_PATH_AVX2;
     return FD_PATH_SCALAR;
