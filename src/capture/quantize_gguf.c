@@ -187,7 +187,7 @@ static void choose_types(plan *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         gt *g = &p->t[i];
-        if (g->src_kind == SRC_AUX) { g->type = FD_GGML_F32, g->nbytes = g->ne[0] * 4; continue; }
+        if (g->src_kind == SRC_AUX) { g->type = FD_GGML_F32, g->nbytes = g->ne[0] * sizeof(float); continue; }
         const fd_tensor *src = g->src ? g->src : g->experts[0];
         uint64_t rows = 1;
         for (int d = 1; d < g->ndim; d++) rows *= g->ne[d];
@@ -197,8 +197,8 @@ static void choose_types(plan *p)
                   strstr(g->name, "indexer.proj.") || !strcmp(src->dtype, "F32");
         int q = !f32 && p->qtype != FD_GGML_BF16 && selected(p, g);
         g->type = f32 ? FD_GGML_F32 : !q ? FD_GGML_BF16 : g->ne[0] % 32 ? FD_GGML_F16 : p->qtype;
-        uint64_t row = g->type == FD_GGML_F32 ? g->ne[0] * 4 : g->type == FD_GGML_BF16 || g->type == FD_GGML_F16
-                       ? g->ne[0] * 2 : g->ne[0] / 32 * (g->type == FD_GGML_Q8_0 ? 34 : 18);
+        uint64_t row = 0;
+        fd_ggml_row_bytes(fd_ggml_type_of(g->type), g->ne[0], &row); /* whole blocks by the choice above */
         g->nbytes = row * rows;
     }
 }
@@ -286,10 +286,10 @@ static int write_data(const plan *p, FILE *f)
                 }
                 ob = n * 2;
             } else {
-                size_t bs = g->type == FD_GGML_Q8_0 ? 34 : 18;
-                for (uint64_t k = 0; k < n / 32; k++)
-                    (g->type == FD_GGML_Q8_0 ? fd_q8_0_block : fd_q4_0_block)(x + 32 * k, out + bs * k);
-                ob = n / 32 * bs;
+                const fd_ggml_type *ty = fd_ggml_type_of(g->type); /* Q8_0 or Q4_0: blocks of 32 */
+                for (uint64_t k = 0; k < n / ty->blck; k++)
+                    (g->type == FD_GGML_Q8_0 ? fd_q8_0_block : fd_q4_0_block)(x + ty->blck * k, out + ty->tsize * k);
+                ob = n / ty->blck * ty->tsize;
             }
             if (fwrite(out, 1, ob, f) != ob) { free(x), free(out); return -1; }
         }
