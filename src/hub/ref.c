@@ -58,25 +58,15 @@ int fd_hub_parse_ref(const char *s, fd_hub_ref *r, fd_err *e)
     return 0;
 }
 
-/* urllib.parse.quote: unreserved letters, digits and "_.-~" stay, as does
- * anything in safe; every other byte becomes %XX. */
-static void quote(const char *s, const char *safe, fd_buf *out)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (isalnum(*p) || strchr("_.-~", *p) || (*safe && strchr(safe, *p))) fd_buf_putc(out, (char)*p);
-        else fd_buf_printf(out, "%%%02X", *p);
-    }
-}
-
 void fd_hub_resolve_url(const char *endpoint, const fd_hub_ref *r, const char *path, fd_buf *out)
 {
     size_t n = strlen(endpoint);
     while (n && endpoint[n - 1] == '/') n--;
     fd_buf_put(out, endpoint, n);
     fd_buf_printf(out, "/datasets/%s/resolve/", r->repo);
-    quote(r->revision, "", out);
+    fd_buf_url_quote(out, r->revision, "");
     fd_buf_putc(out, '/');
-    quote(path, "/", out);
+    fd_buf_url_quote(out, path, "/");
     fd_buf_cstr(out);
 }
 

@@ -237,14 +237,7 @@ static void csv_link(fd_buf *b, const fd_rpt *r)
     fd_buf csv = {0};
     fd_rpt_headline_csv(r, &csv);
     fd_buf_puts(b, "<p class=\"csv\"><a download=\"fidelity-headline.csv\" href=\"data:text/csv;charset=utf-8,");
-    static const char hex[] = "0123456789ABCDEF";
-    for (size_t k = 0; k < csv.n; k++) { /* percent-encoded: everything but unreserved characters */
-        unsigned char ch = (unsigned char)csv.p[k];
-        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-            ch == '.' || ch == '~')
-            fd_buf_putc(b, (char)ch);
-        else fd_buf_printf(b, "%%%c%c", hex[ch >> 4], hex[ch & 15]);
-    }
+    fd_buf_url_quote(b, fd_buf_cstr(&csv), ""); /* every byte but the unreserved ones as %XX */
     fd_buf_puts(b, "\">Download the headline table (CSV)</a>: the exact receipt values, one row per candidate.</p>\n");
     fd_buf_free(&csv);
 }

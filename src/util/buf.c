@@ -1,4 +1,5 @@
 #include "buf.h"
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,4 +89,12 @@ void fd_buf_free(fd_buf *b)
     free(b->p);
     b->p = NULL;
     b->n = b->cap = 0;
+}
+
+void fd_buf_url_quote(fd_buf *b, const char *s, const char *safe)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (isalnum(*p) || strchr("_.-~", *p) || (*safe && strchr(safe, *p))) fd_buf_putc(b, (char)*p);
+        else fd_buf_printf(b, "%%%02X", *p);
+    }
 }

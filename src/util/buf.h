@@ -22,6 +22,10 @@ void fd_buf_put(fd_buf *b, const void *p, size_t n);
 void fd_buf_puts(fd_buf *b, const char *s);
 void fd_buf_putc(fd_buf *b, char c);
 void fd_buf_printf(fd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s percent-encoded as urllib.parse.quote(s, safe) does: ASCII
+ * letters, digits and "_.-~" stay, as does any byte in safe; every other
+ * byte becomes %XX (upper-case hex). */
+void fd_buf_url_quote(fd_buf *b, const char *s, const char *safe);
 /* NUL-terminates without counting the terminator; returns b->p. */
 char *fd_buf_cstr(fd_buf *b);
 void fd_buf_free(fd_buf *b);
