@@ -624,11 +624,6 @@ void fd_plot_contexts(fd_buf *b, const fd_rpt *r, size_t i)
 
 #define DOMAINS_MAX 24
 
-static double jnum(const jv *v)
-{
-    return !v ? NAN : v->t == JV_FLOAT ? v->u.f : v->t == JV_INT ? (double)v->u.i : NAN;
-}
-
 /* The domain names of every receipt's per_domain object, sorted by bytes, at most DOMAINS_MAX
  * (*more set when there are others). */
 static size_t domain_keys(const fd_rpt *r, const char **keys, int *more, prange *p)
@@ -640,7 +635,7 @@ static size_t domain_keys(const fd_rpt *r, const char **keys, int *more, prange 
         if (!pd || pd->t != JV_OBJ) continue;
         for (size_t m = 0; m < pd->u.o.n; m++) {
             const char *k = pd->u.o.m[m].k;
-            prange_add(p, jnum(pd->u.o.m[m].v));
+            prange_add(p, fd_rpt_num(pd, k));
             size_t at = 0;
             while (at < nk && strcmp(keys[at], k) < 0) at++;
             if (at < nk && !strcmp(keys[at], k)) continue;
@@ -682,7 +677,7 @@ int fd_plot_domains(fd_buf *b, const fd_rpt *r)
         fd_buf_puts(b, "</text>\n");
         for (size_t i = 0; i < r->n; i++) {
             const jv *pd = rc_get(&r->c[i], "per_domain");
-            double v = pd && pd->t == JV_OBJ ? jnum(jv_get(pd, keys[k])) : NAN, by = gy + bar * (double)i;
+            double v = fd_rpt_num(pd, keys[k]), by = gy + bar * (double)i; /* NaN: not in this receipt */
             if (v > 0) fd_svg_rect(b, x.px0, by, fd_axis_map(&x, v) - x.px0, bar - 1, fd_svg_colour(i), NULL);
             else if (v == 0) fd_svg_textf(b, x.px0 + 4, by + bar - 1, "start", "small", "[%zu] 0", i + 1);
         }
