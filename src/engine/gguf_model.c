@@ -44,6 +44,19 @@ void fd_gguf_kv_text_model(fd_gguf_kvw *w, const fd_glm_config *c, int64_t kv_he
     fd_gguf_kv_f32(w, "attention.layer_norm_rms_epsilon", c->rms_norm_eps);
 }
 
+int fd_gguf_cfg_rope_none(const fd_gguf_set *s, const char *arch, const char *why, fd_err *e)
+{
+    char k[160];
+    snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
+    if (!fd_gguf_get(&s->f[0], k)) return 0;
+    char *st = fd_gguf_get_str(&s->f[0], k);
+    int rc = st && !strcmp(st, "none") ? 0
+             : fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is %.40s: %s", s->f[0].path, k,
+                       st ? st : "not a string", why);
+    free(st);
+    return rc;
+}
+
 jv *fd_gguf_cfg_fail(jv *d)
 {
     jv_free(d);

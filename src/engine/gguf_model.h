@@ -80,6 +80,11 @@ extern const fd_gguf_name FD_GGUF_DS2_MAP[];
  * attention.layer_norm_rms_epsilon). */
 void fd_gguf_kv_text_model(fd_gguf_kvw *w, const fd_glm_config *c, int64_t kv_heads);
 
+/* For the config hooks: -1 with bad_gguf_config "metadata key
+ * ARCH.rope.scaling.type is T: WHY" when the key is there and is not the
+ * string "none" (the architecture reads no RoPE scaling from a GGUF). */
+int fd_gguf_cfg_rope_none(const fd_gguf_set *s, const char *arch, const char *why, fd_err *e);
+
 /* For the config hooks: frees the document d and returns NULL; the
  * contradicts form first refuses bad_gguf_config "metadata key ARCH.KEY is
  * GOT but WHY gives WANT". */

@@ -85,15 +85,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     if (kv && kv->type != FD_GGUF_BOOL)
         return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not a bool", s->f[0].path, k), d));
     jv_set(d, "norm_topk_prob", jv_bool(kv && kv->v.u));
-    snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
-    char *st = fd_gguf_get_str(&s->f[0], k);
-    if ((kv = fd_gguf_get(&s->f[0], k)) && (!st || strcmp(st, "none"))) {
-        fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is %.40s: the engine has default RoPE only", s->f[0].path, k,
-                st ? st : "not a string");
-        free(st);
-        return fd_gguf_cfg_fail(d);
-    }
-    free(st);
+    if (fd_gguf_cfg_rope_none(s, arch, "the engine has default RoPE only", e)) return fd_gguf_cfg_fail(d);
     /* the indexer on every layer unless indexer.types says which are full */
     snprintf(k, sizeof k, "%s.attention.indexer.types", arch);
     int64_t L = blocks - nextn;

@@ -152,17 +152,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, int kind, fd_err *e)
     if ((r = fd_gguf_cfg_num_opt(s, arch, "rope.freq_base", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     if (!r) theta = fd_gguf_f32_decimal(f);
     jv_set(d, "rope_theta", jv_float(theta));
-    char k[160];
-    snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
-    const fd_gguf_kv *kv = fd_gguf_get(&s->f[0], k);
-    char *st = fd_gguf_get_str(&s->f[0], k);
-    if (kv && (!st || strcmp(st, "none"))) {
-        fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is %.40s: the engine reads default and llama3 RoPE only",
-                s->f[0].path, k, st ? st : "not a string");
-        free(st);
-        return fd_gguf_cfg_fail(d);
-    }
-    free(st);
+    if (fd_gguf_cfg_rope_none(s, arch, "the engine reads default and llama3 RoPE only", e)) return fd_gguf_cfg_fail(d);
     if (kind == LLAMA && llama3(d, s, theta, hd, e)) return fd_gguf_cfg_fail(d);
     if (kind != LLAMA && fd_gguf_set_find(s, "rope_freqs.weight"))
         return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: rope_freqs.weight in a %s GGUF (llama.cpp reads none)",
@@ -184,7 +174,9 @@ static jv *config(const fd_gguf_set *s, const char *arch, int kind, fd_err *e)
          * (build_moe_ffn norm_w = true), every layer sparse */
         if ((r = fd_gguf_cfg_int_opt(s, arch, "expert_gating_func", &v, e)) < 0) return fd_gguf_cfg_fail(d);
         if (!r && v != 1) return fd_gguf_cfg_contradicts(d, s, arch, "expert_gating_func", v, 1, "qwen3_moe's softmax router", e);
+        char k[160];
         snprintf(k, sizeof k, "%s.expert_weights_norm", arch);
+        const fd_gguf_kv *kv;
         if ((kv = fd_gguf_get(&s->f[0], k)) && (kv->type != FD_GGUF_BOOL || !kv->v.u))
             return fd_gguf_cfg_fail((fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not true (llama.cpp's qwen3moe always "
                                  "renormalises the top-k weights)", s->f[0].path, k), d));

@@ -80,16 +80,7 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     jv_set(d, "rms_norm_eps", jv_float(fd_gguf_f32_decimal(f)));
     if (fd_gguf_cfg_num(s, arch, "rope.freq_base", &f, e)) return fd_gguf_cfg_fail(d); /* the converter always writes it */
     jv_set(d, "rope_theta", jv_float(fd_gguf_f32_decimal(f)));
-    char k[160];
-    snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
-    char *st = fd_gguf_get_str(&s->f[0], k);
-    if (fd_gguf_get(&s->f[0], k) && (!st || strcmp(st, "none"))) {
-        fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is %.40s: minimax_m2 has the default RoPE only", s->f[0].path,
-                k, st ? st : "not a string");
-        free(st);
-        return fd_gguf_cfg_fail(d);
-    }
-    free(st);
+    if (fd_gguf_cfg_rope_none(s, arch, "minimax_m2 has the default RoPE only", e)) return fd_gguf_cfg_fail(d);
     jv_set(d, "tie_word_embeddings", jv_bool(fd_gguf_set_find(s, "output.weight") == NULL));
     jv_set(d, "scoring_func", jv_str("sigmoid"));
     return d;
