@@ -93,9 +93,12 @@ static gt *add(plan *p, const char *name)
     return g;
 }
 
+/* The planned tensor named name, searched from the newest: a layer's expert
+ * stacks are the last few entries while its experts arrive, so a model of
+ * tens of thousands of expert tensors is not searched end to end each time. */
 static gt *find(plan *p, const char *name)
 {
-    for (size_t i = 0; i < p->n; i++)
+    for (size_t i = p->n; i-- > 0;)
         if (!strcmp(p->t[i].name, name)) return &p->t[i];
     return NULL;
 }
