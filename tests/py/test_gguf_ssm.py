@@ -262,6 +262,17 @@ except (ValueError, KeyError):
 case("inspect-model --json of a qwen35 GGUF: {model_type qwen3_5_text, capturable true}",
      rc == 0 and mo == {"model_type": "qwen3_5_text", "capturable": True}, (mo, err[-300:]))
 
+rc, out, err = run("architectures", "list", "--json")
+try:
+    arch = {a["model_type"]: a for a in json.loads(out)["architectures"]}
+except (ValueError, KeyError, TypeError):
+    arch = {}
+want = {"qwen3_5_text": ["qwen35"], "qwen3_5_moe_text": ["qwen35moe"], "qwen4_exp": [], "glm5_next": []}
+case("architectures --json: qwen3_5_text reads qwen35, qwen3_5_moe_text qwen35moe (gguf in formats); qwen4_exp, "
+     "glm5_next none", rc == 0 and all(arch.get(k, {}).get("gguf_architectures") == v
+                                        and (("gguf" in arch[k]["formats"]) == bool(v)) for k, v in want.items()),
+     {k: arch.get(k, {}).get("gguf_architectures") for k in want})
+
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
