@@ -762,13 +762,28 @@ def test_qualify_root():
             "index_bytes": os.path.getsize(idx) if os.path.isfile(idx) else None,
             "config_bytes": os.path.getsize(os.path.join(model, "config.json")),
             "shard_manifest_sha256": sha(canonical(t["shards"])), "model_bytes": sum(r["bytes"] for r in t["shards"]),
-            "repo_id": m1["weights"]["repository"], "revision": rev, "requested_revision": rev, "path": None}
+            "repo_id": m1["weights"]["repository"], "revision": rev, "requested_revision": rev, "path": None,
+            "index_source": "model.safetensors.index.json" if os.path.isfile(idx) else "single-safetensors"}
     if m1["capture"]["dtype"] == "BF16":
         want.update(surface="native-bf16", codec="bf16", bits=16)
     check("qualify-root: the job target carries the job.v2 fields with the Python tool's spelling and values "
-          "(download manifest, index, requested_revision, path, surface/codec/bits)",
+          "(download manifest, index and index_source, requested_revision, path, surface/codec/bits)",
           all(k in t and t[k] == v for k, v in want.items()) and len(dl) >= 3,
           {k: (t.get(k), v) for k, v in want.items() if t.get(k) != v})
+    # _local_model_dir_identity: an unindexed CPU root is exactly one complete safetensors file, and an index that
+    # is there must be a regular file (the Python tool's own messages)
+    for name, edit, fragment in (
+            ("a second .safetensors file beside an unindexed checkpoint",
+             lambda d: open(os.path.join(d, "extra.safetensors"), "wb").write(b"x"),
+             "an unindexed local CPU root must contain exactly one complete safetensors file"),
+            ("model.safetensors.index.json that is a symlink",
+             lambda d: os.symlink("config.json", os.path.join(d, "model.safetensors.index.json")),
+             "--model-dir lacks model.safetensors.index.json (a regular file)")):
+        mdir = os.path.join(qdir, "model-" + str(abs(hash(name)) % 10000))
+        shutil.copytree(model, mdir, symlinks=True)
+        edit(mdir)
+        refused(name, qargs(q1, q2, model_dir=mdir, out=os.path.join(mdir + "-q", "root-qualification.json")),
+                "root_qualification_refused", fragment)
     STATE["qual"] = {"dataset": q1, "qualification": out, "job": job_path}
     before = open(out, "rb").read()
     rc, text = run(BIN, *qargs(q1, q2))
@@ -947,6 +962,73 @@ class Hub:
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
 
 
+def test_publish_routes(q, pub, hub):
+    """cmd_publish's routing by the qualification's job_contract.execution_kind, before any other gate."""
+    arch = os.path.join(WORK, "result.tar.gz")
+    with open(arch, "wb") as f:
+        f.write(b"not an archive")
+    triple = ["--result-archive", arch, "--expected-archive-sha256", sha_file(arch), "--expected-archive-bytes", "14"]
+    rc, text = pub(*triple)
+    check("publish: a local qualification refuses the result-archive flags (publication_has_no_archive)",
+          rc == 3 and refusal_code(text) == "publication_has_no_archive" and "local qualification" in text, text)
+    rc, text = pub("--result-archive", arch)
+    check("publish: one archive flag alone on a local qualification is publication_has_no_archive too",
+          rc == 3 and refusal_code(text) == "publication_has_no_archive", text)
+    rc, text = pub("--expected-archive-bytes", "0", *triple[:4])
+    check("publish: --expected-archive-bytes must be a positive integer (usage)", rc == 4, text)
+
+    def with_kind(kind, where):
+        doc = load(q["qualification"])
+        if kind is None:
+            text = "{ not json"
+        else:
+            doc["job_contract"]["execution_kind"] = kind
+            text = json.dumps(doc)
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        with open(where, "w") as f:
+            f.write(text)
+        return where
+
+    def pub_q(qual, job, dataset, *extra):
+        p = subprocess.run([BIN, "publish", dataset, "--repo", PUB_REPO, "--qualification", qual, "--job", job,
+                            "--expected-head", "absent", "--dry-run"] + list(extra), capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+
+    qh = with_kind("hf-jobs", os.path.join(WORK, "route", "hf.json"))
+    rc, text = pub_q(qh, q["job"], q["dataset"], *triple)
+    check("publish: an hf-jobs qualification refuses the archive flags naming its kind",
+          rc == 3 and refusal_code(text) == "publication_has_no_archive" and "hf-jobs qualification" in text, text)
+    for kind, label in (("runpod-ssh", "a pod (runpod-ssh) qualification"), (None, "an unreadable qualification")):
+        qp = with_kind(kind, os.path.join(WORK, "route", "pod.json"))
+        rc, text = pub_q(qp, q["job"], q["dataset"])
+        check("publish: %s without the archive triple is result_archive_required" % label,
+              rc == 3 and refusal_code(text) == "result_archive_required", text)
+        rc, text = pub_q(qp, q["job"], q["dataset"], *triple)
+        check("publish: %s outside one private extraction is publication_source_invalid" % label,
+              rc == 3 and refusal_code(text) == "publication_source_invalid" and "canonical verified extraction" in text,
+              text)
+    # the extraction layout of _private_publish_inputs: ROOT/dataset, ROOT/receipts/..., ROOT/job.json, ROOT 0700
+    root = os.path.join(WORK, "route", "extraction")
+    shutil.copytree(q["dataset"], os.path.join(root, "dataset"))
+    qp = with_kind("runpod-ssh", os.path.join(root, "receipts", "root-qualification.json"))
+    shutil.copyfile(q["job"], os.path.join(root, "job.json"))
+    os.chmod(root, 0o755)
+    args = (qp, os.path.join(root, "job.json"), os.path.join(root, "dataset"), *triple)
+    rc, text = pub_q(*args)
+    check("publish: a pod extraction root that is not mode 0700 is publication_source_invalid",
+          rc == 3 and refusal_code(text) == "publication_source_invalid" and "mode-0700" in text, text)
+    os.chmod(root, 0o700)
+    n = len(hub.log)
+    rc, text = pub_q(*args)
+    check("publish: a pod qualification in a private extraction ends in the named refusal "
+          "pod_publication_unsupported (nothing sent)", rc == 3 and refusal_code(text) == "pod_publication_unsupported"
+          and "not implemented" in text and len(hub.log) == n, text)
+    os.symlink(os.path.join(root, "job.json"), os.path.join(WORK, "route", "job-link.json"))
+    rc, text = pub_q(qp, os.path.join(WORK, "route", "job-link.json"), os.path.join(root, "dataset"), *triple)
+    check("publish: a symlinked pod input is publication_source_invalid",
+          rc == 3 and refusal_code(text) == "publication_source_invalid" and "symlinks" in text, text)
+
+
 def test_publish():
     q = STATE.get("qual")
     if not q:
@@ -972,6 +1054,7 @@ def test_publish():
     check("publish --private is refused", rc == 3 and refusal_code(text) == "public_publication_required", text)
     rc, text = pub("--token-file", tok, head="main")
     check("publish --expected-head must be absent or 40 hex (usage)", rc == 4, text)
+    test_publish_routes(q, pub, hub)
     rc, text = pub("--token-file", tok, repo="someone/else")
     check("publish to a repository the qualification does not name is refused", rc == 3
           and refusal_code(text) == "qualification_invalid" and "do not match publish repository" in text, text)
