@@ -294,7 +294,8 @@ def test_architectures():
     check("architectures show fp8-block: the format and its architectures",
           rc == 0 and "quant_method \"fp8\"" in text and "glm_moe_dsa" in text, text)
     rc, text = run(BIN, "architectures", "show", "mistral")
-    check("architectures show mistral: refused by name", rc == 3 and refusal_code(text) == "unsupported_model_type"
+    check("architectures show mistral: refused by name (the Python tool's code capture_workflow, reason first)",
+          rc == 3 and refusal_code(text) == "capture_workflow" and "capture_workflow]: unsupported_model_type: " in text
           and '"mistral"' in text, text)
 
     model = os.path.join(WORK, "tiny")
@@ -357,7 +358,8 @@ def test_architectures():
         dst = os.path.join(WORK, out_name)
         existed = os.path.exists(dst)
         rc, text = run(BIN, "architectures", "prepare", *args, "--out", dst)
-        check("prepare refuses: " + label, rc == 3 and refusal_code(text) == code and (existed or not os.path.exists(dst))
+        check("prepare refuses: " + label, rc == 3 and refusal_code(text) == "capture_workflow"
+              and ("capture_workflow]: %s: " % code) in text and (existed or not os.path.exists(dst))
               and not any(n.startswith(out_name + ".partial") for n in os.listdir(WORK)), text)
         return text
 
