@@ -648,6 +648,58 @@ QUAL_KEYS = {"schema", "receipt_sha256", "qualified_at", "canonical_job_sha256",
              "reproduction_confirmation", "local_execution"}
 
 
+def job_v2_target_errors(t):
+    """The target-block rules of the Python tool's jobcontract.validate_job for a single-file local CPU root
+    (execution_attempt.kind local, capture.device cpu, surface native-bf16), as read from its code; [] when met."""
+    import re
+    from pathlib import PurePosixPath
+    err = []
+    hex64 = lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None
+    canon_path = lambda v: (isinstance(v, str) and v and "\\" not in v and not PurePosixPath(v).is_absolute()
+                            and PurePosixPath(v).as_posix() == v and all(x not in ("", ".", "..") for x in PurePosixPath(v).parts))
+    if not isinstance(t.get("repo_id"), str) or not t["repo_id"] or not re.fullmatch(r"[0-9a-f]{40}", str(t.get("revision", ""))):
+        err.append("repo_id/revision")
+    single = t.get("surface") == "native-bf16" and t.get("index_source") in ("single-safetensors", "gguf-files")
+    if t.get("index_source") == "single-safetensors" and not single:
+        err.append("an unindexed checkpoint requires a local CPU root")
+    if single and (t.get("index_sha256") is not None or t.get("index_bytes") is not None):
+        err.append("an unindexed checkpoint must not claim an index digest or size")
+    for name in ("config_sha256", "index_sha256", "shard_manifest_sha256"):
+        if not (name == "index_sha256" and single) and not hex64(t.get(name)):
+            err.append("lacks exact " + name)
+    shards = t.get("shards")
+    if not isinstance(shards, list) or not shards:
+        return err + ["shard census"]
+    if single and (len(shards) != 1 or not str(shards[0].get("path", "")).endswith(".safetensors")):
+        err.append("exactly one safetensors file")
+    if any(set(r) != {"path", "bytes"} or not canon_path(r["path"]) or type(r["bytes"]) is not int or r["bytes"] <= 0
+           for r in shards) or shards != sorted(shards, key=lambda r: r["path"]):
+        err.append("shard census noncanonical")
+    if t.get("shard_manifest_sha256") != sha(canonical(shards)) or t.get("model_bytes") != sum(r["bytes"] for r in shards):
+        err.append("shard digest/model_bytes")
+    if t.get("path") is not None and not canon_path(t["path"]):
+        err.append("path")
+    dl = t.get("download_manifest")
+    if (not isinstance(dl, list) or dl != sorted(dl, key=lambda r: r.get("path", ""))
+            or any(set(r) != {"path", "bytes"} or type(r["bytes"]) is not int or r["bytes"] < 0 or not canon_path(r["path"])
+                   for r in dl) or len({r["path"] for r in dl}) != len(dl)):
+        return err + ["download manifest noncanonical"]
+    if t.get("download_bytes_total") != sum(r["bytes"] for r in dl) or t.get("download_manifest_sha256") != sha(canonical(dl)):
+        err.append("download total/digest")
+    by = {r["path"]: r["bytes"] for r in dl}
+    if single and "model.safetensors.index.json" in by:
+        err.append("unindexed root lists an index")
+    for req in ("config.json",) if single else ("config.json", "model.safetensors.index.json"):
+        if by.get(req, 0) <= 0:
+            err.append("download manifest lacks positive " + req)
+    if any(by.get(r["path"]) != r["bytes"] for r in shards):
+        err.append("download manifest differs from shard census")
+    for name in ("surface", "codec", "bits", "path"):
+        if name not in t:
+            err.append("lacks authored " + name)
+    return err
+
+
 def test_qualify_root():
     runs, model = STATE.get("runs"), STATE.get("model")
     if not runs:
@@ -772,6 +824,8 @@ def test_qualify_root():
           "(download manifest, index and index_source, requested_revision, path, surface/codec/bits)",
           all(k in t and t[k] == v for k, v in want.items()) and len(dl) >= 3,
           {k: (t.get(k), v) for k, v in want.items() if t.get(k) != v})
+    check("qualify-root: the job target passes jobcontract.validate_job's target rules for a local CPU root "
+          "(rendered here from its code at quant-fidelity-suite 086d4503)", not job_v2_target_errors(t), job_v2_target_errors(t))
     # _local_model_dir_identity: an unindexed CPU root is exactly one complete safetensors file, and an index that
     # is there must be a regular file (the Python tool's own messages)
     for name, edit, fragment in (
