@@ -183,7 +183,7 @@ jv *fd_capture_f32_cast_disclosure(const fd_weights *W)
         for (size_t j = 0; j < W->ignored.n && !ign; j++) ign = !strcmp(W->ignored.v[j], t->name);
         if (ign || t->qfmt != FD_Q_NONE || strcmp(t->dtype, "F32") || used_as_stored(t->name)) continue;
         size_t nl = strlen(t->name); /* a GGUF's stored 1 + w (fd_q35_norm): the multiplier as stored */
-        if (W->gstored && nl > 11 && !strcmp(t->name + nl - 11, "norm.weight") &&
+        if (W->gstored && strstr(W->gstored, "1 + w") && nl > 11 && !strcmp(t->name + nl - 11, "norm.weight") &&
             (nl < 23 || strcmp(t->name + nl - 23, "linear_attn.norm.weight")))
             continue;
         if (n < 8) fd_buf_printf(&b, "%s%s", n ? ", " : "", t->name);

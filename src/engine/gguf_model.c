@@ -253,7 +253,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     hf_shape(g, s);
     uint64_t rows = t->ndim == 2 ? t->shape[0] : 1, K = t->shape[t->ndim - 1];
     int ok;
-    if (m->kind >= FD_GG_V_QKV) {
+    if (m->kind >= FD_GG_V_QKV && m->kind <= FD_GG_V_COLS) {
         const char *why = fd_gguf_vview(b->a, b->c, t, g, m->kind, v);
         if (why) { misshaped(b, t, g, why); return; }
         if (v->data) { /* a 1-D / conv view rebuilt as F32 */
@@ -276,6 +276,18 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
         v->gp[0] = nh; v->gp[1] = dn; v->gp[2] = dv;
         v->gdata2 = g2->data;
         v->gtype2 = g2->type;
+    } else if (m->kind == FD_GG_RESHAPE) {
+        uint64_t gq[FD_GGUF_MAX_DIMS], hq[5];
+        int ng = 0, nh = 0;
+        for (int d = 0; d < g->ndim; d++)
+            if (s[d] != 1) gq[ng++] = s[d];
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] != 1) hq[nh++] = t->shape[d];
+        ok = ng == nh && g->nelem == v->numel && (g->type == FD_GGML_BF16 || g->type == FD_GGML_F32);
+        for (int d = 0; ok && d < ng; d++) ok = gq[d] == hq[d];
+        if (!ok) { misshaped(b, t, g, "is not this tensor reshaped (BF16 / F32, the same dims but size-1 ones)"); return; }
+        v->gkind = FD_GG_ROWS;
+        rows = g->nelem / g->ne[0];
     } else {
         /* the view's rows are whole GGUF rows: same row length, rows within the tensor */
         uint64_t grows = g->nelem / g->ne[0], first = E >= 0 ? (uint64_t)E * rows : 0;
@@ -297,8 +309,8 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     uint64_t rb = 0;
     fd_ggml_row_bytes(gt, g->ne[0], &rb);
     v->nbytes = m->kind == FD_GG_KV_B ? g->nbytes + g2->nbytes : rb * rows;
-    int plain = (g->type == FD_GGML_BF16 || g->type == FD_GGML_F32) && m->kind == FD_GG_ROWS;
-    if (m->kind >= FD_GG_V_QKV) plain = 0;
+    int plain = (g->type == FD_GGML_BF16 || g->type == FD_GGML_F32) && (m->kind == FD_GG_ROWS || m->kind == FD_GG_RESHAPE);
+    if (m->kind >= FD_GG_V_QKV && m->kind <= FD_GG_V_COLS) plain = 0;
     /* BF16/F32 whole rows are the bytes a safetensors checkpoint holds: read in place */
     if (plain) {
         snprintf(v->dtype, sizeof v->dtype, "%s", g->type == FD_GGML_BF16 ? "BF16" : "F32");
@@ -403,9 +415,6 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
             if (!strcmp(*n, arch)) a = FD_ARCHS[i];
     /* known to llama.cpp, not mappable onto the engine's tensors without changing the architecture */
     static const struct { const char *name, *why; } NOT[] = {
-        {"glm5-next", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse), conv1d "
-                      "reshaped and the mHC tensors renamed; glm5_next reads transformers' tensors"},
-        {"glm5next", "the same as glm5-next"},
         {"qwen3next", "llama.cpp's converter (Qwen3NextModel) stores ssm_a = -exp(A_log) and the zero-centred norm "
                       "weights as 1 + w, and qwen3_next is not an engine architecture"},
         {"qwen4exp", "llama.cpp's converter stores ssm_a = -exp(A_log) and the zero-centred norm weights as 1 + w as "
@@ -532,7 +541,7 @@ static float elem(uint32_t id, const unsigned char *base, uint64_t n, uint64_t r
 /* HF row -> GGUF row of a ROWS / PERMUTE view */
 static uint64_t src_row(const fd_tensor *t, uint64_t row)
 {
-    if (t->gkind >= FD_GG_V_QKV && t->gkind != FD_GG_V_COLS) return fd_gguf_vidx(t->gp, row);
+    if (t->gkind >= FD_GG_V_QKV && t->gkind < FD_GG_V_COLS) return fd_gguf_vidx(t->gp, row);
     if (t->gkind != FD_GG_PERMUTE) return t->grow0 + row;
     uint64_t hd = t->lshape[0] / t->gp[0], h = row / hd, k = row % hd, half = hd / 2;
     return t->grow0 + h * hd + 2 * (k % half) + k / half;

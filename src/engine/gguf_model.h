@@ -41,6 +41,10 @@ enum {
     FD_GG_V_HD = 4,    /* rows, hd = the value head dim (in_proj_z) */
     FD_GG_V_ONE = 5,   /* rows / elements, hd = 1 (in_proj_a / in_proj_b, A_log, dt_bias) */
     FD_GG_V_COLS = 6,  /* columns, hd = the value head dim (out_proj) */
+    /* a reshape: the same elements in the same order, the shapes equal once
+     * their size-1 dims are dropped (glm5-next's conv1d [1, C, 1, K] for
+     * [C, 1, K]); BF16 / F32 only, read in place */
+    FD_GG_RESHAPE = 7,
 };
 
 /* One row of an architecture's name table: HF name pattern -> GGUF name

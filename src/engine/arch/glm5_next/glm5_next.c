@@ -4,6 +4,10 @@
 #include "engine/arch/glm5_next/next_config.h"
 #include "engine/arch/glm5_next/next_forward.h"
 #include "engine/arch/glm5_next/next_tensors.h"
+#include "engine/gguf_model.h"
+
+extern const fd_gguf_arch FD_GGUF_GLM5_NEXT; /* next_gguf.c */
+extern const fd_gguf_stored FD_GGUF_NEXT_STORED;
 
 extern const fd_fixture_preset FD_GLM5_NEXT_PRESETS[]; /* glm5_next_fixture.c */
 
@@ -33,9 +37,11 @@ static uint64_t wide(const fd_glm_config *c)
 const fd_arch FD_ARCH_GLM5_NEXT = {
     .info = {"glm5_next", "Glm5NextForConditionalGeneration (text forward)",
              "GLM-5.3-Flash: NoPE DSA and KDA layers, hyper-connections; text fields under text_config",
-             "docs/MODEL-GLM5-NEXT.md", "bf16"},
+             "docs/MODEL-GLM5-NEXT.md", "bf16, gguf"},
     .prefix = FD_NEXT_PREFIX,
     .parse = fd_next_config_parse,
+    .gguf = &FD_GGUF_GLM5_NEXT,
+    .gguf_stored = &FD_GGUF_NEXT_STORED,
     .free_ext = fd_next_ext_free,
     .tensors = fd_next_tensors,
     .begin = fd_next_begin,

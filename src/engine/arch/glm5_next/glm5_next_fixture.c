@@ -31,6 +31,15 @@ static const next_preset FLASH = {.lin_heads = 4, .lin_dim = 32, .conv_k = 4, .k
                                   .v_depth = 2, .v_hidden = 128, .v_heads = 2, .v_inter = 512, .v_out = 256,
                                   .v_proj_inter = 256};
 
+/* glm5-next-tiny: the same layer kinds at toy width (hidden 64, vocab 260,
+ * 4 layers KDA / KDA / DSA / KDA, 2 dense + 2 MoE of 4 experts top-2, a
+ * 1-block vision tower of width 32): small enough for committed GGUF
+ * vectors (tests/vectors/gguf-glm5). */
+static const next_preset TINY = {.lin_heads = 2, .lin_dim = 16, .conv_k = 4, .kpool = 4, .hc_mult = 4,
+                                 .hc_iters = 20, .swiglu_limit = 10.0, .lower_bound = -5.0, .layer_kinds = "LLDL",
+                                 .v_depth = 1, .v_hidden = 32, .v_heads = 2, .v_inter = 64, .v_out = 64,
+                                 .v_proj_inter = 64};
+
 static jv *text_config(const fd_fixture_preset *p, int bos, int eos, int pad)
 {
     const next_preset *x = p->ext;
@@ -140,5 +149,10 @@ const fd_fixture_preset FD_GLM5_NEXT_PRESETS[] = {
      .idx_topk = 256, .experts = 8, .top_k = 4, .shared = 1, .max_pos = 1048576, .rope_theta = 0.0,
      .routed_scaling = 2.5, .mlp_types = "DDDSS", .indexer_types = "FFFFF", .panel_windows = 8, .panel_len = 2048,
      .ext = &FLASH, .config = config},
+    {.name = "glm5-next-tiny", .vocab = 260, .hidden = 64, .inter = 128, .moe_inter = 32, .layers = 4, .heads = 2,
+     .q_lora = 32, .kv_lora = 32, .dn = 16, .dr = 0, .dv = 16, .idx_heads = 2, .idx_dim = 16, .idx_topk = 16,
+     .experts = 4, .top_k = 2, .shared = 1, .max_pos = 32768, .rope_theta = 0.0, .routed_scaling = 2.5,
+     .mlp_types = "DDSS", .indexer_types = "FFFF", .panel_windows = 4, .panel_len = 100, .ext = &TINY,
+     .config = config},
     {.name = NULL},
 };

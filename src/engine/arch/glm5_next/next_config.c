@@ -177,6 +177,7 @@ int fd_next_config_parse(const jv *d, fd_glm_config *c, fd_err *e)
     c->first_k_dense_replace = 0;
     snprintf(c->rope_type, sizeof c->rope_type, "none");
     if (schedules(t, c, x, e)) return -1;
+    x->text_only = t == d && !jv_get(d, "vision_config");
     return vision_fields(jv_get(d, "vision_config"), x, e);
 }
 

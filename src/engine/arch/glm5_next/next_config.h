@@ -12,7 +12,9 @@
  *     gate_lower_bound, safe_gate} overrides the linear_* fields
  * validate_architecture's refusals are kept (qk_rope_head_dim must be 0,
  * index_topk % index_kpool == 0, num_key_value_heads == num_attention_heads).
- * The vision tower's fields are read only to name its tensors. */
+ * The vision tower's fields are read only to name its tensors; a flat config
+ * (no text_config) without vision_config is text-only (a GGUF's document,
+ * engine/gguf_model.h: llama.cpp's converter writes no vision tower). */
 #ifndef FD_ENGINE_NEXT_CONFIG_H
 #define FD_ENGINE_NEXT_CONFIG_H
 #include "engine/config.h"
@@ -27,6 +29,7 @@ typedef struct fd_next_ext {
     /* vision tower (tensor names and shapes only) */
     int64_t v_depth, v_hidden, v_heads, v_in_ch, v_patch, v_temporal, v_merge, v_out, v_inter, v_proj_inter;
     int v_bias;
+    int text_only;                /* a flat config with no vision_config (a GGUF's): no vision tensors */
 } fd_next_ext;
 
 /* the private part of a glm5_next config */

@@ -67,7 +67,9 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     g = fd_xmalloc(S * Q * 4);
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
-            float A = fd_mkl_expf(Alog[ch / d]); /* torch.exp: MKL vsExp */
+            /* torch.exp: MKL vsExp; from a GGUF read as stored (W->gstored) the
+             * A_log view holds the converter's ssm_a = -exp(A_log) */
+            float A = W->gstored ? -Alog[ch / d] : fd_mkl_expf(Alog[ch / d]);
             g[t * Q + ch] = (float)nx->lower * fd_op_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
         }
     fd_op_dump(L, "kda_g", "f32", g, S * Q * 4);

@@ -168,5 +168,5 @@ void fd_next_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void
         else dsa(&x, c, n, P, c->indexer_full[l]);
         mlp(&x, c, w, l, P);
     }
-    vision(&x, n);
+    if (!n->text_only) vision(&x, n);
 }
