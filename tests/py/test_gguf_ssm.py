@@ -267,9 +267,9 @@ try:
     arch = {a["model_type"]: a for a in json.loads(out)["architectures"]}
 except (ValueError, KeyError, TypeError):
     arch = {}
-want = {"qwen3_5_text": ["qwen35"], "qwen3_5_moe_text": ["qwen35moe"], "qwen4_exp": [], "glm5_next": []}
-case("architectures --json: qwen3_5_text reads qwen35, qwen3_5_moe_text qwen35moe (gguf in formats); qwen4_exp, "
-     "glm5_next none", rc == 0 and all(arch.get(k, {}).get("gguf_architectures") == v
+want = {"qwen3_5_text": ["qwen35"], "qwen3_5_moe_text": ["qwen35moe"], "qwen4_exp": [], "glm5_next": ["glm5-next"]}
+case("architectures --json: qwen3_5_text reads qwen35, qwen3_5_moe_text qwen35moe, glm5_next glm5-next (gguf in "
+     "formats); qwen4_exp none", rc == 0 and all(arch.get(k, {}).get("gguf_architectures") == v
                                         and (("gguf" in arch[k]["formats"]) == bool(v)) for k, v in want.items()),
      {k: arch.get(k, {}).get("gguf_architectures") for k in want})
 
