@@ -14,7 +14,8 @@ ffn_gate_inp in F32, no Q/K permutation), then:
     --role quant, compare against the root with KL(Q8_0) < KL(Q4_0), both > 0,
     the scope census per class with ggml types and bits, the disclosures;
     a quantized output.weight needs --own-heads;
-  - refusals by name: an unsupported general.architecture (glm5-next too), a missing or
+  - refusals by name: an unsupported general.architecture, a glm-dsa file
+    labelled glm5-next (glm5-next's own metadata missing), a missing or
     contradicting metadata key, a tensor missing / mis-shaped / unexpected,
     a quantized GGUF as --role root.
 
@@ -425,7 +426,7 @@ def hostile(label, want_code, **kw):
 
 
 hostile("unsupported architecture", "unsupported_gguf_architecture", arch="falcon")
-hostile("glm5-next (ssm_a stored as -exp(A_log))", "unsupported_gguf_architecture", arch="glm5-next")
+hostile("glm-dsa metadata labelled glm5-next", "bad_gguf_config", arch="glm5-next")
 hostile("missing metadata key", "bad_gguf_config", skip_kv=("attention.kv_lora_rank",))
 hostile("contradicting key_length", "bad_gguf_config", extra_kv={"attention.key_length": ("u32", 99)})
 hostile("head_count_kv not MLA", "bad_gguf_config", extra_kv={"attention.head_count_kv": ("u32", 2)})

@@ -232,6 +232,15 @@ for name, fn, want_code, words in (
     case("hostile %s: %s naming %s" % (name, want_code, ", ".join(words)),
          code == want_code and all(w in msg for w in words) and not os.path.exists(W("r-" + name)), (code, msg))
 
+# optional keys: without expert_group_count / expert_group_used_count the config's default (1 group) is read
+m = patched("no-groups.gguf", lambda d: (rename(A + "expert_group_count", A + "expert_group_coun_")(d),
+                                         rename(A + "expert_group_used_count", A + "expert_group_used_coun_")(d)))
+ref = json.load(open(W("c-bf16", "fidelity-dataset.json")))["capture"]["capture_content_digest"] if os.path.exists(
+    W("c-bf16")) else None
+got, err = capture(m, PANEL, W("c-nogroups"))
+case("expert_group_count / expert_group_used_count absent: n_group = topk_group = 1, the same digest",
+     ref is not None and got == ref, (ref, got, err))
+
 rc, out, err = run("inspect-model", BF16, "--json")
 try:
     mo = json.loads(out)["model"]

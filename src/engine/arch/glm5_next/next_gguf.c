@@ -166,14 +166,22 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
         {"expert_used_count", "num_experts_per_tok"},
         {"expert_feed_forward_length", "moe_intermediate_size"},
         {"expert_shared_count", "n_shared_experts"},
-        {"expert_group_count", "n_group"},
-        {"expert_group_used_count", "topk_group"},
     };
     int64_t v, L, nextn = 0, nh, r;
     for (size_t i = 0; i < sizeof INTS / sizeof *INTS; i++) {
         if (fd_gguf_cfg_int(s, arch, INTS[i].key, &v, e)) return fd_gguf_cfg_fail(d);
         if (v < 1) return fd_gguf_cfg_contradicts(d, s, arch, INTS[i].key, v, 1, "a non-empty model", e);
         jv_set(d, INTS[i].field, jv_int(v));
+    }
+    /* expert groups: written when the config has n_group; absent, the config's default (1) */
+    static const struct { const char *key, *field; } GROUPS[] = {
+        {"expert_group_count", "n_group"},
+        {"expert_group_used_count", "topk_group"},
+    };
+    for (size_t i = 0; i < sizeof GROUPS / sizeof *GROUPS; i++) {
+        if ((r = fd_gguf_cfg_int_opt(s, arch, GROUPS[i].key, &v, e)) < 0) return fd_gguf_cfg_fail(d);
+        if (!r && v < 1) return fd_gguf_cfg_contradicts(d, s, arch, GROUPS[i].key, v, 1, "a non-empty model", e);
+        if (!r) jv_set(d, GROUPS[i].field, jv_int(v));
     }
     jv_get_i64(d, "num_attention_heads", &nh);
     jv_set(d, "num_key_value_heads", jv_int(nh));
