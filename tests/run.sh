@@ -218,6 +218,11 @@ for bin in $BINS; do
     step py "packed checkpoints 2: W8A8 int8 / FP8 unpacked, nvfp4/mxfp4, GPTQ 2/3-bit, MLX affine, FP8 UE8M0: vectors, capture digest = offline-decoded bf16, refusals ($bin)" \
         python3 tests/py/test_packed2.py "$bin"
 done
+# issue 19: mixed ModelOpt NVFP4 + FP8 (quant_algo MIXED_PRECISION, per-layer quantized_layers)
+for bin in $BINS; do
+    step py "packed checkpoints: mixed ModelOpt NVFP4 + FP8: capture digest = reference-decoded bf16, census, refusals ($bin)" \
+        python3 tests/py/test_packed_mixed.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
