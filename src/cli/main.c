@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "format/version.h"
 #include "format/writer.h"
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,6 +101,11 @@ static int unknown(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* blocks of 1 MB and more (a Linear's packed copy, a window's activations)
+     * come from mmap and return to the system when freed: glibc's dynamic
+     * threshold would rise to the largest block freed so far and keep that
+     * much freed heap resident (docs/QUANT-FORMATS.md, "Peak RSS") */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) return usage(stderr);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) { usage(stdout); return 0; }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
