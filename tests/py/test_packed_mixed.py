@@ -263,7 +263,8 @@ def refusals(ok):
             "bad_quantized_tensor")
 
 
-main()
-print("%d passed, %d failed" % (H.passed, H.failed))
-shutil.rmtree(WORK, ignore_errors=True)
-sys.exit(1 if H.failed else 0)
+if __name__ == "__main__":
+    main()
+    print("%d passed, %d failed" % (H.passed, H.failed))
+    shutil.rmtree(WORK, ignore_errors=True)
+    sys.exit(1 if H.failed else 0)
