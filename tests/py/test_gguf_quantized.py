@@ -103,7 +103,8 @@ for n, r in readers.items():
          got == want_types.get(n), want_types.get(n))
 # what the fallbacks leave: the 256-wide llama-k keeps the K-quants asked for, the 64-wide glm-dsa tiny cannot
 kq = {"llama-k.q4_k_m.gguf": "Q4_K", "llama-k.q5_k_s.gguf": "Q5_K", "llama-k.q6_k.gguf": "Q6_K",
-      "llama-k.q3_k_s.gguf": "Q3_K", "llama-k.q2_k.gguf": "Q2_K", "llama-k.iq4_xs.gguf": "IQ4_XS",
+      "llama-k.q2_k.gguf": "Q2_K", "llama-k.iq4_xs.gguf": "IQ4_XS", "llama-k.iq3_s.gguf": "IQ3_S",
+      "llama-k.tq1_0.gguf": "TQ1_0",
       "tiny.iq4_xs.gguf": "IQ4_NL", "tiny.q4_k_m.gguf": "Q5_0"}
 case("llama-k files hold the type asked for, tiny's its fallback (IQ4_XS -> IQ4_NL, Q4_K -> Q5_0)", all(kq[n] in want_types.get(n, {}) for n in kq), want_types)
 

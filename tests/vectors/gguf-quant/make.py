@@ -20,7 +20,7 @@ from gguf_quant_fixtures import make_fixture  # noqa: E402
 
 # (fixture, llama-quantize's type names)
 JOBS = [("tiny", ["Q4_K_M", "IQ4_XS"]),
-        ("llama-k", ["Q4_K_M", "Q5_K_S", "Q6_K", "Q3_K_S", "Q2_K", "IQ4_XS"])]
+        ("llama-k", ["Q4_K_M", "Q5_K_S", "Q6_K", "Q2_K", "IQ4_XS", "IQ3_S", "TQ1_0"])]
 
 
 def arch_convert():
