@@ -16,7 +16,10 @@ how llama-quantize was built; CI has neither it nor the converter):
     tensor class (q4_k@4.5, q6_k@6.5625, mixed classes as `mixed`) and whose
     declared_bits is the nominal bits of the predominant type; the dataset's
     disclosure gives the effective bits (quantized bytes x 8 / elements);
-  - (c) inspect-model --json: the census and bits per weight of the file.
+  - (c) inspect-model --json: the census and bits per weight of the file;
+  - (d) `fidelity quantize --format gguf --type q4_k` of the same fixtures:
+    the tensors llama-quantize wrote as Q4_K (and its Q5_0 fallback) are
+    byte for byte ours, and our file captures as gguf-py decodes it.
 
 usage: test_gguf_quantized.py BINARY   (needs numpy and gguf; no torch)
 """
@@ -196,6 +199,34 @@ for n, r in readers.items():
           and bpw.get("nominal_type") == predominant(r) and abs(bpw.get("effective_quantized", 0) - eff) < 1e-12)
     case("%s: inspect-model census and bits per weight (%s, effective %.4f)" % (n, bpw.get("nominal_type"), eff), ok,
          (out + err)[-500:])
+
+# ---------------------------------------------------------------- (d) our Q4_K writer vs llama-quantize's bytes
+# `fidelity quantize --format gguf --type q4_k` (quantize_row_q4_K_ref; Q5_0 on rows not a multiple of 256, F16
+# on rows not a multiple of 32): every tensor llama-quantize wrote as Q4_K or Q5_0 in the committed files is
+# byte for byte ours
+for fx, ref in (("llama-k", "llama-k.q4_k_m.gguf"), ("tiny", "tiny.q4_k_m.gguf")):
+    rc, out, err = run("quantize", "--format", "gguf", "--type", "q4_k", "--src", W(fx), "--dst", W("ours-" + fx + ".gguf"))
+    if rc:
+        case("%s: quantize --format gguf --type q4_k" % fx, False, out + err)
+        continue
+    ours = {t.name: t for t in gguf.GGUFReader(W("ours-" + fx + ".gguf")).tensors}
+    # indexer.proj (glm-dsa): the converter keeps it F32 and so does our writer; llama-quantize quantizes it
+    theirs = [t for t in readers[ref].tensors if t.tensor_type.name in ("Q4_K", "Q5_0") and "indexer.proj." not in t.name]
+    keep = [n for n in ours if "indexer.proj." in n]
+    case("%s: indexer.proj stays F32 in ours (%d)" % (fx, len(keep)),
+         all(ours[n].tensor_type.name == "F32" for n in keep) and (fx != "tiny" or keep), keep)
+    same = [t.name for t in theirs if t.name in ours and ours[t.name].tensor_type == t.tensor_type
+            and ours[t.name].data.tobytes() == t.data.tobytes()]
+    kinds = sorted({t.tensor_type.name for t in theirs})
+    case("%s: quantize --type q4_k == llama-quantize's bytes on its %d %s tensors" % (fx, len(theirs), "/".join(kinds)),
+         len(theirs) >= 5 and len(same) == len(theirs), sorted(set(t.name for t in theirs) - set(same)))
+    dq = W("dq-ours-" + fx)
+    dequantized_checkpoint(W("ours-" + fx + ".gguf"), W(fx), dq)
+    want, err = capture(dq, W(fx, "panel"), W("c-dq-ours-" + fx), "root")
+    got, err2 = capture(W("ours-" + fx + ".gguf"), W(fx, "panel"), W("c-ours-" + fx), "quant")
+    dg = [x["capture"]["capture_content_digest"] if x else None for x in (want, got)]
+    case("%s: our Q4_K GGUF's capture digest == the safetensors of gguf-py's dequantized weights" % fx,
+         dg[0] is not None and dg[0] == dg[1], (dg, err, err2))
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
