@@ -218,6 +218,11 @@ for bin in $BINS; do
     step py "packed checkpoints 2: W8A8 int8 / FP8 unpacked, nvfp4/mxfp4, GPTQ 2/3-bit, MLX affine, FP8 UE8M0: vectors, capture digest = offline-decoded bf16, refusals ($bin)" \
         python3 tests/py/test_packed2.py "$bin"
 done
+# issues 18 + 21: qwen35 / qwen35moe GGUFs read as stored (ssm_a, 1 + w norms, value-head reorder undone)
+for bin in $BINS; do
+    step py "GGUF qwen35 / qwen35moe: BF16 digest = safetensors, Q8_0 = dequantized safetensors, F32-norm KL + disclosure, hostile refusals ($bin)" \
+        python3 tests/py/test_gguf_ssm.py "$bin"
+done
 # issue 18: GGUFs quantized by llama.cpp's llama-quantize (K-quants, IQ4_XS/IQ4_NL, fallbacks): digest = gguf-py's dequantized weights, strict receipt with census, inspect-model
 for bin in $BINS; do
     step py "llama-quantize GGUFs: digest = the safetensors of gguf-py's dequantized weights, compare root vs candidate strict with the type census and bits per weight, inspect-model ($bin)" \
