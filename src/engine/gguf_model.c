@@ -363,7 +363,9 @@ static void census(fd_weights *w)
     w->gmajor[n] = 0;
 }
 
-/* the head: lm_head, or embed_tokens when tied; a quantized one dequantized whole (bf16) */
+/* the head: lm_head, or embed_tokens when tied; a quantized one (or F16) stays
+ * a view its readers decode row by row (fd_tensor_row_bf16): the probe a block
+ * of rows at a time, the dataset's head file as it is written */
 static int head(fd_weights *w, const fd_glm_config *c, fd_err *e)
 {
     char name[128];
@@ -373,15 +375,8 @@ static int head(fd_weights *w, const fd_glm_config *c, fd_err *e)
     } else snprintf(name, sizeof name, "lm_head.weight");
     fd_tensor *h = (fd_tensor *)fd_weights_get(w, name);
     if (!h || h->qfmt != FD_Q_GGUF) return 0;
-    uint64_t V = h->lshape[0], K = h->lshape[1];
-    w->ghead = fd_xmalloc(V * K * 2 + 2);
-    for (uint64_t r = 0; r < V; r++) fd_tensor_row_bf16(h, r, K, w->ghead + r * K);
+    w->ghead_q = 1;
     w->ghead_type = h->gtype;
-    h->data = w->ghead;
-    h->nbytes = V * K * 2;
-    h->qfmt = FD_Q_NONE;
-    h->gkind = FD_GG_ROWS;
-    h->grow0 = 0;
     (void)e;
     return 0;
 }

@@ -13,9 +13,9 @@
  *   data     BF16 / F32 views of whole rows are read in place; every other
  *            view is dequantized row by row inside the Linear repack
  *            (fd_tensor_row_bf16: ggml decoder -> float32 -> bf16 RNE), never
- *            as a copy of the model.  The head (lm_head, or embed_tokens when
- *            tied) when quantized is the one tensor dequantized whole: the
- *            candidate's own head, bf16.
+ *            as a copy of the model; the head (lm_head, or embed_tokens when
+ *            tied) too when quantized: the candidate's own head, written to
+ *            the dataset as bf16 a block of rows at a time.
  * Refusals: unsupported_gguf_architecture (general.architecture with no
  * table), bad_gguf_config, checkpoint_mismatch (a GGUF tensor missing,
  * mis-shaped or left unmapped), gguf_unsupported_type, and the reader's. */

@@ -97,7 +97,7 @@ typedef struct fd_weights {
     struct fd_gguf_set *gguf;
     jv *gcfg;                /* the config.json document built from its metadata */
     fd_strv gnames;          /* the views' names */
-    uint16_t *ghead;         /* a quantized head dequantized (bf16) */
+    int ghead_q;             /* the head is a quantized (non-BF16/F32) GGUF tensor: read row by row */
     uint32_t ghead_type;
     double gnominal, geffective; /* bits per weight (docs/QUANT-FORMATS.md "GGUF") */
     char gmajor[16];         /* the predominant quantized type, lowercase ("q4_k"), "" when none */
