@@ -223,6 +223,11 @@ for bin in $BINS; do
     step py "GGUF qwen35 / qwen35moe: BF16 digest = safetensors, Q8_0 = dequantized safetensors, F32-norm KL + disclosure, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_ssm.py "$bin"
 done
+# issue 21: qwen4exp GGUFs (index_qk_proj split undone, hyper-connection / indexer norms read as the stored 1 + w)
+for bin in $BINS; do
+    step py "GGUF qwen4exp: BF16 digest = safetensors, Q8_0 = gguf-py dequantized safetensors, disclosure, hostile refusals ($bin)" \
+        python3 tests/py/test_gguf_qwen4.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
