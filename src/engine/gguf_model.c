@@ -280,7 +280,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
         uint64_t s2[4];
         hf_shape(g2, s2);
         ok = t->ndim == 2 && g->ndim == 2 && g2->ndim == 2 && s[1] == K && s2[1] == K && s[0] + s2[0] == t->shape[0];
-        if (!ok) { misshaped(b, t, s[1] == K && g->ndim == 2 ? g2 : g, "the two parts are not this projection's rows (same columns, rows adding up)"); return; }
+        if (!ok) { misshaped(b, t, g->ndim == 2 && s[1] == K ? g2 : g, "the two parts are not this projection's rows (same columns, rows adding up)"); return; }
         v->gkind = FD_GG_CAT2;
         v->gp[0] = s[0];
         v->gdata2 = g2->data;

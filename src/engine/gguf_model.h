@@ -9,7 +9,8 @@
  *            spelling) mapped onto llama.cpp's names by the architecture's
  *            table (fd_gguf_arch.map): each HF tensor is a view of a GGUF
  *            tensor (rows row0.. of a stacked expert tensor, Q/K rows
- *            un-permuted, kv_b_proj rebuilt from attn_k_b / attn_v_b)
+ *            un-permuted, kv_b_proj rebuilt from attn_k_b / attn_v_b, a
+ *            projection the converter split in two concatenated back)
  *   data     BF16 / F32 views of whole rows are read in place; every other
  *            view is dequantized row by row inside the Linear repack
  *            (fd_tensor_row_bf16: ggml decoder -> float32 -> bf16 RNE), never
