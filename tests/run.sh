@@ -223,6 +223,16 @@ for bin in $BINS; do
     step py "GGUF qwen35 / qwen35moe: BF16 digest = safetensors, Q8_0 = dequantized safetensors, F32-norm KL + disclosure, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_ssm.py "$bin"
 done
+# issue 19: mixed ModelOpt NVFP4 + FP8 (quant_algo MIXED_PRECISION, per-layer quantized_layers)
+for bin in $BINS; do
+    step py "packed checkpoints: mixed ModelOpt NVFP4 + FP8: capture digest = reference-decoded bf16, census, refusals ($bin)" \
+        python3 tests/py/test_packed_mixed.py "$bin"
+done
+# issue 18: GGUFs quantized by llama.cpp's llama-quantize (K-quants, IQ4_XS/IQ4_NL, fallbacks): digest = gguf-py's dequantized weights, strict receipt with census, inspect-model
+for bin in $BINS; do
+    step py "llama-quantize GGUFs: digest = the safetensors of gguf-py's dequantized weights, compare root vs candidate strict with the type census and bits per weight, inspect-model ($bin)" \
+        python3 tests/py/test_gguf_quantized.py "$bin"
+done
 # issue 21: qwen4exp GGUFs (index_qk_proj split undone, hyper-connection / indexer norms read as the stored 1 + w)
 for bin in $BINS; do
     step py "GGUF qwen4exp: BF16 digest = safetensors, Q8_0 = gguf-py dequantized safetensors, disclosure, hostile refusals ($bin)" \
