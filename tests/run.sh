@@ -233,6 +233,11 @@ for bin in $BINS; do
     step py "llama-quantize GGUFs: digest = the safetensors of gguf-py's dequantized weights, compare root vs candidate strict with the type census and bits per weight, inspect-model ($bin)" \
         python3 tests/py/test_gguf_quantized.py "$bin"
 done
+# issue 21: qwen4exp GGUFs (index_qk_proj split undone, hyper-connection / indexer norms read as the stored 1 + w)
+for bin in $BINS; do
+    step py "GGUF qwen4exp: BF16 digest = safetensors, Q8_0 = gguf-py dequantized safetensors, disclosure, hostile refusals ($bin)" \
+        python3 tests/py/test_gguf_qwen4.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
