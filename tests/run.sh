@@ -218,6 +218,11 @@ for bin in $BINS; do
     step py "packed checkpoints 2: W8A8 int8 / FP8 unpacked, nvfp4/mxfp4, GPTQ 2/3-bit, MLX affine, FP8 UE8M0: vectors, capture digest = offline-decoded bf16, refusals ($bin)" \
         python3 tests/py/test_packed2.py "$bin"
 done
+# issues 18 + 21: qwen35 / qwen35moe GGUFs read as stored (ssm_a, 1 + w norms, value-head reorder undone)
+for bin in $BINS; do
+    step py "GGUF qwen35 / qwen35moe: BF16 digest = safetensors, Q8_0 = dequantized safetensors, F32-norm KL + disclosure, hostile refusals ($bin)" \
+        python3 tests/py/test_gguf_ssm.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \

@@ -187,10 +187,14 @@ static int read_scope(cap *x, fd_err *e)
         return fd_fail(e, "bad_usage", "", "role %s needs --scope-file (the checkpoint has no quantization_config)", o->role);
     else if (x->scope && strcmp(o->role, "root"))
         x->dbits = scope_bits(x->scope);
-    jv *f32d = fd_capture_f32_cast_disclosure(&x->W);
+    jv *f32d = fd_capture_f32_cast_disclosure(&x->W), *gsd = fd_capture_gguf_stored_disclosure(&x->W);
     if (f32d) {
         if (!x->disc) x->disc = jv_arr();
         jv_push(x->disc, f32d);
+    }
+    if (gsd) {
+        if (!x->disc) x->disc = jv_arr();
+        jv_push(x->disc, gsd);
     }
     return 0;
 }

@@ -182,6 +182,10 @@ jv *fd_capture_f32_cast_disclosure(const fd_weights *W)
         int ign = 0; /* MTP layers past num_hidden_layers: never loaded */
         for (size_t j = 0; j < W->ignored.n && !ign; j++) ign = !strcmp(W->ignored.v[j], t->name);
         if (ign || t->qfmt != FD_Q_NONE || strcmp(t->dtype, "F32") || used_as_stored(t->name)) continue;
+        size_t nl = strlen(t->name); /* a GGUF's stored 1 + w (fd_q35_norm): the multiplier as stored */
+        if (W->gstored && nl > 11 && !strcmp(t->name + nl - 11, "norm.weight") &&
+            (nl < 23 || strcmp(t->name + nl - 23, "linear_attn.norm.weight")))
+            continue;
         if (n < 8) fd_buf_printf(&b, "%s%s", n ? ", " : "", t->name);
         n++;
     }
@@ -199,6 +203,19 @@ jv *fd_capture_f32_cast_disclosure(const fd_weights *W)
     jv_set(x, "detail", jv_strn(d.p, d.n));
     fd_buf_free(&d);
     return x;
+}
+
+/* A GGUF whose converter's rewrites are read as stored (fd_weights.gstored),
+ * quantized or not; NULL otherwise. */
+jv *fd_capture_gguf_stored_disclosure(const fd_weights *W)
+{
+    if (!W->gstored) return NULL;
+    jv *y = jv_obj();
+    jv_set(y, "code", jv_str("gguf_converter_rewrite_as_stored"));
+    jv_set(y, "severity", jv_str("caveat"));
+    jv_set(y, "affects_comparability", jv_bool(1));
+    jv_set(y, "detail", jv_str(W->gstored));
+    return y;
 }
 
 /* A quantized GGUF's disclosures: the weight-only decode with its census and

@@ -11,6 +11,8 @@
 int fd_capture_tokenizer_identity(const char *model, int64_t vocab, char *out, size_t cap, fd_err *e);
 /* The disclosure of F32 tensors cast to bf16 as loaded, or NULL. */
 jv *fd_capture_f32_cast_disclosure(const fd_weights *W);
+/* gguf_converter_rewrite_as_stored for a GGUF read as stored (fd_weights.gstored), or NULL. */
+jv *fd_capture_gguf_stored_disclosure(const fd_weights *W);
 /* A quantized checkpoint's disclosures (weight-only dequantization, input_scale tensors). */
 jv *fd_capture_quant_disclosures(const fd_weights *W);
 /* --memory-report: peak RSS against the checkpoint's bytes. */

@@ -22,6 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Every refusal of this command carries the Python tool's one code
+ * (coverage.run_cli: "REFUSED [capture_workflow]: ..."); the specific
+ * reason (unsupported_model_type, unsupported_quantization,
+ * insufficient_memory, destination_exists, ...) is the message's first word. */
+#define WF_CODE "capture_workflow"
+
 static int usage(void)
 {
     fprintf(stderr, "usage: fidelity architectures list [--json]\n"
@@ -119,7 +125,8 @@ static int unsupported(const char *name)
 {
     char names[256];
     fd_arch_names(names, sizeof names);
-    printf("REFUSED [unsupported_model_type]: model_type \"%s\" is not supported (%s); formats: ", name, names);
+    printf("REFUSED [" WF_CODE "]: unsupported_model_type: Unknown architecture: model_type \"%s\" is not supported "
+           "(%s); formats: ", name, names);
     for (size_t i = 0; i < FD_N_FORMATS; i++) printf("%s%s", i ? ", " : "", FD_FORMATS[i].id);
     printf("\n");
     return FD_EXIT_REFUSED;
@@ -511,13 +518,14 @@ static int cmd_prepare(const prep *a)
     fd_err e = {0};
     struct stat st;
     if (!a->force && lstat(a->out, &st) == 0) {
-        printf("REFUSED [destination_exists]: %s already exists (pass --force to replace it)\n", a->out);
+        printf("REFUSED [" WF_CODE "]: destination_exists: Refusing to overwrite a recipe directory: %s (pass --force "
+               "to replace it)\n", a->out);
         return FD_EXIT_REFUSED;
     }
     plan p;
     memset(&p, 0, sizeof p);
     if (fd_glm_config_load(a->model, &p.c, &e)) {
-        printf("REFUSED [%s]: %s: %s\n", e.code, a->model, e.msg);
+        printf("REFUSED [" WF_CODE "]: %s: %s: %s\n", e.code, a->model, e.msg);
         return FD_EXIT_REFUSED;
     }
     p.model = absolute(a->model);
@@ -538,7 +546,7 @@ static int cmd_prepare(const prep *a)
     rc = FD_EXIT_OK;
     goto done;
 refused:
-    printf("REFUSED [%s]: %s\n", e.code, e.msg);
+    printf("REFUSED [" WF_CODE "]: %s: %s\n", e.code, e.msg);
 done:
     plan_free(&p);
     jv_free(wf);

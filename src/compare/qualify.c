@@ -210,6 +210,26 @@ static char *canon_sha_of(const jv *v, char hex[65])
     return hex;
 }
 
+static int is_safetensors(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 12 && !strcmp(name + n - 12, ".safetensors");
+}
+
+/* Non-zero unless the shard census is exactly one file and it is the only
+ * .safetensors file of the directory (the download manifest). */
+static int unindexed_single_file(const jv *id, const jv *dl)
+{
+    const jv *shards = jv_get(id, "shards");
+    if (!shards || shards->t != JV_ARR || shards->u.a.n != 1) return 1;
+    const char *only = jv_get_str(shards->u.a.v[0], "path");
+    for (size_t i = 0; i < dl->u.a.n; i++) {
+        const char *name = jv_get_str(dl->u.a.v[i], "path");
+        if (name && is_safetensors(name) && (!only || strcmp(name, only))) return 1;
+    }
+    return 0;
+}
+
 /* The job.v2 target fields of the Python tool's _local_model_dir_identity
  * beyond the shard census: the index (null for a single unindexed
  * safetensors file, as job.v2 requires of a local root) and the download
@@ -246,13 +266,17 @@ static int download_identity(const char *dir, jv *id, fd_err *e)
     free(names);
     char *ip = fd_path_join(dir, "model.safetensors.index.json");
     struct stat is;
-    int indexed = !lstat(ip, &is) && S_ISREG(is.st_mode);
+    int present = !lstat(ip, &is), indexed = present && S_ISREG(is.st_mode);
     char isha[65], dsha[65];
-    int rc = indexed ? file_sha(ip, isha, e) : 0;
+    int rc = present && !indexed ? q(e, "--model-dir lacks model.safetensors.index.json (a regular file)")
+           : indexed ? file_sha(ip, isha, e) : 0;
     free(ip);
+    if (!rc && !indexed && unindexed_single_file(id, dl)) /* the Python tool's own wording */
+        rc = q(e, "an unindexed local CPU root must contain exactly one complete safetensors file");
     if (rc) { jv_free(dl); return -1; }
     jv_set(id, "index_sha256", indexed ? jv_str(isha) : jv_null());
     jv_set(id, "index_bytes", indexed ? jv_int((int64_t)is.st_size) : jv_null());
+    jv_set(id, "index_source", jv_str(indexed ? "model.safetensors.index.json" : "single-safetensors"));
     jv_set(id, "download_manifest_sha256", jv_str(canon_sha_of(dl, dsha)));
     jv_set(id, "download_manifest", dl);
     jv_set(id, "download_bytes_total", jv_int(total));
@@ -289,8 +313,7 @@ static jv *model_dir_identity(const char *dir, const jv *census, const char *con
             q(e, "checkpoint census row %zu is noncanonical", i);
             return NULL;
         }
-        size_t n = strlen(name);
-        if (n < 12 || strcmp(name + n - 12, ".safetensors")) continue;
+        if (!is_safetensors(name)) continue;
         char *p = fd_path_join(dir, name);
         struct stat ss;
         int ok = !lstat(p, &ss) && S_ISREG(ss.st_mode);

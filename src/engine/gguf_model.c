@@ -133,6 +133,7 @@ int fd_gguf_is_model(const char *path)
 
 typedef struct build {
     const fd_gguf_set *s;
+    const fd_gguf_stored *a;
     const fd_gguf_name *map;
     const fd_glm_config *c;
     fd_weights *w;
@@ -252,7 +253,17 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     hf_shape(g, s);
     uint64_t rows = t->ndim == 2 ? t->shape[0] : 1, K = t->shape[t->ndim - 1];
     int ok;
-    if (m->kind == FD_GG_KV_B) {
+    if (m->kind >= FD_GG_V_QKV) {
+        const char *why = fd_gguf_vview(b->a, b->c, t, g, m->kind, v);
+        if (why) { misshaped(b, t, g, why); return; }
+        if (v->data) { /* a 1-D / conv view rebuilt as F32 */
+            w->gown = fd_xrealloc(w->gown, (w->ngown + 1) * sizeof *w->gown);
+            w->gown[w->ngown++] = (float *)v->data;
+            w->n++;
+            return;
+        }
+        rows = t->shape[0];
+    } else if (m->kind == FD_GG_KV_B) {
         const fd_glm_config *c = b->c;
         uint64_t nh = (uint64_t)c->num_attention_heads, dn = (uint64_t)c->qk_nope_head_dim, dv = (uint64_t)c->v_head_dim,
                  r = (uint64_t)c->kv_lora_rank;
@@ -287,6 +298,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     fd_ggml_row_bytes(gt, g->ne[0], &rb);
     v->nbytes = m->kind == FD_GG_KV_B ? g->nbytes + g2->nbytes : rb * rows;
     int plain = (g->type == FD_GGML_BF16 || g->type == FD_GGML_F32) && m->kind == FD_GG_ROWS;
+    if (m->kind >= FD_GG_V_QKV) plain = 0;
     /* BF16/F32 whole rows are the bytes a safetensors checkpoint holds: read in place */
     if (plain) {
         snprintf(v->dtype, sizeof v->dtype, "%s", g->type == FD_GGML_BF16 ? "BF16" : "F32");
@@ -394,14 +406,11 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
         {"glm5-next", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse), conv1d "
                       "reshaped and the mHC tensors renamed; glm5_next reads transformers' tensors"},
         {"glm5next", "the same as glm5-next"},
-#define Q35_WHY "stores ssm_a = -exp(A_log) in place of A_log, the zero-centred norm weights as 1 + w in their own " \
-                "dtype (a bf16 sum rounds) and the value heads reordered: no bit-exact inverse; "
-        {"qwen35", "llama.cpp's converter (Qwen3_5TextModel) " Q35_WHY "qwen3_5 reads transformers' tensors"},
-        {"qwen35moe", "llama.cpp's converter (Qwen3_5MoeTextModel) " Q35_WHY "qwen3_5_moe reads transformers' tensors"},
-        {"qwen3next", "llama.cpp's converter (Qwen3NextModel) " Q35_WHY "and qwen3_next is not an engine architecture"},
-#undef Q35_WHY
-        {"qwen4exp", "llama.cpp's converter stores the zero-centred norm weights as 1 + w (rounded) and ssm_a = "
-                     "-exp(A_log) as for qwen35: no bit-exact inverse; qwen4_exp reads transformers' tensors"},
+        {"qwen3next", "llama.cpp's converter (Qwen3NextModel) stores ssm_a = -exp(A_log) and the zero-centred norm "
+                      "weights as 1 + w, and qwen3_next is not an engine architecture"},
+        {"qwen4exp", "llama.cpp's converter stores ssm_a = -exp(A_log) and the zero-centred norm weights as 1 + w as "
+                     "for qwen35 (read as stored there), but qwen4_exp's GGUF name table (the indexer, the hyper-"
+                     "connection tensors) is not written yet"},
         {"kimi-linear", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse); "
                         "kimi_linear reads transformers' tensors"},
         {"kimi-k3", "llama.cpp's converter folds -exp(A_log) and multiplies each *_res_norm into its *_res_proj: no "
@@ -434,7 +443,8 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     size_t nviews = 0;
     c->arch->tensors(c, NULL, count_spec, &nviews);
     w->t = fd_xcalloc(nviews + 1, sizeof *w->t);
-    build b = {s, a->gguf->map, c, w, fd_xcalloc(s->nt + 1, 1), {0}, {0}};
+    w->gstored = a->gguf_stored ? a->gguf_stored->what : NULL;
+    build b = {s, a->gguf_stored, a->gguf->map, c, w, fd_xcalloc(s->nt + 1, 1), {0}, {0}};
     c->arch->tensors(c, NULL, add_view, &b);
     int rc = 0;
     fd_strv unexpected = {0}, ignored = {0};
@@ -522,6 +532,7 @@ static float elem(uint32_t id, const unsigned char *base, uint64_t n, uint64_t r
 /* HF row -> GGUF row of a ROWS / PERMUTE view */
 static uint64_t src_row(const fd_tensor *t, uint64_t row)
 {
+    if (t->gkind >= FD_GG_V_QKV && t->gkind != FD_GG_V_COLS) return fd_gguf_vidx(t->gp, row);
     if (t->gkind != FD_GG_PERMUTE) return t->grow0 + row;
     uint64_t hd = t->lshape[0] / t->gp[0], h = row / hd, k = row % hd, half = hd / 2;
     return t->grow0 + h * hd + 2 * (k % half) + k / half;
@@ -543,6 +554,13 @@ void fd_gguf_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *ou
     }
     uint64_t rb = 0;
     fd_ggml_row_bytes(fd_ggml_type_of(t->gtype), K, &rb);
+    if (t->gkind == FD_GG_V_COLS) { /* the row as stored, then its columns back in HF order */
+        uint16_t *r = fd_xmalloc(K * 2 + 2);
+        fd_ggml_dequant_row_bf16(t->gtype, (const unsigned char *)t->data + row * rb, K, r, &e);
+        for (uint64_t k = 0; k < K; k++) out[k] = r[fd_gguf_vidx(t->gp, k)];
+        free(r);
+        return;
+    }
     fd_ggml_dequant_row_bf16(t->gtype, (const unsigned char *)t->data + src_row(t, row) * rb, K, out, &e);
 }
 
@@ -556,6 +574,7 @@ uint16_t fd_gguf_elem_bf16(const fd_tensor *t, uint64_t i)
         free(r);
         return v;
     }
+    if (t->gkind == FD_GG_V_COLS) return fd_f32_to_bf16(elem(t->gtype, t->data, K, row, fd_gguf_vidx(t->gp, col)));
     return fd_f32_to_bf16(elem(t->gtype, t->data, K, src_row(t, row), col));
 }
 

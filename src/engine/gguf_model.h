@@ -31,6 +31,16 @@ enum {
     FD_GG_ROWS = 0,    /* rows [row0, row0 + N) of the GGUF tensor (ne reversed = HF shape) */
     FD_GG_PERMUTE = 1, /* llama.cpp's q/k permute undone: HF row h*hd + i*hd/2 + j is GGUF row h*hd + 2j + i */
     FD_GG_KV_B = 2,    /* kv_b_proj [nh*(dn+dv), rkv] from attn_k_b [nh][rkv][dn] (transposed) and attn_v_b [nh][dv][rkv] */
+    /* llama.cpp's linear-attention value-head reorder (_LinearAttentionVReorderBase:
+     * grouped by key head -> tiled) undone: HF index (g*r + j)*hd + d (key head
+     * g, its j-th value head) is GGUF index (j*nk + g)*hd + d, after the first
+     * `first` rows (fd_gguf_arch.vheads gives nk, r, value head dim, first);
+     * a 1-D or conv view is rebuilt at open as F32 (size-1 dims squeezed, as
+     * the converter stores them) */
+    FD_GG_V_QKV = 3,   /* rows, hd = the value head dim, after the q and k rows (in_proj_qkv, conv1d) */
+    FD_GG_V_HD = 4,    /* rows, hd = the value head dim (in_proj_z) */
+    FD_GG_V_ONE = 5,   /* rows / elements, hd = 1 (in_proj_a / in_proj_b, A_log, dt_bias) */
+    FD_GG_V_COLS = 6,  /* columns, hd = the value head dim (out_proj) */
 };
 
 /* One row of an architecture's name table: HF name pattern -> GGUF name
@@ -64,10 +74,31 @@ typedef struct fd_gguf_arch {
     int (*write_aux)(const fd_glm_config *c, const char *name, float **data, uint64_t *n, fd_err *e);
 } fd_gguf_arch;
 
+/* An architecture whose converter rewrites tensors (fd_arch.gguf_stored):
+ * the value-head reorder's parameters and what is read as stored. */
+typedef struct fd_gguf_stored {
+    /* FD_GG_V_* views: p = {key heads, value heads per key head, value head
+     * dim, rows before the value rows of in_proj_qkv / conv1d} */
+    void (*vheads)(const fd_glm_config *c, uint64_t p[4]);
+    /* the converter's rewrites without a bit-exact inverse that the forward
+     * reads as stored (fd_weights.gstored = this text, disclosed as
+     * gguf_converter_rewrite_as_stored) */
+    const char *what;
+} fd_gguf_stored;
+
 /* 1 when the HF name hf matches the table pattern p, binding %L / %E from
  * its digits; fd_gguf_name_expand writes p with %L replaced by L. */
 int fd_gguf_name_match(const char *p, const char *hf, long long *L, long long *E);
 void fd_gguf_name_expand(const char *p, long long L, char *out, size_t cap);
+
+/* FD_GG_V_* (gguf_vheads.c): the GGUF index of HF index i (gp as
+ * fd_tensor.gp); fd_gguf_vview checks GGUF tensor g against the view t of
+ * that kind and sets v's gkind / gp (a Linear: dequantized row by row) or
+ * rebuilds it whole as F32 (v->data owned, dtype F32): NULL, or why not. */
+struct fd_tensor_spec;
+uint64_t fd_gguf_vidx(const uint64_t gp[4], uint64_t i);
+const char *fd_gguf_vview(const fd_gguf_stored *a, const fd_glm_config *c, const struct fd_tensor_spec *t, const fd_gguf_tensor *g,
+                          int kind, fd_tensor *v);
 
 /* llama.cpp's DeepseekV2Model name table (deepseek2, deepseek32, glm-dsa;
  * gguf_ds2map.c). */

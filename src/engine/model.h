@@ -93,6 +93,9 @@ typedef struct fd_arch {
      * layer-outer schedule maps for it: qwen4_exp's hyper_connection_mixer);
      * NULL: norm */
     const char *final_name;
+    /* the GGUF converter's rewrites read as stored (engine/gguf_model.h
+     * fd_gguf_stored: qwen35's ssm_a, 1 + w norms, value-head reorder); NULL: none */
+    const struct fd_gguf_stored *gguf_stored;
 } fd_arch;
 
 /* the architectures (their folders), listed once in archtable.c */

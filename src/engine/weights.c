@@ -282,6 +282,8 @@ void fd_weights_close(fd_weights *w)
     jv_free(w->gcfg);
     fd_strv_free(&w->gnames);
     free(w->ghead);
+    for (size_t i = 0; i < w->ngown; i++) free(w->gown[i]);
+    free(w->gown);
     free(w->t);
     free(w->root);
     free_lists(w);

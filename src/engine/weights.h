@@ -52,7 +52,8 @@ typedef struct fd_tensor {
     uint32_t gtype, gtype2;  /* ggml type ids (gtype2: attn_v_b's, FD_GG_KV_B) */
     int gkind;               /* FD_GG_* */
     uint64_t grow0;          /* first GGUF row of the view */
-    uint64_t gp[3];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim */
+    uint64_t gp[4];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim;
+                              * FD_GG_V_*: key heads, value heads per key head, rows per head, first permuted row */
     const unsigned char *gdata2;
     fd_ct_scheme ct;         /* compressed-tensors pack-quantized scheme */
     const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) / qzeros (GPTQ, AWQ) / biases (MLX) or NULL */
@@ -100,6 +101,11 @@ typedef struct fd_weights {
     uint32_t ghead_type;
     double gnominal, geffective; /* bits per weight (docs/QUANT-FORMATS.md "GGUF") */
     char gmajor[16];         /* the predominant quantized type, lowercase ("q4_k"), "" when none */
+    /* the converter's non-invertible rewrites read as stored (fd_gguf_arch.stored:
+     * ssm_a = A, zero-centred norm weights = the multiplier 1 + w); NULL otherwise */
+    const char *gstored;
+    float **gown;            /* small views rebuilt at open (permuted 1-D / conv tensors), owned */
+    size_t ngown;
 } fd_weights;
 
 int fd_weights_open(const char *dir, fd_weights *w, fd_err *e);

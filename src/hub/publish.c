@@ -211,7 +211,10 @@ static int check_sources(run *r)
 static void print_dry_run(const run *r)
 {
     const fd_publish_opts *o = r->p.o;
-    const char *dev = jv_get_str(jv_get(r->qual, "local_execution"), "device");
+    /* the Python tool's: local_execution.device_name, else job_contract.device */
+    const char *dev = jv_get_str(jv_get(r->qual, "local_execution"), "device_name");
+    if (!dev) dev = jv_get_str(jv_get(r->qual, "job_contract"), "device");
+    if (!dev) dev = jv_get_str(jv_get(r->qual, "local_execution"), "device");
     printf("DRY RUN -- nothing uploaded, no token read\n");
     printf("  would publish       %s -> %s (dataset_sha256 %s)\n", o->dataset, o->repo, r->local_sha);
     printf("  files               %zu (%llu bytes) + %s\n", r->local.paths.n, (unsigned long long)r->local.total, QUAL_PATH);

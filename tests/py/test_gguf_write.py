@@ -223,7 +223,7 @@ for preset, _, d in CONVERTED:
 # --- refusals ------------------------------------------------------------------------------------
 run("fixture", "--preset", "qwen35-tiny", "--seed", 1, "--out", W("q35"))
 rc, out, err = run("quantize", "--format", "gguf", "--type", "q8_0", "--src", W("q35"), "--dst", W("l.gguf"))
-case("qwen3_5 (no GGUF table): gguf_write_unsupported, nothing written",
+case("qwen3_5 (no GGUF writer): gguf_write_unsupported, nothing written",
      refused(rc, out + err) == "gguf_write_unsupported" and not os.path.exists(W("l.gguf")), out + err)
 rc, out, err = run("quantize", "--format", "gguf", "--type", "q8_0", "--src", W("m"), "--dst", W("bf16.gguf"))
 case("an existing --dst: destination_exists", refused(rc, out + err) == "destination_exists", out + err)

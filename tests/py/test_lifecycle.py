@@ -294,7 +294,8 @@ def test_architectures():
     check("architectures show fp8-block: the format and its architectures",
           rc == 0 and "quant_method \"fp8\"" in text and "glm_moe_dsa" in text, text)
     rc, text = run(BIN, "architectures", "show", "mistral")
-    check("architectures show mistral: refused by name", rc == 3 and refusal_code(text) == "unsupported_model_type"
+    check("architectures show mistral: refused by name (the Python tool's code capture_workflow, reason first)",
+          rc == 3 and refusal_code(text) == "capture_workflow" and "capture_workflow]: unsupported_model_type: " in text
           and '"mistral"' in text, text)
 
     model = os.path.join(WORK, "tiny")
@@ -357,7 +358,8 @@ def test_architectures():
         dst = os.path.join(WORK, out_name)
         existed = os.path.exists(dst)
         rc, text = run(BIN, "architectures", "prepare", *args, "--out", dst)
-        check("prepare refuses: " + label, rc == 3 and refusal_code(text) == code and (existed or not os.path.exists(dst))
+        check("prepare refuses: " + label, rc == 3 and refusal_code(text) == "capture_workflow"
+              and ("capture_workflow]: %s: " % code) in text and (existed or not os.path.exists(dst))
               and not any(n.startswith(out_name + ".partial") for n in os.listdir(WORK)), text)
         return text
 
@@ -646,6 +648,58 @@ QUAL_KEYS = {"schema", "receipt_sha256", "qualified_at", "canonical_job_sha256",
              "reproduction_confirmation", "local_execution"}
 
 
+def job_v2_target_errors(t):
+    """The target-block rules of the Python tool's jobcontract.validate_job for a single-file local CPU root
+    (execution_attempt.kind local, capture.device cpu, surface native-bf16), as read from its code; [] when met."""
+    import re
+    from pathlib import PurePosixPath
+    err = []
+    hex64 = lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None
+    canon_path = lambda v: (isinstance(v, str) and v and "\\" not in v and not PurePosixPath(v).is_absolute()
+                            and PurePosixPath(v).as_posix() == v and all(x not in ("", ".", "..") for x in PurePosixPath(v).parts))
+    if not isinstance(t.get("repo_id"), str) or not t["repo_id"] or not re.fullmatch(r"[0-9a-f]{40}", str(t.get("revision", ""))):
+        err.append("repo_id/revision")
+    single = t.get("surface") == "native-bf16" and t.get("index_source") in ("single-safetensors", "gguf-files")
+    if t.get("index_source") == "single-safetensors" and not single:
+        err.append("an unindexed checkpoint requires a local CPU root")
+    if single and (t.get("index_sha256") is not None or t.get("index_bytes") is not None):
+        err.append("an unindexed checkpoint must not claim an index digest or size")
+    for name in ("config_sha256", "index_sha256", "shard_manifest_sha256"):
+        if not (name == "index_sha256" and single) and not hex64(t.get(name)):
+            err.append("lacks exact " + name)
+    shards = t.get("shards")
+    if not isinstance(shards, list) or not shards:
+        return err + ["shard census"]
+    if single and (len(shards) != 1 or not str(shards[0].get("path", "")).endswith(".safetensors")):
+        err.append("exactly one safetensors file")
+    if any(set(r) != {"path", "bytes"} or not canon_path(r["path"]) or type(r["bytes"]) is not int or r["bytes"] <= 0
+           for r in shards) or shards != sorted(shards, key=lambda r: r["path"]):
+        err.append("shard census noncanonical")
+    if t.get("shard_manifest_sha256") != sha(canonical(shards)) or t.get("model_bytes") != sum(r["bytes"] for r in shards):
+        err.append("shard digest/model_bytes")
+    if t.get("path") is not None and not canon_path(t["path"]):
+        err.append("path")
+    dl = t.get("download_manifest")
+    if (not isinstance(dl, list) or dl != sorted(dl, key=lambda r: r.get("path", ""))
+            or any(set(r) != {"path", "bytes"} or type(r["bytes"]) is not int or r["bytes"] < 0 or not canon_path(r["path"])
+                   for r in dl) or len({r["path"] for r in dl}) != len(dl)):
+        return err + ["download manifest noncanonical"]
+    if t.get("download_bytes_total") != sum(r["bytes"] for r in dl) or t.get("download_manifest_sha256") != sha(canonical(dl)):
+        err.append("download total/digest")
+    by = {r["path"]: r["bytes"] for r in dl}
+    if single and "model.safetensors.index.json" in by:
+        err.append("unindexed root lists an index")
+    for req in ("config.json",) if single else ("config.json", "model.safetensors.index.json"):
+        if by.get(req, 0) <= 0:
+            err.append("download manifest lacks positive " + req)
+    if any(by.get(r["path"]) != r["bytes"] for r in shards):
+        err.append("download manifest differs from shard census")
+    for name in ("surface", "codec", "bits", "path"):
+        if name not in t:
+            err.append("lacks authored " + name)
+    return err
+
+
 def test_qualify_root():
     runs, model = STATE.get("runs"), STATE.get("model")
     if not runs:
@@ -762,13 +816,30 @@ def test_qualify_root():
             "index_bytes": os.path.getsize(idx) if os.path.isfile(idx) else None,
             "config_bytes": os.path.getsize(os.path.join(model, "config.json")),
             "shard_manifest_sha256": sha(canonical(t["shards"])), "model_bytes": sum(r["bytes"] for r in t["shards"]),
-            "repo_id": m1["weights"]["repository"], "revision": rev, "requested_revision": rev, "path": None}
+            "repo_id": m1["weights"]["repository"], "revision": rev, "requested_revision": rev, "path": None,
+            "index_source": "model.safetensors.index.json" if os.path.isfile(idx) else "single-safetensors"}
     if m1["capture"]["dtype"] == "BF16":
         want.update(surface="native-bf16", codec="bf16", bits=16)
     check("qualify-root: the job target carries the job.v2 fields with the Python tool's spelling and values "
-          "(download manifest, index, requested_revision, path, surface/codec/bits)",
+          "(download manifest, index and index_source, requested_revision, path, surface/codec/bits)",
           all(k in t and t[k] == v for k, v in want.items()) and len(dl) >= 3,
           {k: (t.get(k), v) for k, v in want.items() if t.get(k) != v})
+    check("qualify-root: the job target passes jobcontract.validate_job's target rules for a local CPU root "
+          "(rendered here from its code at quant-fidelity-suite 086d4503)", not job_v2_target_errors(t), job_v2_target_errors(t))
+    # _local_model_dir_identity: an unindexed CPU root is exactly one complete safetensors file, and an index that
+    # is there must be a regular file (the Python tool's own messages)
+    for name, edit, fragment in (
+            ("a second .safetensors file beside an unindexed checkpoint",
+             lambda d: open(os.path.join(d, "extra.safetensors"), "wb").write(b"x"),
+             "an unindexed local CPU root must contain exactly one complete safetensors file"),
+            ("model.safetensors.index.json that is a symlink",
+             lambda d: os.symlink("config.json", os.path.join(d, "model.safetensors.index.json")),
+             "--model-dir lacks model.safetensors.index.json (a regular file)")):
+        mdir = os.path.join(qdir, "model-" + str(abs(hash(name)) % 10000))
+        shutil.copytree(model, mdir, symlinks=True)
+        edit(mdir)
+        refused(name, qargs(q1, q2, model_dir=mdir, out=os.path.join(mdir + "-q", "root-qualification.json")),
+                "root_qualification_refused", fragment)
     STATE["qual"] = {"dataset": q1, "qualification": out, "job": job_path}
     before = open(out, "rb").read()
     rc, text = run(BIN, *qargs(q1, q2))
@@ -947,6 +1018,73 @@ class Hub:
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
 
 
+def test_publish_routes(q, pub, hub):
+    """cmd_publish's routing by the qualification's job_contract.execution_kind, before any other gate."""
+    arch = os.path.join(WORK, "result.tar.gz")
+    with open(arch, "wb") as f:
+        f.write(b"not an archive")
+    triple = ["--result-archive", arch, "--expected-archive-sha256", sha_file(arch), "--expected-archive-bytes", "14"]
+    rc, text = pub(*triple)
+    check("publish: a local qualification refuses the result-archive flags (publication_has_no_archive)",
+          rc == 3 and refusal_code(text) == "publication_has_no_archive" and "local qualification" in text, text)
+    rc, text = pub("--result-archive", arch)
+    check("publish: one archive flag alone on a local qualification is publication_has_no_archive too",
+          rc == 3 and refusal_code(text) == "publication_has_no_archive", text)
+    rc, text = pub("--expected-archive-bytes", "0", *triple[:4])
+    check("publish: --expected-archive-bytes must be a positive integer (usage)", rc == 4, text)
+
+    def with_kind(kind, where):
+        doc = load(q["qualification"])
+        if kind is None:
+            text = "{ not json"
+        else:
+            doc["job_contract"]["execution_kind"] = kind
+            text = json.dumps(doc)
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        with open(where, "w") as f:
+            f.write(text)
+        return where
+
+    def pub_q(qual, job, dataset, *extra):
+        p = subprocess.run([BIN, "publish", dataset, "--repo", PUB_REPO, "--qualification", qual, "--job", job,
+                            "--expected-head", "absent", "--dry-run"] + list(extra), capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+
+    qh = with_kind("hf-jobs", os.path.join(WORK, "route", "hf.json"))
+    rc, text = pub_q(qh, q["job"], q["dataset"], *triple)
+    check("publish: an hf-jobs qualification refuses the archive flags naming its kind",
+          rc == 3 and refusal_code(text) == "publication_has_no_archive" and "hf-jobs qualification" in text, text)
+    for kind, label in (("runpod-ssh", "a pod (runpod-ssh) qualification"), (None, "an unreadable qualification")):
+        qp = with_kind(kind, os.path.join(WORK, "route", "pod.json"))
+        rc, text = pub_q(qp, q["job"], q["dataset"])
+        check("publish: %s without the archive triple is result_archive_required" % label,
+              rc == 3 and refusal_code(text) == "result_archive_required", text)
+        rc, text = pub_q(qp, q["job"], q["dataset"], *triple)
+        check("publish: %s outside one private extraction is publication_source_invalid" % label,
+              rc == 3 and refusal_code(text) == "publication_source_invalid" and "canonical verified extraction" in text,
+              text)
+    # the extraction layout of _private_publish_inputs: ROOT/dataset, ROOT/receipts/..., ROOT/job.json, ROOT 0700
+    root = os.path.join(WORK, "route", "extraction")
+    shutil.copytree(q["dataset"], os.path.join(root, "dataset"))
+    qp = with_kind("runpod-ssh", os.path.join(root, "receipts", "root-qualification.json"))
+    shutil.copyfile(q["job"], os.path.join(root, "job.json"))
+    os.chmod(root, 0o755)
+    args = (qp, os.path.join(root, "job.json"), os.path.join(root, "dataset"), *triple)
+    rc, text = pub_q(*args)
+    check("publish: a pod extraction root that is not mode 0700 is publication_source_invalid",
+          rc == 3 and refusal_code(text) == "publication_source_invalid" and "mode-0700" in text, text)
+    os.chmod(root, 0o700)
+    n = len(hub.log)
+    rc, text = pub_q(*args)
+    check("publish: a pod qualification in a private extraction ends in the named refusal "
+          "pod_publication_unsupported (nothing sent)", rc == 3 and refusal_code(text) == "pod_publication_unsupported"
+          and "not implemented" in text and len(hub.log) == n, text)
+    os.symlink(os.path.join(root, "job.json"), os.path.join(WORK, "route", "job-link.json"))
+    rc, text = pub_q(qp, os.path.join(WORK, "route", "job-link.json"), os.path.join(root, "dataset"), *triple)
+    check("publish: a symlinked pod input is publication_source_invalid",
+          rc == 3 and refusal_code(text) == "publication_source_invalid" and "symlinks" in text, text)
+
+
 def test_publish():
     q = STATE.get("qual")
     if not q:
@@ -972,6 +1110,7 @@ def test_publish():
     check("publish --private is refused", rc == 3 and refusal_code(text) == "public_publication_required", text)
     rc, text = pub("--token-file", tok, head="main")
     check("publish --expected-head must be absent or 40 hex (usage)", rc == 4, text)
+    test_publish_routes(q, pub, hub)
     rc, text = pub("--token-file", tok, repo="someone/else")
     check("publish to a repository the qualification does not name is refused", rc == 3
           and refusal_code(text) == "qualification_invalid" and "do not match publish repository" in text, text)

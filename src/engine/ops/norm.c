@@ -116,3 +116,35 @@ void fd_op_rmsnorm_zc_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t 
     norm_job j = {x, w, n, eps, y};
     fd_mm_range(m, rows, 16, rmsnorm_zc_rows, &j);
 }
+
+/* The same norm with the multiplier m given (fp32): y = bf(fp32(x) * rsqrt(mean(x^2) + eps) * m);
+ * m = 1 + fp32(w) is fd_op_rmsnorm_zc_mm bit for bit. */
+typedef struct mul_job {
+    const uint16_t *x;
+    const float *m;
+    size_t n;
+    float eps;
+    uint16_t *y;
+} mul_job;
+
+static void rmsnorm_mul_rows(void *ctx, size_t lo, size_t hi)
+{
+    const mul_job *j = ctx;
+    size_t n = j->n;
+    float *t = fd_xmalloc(n * 4 + 4);
+    for (size_t r = lo; r < hi; r++) {
+        const uint16_t *xr = j->x + r * n;
+        uint16_t *yr = j->y + r * n;
+        fd_bf16_square(xr, n, t);
+        float ss = fd_torch_sum(t, n);
+        float rs = 1.0f / sqrtf(ss / (float)n + j->eps);
+        for (size_t k = 0; k < n; k++) yr[k] = BF(F(xr[k]) * rs * j->m[k]);
+    }
+    free(t);
+}
+
+void fd_op_rmsnorm_mul_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const float *mul, float eps, uint16_t *y)
+{
+    mul_job j = {x, mul, n, eps, y};
+    fd_mm_range(m, rows, 16, rmsnorm_mul_rows, &j);
+}

@@ -86,6 +86,9 @@ int fd_op_moe_sigmoid(const fd_mm *m, const fd_weights *W, const char *P, const 
 /* Zero-centred RMSNorm (Qwen3.5): bf(fp32(x) * rsqrt(mean(x^2) + eps) * (1 + fp32(w))),
  * rows on m's threads (x may equal y); ops/norm.c. */
 void fd_op_rmsnorm_zc_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const uint16_t *w, float eps, uint16_t *y);
+/* The zero-centred norm with its multiplier m [n] fp32 given (a GGUF's stored
+ * 1 + w, engine/gguf_model.h): m = 1 + fp32(w) gives fd_op_rmsnorm_zc_mm's bits. */
+void fd_op_rmsnorm_mul_mm(const fd_mm *m, const uint16_t *x, size_t rows, size_t n, const float *mul, float eps, uint16_t *y);
 /* The depthwise causal conv1d of the linear-attention layers (F.conv1d with
  * padding K-1, the first S outputs): x [S][C] bf16 (channels last), w [C][K]
  * fp32 (bf16 weights widened exactly), acc [S][C] fp32 = one FMA chain over

@@ -61,6 +61,12 @@ int fd_q35_moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
  * model's dict d); indexed: layer_types may also say indexed_attention (an
  * attention layer, qwen4_exp) (q35_config.c) */
 int fd_q35_text_config(const jv *d, fd_glm_config *c, fd_q35_ext *x, int moe, int indexed, fd_err *e);
+/* the zero-centred RMSNorm of rows x [rows][n] with weight t (q35_forward.c):
+ * bf(fp32(x) * rsqrt(mean(x^2) + eps) * (1 + fp32(w))) as transformers, or,
+ * from a GGUF read as stored (W->gstored: the converter wrote 1 + w), with
+ * the stored fp32 multiplier in place of 1 + w */
+void fd_q35_norm(const fd_mm *m, const fd_weights *W, const fd_tensor *t, const uint16_t *x, size_t rows, size_t n, float eps,
+                 uint16_t *y);
 /* the fixture presets (qwen3_5_fixture.c): qwen35-tiny, qwen35-small; qwen35-moe-tiny */
 extern const fd_fixture_preset FD_Q35_TEXT_PRESETS[], FD_Q35_MOE_TEXT_PRESETS[];
 /* the linear-attention token mixer of layer L on S rows of h (q35_delta.c) */

@@ -86,7 +86,8 @@ int fd_q35_gdn(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         }
     }
     fd_op_dump(L, "gdn_conv", "f32", qkv, S * C * 4);
-    /* beta = sigmoid(b) (bf16); g = -exp(A_log) * softplus(a + dt_bias) (fp32) */
+    /* beta = sigmoid(b) (bf16); g = -exp(A_log) * softplus(a + dt_bias) (fp32); from a GGUF read as
+     * stored (W->gstored) the A_log view holds the converter's ssm_a = -exp(A_log): A itself */
     b16 = fd_xmalloc(S * nv * 2 + 2);
     a16 = fd_xmalloc(S * nv * 2 + 2);
     fd_lin_apply(m, &pb, x, S, b16);
@@ -96,7 +97,7 @@ int fd_q35_gdn(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     for (size_t i = 0; i < S * nv; i++) {
         float bb = F(b16[i]);
         beta[i] = F(BF(fd_op_torch_vec(i, S * nv, 64) ? fd_torch_sigmoid(bb) : fd_torch_sigmoid_tail(bb)));
-        float A = -fd_mkl_expf(Alog[i % nv]);
+        float A = W->gstored ? Alog[i % nv] : -fd_mkl_expf(Alog[i % nv]); /* a GGUF's ssm_a: A as stored */
         float sa = F(a16[i]) + dt[i % nv]; /* F.softplus on the [S, nv] fp32 sum: vector blocks of 32 */
         g[i] = A * (fd_op_torch_vec(i, S * nv, 32) ? fd_torch_softplus(sa) : fd_torch_softplus_tail(sa));
     }

@@ -61,6 +61,20 @@ void *fd_q35_begin(const fd_weights *W, const fd_glm_config *c, const int64_t *i
 
 /* y = o_proj(attention(h) * sigmoid(gate)) (Qwen3_5Attention) under the
  * selection sel (S x S; causal here, causal and QSA-chosen in qwen4_exp) */
+void fd_q35_norm(const fd_mm *m, const fd_weights *W, const fd_tensor *t, const uint16_t *x, size_t rows, size_t n, float eps,
+                 uint16_t *y)
+{
+    if (W->gstored) { /* a GGUF's stored 1 + w: the multiplier as the file holds it */
+        float *mul = fd_op_vec_f32(t, n);
+        fd_op_rmsnorm_mul_mm(m, x, rows, n, mul, eps, y);
+        free(mul);
+        return;
+    }
+    uint16_t *w = fd_op_vec_bf16(t, 0, n);
+    fd_op_rmsnorm_zc_mm(m, x, rows, n, w, eps, y);
+    free(w);
+}
+
 int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long long L, const fd_rope *R,
                      const unsigned char *sel, size_t S, const uint16_t *h, uint16_t *y, fd_err *e)
 {
@@ -69,7 +83,7 @@ int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
            nkv = (size_t)c->num_key_value_heads, Q = nh * d;
     int b = c->attention_bias, rc = -1;
     fd_lin qp = {0}, kp = {0}, vp = {0}, op = {0};
-    uint16_t *qg = NULL, *q = NULL, *k = NULL, *v = NULL, *o = NULL, *qn = NULL, *kn = NULL;
+    uint16_t *qg = NULL, *q = NULL, *k = NULL, *v = NULL, *o = NULL;
     char nm[300];
 #define LL(var, n, kk, suffix)                                                        \
     snprintf(nm, sizeof nm, "%slayers.%lld.self_attn." suffix, qx->prefix, L);       \
@@ -82,8 +96,6 @@ int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     const fd_tensor *a = fd_op_get(W, e, 1, d, 0, 0, "%slayers.%lld.self_attn.q_norm.weight", qx->prefix, L);
     const fd_tensor *bb = a ? fd_op_get(W, e, 1, d, 0, 0, "%slayers.%lld.self_attn.k_norm.weight", qx->prefix, L) : NULL;
     if (!bb) goto out;
-    qn = fd_op_vec_bf16(a, 0, d);
-    kn = fd_op_vec_bf16(bb, 0, d);
     qg = fd_xmalloc(S * 2 * Q * 2);
     q = fd_xmalloc(S * Q * 2);
     uint16_t *gate = fd_xmalloc(S * Q * 2);
@@ -97,8 +109,8 @@ int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
         }
     fd_lin_apply(m, &kp, h, S, k);
     fd_lin_apply(m, &vp, h, S, v);
-    fd_op_rmsnorm_zc_mm(m, q, S * nh, d, qn, (float)c->rms_norm_eps, q);
-    fd_op_rmsnorm_zc_mm(m, k, S * nkv, d, kn, (float)c->rms_norm_eps, k);
+    fd_q35_norm(m, W, a, q, S * nh, d, (float)c->rms_norm_eps, q);
+    fd_q35_norm(m, W, bb, k, S * nkv, d, (float)c->rms_norm_eps, k);
     fd_op_dump(L, "q_norm", "bf16", q, S * Q * 2);
     fd_op_dump(L, "k_norm", "bf16", k, S * nkv * d * 2);
     fd_op_rope_heads(m, q, nh, k, nkv, d, R, S); /* the first rotary dims of each head, the rest passed */
@@ -118,7 +130,7 @@ int fd_q35_attention(const fd_mm *m, const fd_weights *W, const fd_glm_config *c
     rc = 0;
 out:
     fd_lin_free(&qp); fd_lin_free(&kp); fd_lin_free(&vp); fd_lin_free(&op);
-    free(qg); free(q); free(k); free(v); free(o); free(qn); free(kn);
+    free(qg); free(q); free(k); free(v); free(o);
     return rc;
 }
 
@@ -162,17 +174,16 @@ int fd_q35_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     const fd_tensor *ln = fd_op_get(W, e, 1, H, 0, 0, "%slayers.%lld.input_layernorm.weight", qx->prefix, L);
     const fd_tensor *pn = ln ? fd_op_get(W, e, 1, H, 0, 0, "%slayers.%lld.post_attention_layernorm.weight", qx->prefix, L) : NULL;
     if (!pn) return -1;
-    uint16_t *lw = fd_op_vec_bf16(ln, 0, H), *pw = fd_op_vec_bf16(pn, 0, H), *h = fd_xmalloc(S * H * 2),
-             *y = fd_xmalloc(S * H * 2);
+    uint16_t *h = fd_xmalloc(S * H * 2), *y = fd_xmalloc(S * H * 2);
     int rc = -1;
-    fd_op_rmsnorm_zc_mm(m, f->x, S, H, lw, (float)c->rms_norm_eps, h);
+    fd_q35_norm(m, W, ln, f->x, S, H, (float)c->rms_norm_eps, h);
     fd_op_dump(L, "attn_in", "bf16", h, S * H * 2);
     if (qx->linear[L] ? fd_q35_gdn(m, W, c, L, h, S, y, e) : fd_q35_attention(m, W, c, L, &f->R, f->sel, S, h, y, e))
         goto out;
     fd_op_dump(L, "mixer", "bf16", y, S * H * 2);
     fd_op_residual_add(m, f->x, y, S * H);
     fd_op_dump(L, "attn_resid", "bf16", f->x, S * H * 2);
-    fd_op_rmsnorm_zc_mm(m, f->x, S, H, pw, (float)c->rms_norm_eps, h);
+    fd_q35_norm(m, W, pn, f->x, S, H, (float)c->rms_norm_eps, h);
     fd_op_dump(L, "post_ln", "bf16", h, S * H * 2);
     char pre[300];
     snprintf(pre, sizeof pre, "%slayers.%lld.mlp.", qx->prefix, L);
@@ -183,7 +194,7 @@ int fd_q35_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lo
     fd_op_dump(L, "layer_out", "bf16", f->x, S * H * 2);
     rc = 0;
 out:
-    free(lw); free(pw); free(h); free(y);
+    free(h); free(y);
     return rc;
 }
 
@@ -193,9 +204,7 @@ int fd_q35_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *
     size_t H = (size_t)c->hidden_size;
     const fd_tensor *nrm = fd_op_get(W, e, 1, H, 0, 0, "%snorm.weight", QX(c)->prefix);
     if (!nrm) return -1;
-    uint16_t *lw = fd_op_vec_bf16(nrm, 0, H);
-    fd_op_rmsnorm_zc_mm(NULL, f->x, f->S, H, lw, (float)c->rms_norm_eps, out);
+    fd_q35_norm(NULL, W, nrm, f->x, f->S, H, (float)c->rms_norm_eps, out);
     fd_op_dump(-1, "final", "bf16", out, f->S * H * 2);
-    free(lw);
     return 0;
 }

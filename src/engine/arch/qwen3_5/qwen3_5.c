@@ -4,6 +4,10 @@
  * model.language_model. and the vision tower under model.visual. (skipped by
  * name, as the MTP head mtp.* that transformers ignores on load). */
 #include "engine/arch/qwen3_5/q35.h"
+#include "engine/gguf_model.h"
+
+extern const fd_gguf_arch FD_GGUF_QWEN35, FD_GGUF_QWEN35MOE; /* q35_gguf.c */
+extern const fd_gguf_stored FD_GGUF_Q35_STORED;
 
 /* per window between layers: the residual stream and the output rows
  * (bf16), the causal selection, the RoPE tables */
@@ -53,9 +57,11 @@ const fd_arch FD_ARCH_QWEN3_5 = {
 
 const fd_arch FD_ARCH_QWEN3_5_TEXT = {
     .info = {"qwen3_5_text", "Qwen3_5ForCausalLM", "Qwen3.5 text-only checkpoint (the qwen3_5 text model under model.)",
-             "docs/MODEL-QWEN35.md", "bf16"},
+             "docs/MODEL-QWEN35.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_q35_text_parse,
+    .gguf = &FD_GGUF_QWEN35,
+    .gguf_stored = &FD_GGUF_Q35_STORED,
     .skipped = SKIP_TEXT,
     .presets = FD_Q35_TEXT_PRESETS,
     Q35_COMMON,
@@ -74,9 +80,11 @@ const fd_arch FD_ARCH_QWEN3_5_MOE = {
 
 const fd_arch FD_ARCH_QWEN3_5_MOE_TEXT = {
     .info = {"qwen3_5_moe_text", "Qwen3_5MoeForCausalLM", "Qwen3.5-MoE text-only checkpoint (under model.)",
-             "docs/MODEL-QWEN35.md", "bf16"},
+             "docs/MODEL-QWEN35.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_q35_moe_text_parse,
+    .gguf = &FD_GGUF_QWEN35MOE,
+    .gguf_stored = &FD_GGUF_Q35_STORED,
     .skipped = SKIP_TEXT,
     .presets = FD_Q35_MOE_TEXT_PRESETS,
     Q35_COMMON,
