@@ -10,7 +10,7 @@
 # installed (PROFILE=0 skips it) one more run of the default path under
 # `perf record` splits the CPU time into phases by symbol: GEMM, the fp64 KL
 # pass (exp/log, log-sum-exp, max scans), the token statistics' top-k,
-# start-up and the rest.  Every path must write the same tokenwise-kld.npy
+# head packing, reads and copies, and the rest.  Every path must write the same tokenwise-kld.npy
 # bytes (checked).  Writes bench/results/compare.json.
 # env: THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
 #      BENCH_DIR (/tmp/fidelity-bench), PROFILE (1)
@@ -93,7 +93,7 @@ phases = {}
 if sys.argv[11]:
     rules = [("gemm", r"gemm"), ("kl_pass", r"(ref_chunk|pair_chunk|_scan|js_chunk|vexp|vlog)$"),
              ("token_topk", r"(first_above|run_block|tok_fold)$"),
-             ("startup_head_pack_and_read", r"(pack_head|pack_hidden|sha256|SHA256|memmove|memcpy|read)"),]
+             ("head_pack_reads_copies", r"(pack_head|pack_hidden|sha256|SHA256|memmove|memcpy|read)"),]
     for part in sys.argv[11].split(";"):
         if not part.strip(): continue
         share, sym = part.split(None, 1)
