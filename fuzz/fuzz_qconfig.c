@@ -10,7 +10,8 @@
  * scales / zero points of a small pack-quantized, unpacked int8 / FP8
  * (int-/float-quantized), nvfp4 / mxfp4 packed, GPTQ 2/3/4/8-bit, MLX affine or FP8-with-UE8M0-scales
  * weight whose scheme the first
- * bytes pick, decode in bounds (ASan) with every fp16 scale code
+ * bytes pick, or a ModelOpt per-tensor FP8 weight (MIXED_PRECISION: the
+ * layer list sorted, unique, each NVFP4 / FP8 and found again by name), decode in bounds (ASan) with every fp16 scale code
  * round-tripping. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +43,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (q.nct != 1 || (q.kind == FD_Q_AWQ ? b != 4 : (b != 2 && b != 3 && b != 4 && b != 8))) abort();
                 for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) (void)fd_q_excluded(&q, NAMES[i]);
             }
+            if (q.mo_layers.n) { /* ModelOpt MIXED_PRECISION: sorted unique layers, each NVFP4 or FP8 and found again */
+                if (q.kind != FD_Q_NVFP4 || strncmp(codec, "modelopt-mixed-", 15)) abort();
+                if (fd_qconfig_bits(&q) != 4 && fd_qconfig_bits(&q) != 8) abort();
+                for (size_t i = 0; i < q.mo_layers.n; i++) {
+                    if (q.mo_algo[i] != FD_MO_NVFP4 && q.mo_algo[i] != FD_MO_FP8) abort();
+                    if (i && strcmp(q.mo_layers.v[i - 1], q.mo_layers.v[i]) >= 0) abort();
+                    size_t l = strlen(q.mo_layers.v[i]);
+                    char *wn = malloc(l + 8);
+                    memcpy(wn, q.mo_layers.v[i], l);
+                    memcpy(wn + l, ".weight", 8);
+                    if (fd_q_mo_algo(&q, wn) != q.mo_algo[i]) abort();
+                    (void)fd_q_excluded(&q, wn);
+                    free(wn);
+                }
+            }
             if (q.kind == FD_Q_CT_PACK) {
                 for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++) {
                     int g = fd_q_ct_scheme(&q, NAMES[i]);
@@ -63,6 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         fd_qconfig_free(&q);
         jv_free(doc);
+    }
+    if (size >= 2) { /* a ModelOpt per-tensor FP8 weight made of the input bytes (a MIXED_PRECISION FP8 layer) */
+        uint64_t K = 1 + data[0] % 40, N = (size - 1) / K;
+        float sc;
+        memcpy(&sc, (uint32_t[]){(uint32_t)data[1] << 23 | 0x3f000000u}, 4);
+        uint16_t out[40];
+        for (uint64_t r = 0; r < N && r < 8; r++) fd_mo_fp8_row_bf16(data + 1, sc, K, r, out);
     }
     if (size >= 12) { /* a pack-quantized weight made of the input bytes */
         fd_ct_row r = {0};

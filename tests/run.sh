@@ -223,6 +223,16 @@ for bin in $BINS; do
     step py "GGUF qwen35 / qwen35moe: BF16 digest = safetensors, Q8_0 = dequantized safetensors, F32-norm KL + disclosure, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_ssm.py "$bin"
 done
+# issue 19: mixed ModelOpt NVFP4 + FP8 (quant_algo MIXED_PRECISION, per-layer quantized_layers)
+for bin in $BINS; do
+    step py "packed checkpoints: mixed ModelOpt NVFP4 + FP8: capture digest = reference-decoded bf16, census, refusals ($bin)" \
+        python3 tests/py/test_packed_mixed.py "$bin"
+done
+# issue 18: GGUFs quantized by llama.cpp's llama-quantize (K-quants, IQ4_XS/IQ4_NL, fallbacks): digest = gguf-py's dequantized weights, strict receipt with census, inspect-model
+for bin in $BINS; do
+    step py "llama-quantize GGUFs: digest = the safetensors of gguf-py's dequantized weights, compare root vs candidate strict with the type census and bits per weight, inspect-model ($bin)" \
+        python3 tests/py/test_gguf_quantized.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \

@@ -303,6 +303,11 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
                       dense ? "NaiveQuantizationCompressor / PackedQuantizationCompressor" : "PackedQuantizationCompressor",
                       acts ? ": the config's input_activations (W8A8 activation quantization) are not applied" : "");
     }
+    else if (W->q.mo_layers.n)
+        fd_buf_printf(&b, "%zu ModelOpt MIXED_PRECISION weights (%s, per layer as quantized_layers lists it) dequantized "
+                      "to bf16: NVFP4 layers as e2m1 * (fp32(weight_scale) * weight_scale_2) rounded to nearest even "
+                      "(NVFP4QTensor.dequantize), FP8 layers as bf16(e4m3) * bf16(weight_scale) rounded to nearest even "
+                      "(FP8QTensor.dequantize, dtype bf16); activations stay bf16: a weight-only capture", W->nquant, codec);
     else
         fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
                       "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "
@@ -327,11 +332,13 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
         jv_push(d, y);
     }
     size_t n = 0;
+    int mofp8 = 0;
     float lo = 0, hi = 0;
     fd_sha *h = fd_sha_new();
     for (size_t i = 0; i < W->n; i++) {
-        const fd_tensor *t = W->t[i].qfmt == FD_Q_NVFP4 ? W->t[i].iscale : NULL;
+        const fd_tensor *t = W->t[i].qfmt == FD_Q_NVFP4 || W->t[i].qfmt == FD_Q_MO_FP8 ? W->t[i].iscale : NULL;
         if (!t) continue;
+        mofp8 |= W->t[i].qfmt == FD_Q_MO_FP8;
         float v;
         fd_err re;
         if (fd_weights_read(W, t, &v, 4, &re)) v = NAN; /* a shard that went away: recorded as such */
@@ -345,8 +352,9 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
     fd_sha_final_hex(h, hex);
     if (n) {
         b.n = 0;
-        fd_buf_printf(&b, "%zu NVFP4 input_scale tensors (activation scales for W4A4 serving, range %.9g..%.9g, sha256 "
-                      "of name NUL + F32 bytes in name order %s) are recorded and not applied", n, (double)lo, (double)hi, hex);
+        fd_buf_printf(&b, "%zu %s input_scale tensors (activation scales for %s serving, range %.9g..%.9g, sha256 "
+                      "of name NUL + F32 bytes in name order %s) are recorded and not applied", n, mofp8 ? "ModelOpt NVFP4 / FP8" : "NVFP4",
+                      mofp8 ? "W4A4 / W8A8" : "W4A4", (double)lo, (double)hi, hex);
         jv *y = jv_obj();
         jv_set(y, "code", jv_str("activation_scales_not_applied"));
         jv_set(y, "severity", jv_str("caveat"));

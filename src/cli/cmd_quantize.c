@@ -25,8 +25,8 @@ static int usage(const char *why)
             "  [--block R,C] (fp8-block, default 128,128) [--emit-scope FILE] [--emit-report FILE] [--dry-run] [--force]\n"
             "  (published layouts: fp8-block quantizes every Linear but lm_head and the indexer weights_proj by\n"
             "   default, nvfp4 the routed experts; the scope is read back from the written checkpoint)\n"
-            "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0 --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
-            "  [--force]  (llama.cpp's converter's layout, names and types; q8_0/q4_0 by ggml's reference quantizers\n"
+            "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0|q4_k --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
+            "  [--force]  (llama.cpp's converter's layout, names and types; q8_0/q4_0/q4_k by ggml's reference quantizers\n"
             "   on every weight, or those --match selects, F16 where a row is not whole 32-blocks; every model_type\n"
             "   with a GGUF map but deepseek_v32 and glm5_next)\n"
             "CLASS is one of embed_tokens, attn.qkv, attn.o, mlp.gate, mlp.up, mlp.down, moe.experts, norm, lm_head\n");
@@ -71,7 +71,7 @@ static jv *scope_of(const char *dir, fd_err *e)
 
 static int run_gguf(const char *type, const fd_qz_opts *base, const char *emit_scope, const char *emit_report)
 {
-    if (!type) return usage("--format gguf needs --type bf16|q8_0|q4_0");
+    if (!type) return usage("--format gguf needs --type bf16|q8_0|q4_0|q4_k");
     if (emit_scope || base->dry_run) return usage("--emit-scope and --dry-run are not for --format gguf");
     fd_qg_opts o = {.src = base->src, .dst = base->dst, .type = type, .patterns = base->patterns,
                     .npatterns = base->npatterns, .force = base->force};

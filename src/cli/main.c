@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "format/version.h"
 #include "format/writer.h"
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"panel", cmd_panel, "panel build --out DIR --vocab V INPUT... | panel check DIR --vocab V: upstream token panels",
      "--out= --vocab= --role= --domain= --context-length= --panel-id= --name= --tokenizer= --tokenizer-id= --windows= --no-prefix --force"},
     {"quantize", cmd_quantize, "quantize --src DIR --dst DIR --match SUBSTR [--bits N] [--emit-scope F]: toy RTN candidate (FORMAT §7); --format fp8-block|nvfp4|gguf: published layouts",
-     "--src= --dst= --bits=2|3|4|5|6|8 --match= --tensor-class=embed_tokens|attn.qkv|attn.o|mlp.gate|mlp.up|mlp.down|moe.experts|norm|lm_head --emit-scope= --emit-report= --format=fp8-block|nvfp4|gguf --type=bf16|q8_0|q4_0 --block= --dry-run --force"},
+     "--src= --dst= --bits=2|3|4|5|6|8 --match= --tensor-class=embed_tokens|attn.qkv|attn.o|mlp.gate|mlp.up|mlp.down|moe.experts|norm|lm_head --emit-scope= --emit-report= --format=fp8-block|nvfp4|gguf --type=bf16|q8_0|q4_0|q4_k --block= --dry-run --force"},
     {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it",
      "--out= --preset=@fixture-presets --windows="},
     {"write-fixture", cmd_write_fixture, "write-fixture --out DIR [--records N ...]: synthetic dataset",
@@ -100,6 +101,11 @@ static int unknown(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* blocks of 1 MB and more (a Linear's packed copy, a window's activations)
+     * come from mmap and return to the system when freed: glibc's dynamic
+     * threshold would rise to the largest block freed so far and keep that
+     * much freed heap resident (docs/QUANT-FORMATS.md, "Peak RSS") */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) return usage(stderr);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) { usage(stdout); return 0; }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {

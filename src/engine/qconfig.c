@@ -14,6 +14,8 @@ void fd_qconfig_free(fd_qconfig *q)
     fd_strv_free(&q->exclude);
     fd_strv_free(&q->ct_targets);
     fd_strv_free(&q->include);
+    fd_strv_free(&q->mo_layers);
+    free(q->mo_algo);
     free(q->ct);
     free(q->ct_target_group);
     memset(q, 0, sizeof *q);
@@ -63,14 +65,57 @@ static int parse_fp8(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     return 0;
 }
 
+/* ModelOpt MIXED_PRECISION (modelopt.torch.export quant_utils
+ * process_layer_quant_config; convert_hf_config keeps quantized_layers in the
+ * config.json form beside its config_groups): every converted module listed
+ * with its own algorithm.  JSON objects keep their keys sorted and refuse a
+ * duplicate key (a layer named twice), so mo_layers is sorted as read. */
+static int parse_mo_mixed(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
+{
+    const jv *ql = jv_get(qc, "quantized_layers");
+    if (!ql || ql->t != JV_OBJ || !ql->u.o.n)
+        return fd_fail(e, "unsupported_quantization", "", "%s: modelopt quant_algo MIXED_PRECISION without a non-empty "
+                       "quantized_layers object (the per-layer algorithms)", where);
+    q->kind = FD_Q_NVFP4;
+    q->group = 16;
+    q->mo_algo = fd_xcalloc(ql->u.o.n, sizeof *q->mo_algo);
+    for (size_t i = 0; i < ql->u.o.n; i++) {
+        const char *name = ql->u.o.m[i].k;
+        const jv *lc = ql->u.o.m[i].v;
+        const char *a = lc && lc->t == JV_OBJ ? jv_get_str(lc, "quant_algo") : NULL;
+        if (!name[0] || strlen(name) != ql->u.o.m[i].klen)
+            return fd_fail(e, "unsupported_quantization", "", "%s: quantized_layers has an empty or NUL-bearing layer name", where);
+        if (!a)
+            return fd_fail(e, "unsupported_quantization", "", "%s: quantized_layers.%.200s has no quant_algo string", where, name);
+        if (!strcmp(a, "FP8")) {
+            if (jv_get(lc, "group_size") && !null_or_absent(lc, "group_size"))
+                return fd_fail(e, "unsupported_quantization", "", "%s: quantized_layers.%.200s: FP8 with a group_size "
+                               "(per-tensor FP8 only)", where, name);
+            q->mo_algo[i] = FD_MO_FP8;
+        } else if (!strcmp(a, "NVFP4")) {
+            int64_t g = 16;
+            if (!null_or_absent(lc, "group_size") && (jv_get_i64(lc, "group_size", &g) || g != 16))
+                return fd_fail(e, "unsupported_quantization", "", "%s: quantized_layers.%.200s: NVFP4 group_size is not 16",
+                               where, name);
+            q->mo_algo[i] = FD_MO_NVFP4;
+        } else
+            return fd_fail(e, "unsupported_quantization", "", "%s: quantized_layers.%.200s: quant_algo %.60s is not read "
+                           "(NVFP4 and FP8 layers only)", where, name, a);
+        fd_strv_push(&q->mo_layers, name);
+    }
+    if (str_list(jv_get(qc, "ignore"), where, "ignore", &q->exclude, e)) return -1;
+    return str_list(jv_get(qc, "exclude_modules"), where, "exclude_modules", &q->exclude, e);
+}
+
 /* ModelOpt NVFP4: config.json form (config_groups + ignore) or the
  * hf_quant_config.json "quantization" form (group_size + exclude_modules). */
 static int parse_nvfp4(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
 {
     const char *algo = jv_get_str(qc, "quant_algo");
+    if (algo && !strcmp(algo, "MIXED_PRECISION")) return parse_mo_mixed(qc, where, q, e);
     if (!algo || strcmp(algo, "NVFP4"))
-        return fd_fail(e, "unsupported_quantization", "", "%s: modelopt quant_algo %s is not supported (NVFP4 only)",
-                       where, algo ? algo : "(absent)");
+        return fd_fail(e, "unsupported_quantization", "", "%s: modelopt quant_algo %s is not supported (NVFP4, or "
+                       "MIXED_PRECISION of NVFP4 and FP8 layers)", where, algo ? algo : "(absent)");
     int64_t g = 16;
     const jv *groups = jv_get(qc, "config_groups");
     if (groups && groups->t == JV_OBJ) {
@@ -560,6 +605,7 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
             hit = strstr(star, q->exclude.v[i]) || strstr(weight_name, q->exclude.v[i]);
         free(star);
     } else if (q->kind == FD_Q_NVFP4) {
+        hit = q->mo_layers.n && fd_strv_find(&q->mo_layers, mod) < 0;
         for (size_t i = 0; i < q->exclude.n && !hit; i++) {
             const char *p = q->exclude.v[i];
             size_t pl = strlen(p);
@@ -570,16 +616,32 @@ int fd_q_excluded(const fd_qconfig *q, const char *weight_name)
     return hit;
 }
 
+int fd_q_mo_algo(const fd_qconfig *q, const char *weight_name)
+{
+    size_t n = strlen(weight_name);
+    if (q->kind != FD_Q_NVFP4 || !q->mo_layers.n || n < 8 || strcmp(weight_name + n - 7, ".weight")) return 0;
+    char *mod = fd_xstrndup(weight_name, n - 7);
+    long i = fd_strv_find(&q->mo_layers, mod);
+    free(mod);
+    return i < 0 ? 0 : q->mo_algo[i];
+}
+
 const char *fd_q_format(fd_qkind k)
 {
-    return k == FD_Q_FP8_BLOCK ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq"
+    return k == FD_Q_FP8_BLOCK || k == FD_Q_MO_FP8 ? "fp8_e4m3" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_GGUF ? "gguf" : k == FD_Q_GPTQ ? "gptq"
          : k == FD_Q_AWQ ? "awq" : k == FD_Q_MLX ? "mlx-affine" : "bf16";
 }
-int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
+int fd_q_bits(fd_qkind k) { return k == FD_Q_FP8_BLOCK || k == FD_Q_MO_FP8 ? 8 : k == FD_Q_NVFP4 ? 4 : 16; }
 const char *fd_q_int_format(int bits) { return bits == 8 ? "int8" : "int4"; }
 
 int fd_qconfig_bits(const fd_qconfig *q)
 {
+    if (q->kind == FD_Q_NVFP4 && q->mo_layers.n) {
+        int b = 4;
+        for (size_t i = 0; i < q->mo_layers.n; i++)
+            if (q->mo_algo[i] == FD_MO_FP8) b = 8;
+        return b;
+    }
     if (q->kind != FD_Q_CT_PACK && q->kind != FD_Q_GPTQ && q->kind != FD_Q_AWQ && q->kind != FD_Q_MLX)
         return fd_q_bits(q->kind);
     int b = 0;
@@ -605,7 +667,12 @@ static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
 {
     if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d%s", q->bm, q->bn, q->ue8m0 ? "-ue8m0" : "");
-    else if (q->kind == FD_Q_NVFP4) snprintf(out, cap, "nvfp4-modelopt-g%d", q->group);
+    else if (q->kind == FD_Q_NVFP4 && q->mo_layers.n) {
+        int a = 0;
+        for (size_t i = 0; i < q->mo_layers.n; i++) a |= q->mo_algo[i];
+        snprintf(out, cap, "%s", a == FD_MO_FP8 ? "modelopt-mixed-fp8" : a == FD_MO_NVFP4 ? "modelopt-mixed-nvfp4-g16"
+                                                                       : "modelopt-mixed-nvfp4-g16-fp8");
+    } else if (q->kind == FD_Q_NVFP4) snprintf(out, cap, "nvfp4-modelopt-g%d", q->group);
     else if (q->kind == FD_Q_GGUF) snprintf(out, cap, "gguf");
     else if (q->kind == FD_Q_CT_PACK) {
         char a[64], b[64];

@@ -14,6 +14,9 @@
  *     group_size, exclude_modules}}: group size 16 only.  A pattern excludes a
  *     module (the weight name less ".weight") when fnmatch() matches it or it
  *     names the module or one of its parents.
+ *   quant_algo "MIXED_PRECISION" (either form): quantized_layers {module:
+ *     {quant_algo "NVFP4" (group_size 16 or absent) | "FP8"}} names every
+ *     converted module; anything else there is refused by name.
  *   MLX affine (mlx-lm): config.json's `quantization` {group_size 32 / 64 /
  *     128, bits 2 / 3 / 4 / 5 / 6 / 8, mode "affine" or absent}; per-module
  *     overrides are refused.  Which weights are quantized is read from the
@@ -27,7 +30,12 @@
 #include "util/strv.h"
 
 /* FD_Q_GGUF: a GGUF model's ggml-quantized tensors (engine/gguf_model.h) */
-typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6, FD_Q_MLX = 7 } fd_qkind;
+typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6, FD_Q_MLX = 7,
+               FD_Q_MO_FP8 = 8 } fd_qkind;
+/* FD_Q_MO_FP8: a tensor's format only (never a config's kind): a ModelOpt
+ * per-tensor FP8 layer of a MIXED_PRECISION checkpoint (F8_E4M3 weight, F32
+ * scalar weight_scale; decoded as FP8QTensor.dequantize(dtype=bf16)). */
+enum { FD_MO_NVFP4 = 1, FD_MO_FP8 = 2 }; /* fd_qconfig.mo_algo */
 
 /* compressed-tensors pack-quantized weight scheme (one config group):
  * integer weights of `bits` (4 or 8) packed densely into int32 (element
@@ -70,6 +78,11 @@ typedef struct fd_qconfig {
      * AWQ: exclude = modules_to_not_convert (substring rule) */
     int lm_head;
     fd_strv include;
+    /* ModelOpt quant_algo MIXED_PRECISION (kind FD_Q_NVFP4): quantized_layers'
+     * module names, sorted, and each one's FD_MO_* algorithm; a module not
+     * listed stays unconverted */
+    fd_strv mo_layers;
+    int *mo_algo;
 } fd_qconfig;
 
 /* DIR/config.json's quantization_config, else DIR/hf_quant_config.json;
@@ -90,6 +103,9 @@ int fd_q_is_linear_weight(const char *name);
  * the start only), each kind in string order, then the class names "Linear" /
  * "Module", which every Linear is). */
 int fd_q_ct_scheme(const fd_qconfig *q, const char *weight_name);
+/* ModelOpt MIXED_PRECISION: the FD_MO_* algorithm of a weight's module, 0
+ * when quantized_layers does not list it. */
+int fd_q_mo_algo(const fd_qconfig *q, const char *weight_name);
 /* The config leaves this weight's module unconverted. */
 int fd_q_excluded(const fd_qconfig *q, const char *weight_name);
 /* Registry numeric_format of the kind: "fp8_e4m3", "nvfp4" (compressed-tensors:

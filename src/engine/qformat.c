@@ -64,6 +64,12 @@ void fd_fp8_block_row_bf16(const uint8_t *w, const uint8_t *scale_inv, uint64_t 
     }
 }
 
+void fd_mo_fp8_row_bf16(const uint8_t *w, float s_bf16, uint64_t K, uint64_t row, uint16_t *out)
+{
+    const uint8_t *r = w + row * K;
+    for (uint64_t j = 0; j < K; j++) out[j] = fd_f32_to_bf16(fd_e4m3_to_f32(r[j]) * s_bf16);
+}
+
 float fd_e8m0_to_f32(uint8_t e) { return e == 255 ? NAN : ldexpf(1.0f, (int)e - 127); }
 
 void fd_fp8_block_row_bf16_e8m0(const uint8_t *w, const uint8_t *scale_e8m0, uint64_t K, uint64_t kb, int bm, int bn,

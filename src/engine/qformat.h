@@ -45,6 +45,10 @@ void fd_fp8_block_row_bf16_e8m0(const uint8_t *w, const uint8_t *scale_e8m0, uin
 float fd_e8m0_to_f32(uint8_t e);
 void fd_nvfp4_row_bf16(const uint8_t *w, const uint8_t *scale, float scale2, uint64_t K, uint64_t row,
                        uint16_t *out);
+/* ModelOpt per-tensor FP8 (FP8QTensor.dequantize(dtype=bf16)): e4m3 in bf16
+ * times the scale in bf16, rounded to nearest even; s_bf16 = the F32
+ * weight_scale already rounded to bf16 (both products are exact in fp32). */
+void fd_mo_fp8_row_bf16(const uint8_t *w, float s_bf16, uint64_t K, uint64_t row, uint16_t *out);
 
 /* compressed-tensors pack-quantized (compressed_tensors 0.20.1
  * PackedQuantizationCompressor.decompress, docs/QUANT-FORMATS.md):

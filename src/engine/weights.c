@@ -169,6 +169,7 @@ static int open_any(const char *dir, fd_weights *w, int lazy, fd_err *e)
     }
     jv_free(index);
     if (!rc) rc = fd_qconfig_load(dir, &w->q, e);
+    if (!rc && w->q.mo_layers.n) rc = fd_wq_check_listed(w, dir, e);
     if (!rc && w->q.kind == FD_Q_CT_PACK) rc = rename_packed(w, ".weight_packed", e);
     if (!rc && (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ)) rc = rename_packed(w, ".qweight", e);
     for (size_t i = 0; !rc && i < w->n; i++) w->t[i].qname = w->t[i].name; /* before any architecture rename */

@@ -513,8 +513,83 @@ uint16_t fd_mlx_tensor_elem_bf16(const fd_tensor *t, uint64_t i)
     return fd_mlx_elem_bf16(&m, t->lshape[1], i / t->lshape[1], i % t->lshape[1]);
 }
 
+/* ModelOpt per-tensor FP8 (a MIXED_PRECISION FP8 layer): F8_E4M3 [N, K], weight_scale an F32 scalar,
+ * input_scale (static activation scale, not applied) an F32 scalar when present. */
+static int bind_mo_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    if (t->ndim != 2 || t->shape[0] != want[0] || t->shape[1] != want[1]) {
+        fd_buf_printf(why, "%s: F8_E4M3 expected [%llu,%llu] (ModelOpt FP8 layer)", t->name, (unsigned long long)want[0],
+                      (unsigned long long)want[1]);
+        return -1;
+    }
+    const fd_tensor *s = need(w, t->name, ".weight_scale", "F32", why);
+    if (!s) return -1;
+    if (!is_scalar(s)) return bad(why, "%s has the wrong shape: expected [] or [1] (per-tensor FP8 scale of %s)", s->name, t->name);
+    char *in = companion(t->name, ".input_scale");
+    const fd_tensor *is = fd_weights_get(w, in);
+    free(in);
+    if (is && (strcmp(is->dtype, "F32") || !is_scalar(is)))
+        return bad(why, "%s must be an F32 scalar (the activation scale of %s)", is->name, t->name);
+    fd_err re;
+    float sc;
+    if (fd_weights_read(w, s, &sc, 4, &re)) return bad(why, "%s%s", re.msg, "");
+    t->qfmt = FD_Q_MO_FP8;
+    t->scale = s;
+    t->iscale = is;
+    t->scale2 = fd_bf16_to_f32(fd_f32_to_bf16(sc)); /* FP8QTensor.dequantize: scale.to(bf16) */
+    w->qbytes += t->nbytes + s->nbytes + (is ? is->nbytes : 0);
+    return 1;
+}
+
+/* ModelOpt MIXED_PRECISION: each Linear as quantized_layers lists it (NVFP4: U8, FP8: F8_E4M3), an unlisted
+ * or excluded one stays plain. */
+static int bind_mo_mixed(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+{
+    static const char *const ALG[] = {"", "NVFP4", "FP8"};
+    int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
+    int lin = fd_q_is_linear_weight(t->name), algo = lin ? fd_q_mo_algo(&w->q, QN(t)) : 0;
+    int conv = algo && !fd_q_excluded(&w->q, QN(t));
+    if (!f8 && !u8) {
+        if (!conv) return 0;
+        fd_buf_printf(why, "%s is %s but %s's quantized_layers lists its module as %s", t->name, t->dtype, w->q.source,
+                      ALG[algo]);
+        return -1;
+    }
+    if (!lin) return bad(why, "%s is %s but is not a Linear weight (only Linears are converted)", t->name, t->dtype);
+    if (!algo) {
+        fd_buf_printf(why, "%s is quantized (%s) but %s's quantized_layers (MIXED_PRECISION) does not list its module",
+                      t->name, t->dtype, w->q.source);
+        return -1;
+    }
+    if (!conv) return bad(why, "%s is quantized but %s excludes its module (exclude_modules / ignore)", t->name, w->q.source);
+    if ((algo == FD_MO_FP8) != f8) {
+        fd_buf_printf(why, "%s is %s but %s's quantized_layers lists its module as %s (%s weights)", t->name, t->dtype,
+                      w->q.source, ALG[algo], algo == FD_MO_FP8 ? "F8_E4M3" : "U8");
+        return -1;
+    }
+    int rc = f8 ? bind_mo_fp8(w, t, want, why) : bind_nvfp4(w, t, want, why);
+    if (rc == 1) w->nquant++;
+    return rc;
+}
+
+int fd_wq_check_listed(const fd_weights *w, const char *dir, fd_err *e)
+{
+    for (size_t i = 0; i < w->q.mo_layers.n; i++) {
+        fd_buf b = {0};
+        fd_buf_printf(&b, "%s.weight", w->q.mo_layers.v[i]);
+        const fd_tensor *t = fd_weights_get(w, fd_buf_cstr(&b));
+        fd_buf_free(&b);
+        if (!t)
+            return fd_fail(e, "unsupported_quantization", "", "%s: quantized_layers lists %.200s, which the checkpoint "
+                           "(%s) does not hold (no %.200s.weight)", w->q.source, w->q.mo_layers.v[i], dir,
+                           w->q.mo_layers.v[i]);
+    }
+    return 0;
+}
+
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
+    if (w->q.kind == FD_Q_NVFP4 && w->q.mo_layers.n) return bind_mo_mixed(w, t, want, why);
     if (w->q.kind == FD_Q_MLX) return bind_mlx(w, t, want, why);
     if (w->q.kind == FD_Q_CT_PACK) return bind_ct_any(w, t, want, why);
     if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
@@ -544,7 +619,8 @@ int fd_wq_is_companion(const fd_weights *w, const char *name)
 {
     static const struct { const char *suffix; fd_qkind k; } C[] = {
         {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
-        {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4},
+        {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4}, {".weight_scale", FD_Q_MO_FP8},
+        {".input_scale", FD_Q_MO_FP8},
         {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
         {".input_scale", FD_Q_CT_PACK}, {".input_zero_point", FD_Q_CT_PACK}, {".weight_global_scale", FD_Q_CT_PACK},
         {".input_global_scale", FD_Q_CT_PACK},
@@ -578,6 +654,8 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
     else if (t->qfmt == FD_Q_NVFP4)
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
+    else if (t->qfmt == FD_Q_MO_FP8)
+        fd_mo_fp8_row_bf16(p, t->scale2, K, row, out);
     else if (t->qfmt == FD_Q_GGUF)
         fd_gguf_row_bf16(t, row, K, out);
     else if (t->qfmt == FD_Q_MLX) {

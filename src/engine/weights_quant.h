@@ -13,6 +13,10 @@ int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why);
 /* name is a scale companion (weight_scale_inv, weight_scale, weight_scale_2,
  * input_scale) of a bound quantized weight of the matching format. */
 int fd_wq_is_companion(const fd_weights *w, const char *name);
+/* ModelOpt MIXED_PRECISION: every module quantized_layers lists has its
+ * MODULE.weight in the checkpoint (unsupported_quantization naming the first
+ * that does not). */
+int fd_wq_check_listed(const fd_weights *w, const char *dir, fd_err *e);
 /* element i (row-major, logical [N, K]) of an MLX affine tensor, as bf16 (the
  * embedding lookup reads the quantized embedding through it) */
 uint16_t fd_mlx_tensor_elem_bf16(const fd_tensor *t, uint64_t i);

@@ -41,15 +41,21 @@ static void glu_rows(void *ctx, size_t lo, size_t hi)
     free(v);
 }
 
+void fd_op_glu(const fd_mm *m, uint16_t *a, const uint16_t *b, size_t rows, size_t I, int per_row)
+{
+    size_t run = per_row ? I : rows * I;
+    glu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
+    fd_mm_range(m, rows, 16, glu_rows, &j);
+}
+
 void fd_op_swiglu(const fd_mm *m, const fd_lin *g, const fd_lin *u, const fd_lin *d, const uint16_t *x, size_t rows,
                   int per_row, uint16_t *y)
 {
-    size_t I = g->N, run = per_row ? I : rows * I;
+    size_t I = g->N;
     uint16_t *a = fd_xmalloc(rows * I * 2 + 2), *b = fd_xmalloc(rows * I * 2 + 2);
     fd_lin_apply(m, g, x, rows, a);
     fd_lin_apply(m, u, x, rows, b);
-    glu_job j = {a, b, I, run, fd_torch_vec_end(run, 64)};
-    fd_mm_range(m, rows, 16, glu_rows, &j);
+    fd_op_glu(m, a, b, rows, I, per_row);
     fd_lin_apply(m, d, a, rows, y);
     free(a);
     free(b);

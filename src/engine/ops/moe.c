@@ -72,19 +72,34 @@ int fd_mlp_dense(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const 
 int fd_mlp_dense_lim(const fd_mm *m, const fd_weights *W, size_t H, size_t I, const char *prefix, const uint16_t *x,
                      size_t rows, int clamped, float lim, uint16_t *y, fd_err *e)
 {
-    lin g = {0}, u = {0}, d = {0};
+    /* one packed Linear alive at a time (gate, then up, then down: the same
+     * products in the same order as swiglu()): a quantized checkpoint's
+     * dense MLP is never dequantized whole (docs/QUANT-FORMATS.md, peak RSS) */
+    lin L = {0};
     char nm[300];
     int rc = -1;
+    uint16_t *a = fd_xmalloc(rows * I * 2 + 2), *b = fd_xmalloc(rows * I * 2 + 2);
     snprintf(nm, sizeof nm, "%s.gate_proj", prefix);
-    if (fd_lin_load(m, &g, W, e, I, H, rows, 0, nm)) goto out;
+    if (fd_lin_load(m, &L, W, e, I, H, rows, 0, nm)) goto out;
+    fd_lin_apply(m, &L, x, rows, a);
+    fd_lin_free(&L);
     snprintf(nm, sizeof nm, "%s.up_proj", prefix);
-    if (fd_lin_load(m, &u, W, e, I, H, rows, 0, nm)) goto out;
+    if (fd_lin_load(m, &L, W, e, I, H, rows, 0, nm)) goto out;
+    fd_lin_apply(m, &L, x, rows, b);
+    fd_lin_free(&L);
+    if (clamped) {
+        clamp_job j = {a, b, I, lim};
+        fd_mm_range(m, rows, 16, clamp_rows, &j);
+    } else
+        fd_op_glu(m, a, b, rows, I, 0); /* the silu run: the whole [rows, I] gate output */
     snprintf(nm, sizeof nm, "%s.down_proj", prefix);
-    if (fd_lin_load(m, &d, W, e, H, I, rows, 0, nm)) goto out;
-    swiglu(m, &g, &u, &d, x, rows, 0, clamped, lim, y);
+    if (fd_lin_load(m, &L, W, e, H, I, rows, 0, nm)) goto out;
+    fd_lin_apply(m, &L, a, rows, y);
     rc = 0;
 out:
-    fd_lin_free(&g); fd_lin_free(&u); fd_lin_free(&d);
+    fd_lin_free(&L);
+    free(a);
+    free(b);
     return rc;
 }
 

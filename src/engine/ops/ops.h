@@ -59,6 +59,9 @@ int fd_op_mlp_swiglu(const fd_mm *m, const fd_weights *W, size_t H, size_t I, in
  * expert's strided gate half, grouped_mm) instead of the whole output. */
 void fd_op_swiglu(const fd_mm *m, const fd_lin *g, const fd_lin *u, const fd_lin *d, const uint16_t *x, size_t rows,
                   int per_row, uint16_t *y);
+/* Its middle step: a = bf(bf(silu(a)) * b) over [rows, I] (the gate and up
+ * outputs), silu's run as above. */
+void fd_op_glu(const fd_mm *m, uint16_t *a, const uint16_t *b, size_t rows, size_t I, int per_row);
 /* Qwen3-MoE's sparse block (transformers 5.25 Qwen3MoeSparseMoeBlock with
  * grouped_mm experts) on S rows of h2, layer prefix P ("model.layers.L.mlp."):
  * bf16 router P"gate" [E, H], fp32 softmax of the bf16 logits, torch.topk(k,
