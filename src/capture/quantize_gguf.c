@@ -51,6 +51,133 @@ void fd_q4_0_block(const float *x, unsigned char *out)
     for (int j = 0; j < 16; j++) out[2 + j] = (unsigned char)(q[j] | (q[j + 16] << 4));
 }
 
+/* Q5_0 (llama-quantize's fallback of Q4_K on rows not a multiple of 256):
+ * quantize_row_q5_0_ref, fp16 d, 4 bytes of fifth bits, 16 of nibbles. */
+void fd_q5_0_block(const float *x, unsigned char *out)
+{
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; j++)
+        if (amax < fabsf(x[j])) amax = fabsf(x[j]), max = x[j];
+    const float d = max / -16, id = d != 0 ? 1.0f / d : 0.0f;
+    uint16_t h = fd_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xff), out[1] = (unsigned char)(h >> 8);
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; j++) {
+        int a = (int8_t)(x[j] * id + 16.5f), b = (int8_t)(x[j + 16] * id + 16.5f);
+        unsigned xa = (unsigned)(a < 31 ? a : 31), xb = (unsigned)(b < 31 ? b : 31);
+        out[6 + j] = (unsigned char)((xa & 15) | ((xb & 15) << 4));
+        qh |= ((xa & 16u) >> 4) << j;
+        qh |= ((xb & 16u) >> 4) << (j + 16);
+    }
+    for (int k = 0; k < 4; k++) out[2 + k] = (unsigned char)(qh >> (8 * k));
+}
+
+/* ggml's nearest_int: the float plus 1.5 x 2^23, its low mantissa bits */
+static int nearest(float f)
+{
+    float v = f + 12582912.f;
+    int32_t i;
+    memcpy(&i, &v, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+/* make_qkx2_quants(32, 15, x, w, L, &min, Laux, -1, 0.1, 20, false): a
+ * 4-bit scale and min for 32 values, searched over 21 scales */
+static float qkx2(const float *x, const float *w, uint8_t *L, float *the_min)
+{
+    float min = x[0], max = x[0], sum_w = w[0], sum_x = sum_w * x[0];
+    for (int i = 1; i < 32; i++) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        sum_w += w[i];
+        sum_x += w[i] * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max == min) {
+        memset(L, 0, 32);
+        *the_min = -min;
+        return 0.f;
+    }
+    float iscale = 15 / (max - min), scale = 1 / iscale, best = 0;
+    for (int i = 0; i < 32; i++) {
+        int l = nearest(iscale * (x[i] - min));
+        L[i] = (uint8_t)(l < 0 ? 0 : l > 15 ? 15 : l);
+        float diff = scale * L[i] + min - x[i];
+        best += w[i] * (diff * diff);
+    }
+    uint8_t La[32];
+    for (int is = 0; is <= 20; is++) {
+        iscale = (-1.f + 0.1f * is + 15) / (max - min);
+        float sl = 0, sl2 = 0, sxl = 0;
+        for (int i = 0; i < 32; i++) {
+            int l = nearest(iscale * (x[i] - min));
+            l = l < 0 ? 0 : l > 15 ? 15 : l;
+            La[i] = (uint8_t)l;
+            sl += w[i] * l;
+            sl2 += w[i] * l * l;
+            sxl += w[i] * l * x[i];
+        }
+        float D = sum_w * sl2 - sl * sl;
+        if (D > 0) {
+            float ts = (sum_w * sxl - sum_x * sl) / D, tm = (sl2 * sum_x - sl * sxl) / D;
+            if (tm > 0) tm = 0, ts = sxl / sl2;
+            float err = 0;
+            for (int i = 0; i < 32; i++) {
+                float diff = ts * La[i] + tm - x[i];
+                err += w[i] * (diff * diff);
+            }
+            if (err < best) memcpy(L, La, 32), best = err, scale = ts, min = tm;
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+/* Q4_K (quantize_row_q4_K_ref, llama-quantize's Q4_K without an imatrix):
+ * 256 values as fp16 d, fp16 dmin, 12 bytes of 6-bit scales / mins, 128 of nibbles */
+void fd_q4_k_block(const float *x, unsigned char *out)
+{
+    uint8_t L[256], *sc = out + 4;
+    float w[32], mins[8], scales[8], max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; j++) {
+        float s2 = 0;
+        for (int l = 0; l < 32; l++) s2 += x[32 * j + l] * x[32 * j + l];
+        float av = sqrtf(s2 / 32);
+        for (int l = 0; l < 32; l++) w[l] = av + fabsf(x[32 * j + l]);
+        scales[j] = qkx2(x + 32 * j, w, L + 32 * j, &mins[j]);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    float inv_s = max_scale > 0 ? 63.f / max_scale : 0.f, inv_m = max_min > 0 ? 63.f / max_min : 0.f;
+    memset(sc, 0, 12);
+    for (int j = 0; j < 8; j++) {
+        uint8_t ls = (uint8_t)nearest(inv_s * scales[j]), lm = (uint8_t)nearest(inv_m * mins[j]);
+        ls = ls < 63 ? ls : 63, lm = lm < 63 ? lm : 63;
+        if (j < 4) sc[j] = ls, sc[j + 4] = lm;
+        else {
+            sc[j + 4] = (uint8_t)((ls & 0xF) | ((lm & 0xF) << 4));
+            sc[j - 4] |= (uint8_t)((ls >> 4) << 6);
+            sc[j] |= (uint8_t)((lm >> 4) << 6);
+        }
+    }
+    uint16_t hd = fd_f32_to_f16(max_scale / 63.f), hm = fd_f32_to_f16(max_min / 63.f);
+    out[0] = (unsigned char)(hd & 0xff), out[1] = (unsigned char)(hd >> 8);
+    out[2] = (unsigned char)(hm & 0xff), out[3] = (unsigned char)(hm >> 8);
+    for (int j = 0; j < 8; j++) {
+        int s = j < 4 ? sc[j] & 63 : (sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4);
+        int m = j < 4 ? sc[j + 4] & 63 : (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4);
+        const float d = fd_f16_to_f32(hd) * s;
+        if (!d) continue;
+        const float dm = fd_f16_to_f32(hm) * m;
+        for (int i = 0; i < 32; i++) {
+            int l = nearest((x[32 * j + i] + dm) / d);
+            L[32 * j + i] = (uint8_t)(l < 0 ? 0 : l > 15 ? 15 : l);
+        }
+    }
+    for (int j = 0; j < 256; j += 64)
+        for (int l = 0; l < 32; l++) out[16 + j / 2 + l] = (unsigned char)(L[j + l] | (L[j + l + 32] << 4));
+}
+
 /* ------------------------------------------------------------ the tensor plan */
 
 enum { SRC_ONE, SRC_EXPERTS, SRC_K_B, SRC_V_B, SRC_PERMUTE, SRC_AUX };
@@ -199,7 +326,8 @@ static void choose_types(plan *p)
                   nl < 7 || strcmp(g->name + nl - 7, ".weight") || strstr(g->name, "ffn_gate_inp") ||
                   strstr(g->name, "indexer.proj.") || !strcmp(src->dtype, "F32");
         int q = !f32 && p->qtype != FD_GGML_BF16 && selected(p, g);
-        g->type = f32 ? FD_GGML_F32 : !q ? FD_GGML_BF16 : g->ne[0] % 32 ? FD_GGML_F16 : p->qtype;
+        g->type = f32 ? FD_GGML_F32 : !q ? FD_GGML_BF16 : g->ne[0] % 32 ? FD_GGML_F16
+                 : p->qtype == FD_GGML_Q4_K && g->ne[0] % 256 ? FD_GGML_Q5_0 : p->qtype; /* llama-quantize's fallbacks */
         uint64_t row = 0;
         fd_ggml_row_bytes(fd_ggml_type_of(g->type), g->ne[0], &row); /* whole blocks by the choice above */
         g->nbytes = row * rows;
@@ -289,9 +417,11 @@ static int write_data(const plan *p, FILE *f)
                 }
                 ob = n * 2;
             } else {
-                const fd_ggml_type *ty = fd_ggml_type_of(g->type); /* Q8_0 or Q4_0: blocks of 32 */
-                for (uint64_t k = 0; k < n / ty->blck; k++)
-                    (g->type == FD_GGML_Q8_0 ? fd_q8_0_block : fd_q4_0_block)(x + ty->blck * k, out + ty->tsize * k);
+                const fd_ggml_type *ty = fd_ggml_type_of(g->type); /* Q8_0 / Q4_0 / Q5_0: 32, Q4_K: 256 */
+                void (*blk)(const float *, unsigned char *) = g->type == FD_GGML_Q8_0 ? fd_q8_0_block
+                                                              : g->type == FD_GGML_Q4_0 ? fd_q4_0_block
+                                                              : g->type == FD_GGML_Q5_0 ? fd_q5_0_block : fd_q4_k_block;
+                for (uint64_t k = 0; k < n / ty->blck; k++) blk(x + ty->blck * k, out + ty->tsize * k);
                 ob = n / ty->blck * ty->tsize;
             }
             if (fwrite(out, 1, ob, f) != ob) { free(x), free(out); return -1; }
@@ -331,7 +461,7 @@ static jv *report_of(const plan *p, const char *arch, uint64_t bytes)
     size_t nq = 0, nb = 0, nf = 0, nh = 0;
     for (size_t i = 0; i < p->n; i++) {
         uint32_t t = p->t[i].type;
-        nq += t == FD_GGML_Q8_0 || t == FD_GGML_Q4_0, nb += t == FD_GGML_BF16, nf += t == FD_GGML_F32, nh += t == FD_GGML_F16;
+        nq += t == FD_GGML_Q8_0 || t == FD_GGML_Q4_0 || t == FD_GGML_Q5_0 || t == FD_GGML_Q4_K, nb += t == FD_GGML_BF16, nf += t == FD_GGML_F32, nh += t == FD_GGML_F16;
     }
     jv *r = jv_obj();
     jv_set(r, "format", jv_str("gguf"));
@@ -350,8 +480,8 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e)
 {
     *report = NULL;
     uint32_t qt = !strcmp(o->type, "bf16") ? FD_GGML_BF16 : !strcmp(o->type, "q8_0") ? FD_GGML_Q8_0
-                  : !strcmp(o->type, "q4_0") ? FD_GGML_Q4_0 : 0;
-    if (!qt) return fd_fail(e, "bad_usage", "", "--type must be bf16, q8_0 or q4_0 (not %s)", o->type);
+                  : !strcmp(o->type, "q4_0") ? FD_GGML_Q4_0 : !strcmp(o->type, "q4_k") ? FD_GGML_Q4_K : 0;
+    if (!qt) return fd_fail(e, "bad_usage", "", "--type must be bf16, q8_0, q4_0 or q4_k (not %s)", o->type);
     if (!o->force && access(o->dst, F_OK) == 0) return fd_fail(e, "destination_exists", "", "%s exists (--force replaces it)", o->dst);
     fd_glm_config c;
     memset(&c, 0, sizeof c);

@@ -51,5 +51,10 @@ int fd_quantize_gguf(const fd_qg_opts *o, jv **report, fd_err *e);
  * engine/qformat.h's fd_f32_to_f16 (round to nearest even, numpy's astype). */
 void fd_q8_0_block(const float *x, unsigned char *out);
 void fd_q4_0_block(const float *x, unsigned char *out);
+/* Q5_0 (22 bytes of 32) and Q4_K (144 bytes of 256): quantize_row_q5_0_ref /
+ * quantize_row_q4_K_ref, what llama-quantize writes for Q4_K without an
+ * imatrix (Q5_0 on rows not a multiple of 256) */
+void fd_q5_0_block(const float *x, unsigned char *out);
+void fd_q4_k_block(const float *x, unsigned char *out);
 
 #endif

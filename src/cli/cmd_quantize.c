@@ -30,8 +30,8 @@ static int usage(const char *why)
             "  (4-bit round-to-nearest: compressed-tensors W4A16 pack-quantized symmetric groups, GPTQ sym v1\n"
             "   desc_act false, MLX affine; G inputs per scale, default 128 (mlx 64), 8 to 1024, dividing every\n"
             "   selected weight's inputs; every Linear but lm_head by default)\n"
-            "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0 --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
-            "  [--force]  (llama.cpp's converter's layout, names and types; q8_0/q4_0 by ggml's reference quantizers\n"
+            "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0|q4_k --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
+            "  [--force]  (llama.cpp's converter's layout, names and types; q8_0/q4_0/q4_k by ggml's reference quantizers\n"
             "   on every weight, or those --match selects, F16 where a row is not whole 32-blocks; every model_type\n"
             "   with a GGUF map but deepseek_v32 and glm5_next)\n"
             "CLASS is one of embed_tokens, attn.qkv, attn.o, mlp.gate, mlp.up, mlp.down, moe.experts, norm, lm_head\n");
@@ -76,7 +76,7 @@ static jv *scope_of(const char *dir, fd_err *e)
 
 static int run_gguf(const char *type, const fd_qz_opts *base, const char *emit_scope, const char *emit_report)
 {
-    if (!type) return usage("--format gguf needs --type bf16|q8_0|q4_0");
+    if (!type) return usage("--format gguf needs --type bf16|q8_0|q4_0|q4_k");
     if (emit_scope || base->dry_run) return usage("--emit-scope and --dry-run are not for --format gguf");
     fd_qg_opts o = {.src = base->src, .dst = base->dst, .type = type, .patterns = base->patterns,
                     .npatterns = base->npatterns, .force = base->force};
