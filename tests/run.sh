@@ -238,6 +238,11 @@ for bin in $BINS; do
     step py "GGUF qwen4exp: BF16 digest = safetensors, Q8_0 = gguf-py dequantized safetensors, disclosure, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_qwen4.py "$bin"
 done
+# issue 19: packed-format writers (quantize --format compressed-tensors | gptq | mlx) for the demo rows
+for bin in $BINS; do
+    step py "quantize writers: compressed-tensors / GPTQ / MLX bytes = the documented rule, capture digest = reference-decoded bf16, strict compare, refusals ($bin)" \
+        python3 tests/py/test_quant_writers.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
