@@ -1,55 +1,124 @@
 #!/usr/bin/env bash
 # bench/compare.sh: the compare replay on the 0.1B-fixture shape (8 records x
-# 2,047 scored positions, hidden 256, vocab 154,880), against the numpy QFS
-# default path timed in the same run.  Writes bench/results/compare.json.
+# 2,047 scored positions, hidden 256, vocab 154,880), on every kernel path the
+# CPU has, against the numpy QFS default path timed in the same run.
+# Per path: wall time, the replay's own time (compare --progress) and what is
+# left (start-up: reading and packing the head, mapping the records; the end:
+# writing the receipt), positions/s, the replay's GFLOP/s and its share of the
+# path's register-only peak (bench/peak.c: avx2 -> vfmadd256, avx512f ->
+# vfmadd512, avx512bf16 -> vdpbf16ps; one core's probe x THREADS).  With perf
+# installed (PROFILE=0 skips it) one more run of the default path under
+# `perf record` splits the CPU time into phases by symbol: GEMM, the fp64 KL
+# pass (exp/log, log-sum-exp, max scans), the token statistics' top-k,
+# head packing, reads and copies, and the rest.  Every path must write the same tokenwise-kld.npy
+# bytes (checked).  Writes bench/results/compare.json.
+# env: THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
+#      BENCH_DIR (/tmp/fidelity-bench), PROFILE (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=./build/fidelity
 W=${BENCH_DIR:-/tmp/fidelity-bench}
 THREADS=${THREADS:-$(nproc)}
 NUMPY_RECORDS=${NUMPY_RECORDS:-1}
+PROFILE=${PROFILE:-1}
 mkdir -p "$W" bench/results
 shape=(--records 8 --tokens 2048 --hidden 256 --vocab 154880 --seed 11)
 [ -d "$W/ref" ] || $B write-fixture --out "$W/ref" "${shape[@]}" >/dev/null
 [ -d "$W/q1" ] || $B write-fixture --out "$W/q1" "${shape[@]}" --perturb 0.02 --noise-seed 3 --role quant >/dev/null
 [ -d "$W/q2" ] || $B write-fixture --out "$W/q2" "${shape[@]}" --perturb 0.05 --noise-seed 4 --role quant >/dev/null
-run() { # out-dir args... -> "seconds peak_rss_kb"
+PATHS=${PATHS:-$($B kernel-selftest --products 1000 | sed -n 's/.*F32-weight products, paths: \(.*\);.*/\1/p' | sed 's/scalar//')}
+run() { # out-dir args... -> "seconds peak_rss_kb replay_seconds"
     local out=$1; shift
     rm -rf "$out"
     /usr/bin/time -f "%e %M" -o "$W/time.txt" $B compare --reference "$W/ref" --out "$out" --threads "$THREADS" \
-        --no-verify-tensors --no-bootstrap "$@" >/dev/null
-    cat "$W/time.txt"
+        --no-verify-tensors --no-bootstrap --progress "$@" >/dev/null 2>"$W/progress.txt"
+    # the last progress line: "compare: N/N positions 100.0% (R positions/s, ...)"
+    local rate
+    rate=$(tr '\r' '\n' <"$W/progress.txt" | grep -o '[0-9.]* positions/s' | tail -1 | cut -d' ' -f1)
+    echo "$(cat "$W/time.txt") $(python3 -c "import sys; print(8 * 2047 / float(sys.argv[1]))" "$rate")"
 }
-read -r t1 rss1 < <(run "$W/o1" --candidate "$W/q1")
-read -r t2 _ < <(run "$W/o2" --candidate "$W/q2")
-read -r t12 rss12 < <(run "$W/o12" --candidate "$W/q1" --candidate "$W/q2")
+per_path="{}"
+for p in $PATHS; do
+    read -r t rss rep < <(run "$W/o-$p" --candidate "$W/q1" --kernel "$p")
+    sha=$(sha256sum "$W/o-$p/tokenwise-kld.npy" | cut -c1-64)
+    per_path=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d[sys.argv[2]]={"seconds":float(sys.argv[3]),"rss_kb":int(sys.argv[4]),"replay_seconds":float(sys.argv[5]),"tokenwise_sha256":sys.argv[6]}; print(json.dumps(d))' \
+        "$per_path" "$p" "$t" "$rss" "$rep" "$sha")
+done
+read -r t1 rss1 _ < <(run "$W/o1" --candidate "$W/q1")
+read -r t2 _ _ < <(run "$W/o2" --candidate "$W/q2")
+read -r t12 rss12 _ < <(run "$W/o12" --candidate "$W/q1" --candidate "$W/q2")
 kernel=$(grep -o '"kernel_path": "[a-z0-9]*"' "$W/o1/comparison-receipt.json" | cut -d'"' -f4)
+# the phases of the default path, from a perf profile (CPU samples by symbol)
+prof=""
+if [ "$PROFILE" != 0 ] && command -v perf >/dev/null; then
+    rm -rf "$W/op"
+    if perf record -F 499 -o "$W/perf.data" -- $B compare --reference "$W/ref" --candidate "$W/q1" --out "$W/op" \
+            --threads "$THREADS" --no-verify-tensors --no-bootstrap >/dev/null 2>&1; then
+        prof=$(perf report -i "$W/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' |
+               awk '{print $1, $3}' | tr -d '%' | tr '\n' ';')
+    fi
+fi
 # the numpy peer, on NUMPY_RECORDS records (it is slow); OpenBLAS tuning
 # variables of this machine slow a current numpy, so they are unset here only
 np_json=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/numpy_compare.py "$W/ref" "$W/q1" --records "$NUMPY_RECORDS")
 peak=""
-if grep -q avx512_bf16 /proc/cpuinfo && cc -O2 -mavx512f -mavx512bf16 -mavx512bw -mavx512vl bench/peak.c -o "$W/peak" 2>/dev/null; then
+if cc -O2 bench/peak.c -o "$W/peak" 2>/dev/null; then
     peak=$("$W/peak" | tr '\n' ';')
 fi
-python3 - "$t1" "$rss1" "$t2" "$t12" "$rss12" "$kernel" "$THREADS" "$np_json" "$peak" <<'PY'
-import json, sys
+python3 - "$t1" "$rss1" "$t2" "$t12" "$rss12" "$kernel" "$THREADS" "$np_json" "$peak" "$per_path" "$prof" <<'PY'
+import json, re, sys
 t1, rss1, t2, t12, rss12, kernel, threads = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6], int(sys.argv[7])
 npj = json.loads(sys.argv[8])
+per_path = json.loads(sys.argv[10])
 peak = {}
 for part in sys.argv[9].split(";"):
     if ":" in part:
         name, rest = part.split(":", 1)
         peak[name.strip()] = float(rest.split()[0]) * threads   # per-core figure x threads
-best_peak = max(peak.values()) if peak else None
 pos = 8 * 2047
 flop = 2 * 2 * pos * 154880 * 256          # two sides, multiply+add
+probe = {"avx2": "vfmadd256", "avx512f": "vfmadd512", "avx512bf16": "vdpbf16ps"}
+rows = []
+for p, d in per_path.items():
+    pk = peak.get(probe.get(p, ""))
+    g = flop / d["seconds"] / 1e9
+    d.update({"positions_per_second": pos / d["seconds"], "gflops_whole_run": g,
+              "gflops_replay_only": flop / d["replay_seconds"] / 1e9,
+              "startup_and_write_seconds": d["seconds"] - d["replay_seconds"],
+              "peak_probe": probe.get(p), "peak_gflops": pk, "percent_of_peak_whole_run": g / pk * 100 if pk else None,
+              "percent_of_peak_replay_only": flop / d["replay_seconds"] / 1e9 / pk * 100 if pk else None})
+same = len({d["tokenwise_sha256"] for d in per_path.values()}) <= 1
+# phases from the profile: shares of all CPU samples (both threads)
+phases = {}
+if sys.argv[11]:
+    rules = [("gemm", r"gemm"), ("kl_pass", r"(ref_chunk|pair_chunk|_scan|js_chunk|vexp|vlog)$"),
+             ("token_topk", r"(first_above|run_block|tok_fold)$"),
+             ("head_pack_reads_copies", r"(pack_head|pack_hidden|sha256|SHA256|memmove|memcpy|read)"),]
+    for part in sys.argv[11].split(";"):
+        if not part.strip(): continue
+        share, sym = part.split(None, 1)
+        cat = next((c for c, rx in rules if re.search(rx, sym)), "other")
+        phases[cat] = phases.get(cat, 0.0) + float(share)
 res = {"shape": "8 x 2047 positions, hidden 256, vocab 154880", "threads": threads, "kernel_path": kernel,
        "seconds_one_candidate": t1, "positions_per_second": pos / t1, "replay_gflops_achieved": flop / t1 / 1e9,
        "peak_rss_mb_one_candidate": rss1 / 1024, "peak_rss_mb_two_candidates": rss12 / 1024,
        "seconds_two_candidates_one_pass": t12, "seconds_two_separate_runs": t1 + t2,
        "n_candidate_speedup": (t1 + t2) / t12, "n_candidate_speedup_ideal": 2 * 2 / 3,
-       "peak_gflops_register_only": peak, "percent_of_best_peak": (flop / t1 / 1e9) / best_peak * 100 if best_peak else None,
+       "peak_gflops_register_only": peak, "per_path": per_path, "paths_bit_identical": same,
+       "profile_percent_of_cpu_samples": phases,
        "numpy": npj, "speedup_vs_numpy": (pos / t1) / npj["positions_per_second"]}
 print(json.dumps(res, indent=2))
 open("bench/results/compare.json", "w").write(json.dumps(res, indent=2) + "\n")
+print("\n| path | wall s | replay s | start-up + write s | positions/s | GFLOP/s whole run | % of peak (probe) | GFLOP/s replay only | % of peak |")
+print("|---|---|---|---|---|---|---|---|---|")
+f = lambda v, n=1: "-" if v is None else f"{v:,.{n}f}"
+for p, d in per_path.items():
+    print(f"| {p} | {d['seconds']:.1f} | {d['replay_seconds']:.1f} | {d['startup_and_write_seconds']:.1f} | {d['positions_per_second']:,.0f} | "
+          f"{d['gflops_whole_run']:.0f} | {f(d['percent_of_peak_whole_run'])} ({d['peak_probe']} {f(d['peak_gflops'], 0)}) | "
+          f"{d['gflops_replay_only']:.0f} | {f(d['percent_of_peak_replay_only'])} |")
+print(f"\nnumpy peer: {npj['positions_per_second']:,.0f} positions/s; every path the same tokenwise bytes: {same}")
+if phases:
+    print("profile of the default path (% of CPU samples): " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(phases.items(), key=lambda x: -x[1])))
+if not same:
+    sys.exit("bench/compare.sh: the kernel paths gave different tokenwise bytes")
 PY

@@ -233,6 +233,16 @@ for bin in $BINS; do
     step py "llama-quantize GGUFs: digest = the safetensors of gguf-py's dequantized weights, compare root vs candidate strict with the type census and bits per weight, inspect-model ($bin)" \
         python3 tests/py/test_gguf_quantized.py "$bin"
 done
+# issue 21: qwen4exp GGUFs (index_qk_proj split undone, hyper-connection / indexer norms read as the stored 1 + w)
+for bin in $BINS; do
+    step py "GGUF qwen4exp: BF16 digest = safetensors, Q8_0 = gguf-py dequantized safetensors, disclosure, hostile refusals ($bin)" \
+        python3 tests/py/test_gguf_qwen4.py "$bin"
+done
+# issue 19: packed-format writers (quantize --format compressed-tensors | gptq | mlx) for the demo rows
+for bin in $BINS; do
+    step py "quantize writers: compressed-tensors / GPTQ / MLX bytes = the documented rule, capture digest = reference-decoded bf16, strict compare, refusals ($bin)" \
+        python3 tests/py/test_quant_writers.py "$bin"
+done
 # issue 18: glm5_next GGUFs (llama.cpp glm5-next) read as stored (ssm_a; kv_b split, conv1d reshape, experts undone)
 for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \

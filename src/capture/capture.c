@@ -451,18 +451,30 @@ static int write_windows(cap *x, fd_err *e)
     return 0;
 }
 
+/* row r of a quantized head, bf16 (fd_dsw_set_head_rows) */
+static void head_row(void *ctx, uint64_t r, uint16_t *out)
+{
+    const fd_tensor *h = ctx;
+    fd_tensor_row_bf16(h, r, h->lshape[1], out);
+}
+
 /* The head, then the checkpoint hashed again: the weights were read through
  * mmap, so the files must hash as they did before, or nothing is sealed (a
  * page that vanished is SIGBUS, a named refusal: fd_sigbus_refuses). */
 static int head_and_recheck(cap *x, fd_err *e)
 {
     const fd_tensor *head = x->head;
-    /* the head straight from the mapping (no second copy of a vocabulary
-     * matrix: layer-outer under a tight limit), copied only when misaligned */
-    uint16_t *hb = ((uintptr_t)head->data & 1) ? fd_xmalloc(head->nbytes + 2) : NULL;
-    if (hb) memcpy(hb, head->data, head->nbytes);
-    int hr = fd_dsw_set_head(x->dw, hb ? hb : (const uint16_t *)head->data, e);
-    free(hb);
+    int hr;
+    if (head->qfmt != FD_Q_NONE) /* a quantized GGUF head: decoded a block of rows at a time */
+        hr = fd_dsw_set_head_rows(x->dw, head_row, (void *)head, e);
+    else {
+        /* the head straight from the mapping (no second copy of a vocabulary
+         * matrix: layer-outer under a tight limit), copied only when misaligned */
+        uint16_t *hb = ((uintptr_t)head->data & 1) ? fd_xmalloc(head->nbytes + 2) : NULL;
+        if (hb) memcpy(hb, head->data, head->nbytes);
+        hr = fd_dsw_set_head(x->dw, hb ? hb : (const uint16_t *)head->data, e);
+        free(hb);
+    }
     if (hr) return -1;
     char ck2[65], cfg2[65];
     jv *files2 = NULL;

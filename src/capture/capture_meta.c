@@ -237,9 +237,9 @@ static jv *gguf_disclosures(const fd_weights *W)
     jv_set(x, "affects_comparability", jv_bool(1));
     jv_set(x, "detail", jv_strn(b.p, b.n));
     jv_push(d, x);
-    if (W->ghead) {
+    if (W->ghead_q) {
         b.n = 0;
-        fd_buf_printf(&b, "the head (output.weight / tied token_embd.weight) is stored as %s: dequantized whole to bf16 "
+        fd_buf_printf(&b, "the head (output.weight / tied token_embd.weight) is stored as %s: dequantized to bf16 row by row "
                       "(float32 decode, nearest even) and used as the candidate's own head; compare it with --own-heads",
                       fd_ggml_type_of(W->ghead_type)->name);
         jv *y = jv_obj();
@@ -366,20 +366,37 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
     return d;
 }
 
-/* Peak resident set (getrusage ru_maxrss) against the checkpoint's bytes:
- * mapped weight pages count in RSS, so a capture that never builds a bf16
- * copy of a quantized model peaks near the checkpoint size plus activations. */
+/* This process's peak resident set in bytes: VmHWM of /proc/self/status (the
+ * high-water mark of this image's own memory), else getrusage's ru_maxrss.
+ * ru_maxrss alone is not this process's: Linux carries the peak of the
+ * process that forked it into the exec'd image, so fidelity started from a
+ * large Python process would report the parent's size. */
+static int64_t peak_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6) && sscanf(line + 6, "%lld", &kb) != 1) kb = -1;
+    if (f) fclose(f);
+    if (kb >= 0) return (int64_t)kb * 1024;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (int64_t)ru.ru_maxrss * 1024;
+}
+
+/* Peak resident set against the checkpoint's bytes: mapped weight pages count
+ * in RSS, so a capture that never builds a bf16 copy of a quantized model
+ * peaks near the checkpoint size plus activations. */
 int fd_capture_write_memory_report(const char *path, const fd_weights *W, const jv *files, size_t windows,
                                size_t max_tokens, fd_err *e)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
     int64_t ck = 0, v;
     for (size_t i = 0; files && i < files->u.a.n; i++)
         if (!jv_get_i64(files->u.a.v[i], "size", &v)) ck += v;
     jv *m = jv_obj();
     jv_set(m, "schema", jv_str("fidelity.capture-memory.v1"));
-    jv_set(m, "peak_rss_bytes", jv_int((int64_t)ru.ru_maxrss * 1024));
+    jv_set(m, "peak_rss_bytes", jv_int(peak_rss_bytes()));
     jv_set(m, "checkpoint_bytes", jv_int(ck));
     jv_set(m, "quantized_weight_bytes", jv_int((int64_t)W->qbytes));
     jv_set(m, "quantized_weights", jv_int((int64_t)W->nquant));

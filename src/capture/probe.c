@@ -182,34 +182,44 @@ int fd_probe_run(const fd_probe_opts *o, const char *model_dir, const fd_mm *m, 
     return rc;
 }
 
-/* the logits of the last position through the head, as one product, rounded
- * to bf16 as torch's; NULL (e set) when the hidden state or a logit is not finite */
+/* the logits of the last position through the head, rounded to bf16 as
+ * torch's; NULL (e set) when the hidden state or a logit is not finite.  The
+ * head is packed a block of HEAD_BLOCK rows at a time (each logit is its own
+ * row's product, so the blocks change no bit) and read through
+ * fd_tensor_row_bf16, so a quantized head (GGUF, MLX) is decoded a block at a
+ * time, never whole. */
+enum { HEAD_BLOCK = 4096 }; /* a multiple of the 16-column tile */
 static double *head_logits(const fd_mm *m, const fd_glm_config *c, const fd_tensor *head, const uint16_t *last,
                            fd_err *e)
 {
-    size_t V = (size_t)head->shape[0], H = (size_t)c->hidden_size;
+    size_t V = (size_t)head->lshape[0], H = (size_t)c->hidden_size;
     for (size_t k = 0; k < H; k++)
         if ((last[k] & 0x7f80u) == 0x7f80u) {
             fd_fail(e, "non_finite", "", "the generation sanity probe: the last hidden state (column %zu) is not "
                     "finite; the forward produced a NaN or infinity (refused, nothing written)", k);
             return NULL;
         }
-    fd_packed_head ph;
-    fd_mm_alloc(&ph, V, H);
-    uint16_t *row = fd_xmalloc(H * 2 + 2);
-    for (size_t v = 0; v < V; v++) {
-        memcpy(row, (const unsigned char *)head->data + v * H * 2, H * 2);
-        fd_mm_set_row(&ph, v, row);
-    }
-    free(row);
-    uint32_t *hp = fd_xmalloc((ph.kp + 1) * 4);
-    fd_mm_pack_rows(last, 1, H, H, hp);
-    float *out = fd_xmalloc((ph.tiles * FD_TILE + 1) * 4);
-    fd_mm_run(m, hp, 1, &ph, out, ph.tiles * FD_TILE);
     double *lg = fd_xmalloc(V * sizeof *lg);
-    for (size_t v = 0; v < V; v++) lg[v] = fd_bf16_to_f32(fd_f32_to_bf16(out[v]));
-    free(out); free(hp);
-    fd_packed_head_free(&ph);
+    uint16_t *row = fd_xmalloc(H * 2 + 2);
+    uint32_t *hp = NULL;
+    float *out = fd_xmalloc((HEAD_BLOCK + FD_TILE) * 4);
+    for (size_t v0 = 0; v0 < V; v0 += HEAD_BLOCK) {
+        size_t n = V - v0 < HEAD_BLOCK ? V - v0 : HEAD_BLOCK;
+        fd_packed_head ph;
+        fd_mm_alloc(&ph, n, H);
+        for (size_t v = 0; v < n; v++) {
+            fd_tensor_row_bf16(head, v0 + v, H, row);
+            fd_mm_set_row(&ph, v, row);
+        }
+        if (!hp) {
+            hp = fd_xmalloc((ph.kp + 1) * 4);
+            fd_mm_pack_rows(last, 1, H, H, hp);
+        }
+        fd_mm_run(m, hp, 1, &ph, out, ph.tiles * FD_TILE);
+        for (size_t v = 0; v < n; v++) lg[v0 + v] = fd_bf16_to_f32(fd_f32_to_bf16(out[v]));
+        fd_packed_head_free(&ph);
+    }
+    free(row); free(out); free(hp);
     for (size_t v = 0; v < V; v++)
         if (!isfinite(lg[v])) {
             free(lg);

@@ -52,7 +52,7 @@ const char *fd_tensor_class(const char *n, int64_t L)
     return "other";
 }
 
-/* a GGUF tensor of a quantized ggml type (its head too, dequantized whole) */
+/* a GGUF tensor of a quantized ggml type (its head too) */
 static const fd_ggml_type *gguf_quant(const fd_weights *W, const fd_tensor *t)
 {
     const fd_ggml_type *g = W->gguf ? fd_ggml_type_of(t->gtype) : NULL;

@@ -1,6 +1,7 @@
 #include "capture/quantize_fmt.h"
 #include "capture/model_dir.h"
 #include "capture/quantize.h"
+#include "capture/quantize_pack.h"
 #include "engine/qformat.h"
 #include "format/version.h"
 #include "util/bf16.h"
@@ -14,7 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { R_COPY, R_WEIGHT, R_SCALE, R_SCALE2 };
+enum { R_COPY, R_WEIGHT, R_SCALE, R_SCALE2, R_ZERO, R_GIDX, R_SHAPE, R_BIAS };
+
+static int packed_kind(fd_qkind k) { return k == FD_Q_CT_PACK || k == FD_Q_GPTQ || k == FD_Q_MLX; }
 
 typedef struct qf_ctx {
     const fd_qf_opts *o;
@@ -74,6 +77,48 @@ static int read_f32(const fd_md_shard *s, int fd, const fd_st_tensor *t, float *
     return 0;
 }
 
+/* compressed-tensors / GPTQ / MLX: every array of the encoding, then the role's. */
+static void produce_packed(const fd_qf_opts *o, const float *x, uint64_t N, uint64_t K, int role, fd_buf *out)
+{
+    uint64_t g = (uint64_t)o->group, G = K / g;
+    if (role == R_SHAPE) {
+        int64_t sh[2] = {(int64_t)N, (int64_t)K};
+        fd_buf_put(out, sh, sizeof sh);
+        return;
+    }
+    if (o->kind == FD_Q_CT_PACK) {
+        int32_t *p = fd_xmalloc(N * K / 2 + 4);
+        uint16_t *s = fd_xmalloc(N * G * 2 + 2);
+        fd_qp_ct_int4(x, N, K, g, p, s);
+        if (role == R_WEIGHT) fd_buf_put(out, p, N * K / 2);
+        else fd_buf_put(out, s, N * G * 2);
+        free(p);
+        free(s);
+    } else if (o->kind == FD_Q_GPTQ) {
+        int32_t *qw = fd_xmalloc(N * K / 2 + 4), *qz = fd_xmalloc(G * N / 2 + 4), *gi = fd_xmalloc(K * 4 + 4);
+        uint16_t *s = fd_xmalloc(G * N * 2 + 2);
+        fd_qp_gptq_int4(x, N, K, g, qw, qz, s, gi);
+        if (role == R_WEIGHT) fd_buf_put(out, qw, N * K / 2);
+        else if (role == R_ZERO) fd_buf_put(out, qz, G * N / 2);
+        else if (role == R_GIDX) fd_buf_put(out, gi, K * 4);
+        else fd_buf_put(out, s, G * N * 2);
+        free(qw);
+        free(qz);
+        free(gi);
+        free(s);
+    } else {
+        uint32_t *w = fd_xmalloc(N * K / 2 + 4);
+        uint16_t *s = fd_xmalloc(N * G * 2 + 2), *b = fd_xmalloc(N * G * 2 + 2);
+        fd_qp_mlx_int4(x, N, K, g, w, s, b);
+        if (role == R_WEIGHT) fd_buf_put(out, w, N * K / 2);
+        else if (role == R_SCALE) fd_buf_put(out, s, N * G * 2);
+        else fd_buf_put(out, b, N * G * 2);
+        free(w);
+        free(s);
+        free(b);
+    }
+}
+
 /* The bytes of one output tensor derived from source tensor t. */
 static int produce(const qf_ctx *c, const fd_md_shard *s, int fd, const fd_st_tensor *t, int role, fd_buf *out, fd_err *e)
 {
@@ -81,7 +126,8 @@ static int produce(const qf_ctx *c, const fd_md_shard *s, int fd, const fd_st_te
     if (read_f32(s, fd, t, &x, e)) return -1;
     uint64_t N = t->shape[0], K = t->shape[1];
     const fd_qf_opts *o = c->o;
-    if (o->kind == FD_Q_FP8_BLOCK) {
+    if (packed_kind(o->kind)) produce_packed(o, x, N, K, role, out);
+    else if (o->kind == FD_Q_FP8_BLOCK) {
         uint64_t rb = (N + (uint64_t)o->bm - 1) / (uint64_t)o->bm, kb = (K + (uint64_t)o->bn - 1) / (uint64_t)o->bn;
         uint8_t *q = fd_xmalloc(N * K + 1);
         float *si = fd_xmalloc(rb * kb * 4 + 4);
@@ -118,10 +164,49 @@ typedef struct otensor {
     int role;
 } otensor;
 
+static void companion(otensor *o, const char *name, size_t blen, const char *suffix, size_t src, int role,
+                      const char *dtype, int ndim, uint64_t d0, uint64_t d1)
+{
+    fd_buf b = {0};
+    fd_buf_printf(&b, "%.*s.%s", (int)blen, name, suffix);
+    *o = (otensor){.name = fd_buf_cstr(&b), .src = src, .role = role};
+    o->t.dtype = dtype;
+    o->t.ndim = ndim;
+    o->t.shape[0] = d0;
+    o->t.shape[1] = d1;
+}
+
+/* w: the weight's entry (renamed where the format renames it); returns how
+ * many companions follow it. */
+static size_t plan_packed(fd_qkind k, uint64_t g, const fd_st_tensor *t, size_t i, size_t base, otensor *w)
+{
+    uint64_t N = t->shape[0], K = t->shape[1];
+    if (k == FD_Q_CT_PACK) {
+        free(w->name);
+        companion(w, t->name, base, "weight_packed", i, R_WEIGHT, "I32", 2, N, K / 8);
+        companion(w + 1, t->name, base, "weight_scale", i, R_SCALE, "BF16", 2, N, K / g);
+        companion(w + 2, t->name, base, "weight_shape", i, R_SHAPE, "I64", 1, 2, 0);
+        return 2;
+    }
+    if (k == FD_Q_GPTQ) {
+        free(w->name);
+        companion(w, t->name, base, "qweight", i, R_WEIGHT, "I32", 2, K / 8, N);
+        companion(w + 1, t->name, base, "qzeros", i, R_ZERO, "I32", 2, K / g, N / 8);
+        companion(w + 2, t->name, base, "scales", i, R_SCALE, "F16", 2, K / g, N);
+        companion(w + 3, t->name, base, "g_idx", i, R_GIDX, "I32", 1, K, 0);
+        return 3;
+    }
+    w->t.dtype = "U32";
+    w->t.shape[1] = K / 8;
+    companion(w + 1, t->name, base, "scales", i, R_SCALE, "BF16", 2, N, K / g);
+    companion(w + 2, t->name, base, "biases", i, R_BIAS, "BF16", 2, N, K / g);
+    return 2;
+}
+
 static size_t plan_shard(const qf_ctx *c, size_t si, otensor **out)
 {
     const fd_md_shard *s = &c->md->shards[si];
-    otensor *v = fd_xcalloc(3 * s->st.n + 1, sizeof *v);
+    otensor *v = fd_xcalloc(4 * s->st.n + 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < s->st.n; i++) {
         const fd_st_tensor *t = &s->st.t[i];
@@ -134,6 +219,10 @@ static size_t plan_shard(const qf_ctx *c, size_t si, otensor **out)
         if (!c->sel[si][i]) continue;
         size_t base = strlen(t->name) - 7;
         w->role = R_WEIGHT;
+        if (packed_kind(c->o->kind)) {
+            n += plan_packed(c->o->kind, (uint64_t)c->o->group, t, i, base, w);
+            continue;
+        }
         if (c->o->kind == FD_Q_FP8_BLOCK) {
             w->t.dtype = "F8_E4M3";
             otensor *sc = &v[n++];
@@ -225,7 +314,9 @@ static int rewrite_index(const qf_ctx *c, const char *from, const char *to, fd_e
             uint64_t el = 1;
             for (int d = 0; d < ot[i].t.ndim; d++) el *= ot[i].t.shape[d];
             total += (int64_t)(el * (uint64_t)fd_st_dtype_size(ot[i].t.dtype));
-            if (wm && wm->t == JV_OBJ && ot[i].role != R_COPY && ot[i].role != R_WEIGHT)
+            const char *srcname = c->md->shards[si].st.t[ot[i].src].name;
+            if (wm && wm->t == JV_OBJ && ot[i].role == R_WEIGHT && strcmp(ot[i].name, srcname)) jv_del(wm, srcname);
+            if (wm && wm->t == JV_OBJ && ot[i].role != R_COPY && (ot[i].role != R_WEIGHT || strcmp(ot[i].name, srcname)))
                 jv_set(wm, ot[i].name, jv_str(c->md->shards[si].name));
             free(ot[i].name);
         }
@@ -328,6 +419,131 @@ static jv *nvfp4_hf_quant_config(const fd_strv *excl)
     return h;
 }
 
+/* llm-compressor's W4A16 preset as compressed-tensors 0.20 saves it; the
+ * Linears not selected are ignored, each kind by a "re:" pattern (layer
+ * numbers as \d+), lm_head by name. */
+static jv *ct_config(const fd_qf_opts *o, const fd_strv *excl)
+{
+    jv *q = jv_obj(), *groups = jv_obj(), *g0 = jv_obj(), *w = jv_obj(), *targets = jv_arr(), *ign = jv_arr();
+    jv_set(w, "actorder", jv_null());
+    jv_set(w, "block_structure", jv_null());
+    jv_set(w, "dynamic", jv_bool(0));
+    jv_set(w, "group_size", jv_int(o->group));
+    jv_set(w, "num_bits", jv_int(4));
+    jv_set(w, "observer", jv_str("minmax"));
+    jv_set(w, "observer_kwargs", jv_obj());
+    jv_set(w, "strategy", jv_str("group"));
+    jv_set(w, "symmetric", jv_bool(1));
+    jv_set(w, "type", jv_str("int"));
+    jv_push(targets, jv_str("Linear"));
+    jv_set(g0, "format", jv_str("pack-quantized"));
+    jv_set(g0, "input_activations", jv_null());
+    jv_set(g0, "output_activations", jv_null());
+    jv_set(g0, "targets", targets);
+    jv_set(g0, "weights", w);
+    jv_set(groups, "group_0", g0);
+    for (size_t i = 0; i < excl->n; i++) {
+        const char *p = excl->v[i];
+        if (!strchr(p, '*')) { jv_push(ign, jv_str(p)); continue; }
+        fd_buf b = {0};
+        fd_buf_printf(&b, "re:");
+        for (; *p; p++)
+            if (*p == '*') fd_buf_printf(&b, "\\d+");
+            else if (*p == '.') fd_buf_printf(&b, "\\.");
+            else fd_buf_putc(&b, *p);
+        fd_buf_putc(&b, '$');
+        char *re = fd_buf_cstr(&b);
+        jv_push(ign, jv_str(re));
+        free(re);
+    }
+    jv_set(q, "config_groups", groups);
+    jv_set(q, "format", jv_str("pack-quantized"));
+    jv_set(q, "global_compression_ratio", jv_null());
+    jv_set(q, "ignore", ign);
+    jv_set(q, "kv_cache_scheme", jv_null());
+    jv_set(q, "quant_method", jv_str("compressed-tensors"));
+    jv_set(q, "quantization_status", jv_str("compressed"));
+    jv_set(q, "sparsity_config", jv_obj());
+    jv_set(q, "transform_config", jv_null());
+    jv_set(q, "version", jv_str("0.20.1"));
+    return q;
+}
+
+/* The name of a weight's module inside its decoder layer ("mlp.experts.3.up_proj"), NULL outside the layers. */
+static char *in_layer(const char *weight)
+{
+    const char *p = strstr(weight, "layers.");
+    if (!p) return NULL;
+    p += 7;
+    while (*p >= '0' && *p <= '9') p++;
+    return *p == '.' ? fd_xstrndup(p + 1, strlen(p + 1) - 7) : NULL;
+}
+
+/* GPTQModel's config for 4-bit sym, desc_act false, v1; modules_in_block_to_quantize
+ * when some Linear of a layer is not selected. */
+static jv *gptq_config(const fd_qf_opts *o, const fd_model_dir *md, unsigned char **sel)
+{
+    fd_strv in = {0}, out = {0};
+    for (size_t si = 0; si < md->nshards; si++)
+        for (size_t i = 0; i < md->shards[si].st.n; i++) {
+            const fd_st_tensor *t = &md->shards[si].st.t[i];
+            char *m = t->ndim == 2 && fd_q_is_linear_weight(t->name) ? in_layer(t->name) : NULL;
+            fd_strv *v = sel[si][i] ? &in : &out;
+            if (m && fd_strv_find(v, m) < 0) { fd_strv_push(v, m); fd_strv_sort(v); }
+            free(m);
+        }
+    jv *q = jv_obj();
+    jv_set(q, "bits", jv_int(4));
+    jv_set(q, "checkpoint_format", jv_str("gptq"));
+    jv_set(q, "damp_percent", jv_float(0.01));
+    jv_set(q, "desc_act", jv_bool(0));
+    jv_set(q, "group_size", jv_int(o->group));
+    jv_set(q, "lm_head", jv_bool(0));
+    if (out.n) {
+        jv *l = jv_arr();
+        jv_push(l, str_array(&in));
+        jv_set(q, "modules_in_block_to_quantize", l);
+    }
+    jv_set(q, "pack_dtype", jv_str("int32"));
+    jv_set(q, "quant_method", jv_str("gptq"));
+    jv_set(q, "static_groups", jv_bool(0));
+    jv_set(q, "sym", jv_bool(1));
+    jv_set(q, "true_sequential", jv_bool(1));
+    fd_strv_free(&in);
+    fd_strv_free(&out);
+    return q;
+}
+
+/* mlx-lm's config.json `quantization` (mirrored as quantization_config). */
+static jv *mlx_config(const fd_qf_opts *o)
+{
+    jv *q = jv_obj();
+    jv_set(q, "bits", jv_int(4));
+    jv_set(q, "group_size", jv_int(o->group));
+    jv_set(q, "mode", jv_str("affine"));
+    return q;
+}
+
+static const char *format_name(fd_qkind k)
+{
+    return k == FD_Q_FP8_BLOCK ? "fp8-block" : k == FD_Q_NVFP4 ? "nvfp4" : k == FD_Q_CT_PACK ? "compressed-tensors"
+           : k == FD_Q_GPTQ ? "gptq" : "mlx";
+}
+
+static const char *scheme_text(fd_qkind k)
+{
+    switch (k) {
+    case FD_Q_FP8_BLOCK: return "FP8 e4m3 with one fp32 inverse scale per weight block (transformers Fp8Quantize)";
+    case FD_Q_NVFP4: return "NVFP4: E2M1 values, one e4m3 scale per 16 inputs, one fp32 scale per tensor (ModelOpt "
+                            "NVFP4QTensor), weight-only";
+    case FD_Q_CT_PACK: return "compressed-tensors W4A16 pack-quantized: int4 symmetric per group, bf16 scale "
+                              "absmax/7.5, round to nearest (no calibration)";
+    case FD_Q_GPTQ: return "GPTQ 4-bit sym, desc_act false, v1 zero points: fp16 scale 2*absmax/15, zero 8, round to "
+                           "nearest (no Hessian update)";
+    default: return "MLX affine 4-bit: bf16 scale (max-min)/15 and bias min per group, round to nearest";
+    }
+}
+
 /* ------------------------------------------------------------ driver */
 
 static int select_tensors(const fd_qf_opts *o, const fd_model_dir *md, unsigned char **sel, fd_strv *excl, jv *touched,
@@ -359,6 +575,11 @@ static int select_tensors(const fd_qf_opts *o, const fd_model_dir *md, unsigned 
             else if (o->kind == FD_Q_NVFP4 && t->shape[1] % FD_NVFP4_GROUP)
                 rc = fd_fail(e, "unsupported_shape", "", "%s: tensor %s has %llu inputs, not a multiple of 16 (NVFP4 "
                              "group)", s->path, t->name, (unsigned long long)t->shape[1]);
+            else if (packed_kind(o->kind) && (t->shape[1] % (uint64_t)o->group || t->shape[1] % 8 ||
+                                              (o->kind == FD_Q_GPTQ && t->shape[0] % 8)))
+                rc = fd_fail(e, "unsupported_shape", "", "%s: tensor %s is %llux%llu: the inputs must be whole groups "
+                             "of %d (and whole 8-value words%s)", s->path, t->name, (unsigned long long)t->shape[0],
+                             (unsigned long long)t->shape[1], o->group, o->kind == FD_Q_GPTQ ? ", outputs too" : "");
             sel[si][t - s->st.t] = 1;
             (*nq)++;
             *elems += fd_qz_touched(touched, t);
@@ -384,6 +605,29 @@ static int check_expressible(const fd_qf_opts *o, const fd_model_dir *md, unsign
     return 0;
 }
 
+/* compressed-tensors / GPTQ: the written config, parsed as capture parses it,
+ * converts exactly the selected Linears (MLX: the tensors decide). */
+static int check_written(const fd_qf_opts *o, const fd_model_dir *md, unsigned char **sel, const jv *qc, fd_err *e)
+{
+    if (o->kind == FD_Q_MLX) return 0;
+    fd_qconfig q;
+    memset(&q, 0, sizeof q);
+    if (fd_qconfig_parse(qc, "the written quantization_config", &q, e)) return -1;
+    int rc = 0;
+    for (size_t si = 0; si < md->nshards && !rc; si++)
+        for (size_t i = 0; i < md->shards[si].st.n && !rc; i++) {
+            const char *nm = md->shards[si].st.t[i].name;
+            if (md->shards[si].st.t[i].ndim != 2 || !fd_q_is_linear_weight(nm)) continue;
+            if (!sel[si][i] != !!fd_q_excluded(&q, nm))
+                rc = fd_fail(e, "unexpressible_selection", "", "%s would be %s by the written quantization_config "
+                             "(%s): select whole module kinds with --match", nm, sel[si][i] ? "left unconverted"
+                             : "converted", o->kind == FD_Q_GPTQ ? "modules_in_block_to_quantize names the modules "
+                             "inside a layer, the same in every layer" : "ignore lists the others by kind");
+        }
+    fd_qconfig_free(&q);
+    return rc;
+}
+
 int fd_quantize_fmt(const fd_qf_opts *o, jv **report, fd_err *e)
 {
     *report = NULL;
@@ -405,24 +649,26 @@ int fd_quantize_fmt(const fd_qf_opts *o, jv **report, fd_err *e)
         rc = fd_fail(e, "missing_file", "", "%s: no config.json", o->src);
     else if (!(c.config = jv_parse_file(cp, e))) rc = -1;
     else if (c.config->t != JV_OBJ) rc = fd_fail(e, "bad_config", "", "%s: not a JSON object", cp);
-    else if (jv_get(c.config, "quantization_config") || fd_strv_find(&md.others, "hf_quant_config.json") >= 0)
+    else if (jv_get(c.config, "quantization_config") || jv_get(c.config, "quantization") ||
+             fd_strv_find(&md.others, "hf_quant_config.json") >= 0)
         rc = fd_fail(e, "already_quantized", "", "%s: the checkpoint already has a quantization_config", o->src);
     if (!rc) rc = select_tensors(o, &md, c.sel, &excl, touched, &nq, &nu, &elems, e);
     if (!rc && !nq) rc = fd_fail(e, "nothing_matched", "", "no BF16/F32 Linear weight of %s is selected", o->src);
-    if (!rc) rc = check_expressible(o, &md, c.sel, &excl, e);
+    if (!rc && !packed_kind(o->kind)) rc = check_expressible(o, &md, c.sel, &excl, e);
     jv *qc = NULL;
     if (!rc) {
-        qc = o->kind == FD_Q_FP8_BLOCK ? fp8_config(o, &excl) : nvfp4_config(&excl);
+        qc = o->kind == FD_Q_FP8_BLOCK ? fp8_config(o, &excl) : o->kind == FD_Q_NVFP4 ? nvfp4_config(&excl)
+             : o->kind == FD_Q_CT_PACK ? ct_config(o, &excl) : o->kind == FD_Q_GPTQ ? gptq_config(o, &md, c.sel)
+             : mlx_config(o);
         jv_set(c.config, "quantization_config", jv_copy(qc));
+        if (o->kind == FD_Q_MLX) jv_set(c.config, "quantization", jv_copy(qc));
         if (o->kind == FD_Q_NVFP4) c.hfq = nvfp4_hf_quant_config(&excl);
+        if (packed_kind(o->kind)) rc = check_written(o, &md, c.sel, qc, e);
     }
     jv *r = jv_obj();
-    jv_set(r, "format", jv_str(o->kind == FD_Q_FP8_BLOCK ? "fp8-block" : "nvfp4"));
+    jv_set(r, "format", jv_str(format_name(o->kind)));
     jv_set(r, "patterns", pats);
-    jv_set(r, "scheme", jv_str(o->kind == FD_Q_FP8_BLOCK
-                                   ? "FP8 e4m3 with one fp32 inverse scale per weight block (transformers Fp8Quantize)"
-                                   : "NVFP4: E2M1 values, one e4m3 scale per 16 inputs, one fp32 scale per tensor "
-                                     "(ModelOpt NVFP4QTensor), weight-only"));
+    jv_set(r, "scheme", jv_str(scheme_text(o->kind)));
     jv_set(r, "tensors_quantized", jv_int(nq));
     jv_set(r, "tensors_untouched", jv_int(nu));
     jv_set(r, "elements_quantized", jv_int(elems));

@@ -1,4 +1,4 @@
-/* `fidelity quantize --format fp8-block|nvfp4`: writes a checkpoint in the
+/* `fidelity quantize --format fp8-block|nvfp4|compressed-tensors|gptq|mlx`: writes a checkpoint in the
  * published layout of the format (engine/qformat.h for the arithmetic,
  * docs/QUANT-FORMATS.md for the files), so a capture can read the
  * checkpoint as a quantization author ships it.
@@ -18,7 +18,13 @@
  * with layer numbers as "*", which both matching rules of qconfig.h read;
  * a selection that such a list cannot express is refused
  * (unexpressible_selection).  Every other file is copied; an index json is
- * rewritten with the scale tensors. */
+ * rewritten with the scale tensors.
+ *
+ * compressed-tensors (W4A16 pack-quantized, group, symmetric), gptq (4-bit
+ * sym, desc_act false, v1) and mlx (affine 4-bit): every Linear but lm_head
+ * by default; the arithmetic and layouts are capture/quantize_pack.h's; the
+ * written config is parsed back as capture parses it and must convert
+ * exactly the selection (unexpressible_selection otherwise). */
 #ifndef FD_QUANTIZE_FMT_H
 #define FD_QUANTIZE_FMT_H
 #include <stddef.h>
@@ -29,6 +35,7 @@ typedef struct fd_qf_opts {
     const char *src, *dst;
     fd_qkind kind;
     int bm, bn;                    /* fp8 block, default 128 x 128 */
+    int group;                     /* compressed-tensors / gptq (default 128), mlx (64): inputs per scale */
     const char *const *patterns;
     size_t npatterns;
     int dry_run, force;

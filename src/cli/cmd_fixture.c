@@ -8,6 +8,7 @@
 #include "format/writer.h"
 #include "capture/fixture.h"
 #include "format/digest.h"
+#include "engine/archtable.h"
 #include "engine/config.h"
 #include "engine/gguf_model.h"
 #include "engine/model.h"
@@ -213,15 +214,15 @@ static char *joinp(const char *a, const char *b)
 
 /* "KL ordering (mean, ascending): a < b < ..." from the receipts of a
  * multi-candidate compare (OUT/NN-LABEL/comparison-receipt.json). */
-static void print_kl_order(const char *out)
+static void print_kl_order(const char *out, const char *const *labels, int N)
 {
-    static const char *const DIRS[] = {"01-rtn-int8", "02-rtn-int4", "03-fp8-experts", "04-nvfp4-experts",
-                                       "05-gguf-q4_0-experts"};
-    enum { N = sizeof DIRS / sizeof *DIRS };
-    double kl[N];
-    int idx[N], n = 0;
-    for (int i = 0; i < N; i++) {
-        char *d = joinp(out, DIRS[i]), *p = joinp(d, "comparison-receipt.json");
+    enum { MAXC = 16 };
+    double kl[MAXC];
+    int idx[MAXC], n = 0;
+    char dirs[MAXC][64];
+    for (int i = 0; i < N && i < MAXC; i++) {
+        snprintf(dirs[i], sizeof dirs[i], "%02d-%s", i + 1, labels[i]);
+        char *d = joinp(out, dirs[i]), *p = joinp(d, "comparison-receipt.json");
         fd_err e = {0};
         jv *r = jv_parse_file(p, &e);
         const jv *m = r ? jv_get(jv_get(r, "kl"), "mean") : NULL;
@@ -236,8 +237,66 @@ static void print_kl_order(const char *out)
             int u = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = u;
         }
     printf("KL ordering (mean, ascending):");
-    for (int i = 0; i < n; i++) printf("%s %s %.3e", i ? " <" : "", DIRS[idx[i]] + 3, kl[i]);
+    for (int i = 0; i < n; i++) printf("%s %s %.3e", i ? " <" : "", dirs[idx[i]] + 3, kl[i]);
     printf("\n");
+}
+
+/* 1 when the checkpoint's architecture reads the format (`fidelity architectures`). */
+static int reads_format(const char *model, const char *format_id)
+{
+    fd_glm_config c;
+    memset(&c, 0, sizeof c);
+    fd_err e;
+    fd_err_clear(&e);
+    if (fd_glm_config_load(model, &c, &e)) return 0;
+    int ok = c.arch && fd_arch_has_format(&c.arch->info, format_id);
+    fd_glm_config_free(&c);
+    return ok;
+}
+
+/* The demo's packed-integer rows (quantize --format compressed-tensors | gptq | mlx on the routed
+ * experts), each where the architecture reads the format.  The group is the largest of 128 / 64 / 32
+ * dividing the experts' inputs (hidden, moe_inter); mlx at most 64, mlx-lm's default. */
+enum { DEMO_PACKED = 3 };
+static const char *const PACKED_ROWS[DEMO_PACKED][4] = {
+    /* --format, architecture format id, dataset tag, compare label */
+    {"compressed-tensors", "ct-pack", "ct-w4a16", "ct-w4a16-experts"},
+    {"gptq", "gptq", "gptq-w4", "gptq-w4-experts"},
+    {"mlx", "mlx", "mlx-4bit", "mlx-4bit-experts"},
+};
+
+static int demo_packed_rows(const char *base, const char *model, const char *panel, const char *preset,
+                            const char *xmd, const char *windows, int *done, char **dsets)
+{
+    const fd_fixture_preset *fp = fd_fixture_preset_find(preset);
+    int g = 128;
+    while (g > 32 && fp && (fp->hidden % g || fp->moe_inter % g)) g /= 2;
+    for (int i = 0; i < DEMO_PACKED; i++) {
+        done[i] = reads_format(model, PACKED_ROWS[i][1]);
+        if (!done[i]) {
+            printf("== (no %s row: %s's architecture does not read it)\n", PACKED_ROWS[i][0], preset);
+            continue;
+        }
+        char gs[16], id[96], name[128], qd[64];
+        snprintf(gs, sizeof gs, "%d", PACKED_ROWS[i][0][0] == 'm' && g > 64 ? 64 : g);
+        snprintf(id, sizeof id, "fidelity--demo.%s.%s", preset, PACKED_ROWS[i][2]);
+        snprintf(name, sizeof name, "demo %s experts, group %s (%s)", PACKED_ROWS[i][0], gs, preset);
+        snprintf(qd, sizeof qd, "model-%s", PACKED_ROWS[i][2]);
+        char *q = joinp(base, qd);
+        dsets[i] = joinp(base, PACKED_ROWS[i][2]);
+        printf("== step 2d: the routed experts as %s 4-bit, group %s (quantize --format %s), captured as shipped\n",
+               PACKED_ROWS[i][0], gs, PACKED_ROWS[i][0]);
+        char *qz[] = {"quantize", "--format", (char *)PACKED_ROWS[i][0], "--group-size", gs, "--match", (char *)xmd,
+                      "--src", (char *)model, "--dst", q, NULL};
+        char *cq[] = {"capture", "--model", q, "--panel", (char *)panel, "--out", dsets[i], "--role", "quant",
+                      "--lane", "other", "--dataset-id", id, "--dataset-name", name,
+                      windows ? "--windows" : NULL, (char *)windows, NULL};
+        int rc = run_cmd(cmd_quantize, qz);
+        if (!rc) rc = run_cmd(cmd_capture, cq);
+        free(q);
+        if (rc) return rc;
+    }
+    return FD_EXIT_OK;
 }
 
 int cmd_demo(int argc, char **argv)
@@ -278,7 +337,8 @@ int cmd_demo(int argc, char **argv)
     char *qf8 = joinp(base, "model-fp8"), *qn4 = joinp(base, "model-nvfp4"), *cf8 = joinp(base, "fp8");
     char *cn4 = joinp(base, "nvfp4"), *report = joinp(base, "report.html");
     char *gq4 = joinp(base, "model-q4_0.gguf"), *cg4 = joinp(base, "gguf-q4_0");
-    int rc = FD_EXIT_OK;
+    int rc = FD_EXIT_OK, pdone[DEMO_PACKED] = {0};
+    char *pds[DEMO_PACKED] = {0};
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     printf("== the model: a random-init checkpoint, generated here (fidelity fixture --preset %s)\n", preset);
@@ -324,20 +384,29 @@ int cmd_demo(int argc, char **argv)
         if ((rc = run_cmd(cmd_quantize, qzg)) || (rc = run_cmd(cmd_capture, cqg))) goto out;
     } else
         printf("== (no GGUF row: %s's architecture has no GGUF writer yet)\n", preset);
+    if ((rc = demo_packed_rows(base, model, panel, preset, xmd, windows, pdone, pds))) goto out;
+    /* the candidates, in compare order */
+    const char *cands[5 + DEMO_PACKED] = {c8, c4, cf8, cn4}, *labels[5 + DEMO_PACKED] = {"rtn-int8", "rtn-int4",
+                                                                                          "fp8-experts", "nvfp4-experts"};
+    int nc = 4;
+    if (gguf) { cands[nc] = cg4; labels[nc++] = "gguf-q4_0-experts"; }
+    for (int i = 0; i < DEMO_PACKED; i++)
+        if (pdone[i]) { cands[nc] = pds[i]; labels[nc++] = PACKED_ROWS[i][3]; }
     printf("== verify every dataset\n");
-    const char *all[7] = {root, root2, c8, c4, cf8, cn4, cg4};
-    for (int i = 0; i < 6 + gguf; i++) {
-        char *v[] = {"verify", (char *)all[i], NULL};
+    for (int i = -2; i < nc; i++) {
+        char *v[] = {"verify", (char *)(i == -2 ? root : i == -1 ? root2 : cands[i]), NULL};
         if ((rc = run_cmd(cmd_verify, v)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
     }
-    printf("== step 3: compare offline, weights absent (all %s candidates in one pass)\n", gguf ? "five" : "four");
-    char *cmp[] = {"compare", "--reference", root, "--candidate", c8, "--candidate-label", "rtn-int8", "--candidate", c4,
-                   "--candidate-label", "rtn-int4", "--candidate", cf8, "--candidate-label", "fp8-experts",
-                   "--candidate", cn4, "--candidate-label", "nvfp4-experts", "--out", out, "--report", report,
-                   gguf ? "--candidate" : NULL /* argv ends here without a GGUF row */, cg4, "--candidate-label",
-                   "gguf-q4_0-experts", NULL};
+    printf("== step 3: compare offline, weights absent (all %d candidates in one pass)\n", nc);
+    char *cmp[9 + 4 * (5 + DEMO_PACKED)] = {"compare", "--reference", root, "--out", out, "--report", report};
+    for (int i = 0, k = 7; i < nc; i++) {
+        cmp[k++] = "--candidate";
+        cmp[k++] = (char *)cands[i];
+        cmp[k++] = "--candidate-label";
+        cmp[k++] = (char *)labels[i];
+    }
     if ((rc = run_cmd(cmd_compare, cmp)) != FD_EXIT_OK && rc != FD_EXIT_WARN) goto out;
-    print_kl_order(out);
+    print_kl_order(out, labels, nc);
     printf("== self-compare of the two cold runs (SC-1, force-computed): exactly 0.0\n");
     char *self[] = {"compare", "--reference", root, "--candidate", root2, "--self-compare", "--force-compute", "--out", sc, NULL};
     rc = run_cmd(cmd_compare, self);
@@ -358,5 +427,6 @@ out:
     free(report);
     free(model); free(panel); free(q8); free(q4); free(s8); free(s4); free(root); free(root2);
     free(c8); free(c4); free(out); free(sc); free(qf8); free(qn4); free(cf8); free(cn4); free(gq4); free(cg4);
+    for (int i = 0; i < DEMO_PACKED; i++) free(pds[i]);
     return rc;
 }

@@ -25,6 +25,11 @@ static int usage(const char *why)
             "  [--block R,C] (fp8-block, default 128,128) [--emit-scope FILE] [--emit-report FILE] [--dry-run] [--force]\n"
             "  (published layouts: fp8-block quantizes every Linear but lm_head and the indexer weights_proj by\n"
             "   default, nvfp4 the routed experts; the scope is read back from the written checkpoint)\n"
+            "   or: fidelity quantize --format compressed-tensors|gptq|mlx --src DIR --dst DIR [--match SUBSTR ...]\n"
+            "  [--group-size G] [--emit-scope FILE] [--emit-report FILE] [--dry-run] [--force]\n"
+            "  (4-bit round-to-nearest: compressed-tensors W4A16 pack-quantized symmetric groups, GPTQ sym v1\n"
+            "   desc_act false, MLX affine; G inputs per scale, default 128 (mlx 64), 8 to 1024, dividing every\n"
+            "   selected weight's inputs; every Linear but lm_head by default)\n"
             "   or: fidelity quantize --format gguf --type bf16|q8_0|q4_0|q4_k --src DIR --dst FILE.gguf [--match SUBSTR ...]\n"
             "  [--force]  (llama.cpp's converter's layout, names and types; q8_0/q4_0/q4_k by ggml's reference quantizers\n"
             "   on every weight, or those --match selects, F16 where a row is not whole 32-blocks; every model_type\n"
@@ -86,13 +91,24 @@ static int run_gguf(const char *type, const fd_qz_opts *base, const char *emit_s
     return rc;
 }
 
-static int run_format(const char *format, const char *block, fd_qz_opts *base, const char *emit_scope,
-                      const char *emit_report)
+static int run_format(const char *format, const char *block, const char *group, fd_qz_opts *base,
+                      const char *emit_scope, const char *emit_report)
 {
     fd_qf_opts o = {.src = base->src, .dst = base->dst, .patterns = base->patterns, .npatterns = base->npatterns,
                     .dry_run = base->dry_run, .force = base->force, .bm = 128, .bn = 128};
-    o.kind = !strcmp(format, "fp8-block") ? FD_Q_FP8_BLOCK : !strcmp(format, "nvfp4") ? FD_Q_NVFP4 : FD_Q_NONE;
-    if (o.kind == FD_Q_NONE) return usage("--format must be fp8-block, nvfp4 or gguf");
+    o.kind = !strcmp(format, "fp8-block") ? FD_Q_FP8_BLOCK : !strcmp(format, "nvfp4") ? FD_Q_NVFP4
+             : !strcmp(format, "compressed-tensors") ? FD_Q_CT_PACK : !strcmp(format, "gptq") ? FD_Q_GPTQ
+             : !strcmp(format, "mlx") ? FD_Q_MLX : FD_Q_NONE;
+    if (o.kind == FD_Q_NONE) return usage("--format must be fp8-block, nvfp4, compressed-tensors, gptq, mlx or gguf");
+    int packed = o.kind == FD_Q_CT_PACK || o.kind == FD_Q_GPTQ || o.kind == FD_Q_MLX;
+    o.group = o.kind == FD_Q_MLX ? 64 : 128;
+    if (group) {
+        long long g = 0;
+        if (!packed || fd_arg_int(group, 8, 1024, &g) || g % 8)
+            return usage("--group-size G (a multiple of 8 in [8, 1024]) applies to --format compressed-tensors, gptq "
+                         "and mlx only");
+        o.group = (int)g;
+    }
     if (block) {
         char rs[32];
         const char *comma = strchr(block, ',');
@@ -129,7 +145,7 @@ int cmd_quantize(int argc, char **argv)
     fd_qz_opts o = {0};
     o.bits = 4;
     const char *tensor_class = "moe.experts", *emit_scope = NULL, *emit_report = NULL, *format = NULL, *block = NULL,
-               *type = NULL;
+               *type = NULL, *group = NULL;
     int have_bits = 0;
     const char **pats = fd_xcalloc((size_t)argc + 1, sizeof *pats);
     char **owned = fd_xcalloc((size_t)argc + 1, sizeof *owned); /* "--opt=value" splits */
@@ -145,7 +161,8 @@ int cmd_quantize(int argc, char **argv)
         } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) v = argv[i + 1];
         int takes = !strcmp(s, "--src") || !strcmp(s, "--dst") || !strcmp(s, "--bits") || !strcmp(s, "--match") ||
                     !strcmp(s, "--tensor-class") || !strcmp(s, "--emit-scope") || !strcmp(s, "--emit-report") ||
-                    !strcmp(s, "--format") || !strcmp(s, "--block") || !strcmp(s, "--type");
+                    !strcmp(s, "--format") || !strcmp(s, "--block") || !strcmp(s, "--type") ||
+                    !strcmp(s, "--group-size");
         if (takes && !v) { rc = usage("an option is missing its value"); break; }
         if (takes && !eq) i++;
         if (!takes && eq) { rc = usage("this option takes no value"); break; }
@@ -158,6 +175,7 @@ int cmd_quantize(int argc, char **argv)
         else if (!strcmp(s, "--format")) format = v;
         else if (!strcmp(s, "--block")) block = v;
         else if (!strcmp(s, "--type")) type = v;
+        else if (!strcmp(s, "--group-size")) group = v;
         else if (!strcmp(s, "--bits")) {
             long long b;
             if (fd_arg_int(v, 2, 8, &b) || !fd_qz_bits_ok((int)b)) rc = usage("--bits must be one of 2, 3, 4, 5, 6, 8");
@@ -174,14 +192,15 @@ int cmd_quantize(int argc, char **argv)
         o.patterns = pats;
         if (!o.src || !o.dst) rc = usage("--src and --dst are required");
         else if (have_bits) rc = usage("--bits belongs to the RTN quantizer, not --format");
-        else if (!strcmp(format, "gguf")) rc = block ? usage("--block needs --format fp8-block")
+        else if (!strcmp(format, "gguf")) rc = block || group ? usage("--block / --group-size do not apply to --format gguf")
                                                      : run_gguf(type, &o, emit_scope, emit_report);
         else if (type) rc = usage("--type belongs to --format gguf");
-        else rc = run_format(format, block, &o, emit_scope, emit_report);
+        else rc = run_format(format, block, group, &o, emit_scope, emit_report);
         goto done;
     }
     if (rc == FD_EXIT_OK && block) { rc = usage("--block needs --format fp8-block"); goto done; }
     if (rc == FD_EXIT_OK && type) { rc = usage("--type belongs to --format gguf"); goto done; }
+    if (rc == FD_EXIT_OK && group) { rc = usage("--group-size needs --format compressed-tensors, gptq or mlx"); goto done; }
     if (rc == -1) rc = FD_EXIT_OK;
     else if (rc == FD_EXIT_OK) {
         if (!o.src || !o.dst || !o.npatterns) rc = usage("--src, --dst and at least one --match are required");

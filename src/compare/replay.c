@@ -168,11 +168,13 @@ typedef struct {
  * is strictly larger than the k-th entry, after every equal one, so ties go
  * to the lower column as the kernel's argmax does.  The observed token's
  * logit is kept when its column is in the chunk.  No arithmetic. */
-static void tok_fold(tok_state *t, const float *x, size_t n, size_t v0, uint32_t obs)
+static void tok_fold(const fd_kl_ops *ops, tok_state *t, const float *x, size_t n, size_t v0, uint32_t obs)
 {
     for (size_t i = 0; i < n; i++) {
+        /* once full, the columns not above the k-th entry are skipped in one
+         * vector scan (the same columns the per-column test skips) */
+        if (t->n == FD_TOPK && (i += ops->first_above(x + i, n - i, t->v[FD_TOPK - 1])) >= n) break;
         float v = x[i];
-        if (t->n == FD_TOPK && !(v > t->v[FD_TOPK - 1])) continue;
         int at = t->n < FD_TOPK ? t->n : FD_TOPK - 1;
         while (at > 0 && v > t->v[at - 1]) {
             t->v[at] = t->v[at - 1];
@@ -204,7 +206,7 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                 logits(j, side, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
                 if (obs)
                     for (size_t i = 0; i < ns; i++)
-                        tok_fold(&tk[(s0 + i) * ns_all + side], (side ? lc : lr) + i * nt * FD_TILE, n, v0,
+                        tok_fold(j->ops, &tk[(s0 + i) * ns_all + side], (side ? lc : lr) + i * nt * FD_TILE, n, v0,
                                  obs[p0 + s0 + i]);
                 for (size_t i = 0; i < ns; i++) {
                     int bad;

@@ -222,11 +222,11 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     char gn[128], gn2[128];
     fd_gguf_name_expand(m->gguf, L, gn, sizeof gn);
     const fd_gguf_tensor *g = find(b, gn), *g2 = NULL;
-    if (m->kind == FD_GG_KV_B) {
+    if (m->kind == FD_GG_KV_B || m->kind == FD_GG_CAT2) {
         fd_gguf_name_expand(m->gguf2, L, gn2, sizeof gn2);
         g2 = find(b, gn2);
     }
-    if (!g || (m->kind == FD_GG_KV_B && !g2)) {
+    if (!g || ((m->kind == FD_GG_KV_B || m->kind == FD_GG_CAT2) && !g2)) {
         fd_buf x = {0};
         fd_buf_printf(&x, "%s (GGUF %s)", t->name, !g ? gn : gn2);
         fd_strv_push(&b->missing, fd_buf_cstr(&x));
@@ -253,7 +253,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     hf_shape(g, s);
     uint64_t rows = t->ndim == 2 ? t->shape[0] : 1, K = t->shape[t->ndim - 1];
     int ok;
-    if (m->kind >= FD_GG_V_QKV && m->kind <= FD_GG_V_COLS) {
+    if (FD_GG_IS_V(m->kind)) {
         const char *why = fd_gguf_vview(b->a, b->c, t, g, m->kind, v);
         if (why) { misshaped(b, t, g, why); return; }
         if (v->data) { /* a 1-D / conv view rebuilt as F32 */
@@ -288,6 +288,15 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
         if (!ok) { misshaped(b, t, g, "is not this tensor reshaped (BF16 / F32, the same dims but size-1 ones)"); return; }
         v->gkind = FD_GG_ROWS;
         rows = g->nelem / g->ne[0];
+    } else if (m->kind == FD_GG_CAT2) {
+        uint64_t s2[4];
+        hf_shape(g2, s2);
+        ok = t->ndim == 2 && g->ndim == 2 && g2->ndim == 2 && s[1] == K && s2[1] == K && s[0] + s2[0] == t->shape[0];
+        if (!ok) { misshaped(b, t, g->ndim == 2 && s[1] == K ? g2 : g, "the two parts are not this projection's rows (same columns, rows adding up)"); return; }
+        v->gkind = FD_GG_CAT2;
+        v->gp[0] = s[0];
+        v->gdata2 = g2->data;
+        v->gtype2 = g2->type;
     } else {
         /* the view's rows are whole GGUF rows: same row length, rows within the tensor */
         uint64_t grows = g->nelem / g->ne[0], first = E >= 0 ? (uint64_t)E * rows : 0;
@@ -308,9 +317,9 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
     v->data = g->data;
     uint64_t rb = 0;
     fd_ggml_row_bytes(gt, g->ne[0], &rb);
-    v->nbytes = m->kind == FD_GG_KV_B ? g->nbytes + g2->nbytes : rb * rows;
+    v->nbytes = m->kind == FD_GG_KV_B || m->kind == FD_GG_CAT2 ? g->nbytes + g2->nbytes : rb * rows;
     int plain = (g->type == FD_GGML_BF16 || g->type == FD_GGML_F32) && (m->kind == FD_GG_ROWS || m->kind == FD_GG_RESHAPE);
-    if (m->kind >= FD_GG_V_QKV && m->kind <= FD_GG_V_COLS) plain = 0;
+    if (FD_GG_IS_V(m->kind)) plain = 0;
     /* BF16/F32 whole rows are the bytes a safetensors checkpoint holds: read in place */
     if (plain) {
         snprintf(v->dtype, sizeof v->dtype, "%s", g->type == FD_GGML_BF16 ? "BF16" : "F32");
@@ -375,7 +384,9 @@ static void census(fd_weights *w)
     w->gmajor[n] = 0;
 }
 
-/* the head: lm_head, or embed_tokens when tied; a quantized one dequantized whole (bf16) */
+/* the head: lm_head, or embed_tokens when tied; a quantized one (or F16) stays
+ * a view its readers decode row by row (fd_tensor_row_bf16): the probe a block
+ * of rows at a time, the dataset's head file as it is written */
 static int head(fd_weights *w, const fd_glm_config *c, fd_err *e)
 {
     char name[128];
@@ -385,15 +396,8 @@ static int head(fd_weights *w, const fd_glm_config *c, fd_err *e)
     } else snprintf(name, sizeof name, "lm_head.weight");
     fd_tensor *h = (fd_tensor *)fd_weights_get(w, name);
     if (!h || h->qfmt != FD_Q_GGUF) return 0;
-    uint64_t V = h->lshape[0], K = h->lshape[1];
-    w->ghead = fd_xmalloc(V * K * 2 + 2);
-    for (uint64_t r = 0; r < V; r++) fd_tensor_row_bf16(h, r, K, w->ghead + r * K);
+    w->ghead_q = 1;
     w->ghead_type = h->gtype;
-    h->data = w->ghead;
-    h->nbytes = V * K * 2;
-    h->qfmt = FD_Q_NONE;
-    h->gkind = FD_GG_ROWS;
-    h->grow0 = 0;
     (void)e;
     return 0;
 }
@@ -417,9 +421,6 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     static const struct { const char *name, *why; } NOT[] = {
         {"qwen3next", "llama.cpp's converter (Qwen3NextModel) stores ssm_a = -exp(A_log) and the zero-centred norm "
                       "weights as 1 + w, and qwen3_next is not an engine architecture"},
-        {"qwen4exp", "llama.cpp's converter stores ssm_a = -exp(A_log) and the zero-centred norm weights as 1 + w as "
-                     "for qwen35 (read as stored there), but qwen4_exp's GGUF name table (the indexer, the hyper-"
-                     "connection tensors) is not written yet"},
         {"kimi-linear", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse); "
                         "kimi_linear reads transformers' tensors"},
         {"kimi-k3", "llama.cpp's converter folds -exp(A_log) and multiplies each *_res_norm into its *_res_proj: no "
@@ -541,7 +542,7 @@ static float elem(uint32_t id, const unsigned char *base, uint64_t n, uint64_t r
 /* HF row -> GGUF row of a ROWS / PERMUTE view */
 static uint64_t src_row(const fd_tensor *t, uint64_t row)
 {
-    if (t->gkind >= FD_GG_V_QKV && t->gkind < FD_GG_V_COLS) return fd_gguf_vidx(t->gp, row);
+    if (FD_GG_IS_V(t->gkind) && t->gkind != FD_GG_V_COLS) return fd_gguf_vidx(t->gp, row);
     if (t->gkind != FD_GG_PERMUTE) return t->grow0 + row;
     uint64_t hd = t->lshape[0] / t->gp[0], h = row / hd, k = row % hd, half = hd / 2;
     return t->grow0 + h * hd + 2 * (k % half) + k / half;
@@ -562,6 +563,11 @@ void fd_gguf_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *ou
         return;
     }
     uint64_t rb = 0;
+    if (t->gkind == FD_GG_CAT2 && row >= t->gp[0]) { /* the second part, in its own type */
+        fd_ggml_row_bytes(fd_ggml_type_of(t->gtype2), K, &rb);
+        fd_ggml_dequant_row_bf16(t->gtype2, t->gdata2 + (row - t->gp[0]) * rb, K, out, &e);
+        return;
+    }
     fd_ggml_row_bytes(fd_ggml_type_of(t->gtype), K, &rb);
     if (t->gkind == FD_GG_V_COLS) { /* the row as stored, then its columns back in HF order */
         uint16_t *r = fd_xmalloc(K * 2 + 2);
@@ -576,7 +582,7 @@ void fd_gguf_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *ou
 uint16_t fd_gguf_elem_bf16(const fd_tensor *t, uint64_t i)
 {
     uint64_t K = t->lshape[t->ndim - 1], row = i / K, col = i % K;
-    if (t->gkind == FD_GG_KV_B) {
+    if (t->gkind == FD_GG_KV_B || t->gkind == FD_GG_CAT2) {
         uint16_t *r = fd_xmalloc(K * 2);
         fd_gguf_row_bf16(t, row, K, r);
         uint16_t v = r[col];

@@ -9,13 +9,14 @@
  *            spelling) mapped onto llama.cpp's names by the architecture's
  *            table (fd_gguf_arch.map): each HF tensor is a view of a GGUF
  *            tensor (rows row0.. of a stacked expert tensor, Q/K rows
- *            un-permuted, kv_b_proj rebuilt from attn_k_b / attn_v_b)
+ *            un-permuted, kv_b_proj rebuilt from attn_k_b / attn_v_b, a
+ *            projection the converter split in two concatenated back)
  *   data     BF16 / F32 views of whole rows are read in place; every other
  *            view is dequantized row by row inside the Linear repack
  *            (fd_tensor_row_bf16: ggml decoder -> float32 -> bf16 RNE), never
- *            as a copy of the model.  The head (lm_head, or embed_tokens when
- *            tied) when quantized is the one tensor dequantized whole: the
- *            candidate's own head, bf16.
+ *            as a copy of the model; the head (lm_head, or embed_tokens when
+ *            tied) too when quantized: the candidate's own head, written to
+ *            the dataset as bf16 a block of rows at a time.
  * Refusals: unsupported_gguf_architecture (general.architecture with no
  * table), bad_gguf_config, checkpoint_mismatch (a GGUF tensor missing,
  * mis-shaped or left unmapped), gguf_unsupported_type, and the reader's. */
@@ -41,11 +42,17 @@ enum {
     FD_GG_V_HD = 4,    /* rows, hd = the value head dim (in_proj_z) */
     FD_GG_V_ONE = 5,   /* rows / elements, hd = 1 (in_proj_a / in_proj_b, A_log, dt_bias) */
     FD_GG_V_COLS = 6,  /* columns, hd = the value head dim (out_proj) */
+    /* rows [0, n1) from the GGUF tensor gguf, rows [n1, n1 + n2) from gguf2
+     * (same row length; each dequantized in its own ggml type): a projection
+     * the converter split in two along its rows (qwen4exp's index_qk_proj ->
+     * indexer.q_proj + indexer.k_proj), concatenated back exactly */
+    FD_GG_CAT2 = 7,
     /* a reshape: the same elements in the same order, the shapes equal once
      * their size-1 dims are dropped (glm5-next's conv1d [1, C, 1, K] for
      * [C, 1, K]); BF16 / F32 only, read in place */
-    FD_GG_RESHAPE = 7,
+    FD_GG_RESHAPE = 8,
 };
+#define FD_GG_IS_V(k) ((k) >= FD_GG_V_QKV && (k) <= FD_GG_V_COLS)
 
 /* One row of an architecture's name table: HF name pattern -> GGUF name
  * pattern.  "%L" in both stands for the decoder layer (model.layers.N. /
@@ -54,7 +61,7 @@ enum {
 typedef struct fd_gguf_name {
     const char *hf, *gguf;
     int kind;          /* FD_GG_* */
-    const char *gguf2; /* FD_GG_KV_B: the attn_v_b pattern */
+    const char *gguf2; /* FD_GG_KV_B: the attn_v_b pattern; FD_GG_CAT2: the second part's */
 } fd_gguf_name;
 
 typedef struct fd_gguf_arch {

@@ -282,7 +282,6 @@ void fd_weights_close(fd_weights *w)
     free(w->gguf);
     jv_free(w->gcfg);
     fd_strv_free(&w->gnames);
-    free(w->ghead);
     for (size_t i = 0; i < w->ngown; i++) free(w->gown[i]);
     free(w->gown);
     free(w->t);

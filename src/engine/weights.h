@@ -49,11 +49,12 @@ typedef struct fd_tensor {
     int bm, bn;              /* fp8 block */
     /* a GGUF view (qfmt FD_Q_GGUF, engine/gguf_model.h): data = the GGUF
      * tensor's first byte, gdata2 = attn_v_b's (FD_GG_KV_B) */
-    uint32_t gtype, gtype2;  /* ggml type ids (gtype2: attn_v_b's, FD_GG_KV_B) */
+    uint32_t gtype, gtype2;  /* ggml type ids (gtype2: attn_v_b's, FD_GG_KV_B; the second part's, FD_GG_CAT2) */
     int gkind;               /* FD_GG_* */
     uint64_t grow0;          /* first GGUF row of the view */
     uint64_t gp[4];          /* FD_GG_PERMUTE: heads; FD_GG_KV_B: heads, qk_nope_head_dim, v_head_dim;
-                              * FD_GG_V_*: key heads, value heads per key head, rows per head, first permuted row */
+                              * FD_GG_V_*: key heads, value heads per key head, rows per head, first permuted row;
+                              * FD_GG_CAT2: the rows of the first part */
     const unsigned char *gdata2;
     fd_ct_scheme ct;         /* compressed-tensors pack-quantized scheme */
     const struct fd_tensor *zero; /* its weight_zero_point (asymmetric) / qzeros (GPTQ, AWQ) / biases (MLX) or NULL */
@@ -97,7 +98,7 @@ typedef struct fd_weights {
     struct fd_gguf_set *gguf;
     jv *gcfg;                /* the config.json document built from its metadata */
     fd_strv gnames;          /* the views' names */
-    uint16_t *ghead;         /* a quantized head dequantized (bf16) */
+    int ghead_q;             /* the head is a quantized (non-BF16/F32) GGUF tensor: read row by row */
     uint32_t ghead_type;
     double gnominal, geffective; /* bits per weight (docs/QUANT-FORMATS.md "GGUF") */
     char gmajor[16];         /* the predominant quantized type, lowercase ("q4_k"), "" when none */

@@ -232,19 +232,40 @@ int fd_dsw_add_window_logits(fd_dsw *w, const fd_ds_window *win, const float *lo
     return add_window(w, win, logits, e);
 }
 
-int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e)
+/* head: the whole matrix, or NULL and row() a block of rows at a time */
+static int set_head(fd_dsw *w, const uint16_t *head, fd_dsw_head_row_fn row, void *ctx, fd_err *e)
 {
     if (w->id.hidden <= 0) return fd_fail(e, "bad_usage", "", "a head needs a positive hidden width");
     char *full = fd_path_join(w->tmp, "head/weight.safetensors");
-    uint64_t shape[2] = {(uint64_t)w->id.vocab, (uint64_t)w->id.hidden};
+    uint64_t V = (uint64_t)w->id.vocab, H = (uint64_t)w->id.hidden, shape[2] = {V, H};
     fd_st_writer sw;
     int rc = fd_st_writer_begin(&sw, full, "lm_head.weight", "BF16", shape, 2, NULL, e);
-    if (!rc) rc = fd_st_writer_put(&sw, head, (size_t)w->id.vocab * (size_t)w->id.hidden * 2, e);
+    if (!rc && head) rc = fd_st_writer_put(&sw, head, (size_t)V * (size_t)H * 2, e);
+    else if (!rc) {
+        enum { BLOCK = 256 };
+        uint16_t *buf = fd_xmalloc((size_t)H * BLOCK * 2);
+        for (uint64_t r0 = 0; !rc && r0 < V; r0 += BLOCK) {
+            uint64_t n = V - r0 < BLOCK ? V - r0 : BLOCK;
+            for (uint64_t r = 0; r < n; r++) row(ctx, r0 + r, buf + r * H);
+            rc = fd_st_writer_put(&sw, buf, (size_t)(n * H * 2), e);
+        }
+        free(buf);
+    }
     if (!rc) rc = fd_st_writer_finish(&sw, w->head_content_sha, w->head_file_sha, e);
     else fd_st_writer_abort(&sw);
     free(full);
     if (!rc) w->have_head = 1;
     return rc;
+}
+
+int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e)
+{
+    return set_head(w, head, NULL, NULL, e);
+}
+
+int fd_dsw_set_head_rows(fd_dsw *w, fd_dsw_head_row_fn row, void *ctx, fd_err *e)
+{
+    return set_head(w, NULL, row, ctx, e);
 }
 
 /* Writes a sealed sub-document (pretty JSON + "\n") and returns its file sha. */

@@ -86,6 +86,10 @@ int fd_dsw_add_window_logits(fd_dsw *w, const fd_ds_window *win, const float *lo
 /* head: vocab x hidden bf16 values.  Required for hidden form; optional for
  * logit form (the head that produced the logits, when it is known). */
 int fd_dsw_set_head(fd_dsw *w, const uint16_t *head, fd_err *e);
+/* The same, row by row: row(ctx, r, out) writes row r's hidden bf16 values
+ * (a quantized head decoded a block of rows at a time, never whole). */
+typedef void (*fd_dsw_head_row_fn)(void *ctx, uint64_t r, uint16_t *out);
+int fd_dsw_set_head_rows(fd_dsw *w, fd_dsw_head_row_fn row, void *ctx, fd_err *e);
 /* Writes the seal chain and renames into place; frees w either way.
  * On success the sealed manifest is returned through *manifest if non-NULL. */
 int fd_dsw_finish(fd_dsw *w, jv **manifest, fd_err *e);

@@ -247,8 +247,8 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
 /* ------------------------------------------------------ AVX2 (FMA + FTZ/DAZ) */
 
 __attribute__((target("avx2,fma")))
-static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
-                      float *out, size_t ostride)
+static void gemm_avx2_any(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                          float *out, size_t ostride)
 {
     const __m256i hi_mask = _mm256_set1_epi32((int)0xffff0000u);
     for (size_t p = 0; p < np; p += MR) {
@@ -279,6 +279,111 @@ static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
                 for (size_t h = 0; h < 2; h++) _mm256_storeu_ps(out + (p + i) * ostride + t * FD_TILE + 8 * h, acc[i][h]);
         }
     }
+}
+
+/* 6 positions x 1 tile (12 accumulators of 8 columns): per pair k the odd
+ * halves of the tile are widened and fed to the six rows' odd FMAs, then
+ * the even halves to their even FMAs, so each accumulator still takes
+ * odd then even per pair (the canonical chain) while 12 + 2 + 1 of the 16
+ * registers are live; the A values come pre-split into fp32 planes and are
+ * broadcast from memory.  The old 4 x 1 block (8 accumulators, each two
+ * dependent FMAs per pair) was bound by the FMA latency at half the peak. */
+#define ACC12(X) X(0) X(1) X(2) X(3) X(4) X(5)
+__attribute__((target("avx2,fma")))
+static void block_avx2_6x1(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+{
+    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
+#define DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
+    ACC12(DECL)
+#undef DECL
+    for (size_t k = 0; k < kp; k++) {
+        const uint32_t *bk = b + k * FD_TILE;
+        __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));
+        __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));
+#define ODD(i)                                                                                   \
+    {                                                                                            \
+        __m256 a_ = _mm256_broadcast_ss(ao + (size_t)(i) * kp + k);                               \
+        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
+        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
+    }
+        ACC12(ODD)
+#undef ODD
+        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));
+        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));
+#define EVEN(i)                                                                                  \
+    {                                                                                            \
+        __m256 a_ = _mm256_broadcast_ss(ae + (size_t)(i) * kp + k);                               \
+        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
+        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
+    }
+        ACC12(EVEN)
+#undef EVEN
+    }
+#define ST(i) _mm256_storeu_ps(out + (size_t)(i) * ostride, c##i##0); _mm256_storeu_ps(out + (size_t)(i) * ostride + 8, c##i##1);
+    ACC12(ST)
+#undef ST
+}
+#undef ACC12
+
+/* The same for the 4 positions a 64-position block leaves (8 accumulators:
+ * 16 FMAs per pair against 8-cycle chains still fill both FMA pipes). */
+#define ACC8(X) X(0) X(1) X(2) X(3)
+__attribute__((target("avx2,fma")))
+static void block_avx2_4x1(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+{
+    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
+#define DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
+    ACC8(DECL)
+#undef DECL
+    for (size_t k = 0; k < kp; k++) {
+        const uint32_t *bk = b + k * FD_TILE;
+        __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));
+        __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));
+#define ODD(i)                                                                                   \
+    {                                                                                            \
+        __m256 a_ = _mm256_broadcast_ss(ao + (size_t)(i) * kp + k);                               \
+        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
+        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
+    }
+        ACC8(ODD)
+#undef ODD
+        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));
+        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));
+#define EVEN(i)                                                                                  \
+    {                                                                                            \
+        __m256 a_ = _mm256_broadcast_ss(ae + (size_t)(i) * kp + k);                               \
+        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
+        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
+    }
+        ACC8(EVEN)
+#undef EVEN
+    }
+#define ST(i) _mm256_storeu_ps(out + (size_t)(i) * ostride, c##i##0); _mm256_storeu_ps(out + (size_t)(i) * ostride + 8, c##i##1);
+    ACC8(ST)
+#undef ST
+}
+#undef ACC8
+
+__attribute__((target("avx2,fma")))
+static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                      float *out, size_t ostride)
+{
+    size_t np6 = np / 6 * 6, np4 = np6 + (np - np6) / 4 * 4;
+    float *ao = fd_xmalloc((np4 * kp + 1) * sizeof *ao), *ae = fd_xmalloc((np4 * kp + 1) * sizeof *ae);
+    for (size_t i = 0; i < np4 * kp; i++) {
+        uint32_t o = hid[i] & 0xffff0000u, e = hid[i] << 16;
+        memcpy(&ao[i], &o, 4);
+        memcpy(&ae[i], &e, 4);
+    }
+    for (size_t p = 0; p < np6; p += 6)
+        for (size_t t = 0; t < ntiles; t++)
+            block_avx2_6x1(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
+    if (np4 > np6)
+        for (size_t t = 0; t < ntiles; t++)
+            block_avx2_4x1(ao + np6 * kp, ae + np6 * kp, kp, packed + t * kp * FD_TILE, out + np6 * ostride + t * FD_TILE, ostride);
+    free(ao);
+    free(ae);
+    if (np4 < np) gemm_avx2_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
 
 unsigned fd_ftz_daz_enter(void)

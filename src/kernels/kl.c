@@ -15,11 +15,36 @@
 #undef KL_NAME
 
 #if defined(__x86_64__) /* the ISA builds of the same code; elsewhere the generic one runs */
+/* The AVX2 table lookup: two 4-lane gathers (loads: the bits of the loop). */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) v8d avx2_gather8(v8l j)
+{
+    __m256i i[2];
+    memcpy(i, &j, sizeof i);
+    __m256d g[2] = {_mm256_i64gather_pd(fd_exp2_128, i[0], 8), _mm256_i64gather_pd(fd_exp2_128, i[1], 8)};
+    v8d o;
+    memcpy(&o, g, sizeof o);
+    return o;
+}
+/* lo > x ? lo : x per lane: vmaxpd(a, b) is a > b ? a : b, so a NaN x is kept */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) v8d avx2_clamp8(v8d lo, v8d x)
+{
+    __m256d l[2], v[2];
+    memcpy(l, &lo, sizeof l);
+    memcpy(v, &x, sizeof v);
+    v[0] = _mm256_max_pd(l[0], v[0]);
+    v[1] = _mm256_max_pd(l[1], v[1]);
+    memcpy(&x, v, sizeof x);
+    return x;
+}
 #define KL_ATTR __attribute__((target("avx2,fma")))
 #define KL_NAME(x) avx2_##x
+#define KL_GATHER(out, idx) ((out) = avx2_gather8(idx))
+#define KL_CLAMP_LO(lo, x) avx2_clamp8(lo, x)
 #include "kl_impl.inc"
 #undef KL_ATTR
 #undef KL_NAME
+#undef KL_GATHER
+#undef KL_CLAMP_LO
 
 /* Here the exp table lookup is the gather instruction: a load, so the bits are
  * those of the per-lane loop the other targets use.  (Measured on a Sapphire

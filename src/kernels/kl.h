@@ -44,6 +44,15 @@ typedef struct fd_kl_ops {
     /* Jensen-Shannon contribution of one chunk, given both sides' finished
      * first-pass states (max and sum). */
     double (*js_chunk)(const fd_ref_state *rs, const fd_pair_state *ps, const float *r, const float *c, size_t n);
+    /* The index of the first x[i] > thr (an ordered compare: NaN never is), or n
+     * when none: the token statistics' top-k skips the columns below its k-th
+     * entry with it.  No arithmetic, so every path gives the same index. */
+    size_t (*first_above)(const float *x, size_t n, float thr);
+    /* y[i] = the path's inlined exp (x <= 0) / log (normal x > 0) of x[i],
+     * 8 lanes a time as in the passes above: kernel-selftest holds every
+     * path to the generic one bit for bit on extreme inputs. */
+    void (*exp_n)(const double *x, size_t n, double *y);
+    void (*log_n)(const double *x, size_t n, double *y);
 } fd_kl_ops;
 
 const fd_kl_ops *fd_kl_ops_for(fd_path p);

@@ -292,6 +292,92 @@ static int explog_selftest(uint64_t *s, FILE *out)
     return failures;
 }
 
+/* first_above of every path against the per-column loop: rows of 0..99
+ * columns drawn from a small pool (ties with thr, +0/-0, NaN, infinities,
+ * subnormals, the largest finite values), thresholds from the same pool. */
+static int above_selftest(uint64_t *s, FILE *out)
+{
+    static const float pool[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, 1e-45f, -1e-45f, 3.4028235e38f, -3.4028235e38f,
+                                 __builtin_inff(), -__builtin_inff(), __builtin_nanf("")};
+    const size_t np = sizeof pool / sizeof *pool;
+    float x[100];
+    int failures = 0;
+    for (int round = 0; round < 4000; round++) {
+        size_t n = (size_t)(fd_rng_next(s) % 100), sparse = fd_rng_next(s) % 4;
+        float thr = pool[fd_rng_next(s) % np];
+        for (size_t i = 0; i < n; i++) /* mostly values at or below thr, so the hits are sparse */
+            x[i] = sparse && fd_rng_next(s) % (16 * sparse) ? -1.0f : pool[fd_rng_next(s) % np];
+        size_t want = n;
+        for (size_t i = 0; i < n; i++)
+            if (x[i] > thr) { want = i; break; }
+        for (int p = 0; p < FD_PATH_COUNT; p++) {
+            if (!fd_path_supported((fd_path)p)) continue;
+            size_t got = fd_kl_ops_for((fd_path)p)->first_above(x, n, thr);
+            if (got != want) {
+                fprintf(out, "kernel-selftest: first_above path %s gives %zu, the loop %zu (round %d)\n",
+                        fd_path_name((fd_path)p), got, want, round);
+                return failures + 1;
+            }
+        }
+    }
+    return failures;
+}
+
+/* Every path's vector exp and log against the generic build, bit for bit:
+ * random arguments over the whole domain, results in the subnormal range
+ * (x in [-745.2, -708.4]), the clamp (x just above and below -746, huge
+ * negative logits, -DBL_MAX), +-0, the smallest magnitudes, and for log
+ * 1, the smallest normal, DBL_MAX and the ratios the JS pass takes. */
+static int explog_paths_selftest(uint64_t *s, FILE *out)
+{
+    enum { N = 40000 };
+    double *x = malloc(N * sizeof *x), *want = malloc(N * sizeof *want), *got = malloc(N * sizeof *got);
+    static const double ex[] = {0.0, -0.0, -5e-324, -1e-300, -0x1p-1022, -1e-17, -0.5, -1.0, -708.3964185322641,
+                                -708.4, -709.0, -744.44007192138122, -745.1332191019411, -745.1332191019412, -745.2,
+                                -745.9999999, -746.0, -746.0000000001, -747.0, -1e5, -1e30, -3.4028234663852886e38,
+                                -1e300, -1.7976931348623157e308};
+    static const double lx[] = {1.0, 0x1p-1022, 0x1.0000000000001p-1022, 1.7976931348623157e308, 2.0, 0.5,
+                                1.4142135623730951, 1.4142135623730950, 0.7071067811865476, 1.0000000000000002,
+                                0.9999999999999999, 1e-300, 1e300, 3.4028234663852886e38};
+    const size_t ne = sizeof ex / sizeof *ex, nl = sizeof lx / sizeof *lx;
+    int failures = 0;
+    if (!x || !want || !got) { free(x); free(want); free(got); fprintf(out, "kernel-selftest: out of memory\n"); return 1; }
+    for (int fn = 0; fn < 2; fn++) {
+        for (size_t i = 0; i < N; i++) {
+            uint64_t r = fd_rng_next(s);
+            double u = fd_rng_unit(s);
+            if (fn == 0) {
+                if (i < ne) x[i] = ex[i];
+                else if (r % 4 == 0) x[i] = -708.0 - u * 38.5;            /* subnormal results, the clamp */
+                else if (r % 4 == 1) x[i] = -u * 50.0;                     /* ordinary logits */
+                else if (r % 4 == 2) x[i] = -ldexp(u, (int)(r >> 8) % 2100 - 1074); /* every exponent */
+                else x[i] = ex[(r >> 8) % ne];
+            } else {
+                if (i < nl) x[i] = lx[i];
+                else if (r % 3 == 0) x[i] = 0x1p-1022 + u * 2.0;             /* the JS ratios */
+                else if (r % 3 == 1) x[i] = 1.0 + u * 1e6;                   /* sums of exps */
+                else x[i] = ldexp(0.5 + u * 0.5, (int)(r >> 8) % 2046 - 1021); /* every normal exponent */
+            }
+        }
+        const fd_kl_ops *g = fd_kl_ops_for(FD_PATH_SCALAR);
+        (fn ? g->log_n : g->exp_n)(x, N, want);
+        for (int p = 1; p < FD_PATH_COUNT; p++) {
+            if (!fd_path_supported((fd_path)p)) continue;
+            const fd_kl_ops *o = fd_kl_ops_for((fd_path)p);
+            (fn ? o->log_n : o->exp_n)(x, N, got);
+            for (size_t i = 0; i < N; i++)
+                if (memcmp(&got[i], &want[i], 8)) {
+                    fprintf(out, "kernel-selftest: %s path %s: %s(%a) = %a, the generic build %a\n", fn ? "log" : "exp",
+                            fd_path_name((fd_path)p), fn ? "log" : "exp", x[i], got[i], want[i]);
+                    failures++;
+                    break;
+                }
+        }
+    }
+    free(x); free(want); free(got);
+    return failures;
+}
+
 int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
 {
     uint64_t s = seed;
@@ -299,5 +385,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     failures += f32_selftest(seed ^ 0xf32f32u, out);
     failures += kl_selftest(&s, out);
     failures += explog_selftest(&s, out);
+    failures += above_selftest(&s, out);
+    failures += explog_paths_selftest(&s, out);
     return failures ? -1 : 0;
 }

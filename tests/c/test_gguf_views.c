@@ -6,7 +6,10 @@
  *     k_b transposed to [nh, r, dn], v_b [nh, dv, r]) with k_b and v_b of
  *     different ggml types (F32 and Q8_0, as llama-quantize leaves a k_b
  *     whose rows are not whole K-quant blocks);
- *   - FD_GG_ROWS with row0: expert E of a stacked [E, rows, K] tensor. */
+ *   - FD_GG_ROWS with row0: expert E of a stacked [E, rows, K] tensor;
+ *   - FD_GG_CAT2: a projection split along its rows in two tensors
+ *     (qwen4exp's index_qk_proj -> indexer.q_proj + k_proj) of different
+ *     ggml types (Q8_0 and F32), concatenated back. */
 #include "check.h"
 #include "engine/gguf_model.h"
 #include "format/ggml_quants.h"
@@ -142,4 +145,44 @@ static int expert_rows(void)
     return fails;
 }
 
-int test_gguf_views(void) { return permute() + kv_b() + expert_rows(); }
+static int cat2(void)
+{
+    int fails = 0;
+    enum { N1 = 3, N2 = 2, K = 64 };
+    unsigned char q[N1 * 2 * 34];
+    float f[N2 * K];
+    for (uint64_t r = 0; r < N1; r++)
+        for (uint64_t b = 0; b < 2; b++) {
+            float v[32];
+            for (int i = 0; i < 32; i++) v[i] = val(r, b * 32 + (uint64_t)i);
+            q8_block(v, q + (r * 2 + b) * 34);
+        }
+    for (uint64_t r = 0; r < N2; r++)
+        for (uint64_t c = 0; c < K; c++) f[r * K + c] = val(N1 + r, c) + 0.125f;
+    fd_tensor t = {0};
+    t.ndim = 2;
+    t.lshape[0] = t.shape[0] = N1 + N2;
+    t.lshape[1] = t.shape[1] = K;
+    t.qfmt = FD_Q_GGUF;
+    t.gkind = FD_GG_CAT2;
+    t.gtype = FD_GGML_Q8_0;
+    t.gtype2 = FD_GGML_F32;
+    t.gp[0] = N1;
+    t.data = q;
+    t.gdata2 = (const unsigned char *)f;
+    uint16_t row[K];
+    float ref[K];
+    fd_err e;
+    for (uint64_t r = 0; r < N1 + N2; r++) {
+        fd_gguf_row_bf16(&t, r, K, row);
+        if (r < N1) fd_ggml_dequant_row_f32(FD_GGML_Q8_0, q + r * 68, K, ref, &e);
+        for (uint64_t c = 0; c < K; c++) {
+            float want = r < N1 ? ref[c] : f[(r - N1) * K + c];
+            CHECKF(row[c] == fd_f32_to_bf16(want), "cat2 row %llu col %llu", (unsigned long long)r, (unsigned long long)c);
+        }
+        CHECKF(fd_gguf_elem_bf16(&t, r * K + 7) == row[7], "cat2 elem row %llu", (unsigned long long)r);
+    }
+    return fails;
+}
+
+int test_gguf_views(void) { return permute() + kv_b() + expert_rows() + cat2(); }

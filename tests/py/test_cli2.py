@@ -43,7 +43,7 @@ CLASSES = ["embed_tokens", "attn.qkv", "attn.o", "mlp.gate", "mlp.up", "mlp.down
 ENUMS = [("capture", "--role", ["root", "quant"]), ("capture", "--lane", LANES), ("capture", "--schedule", ["window-outer", "layer-outer"]), ("capture", "--gemm-order", ["tile", "pair"]),
          ("compare", "--kernel", K4), ("describe", "--format", ["text", "json", "markdown"]),
          ("quantize", "--bits", ["2", "3", "4", "5", "6", "8"]), ("quantize", "--tensor-class", CLASSES),
-         ("quantize", "--format", ["fp8-block", "nvfp4", "gguf"]), ("quantize", "--type", ["bf16", "q8_0", "q4_0", "q4_k"]),
+         ("quantize", "--format", ["fp8-block", "nvfp4", "compressed-tensors", "gptq", "mlx", "gguf"]), ("quantize", "--type", ["bf16", "q8_0", "q4_0", "q4_k"]),
          ("demo", "--preset", PRESETS), ("fixture", "--preset", PRESETS),
          ("write-fixture", "--role", ["root", "quant", "derived"]), ("write-fixture", "--lane", LANES),
          ("adapt", "--source", ["llamacpp-kld", "k3v1", "k3v0-window", "malaiwah-serving-v2"]), ("adapt", "--role", ["derived", "quant", "root"]),

@@ -48,7 +48,12 @@ rc, out, err = fid("demo", "--out", demo)
 case("demo runs", rc == 0, out[-2000:] + err[-2000:])
 DEMO_CMP = os.path.join(demo, "compare")
 demo_receipts = sorted(os.path.join(DEMO_CMP, d, "comparison-receipt.json") for d in os.listdir(DEMO_CMP))
-case("demo wrote one receipt per candidate (int8, int4, fp8, nvfp4, gguf q4_0)", len(demo_receipts) == 5, demo_receipts)
+DEMO_ROWS = ["01-rtn-int8", "02-rtn-int4", "03-fp8-experts", "04-nvfp4-experts", "05-gguf-q4_0-experts",
+             "06-ct-w4a16-experts", "07-gptq-w4-experts", "08-mlx-4bit-experts"]
+case("demo wrote one receipt per candidate (int8, int4, fp8, nvfp4, gguf q4_0, compressed-tensors W4A16, GPTQ 4-bit, "
+     "MLX 4-bit)", [os.path.basename(os.path.dirname(r)) for r in demo_receipts] == DEMO_ROWS, demo_receipts)
+case("demo prints the KL ordering of all 8 candidates",
+     out.count(" < ") == 7 and all(("%s " % r[3:]) in out.split("KL ordering")[-1] for r in DEMO_ROWS), out[-1500:])
 DEMO_HTML = os.path.join(demo, "report.html")
 if os.path.isfile(DEMO_HTML):  # compare --report reads each candidate's declared bits: every candidate drawn
     dsvg = [s for s in re.findall(r"<svg\b.*?</svg>", open(DEMO_HTML, encoding="utf-8").read(), re.S)

@@ -25,15 +25,17 @@ int fd_hcres_load(const fd_mm *m, fd_hcres *g, const fd_weights *W, fd_err *e, s
         fd_hcres_free(g);
         return -1;
     }
-    g->nw = fd_op_vec_bf16(nw, 0, n * H);
+    if (W->gstored) g->nm = fd_op_vec_f32(nw, n * H); /* a GGUF's stored 1 + w */
+    else g->nw = fd_op_vec_bf16(nw, 0, n * H);
     return 0;
 }
 
 void fd_hcres_free(fd_hcres *g)
 {
     fd_lin_free(&g->down); fd_lin_free(&g->up); fd_lin_free(&g->inj);
-    free(g->nw);
+    free(g->nw); free(g->nm);
     g->nw = NULL;
+    g->nm = NULL;
 }
 
 /* bf16 unary op over a contiguous bf16 tensor of n elements: torch's vector
@@ -51,7 +53,8 @@ void fd_hcres_apply(const fd_mm *m, const fd_hcres *g, const uint16_t *X, size_t
     /* the grouped norm: each stream's rows over H with its slice of the weight */
     for (size_t s = 0; s < n; s++) {
         for (size_t t = 0; t < S; t++) memcpy(tmp + t * H, X + t * nH + s * H, H * 2);
-        fd_op_rmsnorm_zc_mm(m, tmp, S, H, g->nw + s * H, eps, tmp);
+        if (g->nm) fd_op_rmsnorm_mul_mm(m, tmp, S, H, g->nm + s * H, eps, tmp);
+        else fd_op_rmsnorm_zc_mm(m, tmp, S, H, g->nw + s * H, eps, tmp);
         for (size_t t = 0; t < S; t++) memcpy(hn + t * nH + s * H, tmp + t * H, H * 2);
     }
     fd_lin_apply(m, &g->down, hn, S, d);
@@ -123,7 +126,7 @@ static void qsa_rows(void *ctx, size_t lo, size_t hi)
     free(qf); free(ks);
 }
 
-void fd_op_qsa_select(const fd_mm *m, const uint16_t *q, const uint16_t *rk, const uint16_t *kw, const fd_rope *R,
+void fd_op_qsa_select(const fd_mm *m, const uint16_t *q, const uint16_t *rk, const uint16_t *kw, const float *km, const fd_rope *R,
                       size_t S, size_t nh, size_t d, size_t cr, size_t budget, float eps, unsigned char *sel)
 {
     size_t B = S / cr;
@@ -133,7 +136,8 @@ void fd_op_qsa_select(const fd_mm *m, const uint16_t *q, const uint16_t *rk, con
         for (size_t i = 0; i < cr * d; i++) grp[i] = F(rk[b * cr * d + i]);
         for (size_t c = 0; c < d; c++) pk[b * d + c] = BF(fd_op_sum_outer(grp + c, d, cr, c, d) / (float)cr);
     }
-    if (B) fd_op_rmsnorm_zc_mm(m, pk, B, d, kw, eps, pk);
+    if (B && kw) fd_op_rmsnorm_zc_mm(m, pk, B, d, kw, eps, pk);
+    else if (B) fd_op_rmsnorm_mul_mm(m, pk, B, d, km, eps, pk);
     for (size_t b = 0; b < B; b++) {
         fd_rope_rot_half(pk + b * d, R, b * cr);
         for (size_t c = 0; c < d; c++) bk[b * d + c] = F(pk[b * d + c]);

@@ -67,6 +67,13 @@ int fd_q35_text_config(const jv *d, fd_glm_config *c, fd_q35_ext *x, int moe, in
  * the stored fp32 multiplier in place of 1 + w */
 void fd_q35_norm(const fd_mm *m, const fd_weights *W, const fd_tensor *t, const uint16_t *x, size_t rows, size_t n, float eps,
                  uint16_t *y);
+/* llama.cpp's qwen35 / qwen35moe metadata as the config.json document it
+ * implies (q35_gguf.c; qwen4exp's hook adds its own keys), and the
+ * value-head reorder's parameters (fd_gguf_stored.vheads; c->ext starts with
+ * an fd_q35_ext) */
+struct fd_gguf_set;
+jv *fd_q35_gguf_config(const struct fd_gguf_set *s, const char *arch, int moe, fd_err *e);
+void fd_q35_gguf_vheads(const fd_glm_config *c, uint64_t p[4]);
 /* the fixture presets (qwen3_5_fixture.c): qwen35-tiny, qwen35-small; qwen35-moe-tiny */
 extern const fd_fixture_preset FD_Q35_TEXT_PRESETS[], FD_Q35_MOE_TEXT_PRESETS[];
 /* the linear-attention token mixer of layer L on S rows of h (q35_delta.c) */

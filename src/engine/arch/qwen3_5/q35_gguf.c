@@ -66,7 +66,7 @@ static const fd_gguf_name MAP_MOE[] = {
 #undef A
 #undef P
 
-static jv *config(const fd_gguf_set *s, const char *arch, int moe, fd_err *e)
+jv *fd_q35_gguf_config(const fd_gguf_set *s, const char *arch, int moe, fd_err *e)
 {
     jv *d = jv_obj();
     static const struct { const char *key, *field; } INTS[] = {
@@ -161,10 +161,10 @@ static jv *config(const fd_gguf_set *s, const char *arch, int moe, fd_err *e)
     return d;
 }
 
-static jv *config_dense(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, 0, e); }
-static jv *config_moe(const fd_gguf_set *s, const char *arch, fd_err *e) { return config(s, arch, 1, e); }
+static jv *config_dense(const fd_gguf_set *s, const char *arch, fd_err *e) { return fd_q35_gguf_config(s, arch, 0, e); }
+static jv *config_moe(const fd_gguf_set *s, const char *arch, fd_err *e) { return fd_q35_gguf_config(s, arch, 1, e); }
 
-static void vheads(const fd_glm_config *c, uint64_t p[4])
+void fd_q35_gguf_vheads(const fd_glm_config *c, uint64_t p[4])
 {
     const fd_q35_ext *q = QX(c);
     p[0] = (uint64_t)q->nk;
@@ -182,4 +182,4 @@ static void vheads(const fd_glm_config *c, uint64_t p[4])
 static const char *const NAMES_DENSE[] = {"qwen35", NULL}, *const NAMES_MOE[] = {"qwen35moe", NULL};
 const fd_gguf_arch FD_GGUF_QWEN35 = {NAMES_DENSE, MAP_DENSE, config_dense, NULL, NULL, NULL};
 const fd_gguf_arch FD_GGUF_QWEN35MOE = {NAMES_MOE, MAP_MOE, config_moe, NULL, NULL, NULL};
-const fd_gguf_stored FD_GGUF_Q35_STORED = {vheads, STORED};
+const fd_gguf_stored FD_GGUF_Q35_STORED = {fd_q35_gguf_vheads, STORED};

@@ -67,19 +67,20 @@ static int qsa(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_lin qk = {0};
     if (!kn || fd_op_lin_named(m, S, &qk, W, e, N, H, "%slayers.%lld.self_attn.indexer.index_qk_proj", P, L)) return -1;
     uint16_t *y = fd_xmalloc(S * N * 2), *q = fd_xmalloc(S * nh * d * 2), *k = fd_xmalloc(S * d * 2),
-             *qw = fd_op_vec_bf16(qn, 0, d), *kw = fd_op_vec_bf16(kn, 0, d);
+             *kw = W->gstored ? NULL : fd_op_vec_bf16(kn, 0, d);
+    float *km = W->gstored ? fd_op_vec_f32(kn, d) : NULL; /* a GGUF's stored 1 + w */
     fd_lin_apply(m, &qk, h, S, y);
     for (size_t t = 0; t < S; t++) {
         memcpy(q + t * nh * d, y + t * N, nh * d * 2);
         memcpy(k + t * d, y + t * N + nh * d, d * 2);
     }
-    fd_op_rmsnorm_zc_mm(m, q, S * nh, d, qw, (float)c->rms_norm_eps, q);
+    fd_q35_norm(m, W, qn, q, S * nh, d, (float)c->rms_norm_eps, q);
     fd_op_rope_heads(m, q, nh, NULL, 0, d, &f->R, S);
     fd_op_dump(L, "qsa_q", "bf16", q, S * nh * d * 2);
-    fd_op_qsa_select(m, q, k, kw, &f->R, S, nh, d, (size_t)x->ix_cr, (size_t)x->ix_budget, (float)c->rms_norm_eps, f->sel);
+    fd_op_qsa_select(m, q, k, kw, km, &f->R, S, nh, d, (size_t)x->ix_cr, (size_t)x->ix_budget, (float)c->rms_norm_eps, f->sel);
     fd_op_dump(L, "qsa_sel", "u8", f->sel, S * S);
     fd_lin_free(&qk);
-    free(y); free(q); free(k); free(qw); free(kw);
+    free(y); free(q); free(k); free(kw); free(km);
     return 0;
 }
 

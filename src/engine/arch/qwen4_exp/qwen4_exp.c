@@ -4,6 +4,10 @@
  * model.language_model. and the vision tower under model.visual. (skipped by
  * name, as the MTP head mtp.*). */
 #include "engine/arch/qwen4_exp/q4x.h"
+#include "engine/gguf_model.h"
+
+extern const fd_gguf_arch FD_GGUF_QWEN4EXP; /* q4x_gguf.c */
+extern const fd_gguf_stored FD_GGUF_Q4X_STORED;
 
 /* per window between layers: the streams and the output rows (bf16), the
  * selection, the RoPE tables */
@@ -57,9 +61,11 @@ const fd_arch FD_ARCH_QWEN4_EXP = {
 
 const fd_arch FD_ARCH_QWEN4_EXP_TEXT = {
     .info = {"qwen4_exp_text", "Qwen4ExpForCausalLM", "Qwen4-Exp text-only checkpoint (the qwen4_exp text model under model.)",
-             "docs/MODEL-MINIMAX-QWEN4.md", "bf16"},
+             "docs/MODEL-MINIMAX-QWEN4.md", "bf16, gguf"},
     .prefix = "model.",
     .parse = fd_q4x_text_parse,
+    .gguf = &FD_GGUF_QWEN4EXP,
+    .gguf_stored = &FD_GGUF_Q4X_STORED,
     .skipped = SKIP_TEXT,
     .presets = FD_Q4X_TEXT_PRESETS,
     Q4X_COMMON,
