@@ -312,6 +312,15 @@ jv *fd_capture_quant_disclosures(const fd_weights *W)
         fd_buf_printf(&b, "%zu NVFP4 weights (%s) dequantized to bf16 as e2m1 * (fp32(weight_scale) * weight_scale_2) "
                       "rounded to nearest even (ModelOpt NVFP4QTensor.dequantize); activations stay bf16: a weight-only "
                       "capture", W->nquant, codec);
+    /* effective bits per weight, as the Python tool reports them and as a GGUF's: every stored tensor of the
+     * quantized modules (packed weights, scales, zero points / biases, g_idx, shapes, input scales) x 8 over
+     * the quantized weights' logical elements */
+    double qel = 0;
+    for (size_t i = 0; i < W->n; i++)
+        if (W->t[i].qfmt != FD_Q_NONE) qel += (double)W->t[i].lshape[0] * (double)W->t[i].lshape[1];
+    if (qel > 0)
+        fd_buf_printf(&b, "; effective %.6g bits per weight (the quantized modules' stored bytes x 8 / their weights' "
+                      "elements)", (double)W->qbytes * 8.0 / qel);
     jv_set(x, "code", jv_str("weight_only_dequantization"));
     jv_set(x, "severity", jv_str("caveat"));
     jv_set(x, "affects_comparability", jv_bool(1));

@@ -21,7 +21,7 @@ experts' inputs are 64 and 32):
 5. refusals (exit 3, nothing written): partial groups, a bad --group-size
    (exit 4), an already-quantized source.
 """
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -136,6 +136,15 @@ def main():
         case("%s: codec %s, declared_bits 4, scope %s" % (f, codec, seg),
              m["weights"]["codec"] == codec and m["weights"]["declared_bits"] == 4
              and seg in m["scope"]["scope_digest"].split("|"), (m["weights"], m["scope"]["scope_digest"]))
+        # effective bits per weight: every stored tensor of the quantized modules x 8 / their weights' elements
+        mods = sorted({n[:-len("weight")] for n in names})
+        qb = sum(a[1].nbytes for k, a in t.items() if any(k.startswith(p) for p in mods))
+        el = sum(src[p + "weight"][1].size for p in mods)
+        det = " ".join(x.get("detail", "") for x in m["disclosures"] if x["code"] == "weight_only_dequantization")
+        got = re.search(r"effective ([0-9.e+-]+) bits per weight", det)
+        want = float("%.6g" % (qb * 8.0 / el))
+        case("%s: the disclosure's effective bits per weight = stored bytes x 8 / elements (%.6g)" % (f, want),
+             got is not None and float(got.group(1)) == want, det[-300:])
         rc, out, err = run("compare", "--reference", W("root"), "--candidate", c, "--out", W("cmp-" + f))
         r = json.load(open(W("cmp-" + f, "comparison-receipt.json"))) if os.path.exists(
             W("cmp-" + f, "comparison-receipt.json")) else {}
