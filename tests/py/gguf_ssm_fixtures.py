@@ -13,39 +13,14 @@ stores as 1 + w), which the presets leave at 0:
            the GGUF defines a slightly different model (a small KL).
 
 Used by tests/vectors/gguf-ssm/make.py and tests/py/test_gguf_ssm.py."""
-import json, os, struct
+import json, os, sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gguf_arch_fixtures import read_st, write_st  # noqa: E402,F401  (re-exported: the ssm/qwen4/glm5 tests import them here)
+
 VARIANTS = [("qwen35-tiny", "exact"), ("qwen35-tiny", "f32norm"), ("qwen35-moe-tiny", "exact")]
-
-
-def read_st(path):
-    data = open(path, "rb").read()
-    hl = struct.unpack("<Q", data[:8])[0]
-    hdr = json.loads(data[8:8 + hl])
-    meta = hdr.pop("__metadata__", None)
-    out = {}
-    for k, v in hdr.items():
-        a, b = v["data_offsets"]
-        out[k] = (v["dtype"], v["shape"], data[8 + hl + a:8 + hl + b])
-    return meta, out
-
-
-def write_st(path, meta, tensors):
-    hdr, blobs, off = {}, [], 0
-    if meta is not None:
-        hdr["__metadata__"] = meta
-    for k in sorted(tensors):
-        dt, shape, raw = tensors[k]
-        hdr[k] = {"dtype": dt, "shape": list(shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(hdr, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path + ".tmp", "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-    os.replace(path + ".tmp", path)
 
 
 def bf16_rne(x):
