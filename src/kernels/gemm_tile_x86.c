@@ -92,20 +92,9 @@ static void gemm_amx(const uint32_t *hid, size_t np, size_t kp, const uint32_t *
 
 /* ------------------------------------------ AVX-512F emulation (FTZ/DAZ) */
 
-/* A rows split into even / odd fp32 values, rows padded to a multiple of 4
- * with zeros (their outputs are computed and dropped). */
-static float *split_rows(const uint32_t *hid, size_t np, size_t kp, size_t npad, int odd)
-{
-    float *v = fd_xcalloc(npad * kp + 1, sizeof *v);
-    for (size_t i = 0; i < np * kp; i++) {
-        uint32_t u = odd ? hid[i] & 0xffff0000u : hid[i] << 16;
-        memcpy(&v[i], &u, 4);
-    }
-    return v;
-}
-
-/* The same into caller buffers of npad * kp values (rows past np +0),
- * 8 words at a time (a scalar split took 30 % of a P.V product). */
+/* A rows split into even / odd fp32 planes of npad * kp values in caller
+ * buffers (rows past np +0; their outputs are computed and dropped), 8
+ * words at a time (a scalar split took 30 % of a P.V product). */
 __attribute__((target("avx2")))
 static void split_planes(const uint32_t *hid, size_t np, size_t kp, size_t npad, float *ae, float *ao)
 {
@@ -212,24 +201,35 @@ static void tile_block8_avx512f(const float *ae, const float *ao, size_t kp, con
 #undef ST
 }
 
+/* A split in groups of 8-row blocks whose planes stay under 64 KiB (as the
+ * AVX2 kernel below: no mmap per call), then the last rows 4 at a time. */
 __attribute__((target("avx512f")))
 static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                               float *out, size_t ostride)
 {
     unsigned csr = fd_ftz_daz_enter();
-    size_t npad = (np + 3) / 4 * 4;
-    float *ae = split_rows(hid, np, kp, npad, 0), *ao = split_rows(hid, np, kp, npad, 1);
-    size_t np8 = np / 8 * 8;
-    for (size_t t = 0; t < ntiles; t++)
-        for (size_t p = 0; p < np8; p += 8)
-            tile_block8_avx512f(ae + p * kp, ao + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE,
-                                ostride);
-    for (size_t t = 0; np8 < np && t < ntiles; t += 2) { /* the last rows, 4 at a time */
-        int two = t + 1 < ntiles;
-        const uint32_t *b0 = packed + t * kp * FD_TILE, *b1 = two ? b0 + kp * FD_TILE : b0;
-        for (size_t p = np8; p < np; p += 4)
-            tile_block_avx512f(ae + p * kp, ao + p * kp, kp, b0, b1, out + p * ostride + t * FD_TILE, ostride,
-                               np - p < 4 ? np - p : 4, two);
+    size_t np8 = np / 8 * 8, group = kp ? (64 * 1024) / (8 * kp) / 8 * 8 : 8;
+    if (group < 8) group = 8;
+    if (group > np8 && np8) group = np8;
+    float *ae = fd_xmalloc((group * kp + 1) * sizeof *ae), *ao = fd_xmalloc((group * kp + 1) * sizeof *ao);
+    for (size_t g = 0; g < np8; g += group) {
+        size_t ng = np8 - g < group ? np8 - g : group;
+        split_planes(hid + g * kp, ng, kp, ng, ae, ao);
+        for (size_t t = 0; t < ntiles; t++)
+            for (size_t p = 0; p < ng; p += 8)
+                tile_block8_avx512f(ae + p * kp, ao + p * kp, kp, packed + t * kp * FD_TILE,
+                                    out + (g + p) * ostride + t * FD_TILE, ostride);
+    }
+    if (np8 < np) { /* the last rows, 4 at a time (padded with +0 rows: at most 8) */
+        size_t rem = np - np8;
+        split_planes(hid + np8 * kp, rem, kp, (rem + 3) / 4 * 4, ae, ao);
+        for (size_t t = 0; t < ntiles; t += 2) {
+            int two = t + 1 < ntiles;
+            const uint32_t *b0 = packed + t * kp * FD_TILE, *b1 = two ? b0 + kp * FD_TILE : b0;
+            for (size_t p = 0; p < rem; p += 4)
+                tile_block_avx512f(ae + p * kp, ao + p * kp, kp, b0, b1, out + (np8 + p) * ostride + t * FD_TILE, ostride,
+                                   rem - p < 4 ? rem - p : 4, two);
+        }
     }
     free(ae);
     free(ao);
