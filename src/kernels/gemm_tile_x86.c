@@ -256,6 +256,8 @@ static void tile_block3_avx2(const float *ae, const float *ao, size_t kp, const 
     const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
     const __m256 zero = _mm256_setzero_ps();
     _Alignas(32) float cbuf[3][FD_TILE] = {{0}}; /* C from +0 (and +0 when kp is 0) */
+    /* one pointer per plane row: each broadcast is base + k * 4 */
+    const float *pe0 = ae, *pe1 = ae + kp, *pe2 = ae + 2 * kp, *po0 = ao, *po1 = ao + kp, *po2 = ao + 2 * kp;
 #define DECL(i) __m256 e##i##0, e##i##1, o##i##0, o##i##1;
     R3(DECL)
 #undef DECL
@@ -270,7 +272,7 @@ static void tile_block3_avx2(const float *ae, const float *ao, size_t kp, const 
             __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));
 #define ODD(i)                                                                \
     {                                                                         \
-        __m256 a_ = _mm256_broadcast_ss(ao + (size_t)(i) * kp + k);            \
+        __m256 a_ = _mm256_broadcast_ss(po##i + k);                            \
         o##i##0 = _mm256_fmadd_ps(a_, b0, o##i##0);                           \
         o##i##1 = _mm256_fmadd_ps(a_, b1, o##i##1);                           \
     }
@@ -280,7 +282,7 @@ static void tile_block3_avx2(const float *ae, const float *ao, size_t kp, const 
             b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));
 #define EVEN(i)                                                               \
     {                                                                         \
-        __m256 a_ = _mm256_broadcast_ss(ae + (size_t)(i) * kp + k);            \
+        __m256 a_ = _mm256_broadcast_ss(pe##i + k);                            \
         e##i##0 = _mm256_fmadd_ps(a_, b0, e##i##0);                           \
         e##i##1 = _mm256_fmadd_ps(a_, b1, e##i##1);                           \
     }
