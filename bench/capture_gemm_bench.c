@@ -33,29 +33,40 @@ static double now(void)
 }
 
 /* M x N x K and how many times one window of flash-0.1b (5 layers: 3 dense,
- * 2 MoE, 8 experts top-4 + 1 shared) runs it.  Expert products are counted
- * at their mean row count (2,048 x 4 / 8 rows each).  Attention: per head
- * and 32-query block, Q.K^T (K = dn + dr = 48, N = the keys so far) and
- * P.V (K = 2,048 keys, N = dv = 32); listed at their mean shape. */
+ * 2 MoE with 8 experts top-4 + 1 shared; the indexer computed in the 3
+ * layers of type F, reused in the 2 of type S) runs it.  Expert products are
+ * listed at their mean row count (2,048 x 4 / 8: the FLOPs are exact).
+ * Attention, per head and 32-query block: Q.K^T (K = dn + dr = 48, N = the
+ * keys up to the block's end, mean 1,040) and P.V (K = 2,048 keys, N = dv =
+ * 32; the tile order's one K-block; the pair order skips its all-zero second
+ * 1,024-key block for the first half of the queries, so its P.V FLOPs are
+ * overstated here by a quarter).  Indexer scores: 16 queries x 4 heads per
+ * block, keys up to the block's end (mean 1,160), K = 32, on the pair
+ * kernel in either order (seq: fd_mm_run_seq).  Not listed: the F32 router
+ * (2,048 x 8 x 256, twice; gemm_f32.c). */
 typedef struct shape {
     const char *name;
     size_t M, N, K;
     double per_window;
+    int seq;
 } shape;
 
 static const shape SHAPES[] = {
-    {"q_a_proj      2048x128x256", 2048, 128, 256, 5},
-    {"q_b_proj      2048x192x128", 2048, 192, 128, 5},
-    {"kv_a_proj     2048x80x256", 2048, 80, 256, 5},
-    {"kv_b_proj     2048x256x64", 2048, 256, 64, 5},
-    {"o_proj        2048x256x128", 2048, 256, 128, 5},
-    {"idx.wq_b      2048x128x128", 2048, 128, 128, 5},
-    {"gate/up dense 2048x768x256", 2048, 768, 256, 6},
-    {"down dense    2048x256x768", 2048, 256, 768, 3},
-    {"expert g/u/d  1024x256x256", 1024, 256, 256, 2 * 8 * 3},
-    {"shared g/u/d  2048x256x256", 2048, 256, 256, 2 * 3},
-    {"attn Q.K^T    32x1024x48", 32, 1024, 48, 5 * 4 * 64},
-    {"attn P.V      32x32x2048", 32, 32, 2048, 5 * 4 * 64},
+    {"q_a_proj      2048x128x256", 2048, 128, 256, 5, 0},
+    {"q_b_proj      2048x192x128", 2048, 192, 128, 5, 0},
+    {"kv_a_proj     2048x80x256", 2048, 80, 256, 5, 0},
+    {"kv_b_proj     2048x256x64", 2048, 256, 64, 5, 0},
+    {"o_proj        2048x256x128", 2048, 256, 128, 5, 0},
+    {"idx.wq_b      2048x128x128", 2048, 128, 128, 3, 0},
+    {"idx.wk        2048x32x256", 2048, 32, 256, 3, 0},
+    {"idx.w_proj    2048x4x256", 2048, 4, 256, 3, 0},
+    {"gate/up dense 2048x768x256", 2048, 768, 256, 6, 0},
+    {"down dense    2048x256x768", 2048, 256, 768, 3, 0},
+    {"expert g/u/d  1024x256x256", 1024, 256, 256, 2 * 8 * 3, 0},
+    {"shared g/u/d  2048x256x256", 2048, 256, 256, 2 * 3, 0},
+    {"attn Q.K^T    32x1040x48", 32, 1040, 48, 5 * 4 * 64, 0},
+    {"attn P.V      32x32x2048", 32, 32, 2048, 5 * 4 * 64, 0},
+    {"idx scores    64x1160x32 seq", 64, 1160, 32, 3 * 112, 1},
 };
 enum { NSHAPES = sizeof SHAPES / sizeof SHAPES[0] };
 
@@ -141,8 +152,10 @@ int main(int argc, char **argv)
                 const shape *h = &SHAPES[i];
                 if (only && !strstr(h->name, only)) continue;
                 size_t os = pb[i].tiles * FD_TILE, rows = h->M < 64 ? h->M : 64;
-                fd_mm_run(&sc, a[i], rows, &pb[i], ref, os);
-                fd_mm_run(&m, a[i], h->M, &pb[i], out, os);
+                void (*run)(const fd_mm *, const uint32_t *, size_t, const fd_packed_head *, float *, size_t) =
+                    h->seq ? fd_mm_run_seq : fd_mm_run;
+                run(&sc, a[i], rows, &pb[i], ref, os);
+                run(&m, a[i], h->M, &pb[i], out, os);
                 int same = !memcmp(ref, out, rows * os * 4);
                 bad |= !same;
                 double flop = 2.0 * (double)h->M * (double)h->N * (double)h->K, best = 1e30;
@@ -150,7 +163,7 @@ int main(int argc, char **argv)
                     int calls = 0;
                     double t0 = now(), dt;
                     do {
-                        fd_mm_run(&m, a[i], h->M, &pb[i], out, os);
+                        run(&m, a[i], h->M, &pb[i], out, os);
                         calls++;
                     } while ((dt = now() - t0) < min_s / reps);
                     if (dt / calls < best) best = dt / calls;
@@ -168,9 +181,10 @@ int main(int argc, char **argv)
             if (pk > 0) snprintf(pct, sizeof pct, "%.1f", g / pk * 100);
             printf("%-5s %-10s %-28s %9.1f %9.1f %7s\n", fd_order_name(order), fd_path_name((fd_path)p),
                    "ONE WINDOW (weighted, ms)", win_s * 1e3, g, pct);
-            if (pk > 0) printf("capture-gemm %s %s window_gflops %.1f peak %.1f percent %.1f\n", fd_order_name(order),
-                               fd_path_name((fd_path)p), g, pk, g / pk * 100);
-            else printf("capture-gemm %s %s window_gflops %.1f\n", fd_order_name(order), fd_path_name((fd_path)p), g);
+            printf("capture-gemm %s %s window_gflop %.2f window_gemm_ms %.1f window_gflops %.1f", fd_order_name(order),
+                   fd_path_name((fd_path)p), win_flop * 1e-9, win_s * 1e3, g);
+            if (pk > 0) printf(" peak %.1f percent %.1f", pk, g / pk * 100);
+            printf("\n");
             fd_mm_free(&m);
             fd_mm_free(&sc);
         }
