@@ -250,7 +250,7 @@ for bin in $BINS; do
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
-         "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
+         "pair kimi-k25-tiny" "pair kimi-linear-tiny" "pair deepseek-v4-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
          "pair qwen3-moe-tiny" "pair llama-small" "pair qwen35-tiny" "pair qwen35-moe-tiny" "pair qwen35-small" "pair minimax-m2-tiny" \
          "pair qwen4-exp-tiny"; do
