@@ -248,6 +248,11 @@ for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_glm5.py "$bin"
 done
+# issue 20: deepseek_v4 (fixture, loader spellings and refusals, digest across threads / schedules / kernels, RTN int8 < int4)
+for bin in $BINS; do
+    step py "deepseek_v4: 210 tensors, release spelling, legacy config spellings, tid2eid bounds, digest across threads / schedules / kernels, RTN int8 < int4 ($bin)" \
+        python3 tests/py/test_deepseek_v4.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" "pair deepseek-v4-tiny" \

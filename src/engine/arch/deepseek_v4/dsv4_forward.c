@@ -243,20 +243,47 @@ int fd_v4_layer(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, lon
     return 0;
 }
 
+/* The n values of an F32 / BF16 tensor as fp32, read whether mapped or not:
+ * the end step's hc_head.* and norm (small) are read from the file, since
+ * the layer-outer schedule maps only the norm's prefix for it.  NULL with e
+ * set when absent or not n values. */
+static float *vec_read(const fd_weights *W, const char *name, size_t n, fd_err *e)
+{
+    const fd_tensor *t = fd_weights_get(W, name);
+    int f32 = t && !strcmp(t->dtype, "F32"), bf = t && !strcmp(t->dtype, "BF16");
+    if (!t || !(f32 || bf) || t->numel != n) {
+        fd_fail(e, "checkpoint_mismatch", "", "tensor %s is missing or not %zu F32/BF16 values", name, n);
+        return NULL;
+    }
+    unsigned char *raw = fd_xmalloc(n * 4 + 4);
+    if (t->data) memcpy(raw, t->data, n * (f32 ? 4 : 2));
+    else if (fd_weights_read(W, t, raw, n * (f32 ? 4 : 2), e)) { free(raw); return NULL; }
+    float *v = fd_xmalloc(n * 4 + 4);
+    for (size_t i = 0; i < n; i++) {
+        if (f32) memcpy(&v[i], raw + 4 * i, 4);
+        else { uint16_t u; memcpy(&u, raw + 2 * i, 2); v[i] = F(u); }
+    }
+    free(raw);
+    return v;
+}
+
 int fd_v4_end(const fd_weights *W, const fd_glm_config *c, void *st, uint16_t *out, fd_err *e)
 {
     v4_fwd *f = st;
     const fd_v4_ext *v = V4X(c);
     size_t H = (size_t)c->hidden_size, M = (size_t)v->hc_mult, S = f->S;
-    const fd_tensor *fn = fd_op_get(W, e, 2, M, M * H, 0, "model.hc_head.hc_fn");
-    const fd_tensor *ba = fn ? fd_op_get(W, e, 1, M, 0, 0, "model.hc_head.hc_base") : NULL;
-    const fd_tensor *sc = ba ? fd_op_get(W, e, 1, 1, 0, 0, "model.hc_head.hc_scale") : NULL;
-    if (!sc) return -1;
-    float *fw = fd_op_vec_f32(fn, M * M * H), *bw = fd_op_vec_f32(ba, M), s0 = fd_tensor_f32_at(sc, 0);
-    fd_op_mhc_head(NULL, M, H, fw, bw, s0, (float)c->rms_norm_eps, (float)v->hc_eps, f->X, S, f->h);
-    free(fw); free(bw);
-    fd_op_dump(-1, "hc_head", "bf16", f->h, S * H * 2);
-    if (v4_norm_named(NULL, W, e, "model.norm.weight", f->h, S, H, (float)c->rms_norm_eps, out)) return -1;
-    fd_op_dump(-1, "final", "bf16", out, S * H * 2);
-    return 0;
+    float *fw = vec_read(W, "model.hc_head.hc_fn", M * M * H, e);
+    float *bw = fw ? vec_read(W, "model.hc_head.hc_base", M, e) : NULL;
+    float *sw = bw ? vec_read(W, "model.hc_head.hc_scale", 1, e) : NULL;
+    float *nw = sw ? vec_read(W, "model.norm.weight", H, e) : NULL;
+    int rc = -1;
+    if (nw) {
+        fd_op_mhc_head(NULL, M, H, fw, bw, sw[0], (float)c->rms_norm_eps, (float)v->hc_eps, f->X, S, f->h);
+        fd_op_dump(-1, "hc_head", "bf16", f->h, S * H * 2);
+        v4_norm(NULL, f->h, S, H, nw, (float)c->rms_norm_eps, out);
+        fd_op_dump(-1, "final", "bf16", out, S * H * 2);
+        rc = 0;
+    }
+    free(fw); free(bw); free(sw); free(nw);
+    return rc;
 }

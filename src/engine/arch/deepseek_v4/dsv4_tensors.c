@@ -50,7 +50,6 @@ static void compressor(const ex *x, const char *P, const char *what, uint64_t c,
 
 void fd_v4_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *ctx)
 {
-    (void)w;
     const fd_v4_ext *v = V4X(c);
     ex x = {f, ctx};
     uint64_t H = (uint64_t)c->hidden_size, V = (uint64_t)c->vocab_size, M = (uint64_t)v->hc_mult, mix = (2 + M) * M;
@@ -60,7 +59,9 @@ void fd_v4_tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void *
     uint64_t ih = (uint64_t)c->index_n_heads, id = (uint64_t)c->index_head_dim;
     put(&x, 0, B, N, S(V, H), "model.embed_tokens.weight");
     put(&x, 0, F, ONE, S(H), "model.norm.weight");
-    if (!c->tie_word_embeddings) put(&x, 0, B, N, S(V, H), "lm_head.weight");
+    /* the head: save_pretrained writes head.weight (w NULL: the fixture writes that spelling); the
+     * loader reads it as lm_head.weight (deepseek_v4.c's renames) */
+    if (!c->tie_word_embeddings) put(&x, 0, B, N, S(V, H), w ? "lm_head.weight" : "head.weight");
     put(&x, 0, F, N, S(M, M * H), "model.hc_head.hc_fn");
     put(&x, 0, F, N, S(M), "model.hc_head.hc_base");
     put(&x, 0, F, ONE, S(1), "model.hc_head.hc_scale");
