@@ -22,7 +22,8 @@ usage: test_deepseek_v4.py BINARY
   integer table, num_key_value_heads != 1, scoring_func softmax,
   norm_topk_prob false, unknown layer / mlp types, a main yarn rope, a
   quantization_config, o_groups not dividing the heads;
-- RTN int8 < int4 in KL (routed experts).
+- RTN int8 < int4 in KL (routed experts);
+- a deepseek4 GGUF is refused by name (unsupported_gguf_architecture).
 """
 from fdcheck import Checks
 import json, os, shutil, struct, subprocess, sys
@@ -231,6 +232,19 @@ try:
         if rc == 0:
             kl[bits] = json.load(open(W("cmp%d" % bits, "comparison-receipt.json")))["kl"]["mean"]
     case("RTN KL: 0 < int8 < int4 (%s)" % kl, len(kl) == 2 and 0 < kl[8] < kl[4], kl)
+
+    # a deepseek4 GGUF (llama.cpp's name): refused by name (no name map yet)
+    import lzma
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-arch", "deepseek-v3-tiny.bf16.gguf.xz")
+    data = bytearray(lzma.decompress(open(src, "rb").read()))
+    i = data.index(b"deepseek2")
+    data[i:i + 9] = b"deepseek4"
+    open(W("v4.gguf"), "wb").write(data)
+    rc, out, err = run("capture", "--model", W("v4.gguf"), "--panel", W("fx", "panel"), "--out", W("gg"), "--role", "root",
+                       "--lane", "other", "--dataset-id", "test.v4.gguf", "--dataset-name", "v4")
+    case("a deepseek4 GGUF: unsupported_gguf_architecture naming deepseek4 and why",
+         rc == 3 and "REFUSED [unsupported_gguf_architecture]" in out + err and "deepseek4" in out + err
+         and "MXFP4" in out + err and not os.path.exists(W("gg")), out + err)
 
     # transformers' own checkpoints (save_pretrained), per layer: only with torch
     py = os.environ.get("FIDELITY_TORCH_PYTHON", sys.executable)
