@@ -20,9 +20,9 @@ usage: test_deepseek_v4.py BINARY
   digest;
 - refusals by name: tid2eid entry >= n_routed_experts, tid2eid not an
   integer table, num_key_value_heads != 1, scoring_func softmax,
-  norm_topk_prob false, unknown layer / mlp types, a main yarn rope, a
-  quantization_config, o_groups not dividing the heads;
-- RTN int8 < int4 in KL (routed experts);
+  norm_topk_prob false, unknown layer / mlp types, a main yarn rope, the
+  release's expert_dtype (fp4 experts), o_groups not dividing the heads;
+- RTN int8 < int4 in KL (routed experts); the demo's FP8 / NVFP4 rows;
 - a deepseek4 GGUF is refused by name (unsupported_gguf_architecture).
 """
 from fdcheck import Checks
@@ -212,8 +212,9 @@ try:
             "bad_config", "rope_parameters.main")
     refused("compress rope longrope", lambda c: c["rope_parameters"]["compress"].update(rope_type="longrope"), "bad_config",
             "rope_parameters.compress")
-    refused("quantization_config (FP8 release)", lambda c: c.update(quantization_config={"quant_method": "fp8"}),
-            "bad_config", "quantization_config")
+    refused("expert_dtype fp4 (the release's experts)", lambda c: c.update(expert_dtype="fp4"), "bad_config", "expert_dtype")
+    refused("quantization_config.expert_dtype fp4", lambda c: c.update(quantization_config={
+        "quant_method": "fp8", "weight_block_size": [128, 128], "expert_dtype": "fp4"}), "bad_config", "expert_dtype")
     refused("o_groups 3 (does not divide 4 x 32)", lambda c: c.update(o_groups=3), "bad_config", "o_groups")
     refused("hidden_act gelu", lambda c: c.update(hidden_act="gelu"), "bad_config", "hidden_act")
 
@@ -232,6 +233,12 @@ try:
         if rc == 0:
             kl[bits] = json.load(open(W("cmp%d" % bits, "comparison-receipt.json")))["kl"]["mean"]
     case("RTN KL: 0 < int8 < int4 (%s)" % kl, len(kl) == 2 and 0 < kl[8] < kl[4], kl)
+
+    # the demo row: FP8-block and NVFP4 copies of the routed experts load (the head, stored head.weight, is
+    # lm_head to the quantizers: never converted) and capture
+    rc, out, err = run("demo", "--out", W("demo"), "--preset", "deepseek-v4-tiny", "--windows", 1)
+    case("demo --preset deepseek-v4-tiny: the FP8 / NVFP4 rows capture and compare",
+         rc in (0, 2) and os.path.isdir(W("demo", "fp8")) and os.path.isdir(W("demo", "nvfp4")), (out + err)[-600:])
 
     # a deepseek4 GGUF (llama.cpp's name): refused by name (no name map yet)
     import lzma
