@@ -45,7 +45,7 @@ const fd_arch FD_ARCH_DEEPSEEK_V4 = {
     .info = {"deepseek_v4", "DeepseekV4ForCausalLM",
              "DeepSeek V4: sliding / CSA / HCA attention with compressors and the lightning indexer, mHC streams, "
              "hash and sqrtsoftplus MoE",
-             "docs/MODEL-DEEPSEEK.md", "bf16"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
     .prefix = "model.",
     .parse = fd_v4_config_parse,
     .free_ext = fd_v4_ext_free,

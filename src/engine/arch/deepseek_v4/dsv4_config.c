@@ -76,7 +76,8 @@ static int rates(const jv *d, fd_v4_ext *x, fd_err *e)
     }
     if (jv_get(d, "compress_rate_csa") && fd_cfg_int(d, "compress_rate_csa", 4, 1, &x->rate_csa, e)) return -1;
     if (jv_get(d, "compress_rate_hca") && fd_cfg_int(d, "compress_rate_hca", 128, 1, &x->rate_hca, e)) return -1;
-    if (x->rate_csa > 4096 || x->rate_hca > 4096) return bad(e, "compress_rates", "is implausibly large (> 4096)");
+    if (x->rate_csa > 512 || x->rate_hca > 1024)
+        return bad(e, "compress_rates", "above 512 (CSA) / 1024 (HCA) tokens a window is not supported");
     return 0;
 }
 

@@ -142,12 +142,13 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     size_t *ek = fd_xmalloc((S * k + 1) * sizeof *ek), *rows = fd_xmalloc((S * k + 1) * sizeof *rows);
     fd_keyscore *ks = fd_xmalloc((E + 1) * sizeof *ks);
     float *bias = NULL;
+    uint16_t *sc = NULL; /* the bf16 scores of a token */
+    unsigned char *tab = NULL; /* tid2eid, read whole (the loader checked its shape, dtype and bounds) */
     int rc = -1;
     snprintf(nm, sizeof nm, "%s.gate", P);
     if (v4_linear(m, W, e, E, H, f->h, S, lg, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.shared_experts", P);
     if (mlp(m, W, nm, H, Im, lim, f->h, S, sh, e)) goto out;
-    unsigned char *tab = NULL; /* tid2eid, read whole (the loader checked its shape, dtype and bounds) */
     size_t tes = 8;
     if (v->hash[L]) {
         snprintf(nm, sizeof nm, "%s.gate.tid2eid", P);
@@ -159,16 +160,16 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         }
         tab = fd_xmalloc(V * k * tes + 8);
         if (tt->data) memcpy(tab, tt->data, V * k * tes);
-        else if (fd_weights_read(W, tt, tab, V * k * tes, e)) { free(tab); goto out; }
+        else if (fd_weights_read(W, tt, tab, V * k * tes, e)) goto out;
     } else {
         const fd_tensor *tb = fd_op_get(W, e, 1, E, 0, 0, "%s.gate.bias", P);
         if (!tb) goto out;
         bias = fd_op_vec_f32(tb, E);
     }
     size_t vend = fd_torch_vec_end(S * E, 32); /* the scoring function over the [S, E] bf16 logits */
+    sc = fd_xmalloc(E * 2 + 2);
     for (size_t t = 0; t < S; t++) {
-        uint16_t sc[4096];
-        for (size_t x = 0; x < E && x < 4096; x++) {
+        for (size_t x = 0; x < E; x++) {
             float l = F(lg[t * E + x]);
             int vec = t * E + x < vend;
             if (v->scoring == V4_SQRTSOFTPLUS) sc[x] = BF(sqrtf(F(BF(vec ? fd_torch_softplus(l) : fd_torch_softplus_tail(l)))));
@@ -182,7 +183,6 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
                 if (ex < 0 || (size_t)ex >= E) {
                     rc = fd_fail(e, "checkpoint_mismatch", "", "%s.gate.tid2eid: entry [%lld][%zu] is not an expert index", P,
                                  (long long)id, i);
-                    free(tab);
                     goto out;
                 }
                 ek[t * k + i] = (size_t)ex;
@@ -198,7 +198,6 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         for (size_t i = 0; i < k; i++)
             wk[t * k + i] = BF(F(BF(F(sc[ek[t * k + i]]) / den)) * (float)c->routed_scaling_factor);
     }
-    free(tab);
     fd_op_dump(L, "experts", "i64", ek, S * k * sizeof *ek);
     fd_op_dump(L, "expert_w", "bf16", wk, S * k * 2);
     /* each expert over its tokens, in expert order (each row is independent) */
@@ -222,7 +221,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_op_dump(L, "shared", "bf16", sh, S * H * 2);
     rc = 0;
 out:
-    free(lg); free(sh); free(xs); free(ys); free(yk); free(wk); free(ek); free(rows); free(ks); free(bias);
+    free(lg); free(sh); free(xs); free(ys); free(yk); free(wk); free(ek); free(rows); free(ks); free(bias); free(sc); free(tab);
     return rc;
 }
 
