@@ -29,7 +29,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"report", cmd_report, "report RECEIPT|DIR... --out FILE.html [--dataset DIR ...]: HTML comparison report with inline SVG plots",
      "--out= --dataset= --title= --summary-only --tokenizer= --panel="},
     {"panel", cmd_panel, "panel build --out DIR --vocab V INPUT... | panel check DIR --vocab V: upstream token panels",
-     "--out= --vocab= --role= --domain= --context-length= --panel-id= --name= --tokenizer= --tokenizer-id= --windows= --no-prefix --force"},
+     "--out= --vocab= --role= --domain= --context-length= --panel-id= --name= --tokenizer= --tokenizer-id= --windows= --no-prefix --force --upstream-layout --tokenizer-repository= --tokenizer-revision="},
     {"quantize", cmd_quantize, "quantize --src DIR --dst DIR --match SUBSTR [--bits N] [--emit-scope F]: toy RTN candidate (FORMAT §7); --format fp8-block|nvfp4|compressed-tensors|gptq|mlx|gguf: published layouts",
      "--src= --dst= --bits=2|3|4|5|6|8 --match= --tensor-class=embed_tokens|attn.qkv|attn.o|mlp.gate|mlp.up|mlp.down|moe.experts|norm|lm_head --emit-scope= --emit-report= --format=fp8-block|nvfp4|compressed-tensors|gptq|mlx|gguf --type=bf16|q8_0|q4_0|q4_k --block= --group-size= --dry-run --force"},
     {"demo", cmd_demo, "demo [--out DIR]: write a small sealed dataset and verify it",

