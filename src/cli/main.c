@@ -47,7 +47,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"fixture", cmd_model_fixture, "fixture --preset tiny|flash-0.1b|small --seed N --out DIR: a random-init glm_moe_dsa checkpoint",
      "--preset=@fixture-presets --seed= --out= --force"},
     {"capture", cmd_capture, "capture --model DIR --panel DIR --out DIR --role root|quant --lane L --dataset-id ID --dataset-name NAME [...]",
-     "--model= --panel= --out= --role=root|quant --lane=" FD_LANES " --dataset-id= --dataset-name= --panel-role= --scope-file= --run-name= --cold-run= --memory-report= --weights-repository= --weights-revision= --repository= --kernel= --schedule=window-outer|layer-outer --sanity-prompt= --sanity-expect= --windows= --score-from= --threads= --declared-bits= --gemm-order=tile|pair --memory-limit= --force --emit-k3-compat --no-sanity-check --progress --resume"},
+     "--model= --panel= --out= --role=root|quant --lane=" FD_LANES " --dataset-id= --dataset-name= --panel-role= --scope-file= --run-name= --cold-run= --memory-report= --weights-repository= --weights-revision= --repository= --kernel= --schedule=window-outer|layer-outer --sanity-prompt= --sanity-expect= --windows= --score-from= --threads= --declared-bits= --gemm-order=tile|pair --memory-limit= --force --emit-k3-compat --no-sanity-check --progress --resume --panel-binding= --panel-binding-sha256= --panel-tokenizer-root="},
     {"merge", cmd_merge, "merge SHARD_DIR... --out DIR: the shards of `mpirun -np N fidelity capture` as one sealed dataset",
      "--out= --created-utc= --force"},
     {"tokenize", cmd_tokenize, "tokenize --tokenizer PATH [--add-special] [--decode] FILE...: tokenizer.json encode/decode",

@@ -202,9 +202,82 @@ def test_upstream_panel():
     return root, out
 
 
+# ------------------------------------------------------------------ 2. capture --panel-binding
+def runtime_of(ds):
+    m = load(os.path.join(ds, "fidelity-dataset.json"))
+    return load(os.path.join(ds, m["runtime"]["file"]))
+
+
+def test_capture_binding(up):
+    root, bfile = up
+    bsha = sha_file(bfile)
+    out = os.path.join(WORK, "cap-bound")
+    rc, text = run(BIN, "capture", "--model", MODEL, "--panel", root, "--out", out, "--role", "root", "--windows", "2",
+                   "--panel-binding", bfile, "--panel-binding-sha256", bsha)
+    check("capture --panel-binding: sealed", rc == 0 and "SEALED DATASET" in text, text)
+    if rc != 0:
+        return
+    ev = runtime_of(out)["capture_tool"]["resolved_panel_binding"]
+    check("capture --panel-binding: runtime capture_tool.resolved_panel_binding = hf_capture.py's evidence "
+          "{binding_file, binding_file_sha256, binding, tokenizer_equivalences}",
+          ev == {"binding_file": os.path.basename(bfile), "binding_file_sha256": bsha, "binding": load(bfile),
+                 "tokenizer_equivalences": []}, ev)
+    rc, text = run(BIN, "verify", out)
+    check("capture --panel-binding: the dataset verifies", rc == 0, text)
+    plain = os.path.join(WORK, "cap-plain")
+    rc, text = run(BIN, "capture", "--model", MODEL, "--panel", root, "--out", plain, "--role", "root", "--windows", "2")
+    check("capture without --panel-binding: resolved_panel_binding null, same capture_content_digest",
+          rc == 0 and runtime_of(plain)["capture_tool"]["resolved_panel_binding"] is None
+          and load(os.path.join(plain, "fidelity-dataset.json"))["capture"]["capture_content_digest"]
+          == load(os.path.join(out, "fidelity-dataset.json"))["capture"]["capture_content_digest"], text)
+
+    def refused(name, panel, binding, bsha_, fragment, code="panel_binding_refused", extra=()):
+        dst = os.path.join(WORK, "cap-refused")
+        args = ["capture", "--model", MODEL, "--panel", panel, "--out", dst, "--role", "root", "--windows", "2"]
+        if binding:
+            args += ["--panel-binding", binding]
+        if bsha_:
+            args += ["--panel-binding-sha256", bsha_]
+        rc, text = run(BIN, *args, *extra)
+        check("capture --panel-binding refuses %s (nothing written)" % name,
+              rc == 3 and refusal_code(text) == code and fragment in text and not os.path.exists(dst)
+              and not any(n.startswith("cap-refused.") for n in os.listdir(WORK)), text)
+
+    other = os.path.join(WORK, "up-other")
+    rc, text = build_upstream(other, "--panel-id", "panel--tiny.other")
+    assert rc == 0, text
+    obind = os.path.join(WORK, "other-binding.json")
+    rc, text = run(BIN, "panel-binding", "--panel", other, "--tokenizer-root", MODEL, "--out", obind)
+    assert rc == 0, text
+    refused("a binding of another panel, by name", root, obind, sha_file(obind),
+            "binds panel 'panel--tiny.other', but the panel used")
+    refused("a --panel-binding-sha256 that is not the file's", root, bfile, "0" * 64, "--panel-binding-sha256 mismatch")
+    refused("--panel-binding without --panel-binding-sha256", root, bfile, None, "go together", code="bad_usage")
+    edited = os.path.join(WORK, "up-edited")
+    shutil.copytree(root, edited)
+    d = load(os.path.join(edited, "panel.json"))
+    d["name"] = "renamed after binding"
+    dump(os.path.join(edited, "panel.json"), d)
+    refused("a panel whose bytes changed after the binding", edited, bfile, bsha,
+            "do not equal the complete --panel-binding contract")
+    tok = os.path.join(WORK, "tok-changed")
+    os.makedirs(tok)
+    with open(os.path.join(tok, "tokenizer.json"), "w") as f:
+        f.write("{}")
+    refused("tokenizer files that fail under --panel-tokenizer-root", root, bfile, bsha, "tokenizer artifact tokenizer.json",
+            extra=("--panel-tokenizer-root", tok))
+    dup = os.path.join(WORK, "binding-dup.json")
+    raw = open(bfile, "rb").read()
+    with open(dup, "wb") as f:
+        f.write(b'{"schema":"x",' + raw[1:])
+    refused("a binding file with a duplicate key (strict JSON)", root, dup, sha_file(dup), "duplicate")
+
+
 def main():
     setup()
     up = test_upstream_panel()
+    if up:
+        test_capture_binding(up)
     shutil.rmtree(WORK, ignore_errors=True)
     print("%d/%d checks passed" % (sum(results), len(results)))
     sys.exit(0 if all(results) else 1)
