@@ -135,6 +135,9 @@ static int check_opts(const fd_capture_opts *o, const fd_capture_shard *sh, fd_e
     if (!o->panel_binding != !o->panel_binding_sha256 || (o->panel_tokenizer_root && !o->panel_binding))
         return fd_fail(e, "bad_usage", "", "--panel-binding and --panel-binding-sha256 go together (the sha256 "
                        "`fidelity panel-binding` printed); --panel-tokenizer-root needs them");
+    if (o->author && (!*o->author || strlen(o->author) > 96 || strspn(o->author, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != strlen(o->author) ||
+                      strchr("_.-", o->author[0])))
+        return fd_fail(e, "bad_usage", "", "--author must be an HF handle ([A-Za-z0-9][A-Za-z0-9_.-]{0,95})");
     if (o->panel_binding_sha256 && (strlen(o->panel_binding_sha256) != 64 ||
                                     strspn(o->panel_binding_sha256, "0123456789abcdef") != 64))
         return fd_fail(e, "bad_usage", "", "--panel-binding-sha256 must be a lowercase 64-hex sha256");
@@ -377,6 +380,7 @@ static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
     id->weights_repository = x->repo;
     id->weights_revision = o->weights_revision;
     id->repository = o->repository;
+    id->author = o->author;
     id->scope = x->scope;
     if (declared_and_scored(x, id, e)) return -1;
     id->extra_disclosures = x->disc;

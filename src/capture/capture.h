@@ -48,6 +48,7 @@ typedef struct fd_capture_opts {
      * verified under the root, default --model), recorded as runtime
      * capture_tool.resolved_panel_binding (capture/panel_binding.h) */
     const char *panel_binding, *panel_binding_sha256, *panel_tokenizer_root;
+    const char *author;             /* dataset.author handle/name (the Python tool's --author); NULL: "fidelity", no handle */
 } fd_capture_opts;
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */

@@ -273,11 +273,207 @@ def test_capture_binding(up):
     refused("a binding file with a duplicate key (strict JSON)", root, dup, sha_file(dup), "duplicate")
 
 
+# ------------------------------------------------------------------ 4. architectures list / prepare (the Python tool's flags)
+PUB_REPO = "tester/tiny-root"
+MODEL_REPO = "tester/tiny"
+WREV = "89abcdef0123456789abcdef0123456789abcdef"
+
+
+def test_architectures(up):
+    table = open(os.path.join(HERE, "..", "..", "src", "engine", "archtable.c")).read()
+    table = table[table.index("FD_ARCHS[] = {"):]
+    table = table[:table.index("};")]
+    n_table = table.count("&FD_ARCH_")
+    rc, text = run(BIN, "architectures", "list", "--json")
+    doc = json.loads(text) if rc == 0 else {}
+    archs = doc.get("architectures", [])
+    check("architectures list --json: every entry of the engine's table (%d), each with its formats" % n_table,
+          len(archs) == n_table and len({a["model_type"] for a in archs}) == n_table
+          and all(a["formats"] and a["formats"][0] == "bf16" for a in archs), [a.get("model_type") for a in archs])
+    rc, text = run(BIN, "architectures", "list")
+    check("architectures list: a line per table entry, with its formats",
+          rc == 0 and all(any(l.split() and l.split()[0] == a["model_type"] for l in text.splitlines()) for a in archs)
+          and text.count("; formats: ") == n_table, text)
+
+    root, bfile = up
+    plan = os.path.join(WORK, "plan-py")
+    py_flags = ["--architecture", "glm_moe_dsa", "--model-dir", MODEL, "--model-repository", MODEL_REPO,
+                "--model-revision", WREV, "--panel", root, "--dataset-repository", PUB_REPO,
+                "--dataset-id", "fidelity--test.tiny.root", "--author", "tester"]
+    rc, text = run(BIN, "architectures", "prepare", *py_flags, "--out", plan)
+    check("architectures prepare with the Python tool's flags: exit 0, panel-binding.json written",
+          rc == 0 and os.path.isfile(os.path.join(plan, "panel-binding.json")), text)
+    if rc != 0:
+        return None
+    raw = open(os.path.join(plan, "panel-binding.json"), "rb").read()
+    bdoc = json.loads(raw)
+    check("panel-binding.json: the panel's resolved binding (= `panel-binding`), written as coverage.prepare_recipe "
+          "does (json.dumps(sort_keys=True, indent=2) + newline)",
+          bdoc == load(bfile) and raw == (json.dumps(bdoc, sort_keys=True, indent=2, allow_nan=False) + "\n").encode(),
+          json_diff(bdoc, load(bfile)))
+    wf = load(os.path.join(plan, "workflow.json"))
+    bsha = sha(raw)
+    check("workflow.json: panel_binding_sha256, model_repository, model_revision, dataset_repository, author",
+          wf["panel_binding_sha256"] == bsha and wf["model_repository"] == MODEL_REPO and wf["model_revision"] == WREV
+          and wf["dataset_repository"] == PUB_REPO and wf["author"] == "tester"
+          and wf["config_sha256"] == sha_file(os.path.join(MODEL, "config.json")), wf)
+    caps = [st["argv"] for st in wf["steps"] if st["argv"][1] == "capture"]
+
+    def val(argv, flag):
+        return argv[argv.index(flag) + 1] if flag in argv else None
+    check("each capture step binds the panel (--panel-binding, its sha256, --panel-tokenizer-root) and carries "
+          "--weights-repository, --weights-revision, --repository, --author",
+          len(caps) == 2 and all(val(a, "--panel-binding") == os.path.join(plan, "panel-binding.json")
+                                 and val(a, "--panel-binding-sha256") == bsha
+                                 and val(a, "--panel-tokenizer-root") == os.path.abspath(MODEL)
+                                 and val(a, "--weights-repository") == MODEL_REPO and val(a, "--weights-revision") == WREV
+                                 and val(a, "--repository") == PUB_REPO and val(a, "--author") == "tester" for a in caps), caps)
+    p = subprocess.run(["sh", os.path.join(plan, "run.sh")], capture_output=True, text=True, env=dict(os.environ, FIDELITY=BIN))
+    check("run.sh runs: two bound captures, verify, self-compare", p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:])
+    if p.returncode != 0:
+        return None
+    runs = os.path.join(plan, "runs")
+    c1 = os.path.join(runs, "root-cold-1")
+    ev = runtime_of(c1)["capture_tool"]["resolved_panel_binding"]
+    m = load(os.path.join(c1, "fidelity-dataset.json"))
+    check("the plan's captures record the binding evidence and the author",
+          ev["binding_file"] == "panel-binding.json" and ev["binding_file_sha256"] == bsha and ev["binding"] == bdoc
+          and m["dataset"]["author"]["handle"] == "tester" and m["dataset"]["repository"] == PUB_REPO, (ev.keys(), m["dataset"]))
+
+    # the Python spellings are aliases: the same plan as --model / --weights-revision / --repository
+    plan2 = os.path.join(WORK, "plan-ours")
+    ours = [{"--model-dir": "--model", "--model-revision": "--weights-revision",
+             "--dataset-repository": "--repository"}.get(f, f) for f in py_flags]
+    rc, text = run(BIN, "architectures", "prepare", *ours, "--out", plan2)
+    wf2 = load(os.path.join(plan2, "workflow.json")) if rc == 0 else {}
+    check("--model-dir / --model-revision / --dataset-repository are aliases of --model / --weights-revision / --repository",
+          rc == 0 and json.dumps(wf2.get("steps")).replace(plan2, plan) == json.dumps(wf["steps"]), text)
+
+    # a panel that does not resolve (no panel.receipt.json): planned without a binding, said so
+    plain = os.path.join(WORK, "plan-nobind")
+    rc, text = run(BIN, "architectures", "prepare", "--model", MODEL, "--panel", os.path.join(MODEL, "panel"), "--out", plain)
+    wf3 = load(os.path.join(plain, "workflow.json")) if rc == 0 else {}
+    check("prepare with a panel that does not resolve: no panel-binding.json, the reason in workflow.json, captures unbound",
+          rc == 0 and not os.path.exists(os.path.join(plain, "panel-binding.json")) and wf3["panel_binding_sha256"] is None
+          and "panel receipt" in wf3["panel_binding_note"] and "panel binding       none:" in text
+          and not any("--panel-binding" in st["argv"] for st in wf3["steps"]), text)
+
+    def refused(name, args, fragment):
+        dst = os.path.join(WORK, "plan-refused")
+        rc, text = run(BIN, "architectures", "prepare", *args, "--out", dst)
+        check("architectures prepare refuses %s (capture_workflow, nothing written)" % name,
+              rc == 3 and refusal_code(text) == "capture_workflow" and fragment in text and not os.path.exists(dst)
+              and not any(n.startswith("plan-refused.") for n in os.listdir(WORK)), text)
+
+    base = ["--model-dir", MODEL, "--panel", root]
+    refused("an --architecture the config does not belong to", base + ["--architecture", "llama"],
+            "Model config does not belong to the selected architecture: glm_moe_dsa")
+    refused("an unknown --architecture", base + ["--architecture", "mistral"], "Unknown architecture: mistral")
+    refused("a --model-revision that is not a 40-hex commit", base + ["--model-revision", "main"],
+            "model revision must be a full lowercase 40-character commit")
+    refused("a --model-repository without owner/", base + ["--model-repository", "tiny"],
+            "model repository must be owner/repository")
+    refused("a --dataset-repository without owner/", base + ["--dataset-repository", "a/b/c"],
+            "dataset repository must be owner/repository")
+    refused("an --author that is not a handle", base + ["--author", "-me"], "author must be your actual HF handle")
+    refused("a --dataset-id not beginning fidelity--", base + ["--dataset-id", "tiny.root"],
+            "dataset ID must begin fidelity--")
+    refused("an explicit --tokenizer-root the panel's tokenizer files do not verify under",
+            base + ["--tokenizer-root", os.path.join(WORK, "tok-changed")], "tokenizer artifact tokenizer.json")
+    return plan
+
+
+# ------------------------------------------------------------------ 3. strict JSON: a duplicate key at each lifecycle reader
+def with_dup(src, dst):
+    """A copy whose top-level object repeats its first key before the original: Python's json keeps the last
+    (the original) value, so to it the document and every seal in it are unchanged."""
+    raw = open(src, "rb").read()
+    d = json.loads(raw)
+    k = sorted(d)[0]
+    with open(dst, "wb") as f:
+        f.write(b"{" + json.dumps(k).encode() + b": " + json.dumps(d[k]).encode() + b", " + raw.lstrip()[1:])
+    return dst
+
+
+def test_dupkeys(up, plan):
+    root, bfile = up
+    dup = os.path.join(WORK, "dup")
+    os.makedirs(dup)
+
+    def refused(name, args, code, out=None):
+        rc, text = run(BIN, *args)
+        check("duplicate key refused: %s (%s, exit 3%s)" % (name, code, ", nothing written" if out else ""),
+              rc == 3 and refusal_code(text) == code and "duplicate object key" in text
+              and (not out or not os.path.exists(out)), text)
+
+    # panel-binding: panel.json, panel.receipt.json (resolve_panel's _json_file: PanelError -> panel_unresolvable)
+    for member in ("panel.json", "panel.receipt.json"):
+        d = os.path.join(dup, "panel-" + member)
+        shutil.copytree(root, d)
+        with_dup(os.path.join(root, member), os.path.join(d, member))
+        out = os.path.join(dup, "b-%s.json" % member)
+        refused("panel-binding, " + member, ["panel-binding", "--panel", d, "--tokenizer-root", MODEL, "--out", out],
+                "panel_unresolvable", out)
+    # capture --panel-binding: the binding file
+    b = with_dup(bfile, os.path.join(dup, "binding.json"))
+    out = os.path.join(dup, "cap")
+    refused("capture --panel-binding, the binding file", ["capture", "--model", MODEL, "--panel", root, "--out", out,
+            "--role", "root", "--panel-binding", b, "--panel-binding-sha256", sha_file(b)], "panel_binding_refused", out)
+    # architectures prepare: config.json
+    m = os.path.join(dup, "model")
+    shutil.copytree(MODEL, m)
+    with_dup(os.path.join(MODEL, "config.json"), os.path.join(m, "config.json"))
+    out = os.path.join(dup, "plan")
+    refused("architectures prepare, config.json", ["architectures", "prepare", "--model", m, "--panel", root, "--out", out],
+            "capture_workflow", out)
+    if not plan:
+        check("duplicate keys: the architectures plan ran (qualify-root / publish / reseal inputs)", False)
+        return
+    runs = os.path.join(plan, "runs")
+    c1, c2 = os.path.join(runs, "root-cold-1"), os.path.join(runs, "root-cold-2")
+    cmp_ = os.path.join(runs, "root-repro", "comparison-receipt.json")
+    # reseal: the dataset manifest
+    ds = os.path.join(dup, "dataset")
+    shutil.copytree(c1, ds)
+    with_dup(os.path.join(c1, "fidelity-dataset.json"), os.path.join(ds, "fidelity-dataset.json"))
+    out = os.path.join(dup, "resealed")
+    refused("reseal, fidelity-dataset.json", ["reseal", ds, "--out", out], "reseal_refused", out)
+
+    def qargs(v1, comparison, out):
+        return ["qualify-root", "--local", "--model-dir", MODEL, "--first", c1, "--repeat", c2, "--first-label",
+                "root-cold-1", "--repeat-label", "root-cold-2", "--first-verify", v1, "--repeat-verify",
+                c2 + ".verify.json", "--comparison", comparison, "--out", out]
+    out = os.path.join(dup, "q1", "root-qualification.json")
+    refused("qualify-root, a verify report", qargs(with_dup(c1 + ".verify.json", os.path.join(dup, "v1.json")), cmp_, out),
+            "root_qualification_refused", out)
+    refused("qualify-root, the comparison receipt",
+            qargs(c1 + ".verify.json", with_dup(cmp_, os.path.join(dup, "cmp.json")), out), "root_qualification_refused", out)
+    qdir = os.path.join(dup, "q", "receipts")
+    os.makedirs(qdir)
+    qual = os.path.join(qdir, "root-qualification.json")
+    rc, text = run(BIN, *qargs(c1 + ".verify.json", cmp_, qual))
+    check("qualify-root on the plan's bound captures (the qualification publish reads)", rc == 0, text)
+    if rc != 0:
+        return
+    job = os.path.join(qdir, "job.json")
+
+    def pub(q, j):
+        return ["publish", c1, "--repo", PUB_REPO, "--qualification", q, "--job", j, "--expected-head", "absent",
+                "--dry-run"]
+    rc, text = run(BIN, *pub(qual, job))
+    check("publish --dry-run on the untouched qualification: accepted", rc == 0 and "DRY RUN" in text, text)
+    refused("publish, job.json", pub(qual, with_dup(job, os.path.join(dup, "job.json"))), "qualification_invalid")
+    refused("publish, the qualification (routing reads it as Python's None)",
+            pub(with_dup(qual, os.path.join(dup, "qual.json")), job), "result_archive_required")
+
+
 def main():
     setup()
     up = test_upstream_panel()
     if up:
         test_capture_binding(up)
+        plan = test_architectures(up)
+        test_dupkeys(up, plan)
     shutil.rmtree(WORK, ignore_errors=True)
     print("%d/%d checks passed" % (sum(results), len(results)))
     sys.exit(0 if all(results) else 1)
