@@ -266,6 +266,47 @@ def test_capture_binding(up):
         f.write("{}")
     refused("tokenizer files that fail under --panel-tokenizer-root", root, bfile, bsha, "tokenizer artifact tokenizer.json",
             extra=("--panel-tokenizer-root", tok))
+    # under mpirun: every shard verifies the binding, `merge` keeps the record
+    mpi = os.path.join(HERE, "..", "..", "build-mpi", "fidelity")
+    if not (shutil.which("mpirun") and os.path.isfile(mpi)):
+        print("ok   capture --panel-binding under mpirun + merge: skipped (mpirun or build-mpi/fidelity absent)")
+    else:
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
+        mout = os.path.join(WORK, "cap-mpi")
+        flags = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        p = subprocess.run(["mpirun"] + flags + ["-np", "2", mpi, "capture", "--model", MODEL, "--panel", root, "--out",
+                            mout, "--role", "root", "--windows", "2", "--panel-binding", bfile, "--panel-binding-sha256",
+                            bsha], capture_output=True, text=True, env=env, timeout=300)
+        shards = ["%s.shard-%d-of-2" % (mout, r) for r in range(2)]
+        rc, text = run(BIN, "merge", *shards, "--out", mout) if p.returncode == 0 else (p.returncode, p.stdout + p.stderr)
+        check("capture --panel-binding under mpirun -np 2, merged: the record kept, the same content digest",
+              rc == 0 and runtime_of(mout)["capture_tool"]["resolved_panel_binding"] == ev
+              and load(os.path.join(mout, "fidelity-dataset.json"))["capture"]["capture_content_digest"]
+              == load(os.path.join(out, "fidelity-dataset.json"))["capture"]["capture_content_digest"], text)
+
+    # a tokenizer file admitted only through a .reference loader-key equivalence: hf_capture records it in
+    # tokenizer_equivalences; that record is not implemented here, so the capture refuses it by name
+    eq_panel, eq_tok = os.path.join(WORK, "up-eq"), os.path.join(WORK, "tok-eq")
+    shutil.copytree(root, eq_panel)
+    shutil.copytree(MODEL, eq_tok)
+    orig = b'{"a": 1}\n'
+    os.makedirs(os.path.join(eq_tok, ".reference"))
+    with open(os.path.join(eq_tok, ".reference", "tokenizer_config.json"), "wb") as f:
+        f.write(orig)
+    with open(os.path.join(eq_tok, "tokenizer_config.json"), "wb") as f:
+        f.write(b'{"a": 1, "local_files_only": true}\n')
+    rp = os.path.join(eq_panel, "panel.receipt.json")
+    r = load(rp)
+    r["tokenizer"]["files_sha256"]["tokenizer_config.json"] = sha(orig)
+    seal(r, "receipt_sha256")
+    dump(rp, r)
+    eq_bind = os.path.join(WORK, "eq-binding.json")
+    rc, text = run(BIN, "panel-binding", "--panel", eq_panel, "--tokenizer-root", eq_tok, "--out", eq_bind)
+    check("panel-binding admits the loader-key equivalence (the binding names the root's bytes)", rc == 0, text)
+    refused("a binding whose tokenizer files verified only through a .reference equivalence (tokenizer_equivalences "
+            "not recorded by this build)", eq_panel, eq_bind, sha_file(eq_bind), "verified only through a .reference",
+            extra=("--panel-tokenizer-root", eq_tok))
     dup = os.path.join(WORK, "binding-dup.json")
     raw = open(bfile, "rb").read()
     with open(dup, "wb") as f:
