@@ -15,6 +15,7 @@
 #     llama-small (seed 1, 2 x 1,024) as window digests (bit-identical);
 #     minimax-m2-tiny (seed 1, 4 x 64), bit-identical;
 #     qwen4-exp-tiny (seed 1, 4 x 100), bit-identical;
+#     deepseek-v4-tiny (seed 1, 4 x 64), bit-identical (docs/MODEL-DEEPSEEK.md §11.5);
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
 # must hold; measured: all eight bit-identical to their golden
 # (docs/CAPTURE.md, docs/MODEL-GLM5-NEXT.md §6).
