@@ -97,21 +97,26 @@ static int site_in(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, 
 
 /* ------------------------------------------------------------ MoE */
 
-/* clamped SwiGLU of DeepseekV4MLP / _apply_gate: bf(bf(silu(min(g, lim))) * clamp(u, -lim, lim)) */
-static void swiglu(uint16_t *g, const uint16_t *u, size_t n, float lim)
+/* clamped SwiGLU of DeepseekV4MLP / _apply_gate: bf(bf(silu(min(g, lim))) * clamp(u, -lim, lim)); the
+ * clamp leaves a contiguous bf16 tensor, so silu's vector path / scalar tail is decided by the element's
+ * place base + i in the whole run of `total` (the shared expert's [S, I]; grouped_mm's [S * k, I] in
+ * expert order: transformers gates every routed row in one call) */
+static void swiglu(uint16_t *g, const uint16_t *u, size_t n, float lim, size_t base, size_t total)
 {
     for (size_t i = 0; i < n; i++) {
         float gv = F(g[i]), uv = F(u[i]);
         if (gv > lim) gv = lim;
         if (uv > lim) uv = lim;
         if (uv < -lim) uv = -lim;
-        g[i] = BF(F(BF(fd_torch_silu(gv))) * uv);
+        float a = fd_op_torch_vec(base + i, total, 64) ? fd_torch_silu(gv) : fd_torch_silu_tail(gv);
+        g[i] = BF(F(BF(a)) * uv);
     }
 }
 
-/* gate (w1), up (w3), down (w2) of PREFIX on rows of x -> y */
+/* gate (w1), up (w3), down (w2) of PREFIX on rows of x -> y; the rows sit at base / I.. of a gated run of
+ * total elements (swiglu) */
 static int mlp(const fd_mm *m, const fd_weights *W, const char *P, size_t H, size_t I, float lim, const uint16_t *x,
-               size_t rows, uint16_t *y, fd_err *e)
+               size_t rows, size_t base, size_t total, uint16_t *y, fd_err *e)
 {
     char nm[256];
     uint16_t *g = fd_xmalloc(rows * I * 2 + 2), *u = fd_xmalloc(rows * I * 2 + 2);
@@ -120,7 +125,7 @@ static int mlp(const fd_mm *m, const fd_weights *W, const char *P, size_t H, siz
     if (v4_linear(m, W, e, I, H, x, rows, g, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.w3", P);
     if (v4_linear(m, W, e, I, H, x, rows, u, nm)) goto out;
-    swiglu(g, u, rows * I, lim);
+    swiglu(g, u, rows * I, lim, base, total);
     snprintf(nm, sizeof nm, "%s.w2", P);
     if (v4_linear(m, W, e, H, I, g, rows, y, nm)) goto out;
     rc = 0;
@@ -148,7 +153,7 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     snprintf(nm, sizeof nm, "%s.gate", P);
     if (v4_linear(m, W, e, E, H, f->h, S, lg, nm)) goto out;
     snprintf(nm, sizeof nm, "%s.shared_experts", P);
-    if (mlp(m, W, nm, H, Im, lim, f->h, S, sh, e)) goto out;
+    if (mlp(m, W, nm, H, Im, lim, f->h, S, 0, S * Im, sh, e)) goto out;
     size_t tes = 8;
     if (v->hash[L]) {
         snprintf(nm, sizeof nm, "%s.gate.tid2eid", P);
@@ -166,12 +171,12 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
         if (!tb) goto out;
         bias = fd_op_vec_f32(tb, E);
     }
-    size_t vend = fd_torch_vec_end(S * E, 32); /* the scoring function over the [S, E] bf16 logits */
+
     sc = fd_xmalloc(E * 2 + 2);
     for (size_t t = 0; t < S; t++) {
         for (size_t x = 0; x < E; x++) {
             float l = F(lg[t * E + x]);
-            int vec = t * E + x < vend;
+            int vec = fd_op_torch_vec(t * E + x, S * E, 64); /* the scoring function over the [S, E] bf16 logits */
             if (v->scoring == V4_SQRTSOFTPLUS) sc[x] = BF(sqrtf(F(BF(vec ? fd_torch_softplus(l) : fd_torch_softplus_tail(l)))));
             else sc[x] = BF(vec ? fd_torch_sigmoid(l) : fd_torch_sigmoid_tail(l));
         }
@@ -201,13 +206,14 @@ static int moe(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_op_dump(L, "experts", "i64", ek, S * k * sizeof *ek);
     fd_op_dump(L, "expert_w", "bf16", wk, S * k * 2);
     /* each expert over its tokens, in expert order (each row is independent) */
-    for (size_t x = 0; x < E; x++) {
+    for (size_t x = 0, done = 0; x < E; x++) {
         size_t n = 0;
         for (size_t i = 0; i < S * k; i++)
             if (ek[i] == x) { rows[n] = i; memcpy(xs + n * H, f->h + (i / k) * H, H * 2); n++; }
         if (!n) continue;
         snprintf(nm, sizeof nm, "%s.experts.%zu", P, x);
-        if (mlp(m, W, nm, H, Im, lim, xs, n, ys, e)) goto out;
+        if (mlp(m, W, nm, H, Im, lim, xs, n, done * Im, S * k * Im, ys, e)) goto out;
+        done += n;
         for (size_t r = 0; r < n; r++) memcpy(yk + rows[r] * H, ys + r * H, H * 2);
     }
     for (size_t t = 0; t < S; t++)
