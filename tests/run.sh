@@ -258,6 +258,11 @@ for bin in $BINS; do
     step py "lifecycle 2: panel build --upstream-layout = resolve_panel binding, capture --panel-binding evidence, duplicate-key refusals, architectures prepare/list ($bin)" \
         python3 tests/py/test_lifecycle2.py "$bin"
 done
+# issue 20: deepseek_v4's release weight format (FP8 e4m3 Linears + packed fp4 experts, E8M0 .scale): loads, same digest as the decoded bf16 checkpoint, across threads / schedules / kernels, refusals by name
+for bin in $BINS; do
+    step py "deepseek_v4 release format: fp8 + fp4 experts load, digest = decoded bf16's, threads / schedules / kernels, refusals ($bin)" \
+        python3 tests/py/test_deepseek_v4_release.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" "pair deepseek-v4-tiny" \

@@ -20,8 +20,9 @@ usage: test_deepseek_v4.py BINARY
   digest;
 - refusals by name: tid2eid entry >= n_routed_experts, tid2eid not an
   integer table, num_key_value_heads != 1, scoring_func softmax,
-  norm_topk_prob false, unknown layer / mlp types, a main yarn rope, the
-  release's expert_dtype (fp4 experts), o_groups not dividing the heads;
+  norm_topk_prob false, unknown layer / mlp types, a main yarn rope,
+  expert_dtype fp4 over bf16 experts, expert_dtype fp5, o_groups not dividing
+  the heads (the release format itself: test_deepseek_v4_release.py);
 - RTN int8 < int4 in KL (routed experts); the demo's FP8 / NVFP4 rows;
 - a deepseek4 GGUF is refused by name (unsupported_gguf_architecture).
 """
@@ -212,9 +213,13 @@ try:
             "bad_config", "rope_parameters.main")
     refused("compress rope longrope", lambda c: c["rope_parameters"]["compress"].update(rope_type="longrope"), "bad_config",
             "rope_parameters.compress")
-    refused("expert_dtype fp4 (the release's experts)", lambda c: c.update(expert_dtype="fp4"), "bad_config", "expert_dtype")
-    refused("quantization_config.expert_dtype fp4", lambda c: c.update(quantization_config={
-        "quant_method": "fp8", "weight_block_size": [128, 128], "expert_dtype": "fp4"}), "bad_config", "expert_dtype")
+    # the release's format itself: tests/py/test_deepseek_v4_release.py; here a bf16 checkpoint that claims it
+    refused("quantization_config.expert_dtype fp4 over bf16 experts", lambda c: c.update(quantization_config={
+        "quant_method": "fp8", "weight_block_size": [128, 128], "scale_fmt": "ue8m0", "expert_dtype": "fp4"}),
+        "bad_quantized_tensor", 'expert_dtype "fp4"', "ffn.experts.")
+    refused("expert_dtype fp5", lambda c: c.update(quantization_config={
+        "quant_method": "fp8", "weight_block_size": [128, 128], "expert_dtype": "fp5"}), "unsupported_quantization",
+        "expert_dtype")
     refused("o_groups 3 (does not divide 4 x 32)", lambda c: c.update(o_groups=3), "bad_config", "o_groups")
     refused("hidden_act gelu", lambda c: c.update(hidden_act="gelu"), "bad_config", "hidden_act")
 
