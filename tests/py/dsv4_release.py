@@ -11,7 +11,7 @@ conversion/deepseek.py DeepseekV4Model and transformers' FineGrainedFP8
 expert_dtype "fp4" read it):
 
 - the hub's spelling (embed.weight, layers.N., norm.weight, hc_head_fn,
-  head.weight; no `model.`), and config.json with
+  head.weight, attn.kv_norm; no `model.`), and config.json with
   quantization_config {quant_method fp8, fmt e4m3, scale_fmt ue8m0,
   weight_block_size [128, 128], activation_scheme dynamic} and a top-level
   expert_dtype "fp4" (transformers folds it into quantization_config);
@@ -138,8 +138,9 @@ def hub_name(k):
     for a, b in (("model.embed_tokens.weight", "embed.weight"), ("model.norm.weight", "norm.weight"),
                  ("model.hc_head.hc_", "hc_head_"), ("model.layers.", "layers.")):
         if k.startswith(a):
-            return b + k[len(a):]
-    return k
+            k = b + k[len(a):]
+            break
+    return k.replace(".attn.norm.weight", ".attn.kv_norm.weight")  # the release's kv norm (llama.cpp's converter)
 
 
 def convert(src, rel, deq=None):

@@ -11,6 +11,8 @@ static const char *const RENAMES[] = {
     "^norm.weight", "model.norm.weight",
     "^hc_head_", "model.hc_head.hc_",
     "^layers.", "model.layers.",
+    /* the release's attention kv norm (transformers reads both: its `.norm.` -> `.kv_norm.` rename) */
+    ".attn.kv_norm.weight", ".attn.norm.weight",
     "^head.weight", "lm_head.weight",
     NULL, NULL,
 };
