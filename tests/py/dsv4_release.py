@@ -3,6 +3,8 @@
 only; docs/QUANT-FORMATS.md "DeepSeek V4 release").
 
 usage: dsv4_release.py SRC_DIR RELEASE_DIR [DEQUANT_DIR]
+       (as a module: convert(src, rel, deq, fp8_linears=False) keeps the non-expert
+       Linears BF16; hub_config=True adds the converter's keys, see make.py)
 
 SRC_DIR: a deepseek_v4 bf16 checkpoint (`fidelity fixture --preset
 deepseek-v4-tiny`, save_pretrained's spelling). RELEASE_DIR gets the layout
@@ -143,7 +145,7 @@ def hub_name(k):
     return k.replace(".attn.norm.weight", ".attn.kv_norm.weight")  # the release's kv norm (llama.cpp's converter)
 
 
-def convert(src, rel, deq=None):
+def convert(src, rel, deq=None, fp8_linears=True, hub_config=False):
     hdr, body = read_st(os.path.join(src, "model.safetensors"))
     out_r, out_d = [], []
     for k in sorted(hdr):
@@ -152,7 +154,7 @@ def convert(src, rel, deq=None):
         raw, dt, shape = body[a:b], v["dtype"], v["shape"]
         leaf = k.rsplit(".", 2)[-2] if k.endswith(".weight") else ""
         expert = ".ffn.experts." in k
-        fp8 = not expert and dt == "BF16" and len(shape) == 2 and (leaf in FP8_LINEAR or ".shared_experts." in k)
+        fp8 = fp8_linears and not expert and dt == "BF16" and len(shape) == 2 and (leaf in FP8_LINEAR or ".shared_experts." in k)
         hk = hub_name(k)
         if expert or fp8:
             assert dt == "BF16", k
@@ -179,6 +181,15 @@ def convert(src, rel, deq=None):
             c["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
                                         "scale_fmt": "ue8m0", "weight_block_size": [128, 128]}
             c["expert_dtype"] = "fp4"
+        if q and hub_config:  # the keys llama.cpp's converter reads (the hub's legacy spellings), beside ours
+            rates = {"sliding_attention": 0}
+            rates.update(c["compress_rates"])
+            c["compress_ratios"] = [rates[t] for t in c["layer_types"]]
+            c["num_hash_layers"] = sum(1 for t in c["mlp_layer_types"] if t == "hash_moe")
+            rs = dict(c["rope_parameters"]["compress"])
+            rs.pop("rope_theta", None), rs.pop("partial_rotary_factor", None), rs.pop("attention_factor", None)
+            rs.setdefault("beta_fast", 32.0), rs.setdefault("beta_slow", 1.0)
+            c["rope_scaling"] = rs
         json.dump(c, open(os.path.join(d, "config.json"), "w"), indent=2, sort_keys=True)
         write_st(os.path.join(d, "model.safetensors"), tensors)
 

@@ -21,10 +21,17 @@ spelling, quantization_config fp8 ue8m0 + top-level expert_dtype fp4):
   packed expert of the wrong shape, an expert scale of the wrong shape /
   dtype, the E8M0 NaN code 255, a missing scale, both scale spellings, an
   F8_E4M3 router, an I8 shared expert, expert_dtype fp5, expert_dtype fp4
-  with float scales.
+  with float scales;
+- deepseek4 GGUFs made by llama.cpp's converter from this layout
+  (tests/vectors/gguf-dsv4, make.py): experts fp4 + BF16 Linears (MXFP4
+  stacks) captures to the SAME digest as its release safetensors, across
+  threads and schedules; the full release (FP8 Linears forced to Q8_0 by the
+  converter) captures, to another digest; hostile GGUFs refused by name (a
+  missing tensor, tid2eid of another type / shape / an entry out of range, an
+  expert stack of another shape, expert_gating_func softmax).
 """
 from fdcheck import Checks
-import json, os, shutil, sys
+import json, lzma, os, shutil, struct, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dsv4_release as rel  # noqa: E402
@@ -189,5 +196,88 @@ try:
             cfg_edit=lambda c: c.update(expert_dtype="fp5"))
     refused('expert_dtype "fp4" with float scales', "unsupported_quantization", ["expert_dtype", "ue8m0"],
             cfg_edit=lambda c: c["quantization_config"].update(scale_fmt="float"))
+    # deepseek4 GGUFs (llama.cpp's converter, tests/vectors/gguf-dsv4)
+    VEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-dsv4")
+    for n in ("fp4experts", "release"):
+        open(W(n + ".gguf"), "wb").write(lzma.decompress(open(os.path.join(VEC, "deepseek-v4-tiny.%s.gguf.xz" % n), "rb").read()))
+    rel.convert(W("fx"), W("rel4"), W("deq4"), fp8_linears=False)
+    rc, out, err = capture("rel4", "rel4-cap", "quant", "--threads", 2, "--gemm-order", "pair")
+    case("the release layout with BF16 Linears (experts fp4 only) captures", rc == 0, out + err)
+    rc, out, err = run("inspect-model", W("fp4experts.gguf"))
+    case("deepseek4 GGUF (MXFP4 experts): read as deepseek_v4, every tensor mapped",
+         rc == 0 and "model_type deepseek_v4" in out and "capture --model reads it" in out, out[-800:] + err)
+    g4 = None
+    for tag, extra in (("gg-t2", ["--threads", 2]), ("gg-t1-lo", ["--threads", 1, "--schedule", "layer-outer"])):
+        rc, out, err = run("capture", "--model", W("fp4experts.gguf"), "--panel", W("fx", "panel"), "--out", W(tag),
+                           "--role", "quant", "--lane", "other", "--dataset-id", "test.v4rel." + tag, "--dataset-name",
+                           "v4rel", "--windows", 2, "--gemm-order", "pair", *extra)
+        d = digest(W(tag)) if rc == 0 else None
+        case("deepseek4 GGUF, %s: the same digest as the release safetensors it was converted from (and the decoded "
+             "bf16 checkpoint's)" % " ".join(map(str, extra)),
+             rc == 0 and d == digest(W("rel4-cap")) and (g4 is None or d == g4), out + err)
+        g4 = g4 or d
+    rc, out, err = run("capture", "--model", W("release.gguf"), "--panel", W("fx", "panel"), "--out", W("ggrel"), "--role",
+                       "quant", "--lane", "other", "--dataset-id", "test.v4rel.ggrel", "--dataset-name", "v4rel",
+                       "--windows", 2, "--gemm-order", "pair", "--threads", 2)
+    case("deepseek4 GGUF of the full release (FP8 Linears -> the converter's Q8_0) captures, to another digest than the "
+         "release's (Q8_0 of the decoded FP8 is lossy)", rc == 0 and digest(W("ggrel")) != base, out + err)
+
+    src = open(W("fp4experts.gguf"), "rb").read()
+
+    def info(data, name):
+        """offset of tensor `name`'s n_dims in the tensor-info section"""
+        k = struct.pack("<Q", len(name)) + name.encode()
+        return data.index(k) + len(k)
+
+    def kv(data, key):
+        """offset of metadata key `key`'s type"""
+        k = struct.pack("<Q", len(key)) + key.encode()
+        return data.index(k) + len(k)
+
+    def hostile(tag, fn, code, words):
+        data = bytearray(src)
+        fn(data)
+        open(W(tag + ".gguf"), "wb").write(data)
+        rc, out, err = run("capture", "--model", W(tag + ".gguf"), "--panel", W("fx", "panel"), "--out", W(tag + "-cap"),
+                           "--role", "quant", "--lane", "other", "--dataset-id", "test.v4rel." + tag, "--dataset-name",
+                           "v4rel")
+        msg = out + err
+        case("hostile deepseek4 GGUF refused %s: %s" % (code, tag), rc == 3 and "REFUSED [%s]" % code in msg
+             and all(w in msg for w in words) and not os.path.exists(W(tag + "-cap")), msg[-600:])
+
+    TID = "blk.0.ffn_gate_tid2eid.weight"
+
+    def drop(d):  # rename blk.1.attn_kv.weight (same length): missing, and one unexpected
+        o = info(d, "blk.1.attn_kv.weight") - len("kv.weight")
+        d[o:o + 2] = b"kx"
+
+    def tid_type(d):  # I32 (26) -> F32 (0), the same bytes
+        o = info(d, TID)
+        d[o + 4 + 16:o + 4 + 16 + 4] = struct.pack("<I", 0)
+
+    def tid_shape(d):  # ne [2, 260] -> [1, 520]
+        o = info(d, TID)
+        d[o + 4:o + 4 + 16] = struct.pack("<QQ", 1, 520)
+
+    def tid_entry(d):  # tid2eid[3][1] = 8 (n_routed_experts 8)
+        import gguf
+        t = [x for x in gguf.GGUFReader(W("fp4experts.gguf")).tensors if x.name == TID][0]
+        o = t.data_offset + (3 * 2 + 1) * 4
+        d[o:o + 4] = struct.pack("<i", 8)
+
+    def stack(d):  # blk.1.ffn_gate_exps ne [64, 32, 8] -> [64, 64, 4]
+        o = info(d, "blk.1.ffn_gate_exps.weight")
+        d[o + 4 + 8:o + 4 + 24] = struct.pack("<QQ", 64, 4)
+
+    def gating(d):  # expert_gating_func 4 (sqrtsoftplus) -> 1 (softmax)
+        o = kv(d, "deepseek4.expert_gating_func")
+        d[o + 4:o + 8] = struct.pack("<I", 1)
+
+    hostile("missing-tensor", drop, "checkpoint_mismatch", ["model.layers.1.attn.wkv.weight", "blk.1.attn_kv.weight"])
+    hostile("tid2eid-f32", tid_type, "checkpoint_mismatch", ["tid2eid", "I32 / I64"])
+    hostile("tid2eid-shape", tid_shape, "checkpoint_mismatch", ["tid2eid", "I32 / I64 table of this shape"])
+    hostile("tid2eid-entry-8", tid_entry, "checkpoint_mismatch", ["tid2eid", "is 8", "[0, 8)"])
+    hostile("expert-stack-shape", stack, "checkpoint_mismatch", ["ffn.experts", "expert stack"])
+    hostile("gating-softmax", gating, "bad_gguf_config", ["expert_gating_func"])
 finally:
     T.finish()
