@@ -208,20 +208,28 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                     for (size_t i = 0; i < ns; i++)
                         tok_fold(j->ops, &tk[(s0 + i) * ns_all + side], (side ? lc : lr) + i * nt * FD_TILE, n, v0,
                                  obs[p0 + s0 + i]);
+                if (!side && j->nsides > 1) continue; /* the reference is folded with the first candidate */
                 for (size_t i = 0; i < ns; i++) {
+                    const float *r = lr + i * nt * FD_TILE, *c = lc + i * nt * FD_TILE;
                     int bad;
-                    if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], lr + i * nt * FD_TILE, n, v0);
-                    else
-                        bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], lr + i * nt * FD_TILE,
-                                                 lc + i * nt * FD_TILE, n, v0);
+                    if (side == 1) { /* reference and first candidate in one pass; the exps kept for more */
+                        bad = j->ops->ref_pair_chunk(&rs[s0 + i], &ch[i], &ps[(s0 + i) * nc], r, c, n, v0, nc > 1);
+                        if (bad == 2) /* the separate passes' order: every reference row of the sub-tile first */
+                            for (size_t q = i + 1; q < ns && bad == 2; q++) {
+                                fd_ref_state tmp = rs[s0 + q];
+                                if (j->ops->ref_chunk(&tmp, &ch[q], lr + q * nt * FD_TILE, n, v0)) bad = 1, i = q;
+                            }
+                    } else if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], r, n, v0) ? 1 : 0;
+                    else bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], r, c, n, v0) ? 2 : 0;
                     if (bad) {
                         const pos_ref *pr = &j->pos[p0 + s0 + i];
+                        size_t sd = bad == 1 ? 0 : side;
                         char msg[400];
                         snprintf(msg, sizeof msg,
                                  "%s (%s): a %s logit of context %lld, row %lld, in columns %zu..%zu is not finite "
                                  "(an overflowing hidden x head product or a stored NaN/inf; refused, never clamped)",
-                                 side ? "candidate" : "reference", j->sides[side]->label ? j->sides[side]->label : "?",
-                                 j->sides[side]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
+                                 sd ? "candidate" : "reference", j->sides[sd]->label ? j->sides[sd]->label : "?",
+                                 j->sides[sd]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
                                  (long long)pr->row, v0, v0 + n - 1);
                         fail(j, msg);
                         return;

@@ -41,6 +41,13 @@ typedef struct fd_kl_ops {
     /* Folds candidate logits c[0..n) into ps, against the same chunk. */
     int (*pair_chunk)(fd_pair_state *ps, const fd_ref_state *rs, const fd_ref_chunk *ch, const float *r,
                       const float *c, size_t n, size_t v0);
+    /* ref_chunk then pair_chunk on the same chunk, in one pass over the
+     * columns (each reference exp used while in registers), identical bits;
+     * ch->er is filled only when keep (for further candidates' pair_chunk).
+     * 0, or 1 when r has a non-finite logit (nothing folded), 2 when c has
+     * one (rs folded as by ref_chunk, ps untouched). */
+    int (*ref_pair_chunk)(fd_ref_state *rs, fd_ref_chunk *ch, fd_pair_state *ps, const float *r, const float *c,
+                          size_t n, size_t v0, int keep);
     /* Jensen-Shannon contribution of one chunk, given both sides' finished
      * first-pass states (max and sum). */
     double (*js_chunk)(const fd_ref_state *rs, const fd_pair_state *ps, const float *r, const float *c, size_t n);
