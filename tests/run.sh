@@ -248,6 +248,11 @@ for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_glm5.py "$bin"
 done
+# issue 24: the replay's one-pass KL (reference + first candidate) names a non-finite row as the two passes did
+for bin in $BINS; do
+    step py "KL one pass: a non-finite reference row named before an earlier candidate row, every path, no receipt ($bin)" \
+        python3 tests/py/test_kl_onepass.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
