@@ -49,6 +49,25 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
     return x;
 }
 #define KL_ATTR __attribute__((target("avx2,fma")))
+/* the 4-lane exp for the fused loop's halves (kl_impl.inc): one register per value */
+#define KE_VD v4d
+#define KE_VL v4l
+#define KE_VU v4u
+#define KE_N 4
+#define KE_NAME avx2_vexp4
+#define KE_CLAMP_LO(lo, x) ((v4d)_mm256_max_pd((__m256d)(lo), (__m256d)(x)))
+#define KE_RED_HI(x, kd) ((v4d)_mm256_fnmadd_pd((__m256d)(kd), _mm256_set1_pd(EXP_C_HI), (__m256d)(x)))
+#define KE_GATHER(out, idx) ((out) = (v4d)_mm256_i64gather_pd(fd_exp2_128, (__m256i)(idx), 8))
+#include "kl_exp.inc"
+#undef KE_VD
+#undef KE_VL
+#undef KE_VU
+#undef KE_N
+#undef KE_NAME
+#undef KE_CLAMP_LO
+#undef KE_RED_HI
+#undef KE_GATHER
+#define KL_EXP4 avx2_vexp4
 #define KL_NAME(x) avx2_##x
 #define KL_GATHER(out, idx) ((out) = avx2_gather8(idx))
 #define KL_CLAMP_LO(lo, x) avx2_clamp8(lo, x)
@@ -59,6 +78,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_GATHER
 #undef KL_CLAMP_LO
 #undef KL_RED_HI
+#undef KL_EXP4
 
 /* Here the exp table lookup is the gather instruction: a load, so the bits are
  * those of the per-lane loop the other targets use.  (Measured on a Sapphire
