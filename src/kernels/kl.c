@@ -70,6 +70,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KE_CLAMP_LO
 #undef KE_RED_HI
 #define KL_EXP4 avx2_vexp4
+#define KL_ONE_PASS 1
 #define KL_NAME(x) avx2_##x
 #define KL_GATHER(out, idx) ((out) = avx2_gather8(idx))
 #define KL_CLAMP_LO(lo, x) avx2_clamp8(lo, x)
@@ -81,6 +82,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_CLAMP_LO
 #undef KL_RED_HI
 #undef KL_EXP4
+#undef KL_ONE_PASS
 
 /* Here the exp table lookup is the gather instruction: a load, so the bits are
  * those of the per-lane loop the other targets use.  (Measured on a Sapphire
@@ -95,6 +97,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 /* y * 2^floor(kd/128) rounded once (kd/128 is exact): the correctly rounded
  * y * 2^e of the generic two steps, subnormal results included */
 #define KL_SCALE(y, kd) ((v8d)_mm512_scalef_pd((__m512d)(y), (__m512d)((kd) * (1.0 / 128.0))))
+#define KL_ONE_PASS 1
 #include "kl_impl.inc"
 #undef KL_ATTR
 #undef KL_NAME
@@ -102,6 +105,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_CLAMP_LO
 #undef KL_RED_HI
 #undef KL_SCALE
+#undef KL_ONE_PASS
 #endif
 
 const fd_kl_ops *fd_kl_ops_for(fd_path p)

@@ -43,7 +43,8 @@ typedef struct fd_kl_ops {
                       const float *c, size_t n, size_t v0);
     /* ref_chunk then pair_chunk on the same chunk, in one pass over the
      * columns (each reference exp used while in registers), identical bits;
-     * ch->er is filled only when keep (for further candidates' pair_chunk).
+     * ch->er is filled when keep (for further candidates' pair_chunk), maybe
+     * also when not (the generic build runs the two passes).
      * 0, or 1 when r has a non-finite logit (nothing folded), 2 when c has
      * one (rs folded as by ref_chunk, ps untouched). */
     int (*ref_pair_chunk)(fd_ref_state *rs, fd_ref_chunk *ch, fd_pair_state *ps, const float *r, const float *c,
