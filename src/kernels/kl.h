@@ -16,6 +16,7 @@ typedef struct fd_ref_state {     /* reference side of one position */
     float best;
     uint32_t argmax;
     int started;
+    float chunk_best;             /* the max of the last chunk folded in */
 } fd_ref_state;
 
 typedef struct fd_pair_state {    /* one candidate against the reference */
@@ -24,6 +25,7 @@ typedef struct fd_pair_state {    /* one candidate against the reference */
     float best;
     uint32_t argmax;
     int started;
+    float chunk_best;             /* the max of the last chunk folded in */
 } fd_pair_state;
 
 /* Scratch for one chunk of the reference: its exps, shared by every candidate. */

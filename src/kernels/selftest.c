@@ -172,6 +172,7 @@ static int kl_states_same(const fd_ref_state *a, const fd_ref_state *b, const fd
 {
     return !memcmp(&a->m, &b->m, 8) && !memcmp(&a->s, &b->s, 8) && !memcmp(&a->e, &b->e, 8) &&
            !memcmp(&a->best, &b->best, 4) && a->argmax == b->argmax && a->started == b->started &&
+           !memcmp(&a->chunk_best, &b->chunk_best, 4) && !memcmp(&c->chunk_best, &d->chunk_best, 4) &&
            !memcmp(&c->m, &d->m, 8) && !memcmp(&c->s, &d->s, 8) && !memcmp(&c->t, &d->t, 8) &&
            !memcmp(&c->u, &d->u, 8) && !memcmp(&c->best, &d->best, 4) && c->argmax == d->argmax &&
            c->started == d->started;
