@@ -248,6 +248,11 @@ for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_glm5.py "$bin"
 done
+# issue 24: the replay's one-pass KL (reference + first candidate) names a non-finite row as the two passes did
+for bin in $BINS; do
+    step py "KL one pass: a non-finite reference row named before an earlier candidate row, every path, no receipt ($bin)" \
+        python3 tests/py/test_kl_onepass.py "$bin"
+done
 # issue 20: deepseek_v4 (fixture, loader spellings and refusals, digest across threads / schedules / kernels, RTN int8 < int4)
 for bin in $BINS; do
     step py "deepseek_v4: 210 tensors, release spelling, legacy config spellings, tid2eid bounds, digest across threads / schedules / kernels, RTN int8 < int4 ($bin)" \
