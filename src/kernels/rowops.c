@@ -6,6 +6,24 @@
 #include <math.h>
 #include <string.h>
 
+/* Which vector build runs is chosen by CPU features only (issue 24.4):
+ * AVX-512F first, then AVX2 + FMA, then the portable loop.  Every variant
+ * is the portable loop's exact operation sequence on 16 / 8 lanes.  A
+ * bench build may compile this file with -DFD_EW_NO_AVX512 (and
+ * -DFD_EW_NO_AVX2) to run what an AVX2-only (or older) CPU runs. */
+#if defined(__x86_64__)
+#ifdef FD_EW_NO_AVX512
+#define HAVE_512 0
+#else
+#define HAVE_512 __builtin_cpu_supports("avx512f")
+#endif
+#ifdef FD_EW_NO_AVX2
+#define HAVE_256 0
+#else
+#define HAVE_256 (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#endif
+#endif
+
 void fd_round_bf16_scalar(const float *x, const float *bias, size_t n, uint16_t *out)
 {
     if (bias)
@@ -68,7 +86,8 @@ __attribute__((target("avx512f"))) static void add_avx512(uint16_t *x, const uin
 void fd_bf16_add(uint16_t *x, const uint16_t *y, size_t n)
 {
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) { add_avx512(x, y, n); return; }
+    if (HAVE_512) { add_avx512(x, y, n); return; }
+    if (HAVE_256) { fd_bf16_add_avx2(x, y, n); return; }
 #endif
     fd_bf16_add_scalar(x, y, n);
 }
@@ -97,7 +116,8 @@ __attribute__((target("avx512f"))) static void axpy_avx512(float *acc, const uin
 void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n)
 {
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) { axpy_avx512(acc, y, r, n); return; }
+    if (HAVE_512) { axpy_avx512(acc, y, r, n); return; }
+    if (HAVE_256) { fd_bf16_axpy_avx2(acc, y, r, n); return; }
 #endif
     fd_bf16_axpy_scalar(acc, y, r, n);
 }
@@ -137,7 +157,8 @@ void fd_bf16_square(const uint16_t *x, size_t n, float *t)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = square_avx512(x, n, t);
+    if (HAVE_512) i = square_avx512(x, n, t);
+    else if (HAVE_256) { fd_bf16_square_avx2(x, n, t); return; }
 #endif
     for (; i < n; i++) { float u = fd_bf16_to_f32(x[i]); t[i] = u * u; }
 }
@@ -146,7 +167,8 @@ void fd_bf16_scale_round(const uint16_t *x, float s, size_t n, uint16_t *y)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = scale_round_avx512(x, s, n, y);
+    if (HAVE_512) i = scale_round_avx512(x, s, n, y);
+    else if (HAVE_256) { fd_bf16_scale_round_avx2(x, s, n, y); return; }
 #endif
     for (; i < n; i++) y[i] = fd_f32_to_bf16(fd_bf16_to_f32(x[i]) * s);
 }
@@ -155,7 +177,8 @@ void fd_bf16_weight_round(const float *w, size_t n, uint16_t *y)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = weight_round_avx512(w, n, y);
+    if (HAVE_512) i = weight_round_avx512(w, n, y);
+    else if (HAVE_256) { fd_bf16_weight_round_avx2(w, n, y); return; }
 #endif
     for (; i < n; i++) y[i] = fd_f32_to_bf16(w[i] * fd_bf16_to_f32(y[i]));
 }
@@ -242,7 +265,8 @@ void fd_transpose16_words(const unsigned char *const *rows, size_t words, uint32
 {
     size_t k = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) k = transpose_avx512(rows, words, dst);
+    if (HAVE_512) k = transpose_avx512(rows, words, dst);
+    else if (HAVE_256) { fd_transpose16_words_avx2(rows, words, dst); return; }
 #endif
     for (; k < words; k++)
         for (size_t c = 0; c < 16; c++) memcpy(&dst[k * 16 + c], rows[c] + 4 * k, 4);
@@ -252,7 +276,8 @@ void fd_bf16_rescale(float *x, size_t n, float s)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = rescale_avx512(x, n, s);
+    if (HAVE_512) i = rescale_avx512(x, n, s);
+    else if (HAVE_256) { fd_bf16_rescale_avx2(x, n, s); return; }
 #endif
     fd_bf16_rescale_scalar(x + i, n - i, s);
 }
@@ -261,7 +286,8 @@ void fd_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = relu_fma_avx512(acc, row, d, w, n);
+    if (HAVE_512) i = relu_fma_avx512(acc, row, d, w, n);
+    else if (HAVE_256) { fd_relu_fma_acc_avx2(acc, row, d, w, n); return; }
 #endif
     fd_relu_fma_acc_scalar(acc + i, row + i, d, w, n - i);
 }
@@ -269,7 +295,205 @@ void fd_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n)
 void fd_round_bf16(const float *x, const float *bias, size_t n, uint16_t *out)
 {
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) { round_avx512(x, bias, n, out); return; }
+    if (HAVE_512) { round_avx512(x, bias, n, out); return; }
+    if (HAVE_256) { fd_round_bf16_avx2(x, bias, n, out); return; }
 #endif
     fd_round_bf16_scalar(x, bias, n, out);
 }
+
+#if defined(__x86_64__)
+/* ---------------------------------------------------- AVX2 + FMA, 8 lanes */
+
+/* the scalar recipe on 8 lanes: NaN -> (u >> 16) | 0x40, else (u + 0x7fff + lsb) >> 16 */
+__attribute__((target("avx2,fma"))) static inline __m128i round8(__m256 v)
+{
+    const __m256i u = _mm256_castps_si256(v);
+    const __m256i hi = _mm256_srli_epi32(u, 16);
+    /* |u| <= 0x7fffffff, so the signed compare is the unsigned one */
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1))));
+    r = _mm256_blendv_epi8(_mm256_srli_epi32(r, 16), _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+    /* every lane is <= 0xffff: the saturating pack is the truncation */
+    return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+/* 8 bf16 values widened exactly to fp32 */
+__attribute__((target("avx2,fma"))) static inline __m256 load8_bf16(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* round8's result widened back to fp32 */
+__attribute__((target("avx2,fma"))) static inline __m256 round8_f32(__m256 v)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(round8(v)), 16));
+}
+
+__attribute__((target("avx2,fma"))) static size_t round_v8(const float *x, const float *bias, size_t n, uint16_t *out)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + i));
+        _mm_storeu_si128((__m128i *)(out + i), round8(v));
+    }
+    _mm256_zeroupper(); /* the caller's SSE code follows */
+    return i;
+}
+
+void fd_round_bf16_avx2(const float *x, const float *bias, size_t n, uint16_t *out)
+{
+    size_t i = round_v8(x, bias, n, out);
+    fd_round_bf16_scalar(x + i, bias ? bias + i : NULL, n - i, out + i);
+}
+
+__attribute__((target("avx2,fma"))) static size_t add_v8(uint16_t *x, const uint16_t *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(x + i), round8(_mm256_add_ps(load8_bf16(x + i), load8_bf16(y + i))));
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_bf16_add_avx2(uint16_t *x, const uint16_t *y, size_t n)
+{
+    size_t i = add_v8(x, y, n);
+    fd_bf16_add_scalar(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx2,fma"))) static size_t axpy_v8(float *acc, const uint16_t *y, float r, size_t n)
+{
+    size_t i = 0;
+    const __m256 rv = _mm256_set1_ps(r);
+    for (; i + 8 <= n; i += 8) /* a rounded product, then a rounded add: no FMA */
+        _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_mul_ps(load8_bf16(y + i), rv)));
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_bf16_axpy_avx2(float *acc, const uint16_t *y, float r, size_t n)
+{
+    size_t i = axpy_v8(acc, y, r, n);
+    fd_bf16_axpy_scalar(acc + i, y + i, r, n - i);
+}
+
+__attribute__((target("avx2,fma"))) static size_t square_v8(const uint16_t *x, size_t n, float *t)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = load8_bf16(x + i);
+        _mm256_storeu_ps(t + i, _mm256_mul_ps(v, v));
+    }
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_bf16_square_avx2(const uint16_t *x, size_t n, float *t)
+{
+    for (size_t i = square_v8(x, n, t); i < n; i++) { float u = fd_bf16_to_f32(x[i]); t[i] = u * u; }
+}
+
+__attribute__((target("avx2,fma"))) static size_t scale_round_v8(const uint16_t *x, float s, size_t n, uint16_t *y)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), round8(_mm256_mul_ps(load8_bf16(x + i), _mm256_set1_ps(s))));
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_bf16_scale_round_avx2(const uint16_t *x, float s, size_t n, uint16_t *y)
+{
+    for (size_t i = scale_round_v8(x, s, n, y); i < n; i++) y[i] = fd_f32_to_bf16(fd_bf16_to_f32(x[i]) * s);
+}
+
+__attribute__((target("avx2,fma"))) static size_t weight_round_v8(const float *w, size_t n, uint16_t *y)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), round8(_mm256_mul_ps(_mm256_loadu_ps(w + i), load8_bf16(y + i))));
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_bf16_weight_round_avx2(const float *w, size_t n, uint16_t *y)
+{
+    for (size_t i = weight_round_v8(w, n, y); i < n; i++) y[i] = fd_f32_to_bf16(w[i] * fd_bf16_to_f32(y[i]));
+}
+
+__attribute__((target("avx2,fma"))) static size_t rescale_v8(float *x, size_t n, float s)
+{
+    size_t i = 0;
+    const __m256 sv = _mm256_set1_ps(s);
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, round8_f32(_mm256_mul_ps(round8_f32(_mm256_loadu_ps(x + i)), sv)));
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_bf16_rescale_avx2(float *x, size_t n, float s)
+{
+    size_t i = rescale_v8(x, n, s);
+    fd_bf16_rescale_scalar(x + i, n - i, s);
+}
+
+/* vmaxps returns its second operand for NaN and for -0: v > 0 ? v : +0 */
+__attribute__((target("avx2,fma"))) static size_t relu_fma_v8(float *acc, const float *row, float d, float w, size_t n)
+{
+    size_t i = 0;
+    const __m256 dv = _mm256_set1_ps(d), wv = _mm256_set1_ps(w), z = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_max_ps(_mm256_mul_ps(dv, _mm256_loadu_ps(row + i)), z);
+        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(wv, v, _mm256_loadu_ps(acc + i)));
+    }
+    _mm256_zeroupper();
+    return i;
+}
+
+void fd_relu_fma_acc_avx2(float *acc, const float *row, float d, float w, size_t n)
+{
+    size_t i = relu_fma_v8(acc, row, d, w, n);
+    fd_relu_fma_acc_scalar(acc + i, row + i, d, w, n - i);
+}
+
+/* 16 rows x 8 words per step, as two 8 x 8 transposes: 32-bit then 64-bit
+ * unpacks leave columns c and c + 4 of four rows in u[c] (lanes 0 / 1), one
+ * 128-bit lane permute joins the two row quads. */
+__attribute__((target("avx2,fma"))) static size_t transpose_v8(const unsigned char *const *rows, size_t words, uint32_t *dst)
+{
+    size_t k0 = 0;
+    for (; k0 + 8 <= words; k0 += 8)
+        for (int g = 0; g < 2; g++) {
+            __m256i r[8], t[8], u[8];
+            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_si256((const __m256i *)(rows[8 * g + i] + 4 * k0));
+            for (int i = 0; i < 4; i++) {
+                t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+                t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+            }
+            for (int q = 0; q < 2; q++) {
+                u[4 * q + 0] = _mm256_unpacklo_epi64(t[4 * q + 0], t[4 * q + 2]);
+                u[4 * q + 1] = _mm256_unpackhi_epi64(t[4 * q + 0], t[4 * q + 2]);
+                u[4 * q + 2] = _mm256_unpacklo_epi64(t[4 * q + 1], t[4 * q + 3]);
+                u[4 * q + 3] = _mm256_unpackhi_epi64(t[4 * q + 1], t[4 * q + 3]);
+            }
+            for (int c = 0; c < 4; c++) {
+                _mm256_storeu_si256((__m256i *)(dst + (k0 + c) * 16 + 8 * g), _mm256_permute2x128_si256(u[c], u[4 + c], 0x20));
+                _mm256_storeu_si256((__m256i *)(dst + (k0 + 4 + c) * 16 + 8 * g), _mm256_permute2x128_si256(u[c], u[4 + c], 0x31));
+            }
+        }
+    _mm256_zeroupper();
+    return k0;
+}
+
+static void transpose_tail(const unsigned char *const *rows, size_t k, size_t words, uint32_t *dst)
+{
+    for (; k < words; k++)
+        for (size_t c = 0; c < 16; c++) memcpy(&dst[k * 16 + c], rows[c] + 4 * k, 4);
+}
+
+void fd_transpose16_words_avx2(const unsigned char *const *rows, size_t words, uint32_t *dst)
+{
+    transpose_tail(rows, transpose_v8(rows, words, dst), words, dst);
+}
+#endif

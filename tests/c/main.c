@@ -27,6 +27,7 @@ int test_gemm_f32(void);
 int test_gguf_views(void);
 int test_embed(void);
 int test_softplus(void);
+int test_rowops(void);
 
 static const struct {
     const char *name;
@@ -53,6 +54,7 @@ static const struct {
     {"gguf_views", test_gguf_views},
     {"embed", test_embed},
     {"softplus", test_softplus},
+    {"rowops", test_rowops},
 };
 
 int main(void)
