@@ -5,7 +5,23 @@
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
+/* The vector builds below are chosen by CPU features only (issue 24.4):
+ * AVX-512F first, then AVX2 + FMA, then the one-lane loops, all the same
+ * bits.  A bench build may compile this file with -DFD_EW_NO_AVX512 (and
+ * -DFD_EW_NO_AVX2) to run what an AVX2-only (or older) CPU runs. */
+#ifdef FD_EW_NO_AVX512
+#define HAVE_512 0
+#else
+#define HAVE_512 __builtin_cpu_supports("avx512f")
 #endif
+#ifdef FD_EW_NO_AVX2
+#define HAVE_256 0
+#else
+#define HAVE_256 (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+#endif
+#endif
+
+static void expf_isa(const float *x, float *y, size_t n, int silu, int isa);
 
 /* 2^e as a float for -126 <= e <= 127 (Sleef vpow2i_vf_vi2). */
 static float pow2i(int e)
@@ -190,14 +206,48 @@ __attribute__((target("avx512f"))) static void sum_chains32(const float *x, size
 }
 #endif
 
-float fd_torch_sum(const float *x, size_t n)
+#if defined(__x86_64__)
+/* sum_chains32 on 8-lane vectors: chain c in lane c % 8 of a[.][c / 8] */
+__attribute__((target("avx2,fma"))) static void sum_chains32_avx2(const float *x, size_t ilp, float out[32])
+{
+    enum { LV = 4 };
+    size_t lp = ceil_log2_sz(ilp) / LV > 4 ? ceil_log2_sz(ilp) / LV : 4, step = (size_t)1 << lp, mask = step - 1;
+    __m256 a[LV][4];
+    for (int j = 0; j < LV; j++)
+        for (int h = 0; h < 4; h++) a[j][h] = _mm256_setzero_ps();
+    size_t i = 0;
+    while (i + step <= ilp) {
+        for (size_t j = 0; j < step; j++, i++)
+            for (int h = 0; h < 4; h++) a[0][h] = _mm256_add_ps(a[0][h], _mm256_loadu_ps(x + 32 * i + 8 * h));
+        for (size_t j = 1; j < LV; j++) {
+            for (int h = 0; h < 4; h++) {
+                a[j][h] = _mm256_add_ps(a[j][h], a[j - 1][h]);
+                a[j - 1][h] = _mm256_setzero_ps();
+            }
+            if (i & (mask << (j * lp))) break;
+        }
+    }
+    for (; i < ilp; i++)
+        for (int h = 0; h < 4; h++) a[0][h] = _mm256_add_ps(a[0][h], _mm256_loadu_ps(x + 32 * i + 8 * h));
+    for (size_t j = 1; j < LV; j++)
+        for (int h = 0; h < 4; h++) a[0][h] = _mm256_add_ps(a[0][h], a[j][h]);
+    for (int h = 0; h < 4; h++) _mm256_storeu_ps(out + 8 * h, a[0][h]);
+    _mm256_zeroupper();
+}
+#endif
+
+/* isa: 0 the one-lane loops, 1 AVX2 + FMA, 2 AVX-512F (the caller checks the CPU) */
+static float sum_isa(const float *x, size_t n, int isa)
 {
     if (n < 8) return fd_torch_row_sum(x, 1, n); /* scalar_inner_sum */
+    size_t nv = n / 8;
+    float f = 0.0f;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) {
-        size_t nv = n / 8, ilp = nv / 4;
-        float ch[32], f = 0.0f;
-        sum_chains32(x, ilp, ch);
+    if (isa) {
+        size_t ilp = nv / 4;
+        float ch[32];
+        if (isa == 2) sum_chains32(x, ilp, ch);
+        else sum_chains32_avx2(x, ilp, ch);
         for (size_t k = nv * 8; k < n; k++) f += x[k];
         for (size_t l = 0; l < 8; l++) { /* fd_torch_row_sum(x + l, 8, nv) */
             float p0 = ch[l];
@@ -206,13 +256,29 @@ float fd_torch_sum(const float *x, size_t n)
         }
         return f;
     }
+#else
+    (void)isa;
 #endif
-    size_t nv = n / 8;
-    float f = 0.0f;
     for (size_t k = nv * 8; k < n; k++) f += x[k];
     for (size_t l = 0; l < 8; l++) f += fd_torch_row_sum(x + l, 8, nv); /* lane l of vectorized_inner_sum */
     return f;
 }
+
+/* the vector build this CPU runs: 2 AVX-512F, 1 AVX2 + FMA, 0 none */
+static int cpu_isa(void)
+{
+#if defined(__x86_64__)
+    if (HAVE_512) return 2;
+    if (HAVE_256) return 1;
+#endif
+    return 0;
+}
+
+float fd_torch_sum(const float *x, size_t n) { return sum_isa(x, n, cpu_isa()); }
+float fd_torch_sum_scalar(const float *x, size_t n) { return sum_isa(x, n, 0); }
+#if defined(__x86_64__)
+float fd_torch_sum_avx2(const float *x, size_t n) { return sum_isa(x, n, 1); }
+#endif
 
 /* the AVX-512 butterfly of VecReduceAllSIMD<float> */
 static float butterfly16(float v[16])
@@ -279,19 +345,73 @@ __attribute__((target("avx512f"))) static size_t scale16(float *x, size_t n, flo
 }
 #endif
 
-void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, size_t len)
+#if defined(__x86_64__)
+/* the AVX2 builds of lane_sums16 (lanes 0-7, 8-15 in two vectors), scale16
+ * and max_sub16; the max ignores NaN as the one-lane loop's `x > m` does
+ * (vmaxps returns its second operand, the running max, for a NaN x) */
+__attribute__((target("avx2,fma"))) static void lane_sums16_avx2(const float *x, size_t n, float acc[16])
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + j));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + j + 8));
+    }
+    _mm256_storeu_ps(acc, a0);
+    _mm256_storeu_ps(acc + 8, a1);
+    _mm256_zeroupper();
+    for (; j < n; j++) acc[j % 16] += x[j];
+}
+
+__attribute__((target("avx2,fma"))) static size_t scale8(float *x, size_t n, float s)
+{
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), _mm256_set1_ps(s)));
+    _mm256_zeroupper();
+    return j;
+}
+
+__attribute__((target("avx2,fma"))) static size_t max_sub8(float *x, const unsigned char *keep, size_t nk, float *mx)
+{
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    size_t j = 0;
+    for (; j + 8 <= nk; j += 8) {
+        __m256 v = _mm256_max_ps(_mm256_loadu_ps(x + j), m);
+        if (keep) {
+            __m256i k = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(keep + j)));
+            v = _mm256_blendv_ps(m, v, _mm256_castsi256_ps(_mm256_xor_si256(_mm256_cmpeq_epi32(k, _mm256_setzero_si256()),
+                                                                            _mm256_set1_epi32(-1))));
+        }
+        m = v;
+    }
+    float lanes[8], v = -INFINITY;
+    _mm256_storeu_ps(lanes, m);
+    for (int l = 0; l < 8; l++) /* no NaN here: the max is exact in any order */
+        if (lanes[l] > v) v = lanes[l];
+    for (size_t i = j; i < nk; i++)
+        if ((!keep || keep[i]) && x[i] > v) v = x[i];
+    __m256 vv = _mm256_set1_ps(v);
+    for (j = 0; j + 8 <= nk; j += 8) _mm256_storeu_ps(x + j, _mm256_sub_ps(_mm256_loadu_ps(x + j), vv));
+    _mm256_zeroupper();
+    *mx = v;
+    return j;
+}
+#endif
+
+/* isa as sum_isa's; isa 2 also needs AVX-512BW/VL for the max */
+static void softmax_isa(float *x, const unsigned char *keep, size_t nk, size_t len, int isa)
 {
     float mx = -INFINITY;
     size_t j0 = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-        j0 = max_sub16(x, keep, nk, &mx);
+    if (isa == 2 && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) j0 = max_sub16(x, keep, nk, &mx);
+    else if (isa >= 1) j0 = max_sub8(x, keep, nk, &mx);
     else
 #endif
         for (size_t j = 0; j < nk; j++)
             if ((!keep || keep[j]) && x[j] > mx) mx = x[j];
     for (size_t j = j0; j < nk; j++) x[j] -= mx;
-    fd_torch_expf_n(x, x, nk);
+    expf_isa(x, x, nk, 0, isa);
     /* a masked entry adds an exact +0 to its lane, so it is zeroed; lanes
      * start at +0 (the first vector loaded as is equals 0 + it) */
     if (keep)
@@ -303,7 +423,8 @@ void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, siz
     else {
         float acc[16] = {0};
 #if defined(__x86_64__)
-        if (__builtin_cpu_supports("avx512f")) lane_sums16(x, nk, acc);
+        if (isa == 2) lane_sums16(x, nk, acc);
+        else if (isa == 1) lane_sums16_avx2(x, nk, acc);
         else
 #endif
             for (size_t j = 0; j < nk; j++) acc[j % 16] += x[j];
@@ -312,11 +433,29 @@ void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, siz
     float inv = 1.0f / sum;
     size_t j1 = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) j1 = scale16(x, nk, inv);
+    if (isa == 2) j1 = scale16(x, nk, inv);
+    else if (isa == 1) j1 = scale8(x, nk, inv);
 #endif
     for (size_t j = j1; j < nk; j++) x[j] *= inv;
     for (size_t j = nk; j < len; j++) x[j] = 0.0f;
 }
+
+void fd_torch_softmax_masked(float *x, const unsigned char *keep, size_t nk, size_t len)
+{
+    softmax_isa(x, keep, nk, len, cpu_isa());
+}
+
+void fd_torch_softmax_masked_scalar(float *x, const unsigned char *keep, size_t nk, size_t len)
+{
+    softmax_isa(x, keep, nk, len, 0);
+}
+
+#if defined(__x86_64__)
+void fd_torch_softmax_masked_avx2(float *x, const unsigned char *keep, size_t nk, size_t len)
+{
+    softmax_isa(x, keep, nk, len, 1);
+}
+#endif
 
 /* ------------------------------------------------------------ moments */
 
@@ -465,20 +604,63 @@ __attribute__((target("avx512f"))) static size_t expf_rows16(const float *x, flo
 }
 #endif
 
-void fd_torch_expf_n(const float *x, float *y, size_t n)
-{
-    size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = expf_rows16(x, y, n, 0);
-#endif
-    for (; i < n; i++) y[i] = fd_torch_expf(x[i]);
+/* EXP_BODY on 8 lanes, as expf16 */
+__attribute__((target("avx2,fma"))) static __m256 expf8(__m256 d)
+{
+    const __m256 qf = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(1.442695040888963407359924681001892137426645954152985934135449406931f)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i q = _mm256_cvtps_epi32(qf);
+    __m256 s = _mm256_fmadd_ps(qf, _mm256_set1_ps(-0.693145751953125f), d);
+    s = _mm256_fmadd_ps(qf, _mm256_set1_ps(-1.428606765330187045e-06f), s);
+    __m256 u = _mm256_set1_ps(0.000198527617612853646278381f);
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.00139304355252534151077271f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.00833336077630519866943359f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.0416664853692054748535156f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.166666671633720397949219f));
+    u = _mm256_fmadd_ps(u, s, _mm256_set1_ps(0.5f));
+    u = _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_mul_ps(s, s), u, s));
+    const __m256i h = _mm256_srai_epi32(q, 1), bias = _mm256_set1_epi32(0x7f);
+    const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+    const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(q, h), bias), 23));
+    __m256 r = _mm256_mul_ps(_mm256_mul_ps(u, p1), p2);
+    r = _mm256_blendv_ps(r, _mm256_setzero_ps(), _mm256_cmp_ps(d, _mm256_set1_ps(-104.0f), _CMP_LT_OQ));
+    r = _mm256_blendv_ps(r, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(d, _mm256_set1_ps(100.0f), _CMP_GT_OQ));
+    return _mm256_blendv_ps(r, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
 }
 
-void fd_torch_silu_n(const float *x, float *y, size_t n)
+__attribute__((target("avx2,fma"))) static size_t expf_rows8(const float *x, float *y, size_t n, int silu)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        if (silu) v = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), expf8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+        else v = expf8(v);
+        _mm256_storeu_ps(y + i, v);
+    }
+    _mm256_zeroupper();
+    return i;
+}
+#endif
+
+static void expf_isa(const float *x, float *y, size_t n, int silu, int isa)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f")) i = expf_rows16(x, y, n, 1);
+    if (isa == 2) i = expf_rows16(x, y, n, silu);
+    else if (isa == 1) i = expf_rows8(x, y, n, silu);
+#else
+    (void)isa;
 #endif
-    for (; i < n; i++) y[i] = fd_torch_silu(x[i]);
+    if (silu)
+        for (; i < n; i++) y[i] = fd_torch_silu(x[i]);
+    else
+        for (; i < n; i++) y[i] = fd_torch_expf(x[i]);
 }
+
+void fd_torch_expf_n(const float *x, float *y, size_t n) { expf_isa(x, y, n, 0, cpu_isa()); }
+void fd_torch_silu_n(const float *x, float *y, size_t n) { expf_isa(x, y, n, 1, cpu_isa()); }
+#if defined(__x86_64__)
+void fd_torch_expf_n_avx2(const float *x, float *y, size_t n) { expf_isa(x, y, n, 0, 1); }
+void fd_torch_silu_n_avx2(const float *x, float *y, size_t n) { expf_isa(x, y, n, 1, 1); }
+#endif

@@ -24,7 +24,8 @@
  * Vectorized<float>::exp() of every ATen kernel below. */
 float fd_torch_expf(float x);
 /* y[i] = fd_torch_expf(x[i]) / fd_torch_silu(x[i]) for i < n, 16 lanes at
- * a time where AVX-512 is there (same bits: the lane code is the scalar one) */
+ * a time where AVX-512 is there, 8 where AVX2 + FMA are (same bits: the lane
+ * code is the scalar one) */
 void fd_torch_expf_n(const float *x, float *y, size_t n);
 void fd_torch_silu_n(const float *x, float *y, size_t n);
 
@@ -87,5 +88,19 @@ void fd_torch_moments_bf16(const uint16_t *x, size_t n, float *mean, float *var)
  * (torch's (x*scale + bias)*gamma + beta, contracted by its compiler). */
 void fd_torch_layernorm_bf16(const uint16_t *x, size_t n, const uint16_t *gamma, const uint16_t *beta, float eps,
                              uint16_t *y);
+
+/* The builds of the row kernels above: each dispatcher runs AVX-512F's
+ * (16 lanes) where the CPU has it, else AVX2 + FMA's (8 lanes), else the
+ * one-lane loops (_scalar), by CPU features only; all give the same bits.
+ * Exported so that tests/c/test_rowops.c checks the AVX2 builds on any AVX2
+ * host, AVX-512 ones included; the caller checks the CPU. */
+float fd_torch_sum_scalar(const float *x, size_t n);
+void fd_torch_softmax_masked_scalar(float *x, const unsigned char *keep, size_t nk, size_t len);
+#if defined(__x86_64__)
+float fd_torch_sum_avx2(const float *x, size_t n);
+void fd_torch_softmax_masked_avx2(float *x, const unsigned char *keep, size_t nk, size_t len);
+void fd_torch_expf_n_avx2(const float *x, float *y, size_t n);
+void fd_torch_silu_n_avx2(const float *x, float *y, size_t n);
+#endif
 
 #endif

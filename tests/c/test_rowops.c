@@ -146,6 +146,53 @@ static int check_rowops(size_t n, uint64_t *s)
     return fails;
 }
 
+/* torch_ops' rows: exp, silu, the cascade sum, the masked softmax */
+static int check_torch_rows(size_t n, uint64_t *s)
+{
+    int fails = 0;
+    float *x = malloc((n + 1) * 4), *y1 = malloc((n + 1) * 4), *y2 = malloc((n + 1) * 4);
+    unsigned char *keep = malloc(n + 1);
+    fill_f32(s, x, n, rnd(s) % 2);
+    fd_torch_expf_n_avx2(x, y1, n);
+    for (size_t i = 0; i < n; i++) y2[i] = fd_torch_expf(x[i]);
+    CHECKF(!n || !memcmp(y1, y2, n * 4), "fd_torch_expf_n_avx2 n=%zu differs from fd_torch_expf", n);
+    fd_torch_silu_n_avx2(x, y1, n);
+    for (size_t i = 0; i < n; i++) y2[i] = fd_torch_silu(x[i]);
+    CHECKF(!n || !memcmp(y1, y2, n * 4), "fd_torch_silu_n_avx2 n=%zu differs from fd_torch_silu", n);
+    for (int pass = 0; pass < 2; pass++) { /* any values, then finite ones (the sums then finite too) */
+        if (pass)
+            for (size_t i = 0; i < n; i++) x[i] = (float)((int)(rnd(s) % 20001) - 10000) * 0x1p-7f;
+        float a = fd_torch_sum_avx2(x, n), b = fd_torch_sum_scalar(x, n);
+        CHECKF(same32(a, b, !pass), "fd_torch_sum_avx2 n=%zu pass %d: %a, the one-lane loop %a", n, pass, (double)a, (double)b);
+    }
+    /* softmax rows: any values (edges included: NaN rows), then finite
+     * scores with -inf, -max, +-0 and subnormals mixed in; every other row masked */
+    static const float sm_edge[] = {-INFINITY, -0x1.fffffep127f, 0.0f, -0.0f, 0x1p-149f, 88.5f};
+    for (size_t i = 0; i < n; i++) keep[i] = rnd(s) % 4 != 0;
+    for (int mk = 0; mk < 4; mk++) {
+        if (mk == 0) fill_f32(s, x, n, 1);
+        if (mk == 2)
+            for (size_t i = 0; i < n; i++)
+                x[i] = rnd(s) % 16 ? (float)((int)(rnd(s) % 20001) - 10000) * 0x1p-9f : sm_edge[rnd(s) % 6];
+        size_t nk = n - (n ? rnd(s) % (n / 4 + 1) : 0), len = mk % 2 ? n + rnd(s) % 3 : n;
+        float *z1 = malloc((len + 1) * 4), *z2 = malloc((len + 1) * 4);
+        memcpy(z1, x, n * 4);
+        memcpy(z2, x, n * 4);
+        fd_torch_softmax_masked_avx2(z1, mk % 2 ? keep : NULL, nk, len);
+        fd_torch_softmax_masked_scalar(z2, mk % 2 ? keep : NULL, nk, len);
+        int ok = 1; /* a NaN score makes its row NaN; which NaN is the adds' operand order */
+        for (size_t i = 0; i < len; i++) ok &= same32(z1[i], z2[i], mk < 2);
+        CHECKF(ok, "fd_torch_softmax_masked_avx2 n=%zu nk=%zu len=%zu keep=%d finite=%d", n, nk, len, mk % 2, mk / 2);
+        free(z1);
+        free(z2);
+    }
+    free(x);
+    free(y1);
+    free(y2);
+    free(keep);
+    return fails;
+}
+
 static int check_transpose(size_t words, uint64_t *s)
 {
     int fails = 0;
@@ -178,6 +225,13 @@ int test_rowops(void)
         for (size_t n = 0; n <= 17; n++) fails += check_rowops(n, &s);
         fails += check_rowops(8 * (size_t)(rnd(&s) % 36) + rnd(&s) % 8, &s);
     }
+    for (int rep = 0; rep < 20; rep++) {
+        for (size_t n = 0; n <= 17; n++) fails += check_torch_rows(n, &s);
+        fails += check_torch_rows(rnd(&s) % 600, &s);
+    }
+    /* sums long enough for every cascade level (levels of 16 rows per lane past 2^16 / 32 lanes) */
+    static const size_t longs[] = {1023, 4096 + 7, 65536 + 31, 300001};
+    for (size_t k = 0; k < 4; k++) fails += check_torch_rows(longs[k], &s);
     for (size_t w = 0; w <= 17; w++) fails += check_transpose(w, &s);
     fails += check_transpose(203, &s);
 #endif
