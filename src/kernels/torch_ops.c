@@ -634,7 +634,10 @@ __attribute__((target("avx2,fma"))) static size_t expf_rows8(const float *x, flo
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 v = _mm256_loadu_ps(x + i);
-        if (silu) v = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), expf8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+        if (silu) /* x / (1 + exp(-x)), -x a sign flip as in fd_torch_silu: a NaN x keeps its
+                   * payload with the sign flipped, then meets x in the divide, where which
+                   * NaN survives is the CPU's rule (x86 hardware and qemu's differ) */
+            v = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), expf8(_mm256_xor_ps(v, _mm256_set1_ps(-0.0f)))));
         else v = expf8(v);
         _mm256_storeu_ps(y + i, v);
     }
