@@ -23,7 +23,7 @@ static int usage(const char *why)
                     "  [--dataset-id ID] [--dataset-name NAME] [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--weights-revision SHA40] [--repository OWNER/NAME]\n"
                     "  [--declared-bits B] [--threads N]\n"
-                    "  [--kernel scalar|avx2|avx512f|avx512bf16|amx] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16|amx|neon|neon-bf16] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
                     "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n"
