@@ -220,17 +220,20 @@ BF_ATTR static void block_tile_bf16(const uint32_t *blk, size_t kp, const uint32
 
 typedef void (*block_fn)(const uint32_t *blk, size_t kp, const uint32_t *tile, float *out, size_t ostride, size_t rows);
 
+/* All position blocks packed first, then tile by tile (the tile, kp * 64
+ * bytes, stays in cache across the blocks of positions). */
 static void gemm_blocks(block_fn f, const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                         float *out, size_t ostride)
 {
     if (!np || !ntiles) return;
-    uint32_t *blk = fd_xmalloc((kp ? kp : 1) * MR * sizeof *blk); /* 4 * kp words */
-    for (size_t p = 0; p < np; p += MR) {
-        pack_block(hid, np, kp, p, blk);
-        size_t rows = np - p < MR ? np - p : MR;
-        for (size_t t = 0; t < ntiles; t++)
-            f(blk, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride, rows);
-    }
+    size_t nb = (np + MR - 1) / MR, bw = (kp ? kp : 1) * MR;
+    uint32_t *blk = fd_xmalloc(nb * bw * sizeof *blk); /* the hidden rows' size, DAZ applied */
+    for (size_t b = 0; b < nb; b++) pack_block(hid, np, kp, b * MR, blk + b * bw);
+    for (size_t t = 0; t < ntiles; t++)
+        for (size_t b = 0; b < nb; b++) {
+            size_t p = b * MR, rows = np - p < MR ? np - p : MR;
+            f(blk + b * bw, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride, rows);
+        }
     free(blk);
 }
 
@@ -261,28 +264,35 @@ fd_gemm_fn fd_gemm_neon_fn(fd_path p, int tile)
 /* ---- F32 weights (gemm_f32.h): acc = ftz(fma(daz(a[k]), daz(w[k]), acc)), 4 positions x 16 columns */
 AI float32x4_t daz4(float32x4_t v) { return ftz4(v); }
 
+static void block_f32(const float *blk, size_t K, const float *w, float *out, size_t ostride, size_t rows)
+{
+    float32x4_t acc[MR][4];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = vdupq_n_f32(0.0f);
+    for (size_t k = 0; k < K; k++) {
+        float32x4_t av = vld1q_f32(blk + k * MR), b[4];
+        for (int j = 0; j < 4; j++) b[j] = daz4(vld1q_f32(w + k * FD_TILE + 4 * j));
+        FMA_ROWS(acc, b, av);
+    }
+    store_block(out, ostride, rows, acc);
+}
+
 static void gemm_f32_neon(const float *a, size_t np, size_t K, const float *packed, size_t ntiles, float *out, size_t ostride)
 {
     if (!np || !ntiles) return;
-    float *blk = fd_xmalloc((K ? K : 1) * MR * sizeof *blk);
-    for (size_t p = 0; p < np; p += MR) {
-        size_t rows = np - p < MR ? np - p : MR;
-        for (size_t k = 0; k < K; k++)
-            for (size_t i = 0; i < MR; i++) blk[k * MR + i] = i < rows ? a[(p + i) * K + k] : 0.0f;
-        for (size_t k = 0; k < K; k++) vst1q_f32(blk + k * MR, daz4(vld1q_f32(blk + k * MR)));
-        for (size_t t = 0; t < ntiles; t++) {
-            const float *w = packed + t * K * FD_TILE;
-            float32x4_t acc[MR][4];
-            for (int i = 0; i < MR; i++)
-                for (int j = 0; j < 4; j++) acc[i][j] = vdupq_n_f32(0.0f);
-            for (size_t k = 0; k < K; k++) {
-                float32x4_t av = vld1q_f32(blk + k * MR), b[4];
-                for (int j = 0; j < 4; j++) b[j] = daz4(vld1q_f32(w + k * FD_TILE + 4 * j));
-                FMA_ROWS(acc, b, av);
-            }
-            store_block(out + p * ostride + t * FD_TILE, ostride, rows, acc);
+    size_t nb = (np + MR - 1) / MR, bw = (K ? K : 1) * MR;
+    float *blk = fd_xmalloc(nb * bw * sizeof *blk);
+    for (size_t b = 0; b < nb; b++) /* position p + i of block b at lane i, DAZ applied */
+        for (size_t k = 0; k < K; k++) {
+            float v[MR];
+            for (size_t i = 0; i < MR; i++) v[i] = b * MR + i < np ? a[(b * MR + i) * K + k] : 0.0f;
+            vst1q_f32(blk + b * bw + k * MR, daz4(vld1q_f32(v)));
         }
-    }
+    for (size_t t = 0; t < ntiles; t++)
+        for (size_t b = 0; b < nb; b++) {
+            size_t p = b * MR, rows = np - p < MR ? np - p : MR;
+            block_f32(blk + b * bw, K, packed + t * K * FD_TILE, out + p * ostride + t * FD_TILE, ostride, rows);
+        }
     free(blk);
 }
 
