@@ -248,6 +248,11 @@ for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_glm5.py "$bin"
 done
+# issue 23: the remaining lifecycle pieces: our panels bind (panel build --upstream-layout), capture --panel-binding, strict JSON duplicate keys, architectures prepare with the Python tool's flags
+for bin in $BINS; do
+    step py "lifecycle 2: panel build --upstream-layout = resolve_panel binding, capture --panel-binding evidence, duplicate-key refusals, architectures prepare/list ($bin)" \
+        python3 tests/py/test_lifecycle2.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" \

@@ -3,6 +3,7 @@
 #include "capture/capture_meta.h"
 #include "format/scoring_window.h"
 #include "capture/panel.h"
+#include "capture/panel_binding.h"
 #include "capture/qscope.h"
 #include "engine/config.h"
 #include "engine/model.h"
@@ -102,7 +103,7 @@ typedef struct cap {
     fd_weights W;
     fd_panel P;
     int mm_open, wopen, popen_, lo;
-    jv *scope, *files, *probe, *disc, *dbits, *shard_of, *swin;
+    jv *scope, *files, *probe, *disc, *dbits, *shard_of, *swin, *binding;
     fd_panel_window *all_w;         /* a shard narrows P to its windows; restored before the free */
     size_t all_n, lo_w;
     const char *dest;
@@ -131,6 +132,15 @@ static int check_opts(const fd_capture_opts *o, const fd_capture_shard *sh, fd_e
     }
     if (o->schedule && strcmp(o->schedule, "layer-outer") && strcmp(o->schedule, "window-outer"))
         return fd_fail(e, "bad_usage", "", "--schedule must be window-outer or layer-outer, not %s", o->schedule);
+    if (!o->panel_binding != !o->panel_binding_sha256 || (o->panel_tokenizer_root && !o->panel_binding))
+        return fd_fail(e, "bad_usage", "", "--panel-binding and --panel-binding-sha256 go together (the sha256 "
+                       "`fidelity panel-binding` printed); --panel-tokenizer-root needs them");
+    if (o->author && (!*o->author || strlen(o->author) > 96 || strspn(o->author, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != strlen(o->author) ||
+                      strchr("_.-", o->author[0])))
+        return fd_fail(e, "bad_usage", "", "--author must be an HF handle ([A-Za-z0-9][A-Za-z0-9_.-]{0,95})");
+    if (o->panel_binding_sha256 && (strlen(o->panel_binding_sha256) != 64 ||
+                                    strspn(o->panel_binding_sha256, "0123456789abcdef") != 64))
+        return fd_fail(e, "bad_usage", "", "--panel-binding-sha256 must be a lowercase 64-hex sha256");
     if (o->resume && (sh || (o->schedule && !strcmp(o->schedule, "layer-outer"))))
         return fd_fail(e, "bad_usage", "", "--resume continues a window-outer capture in one process (a layer-outer "
                        "pass computes every window at once; under mpirun a sealed shard is reused whole)");
@@ -262,6 +272,10 @@ static int load_panel(cap *x, jv **manifest, int *done, fd_err *e)
     if (fd_panel_load(o->panel, o->panel_role ? o->panel_role : "final", o->windows, x->c.vocab_size, P, e)) return -1;
     x->popen_ = 1;
     if (!P->n) return fd_fail(e, "bad_panel", "", "%s: no window with role %s", o->panel, o->panel_role ? o->panel_role : "final");
+    if (o->panel_binding &&
+        fd_capture_panel_binding(o->panel_binding, o->panel_binding_sha256, o->panel, o->panel_role ? o->panel_role : "final",
+                                 o->panel_tokenizer_root ? o->panel_tokenizer_root : o->model, P, &x->binding, e))
+        return -1;
     for (size_t i = 0; i < P->n; i++)
         if (mask_all_ones(&P->w[i], e)) return -1;
     if (!sh) return 0;
@@ -366,6 +380,7 @@ static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
     id->weights_repository = x->repo;
     id->weights_revision = o->weights_revision;
     id->repository = o->repository;
+    id->author = o->author;
     id->scope = x->scope;
     if (declared_and_scored(x, id, e)) return -1;
     id->extra_disclosures = x->disc;
@@ -379,6 +394,7 @@ static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
     id->checkpoint_identity_sha256 = x->ck;
     id->config_sha256 = x->cfg;
     id->checkpoint_files = x->files;
+    id->resolved_panel_binding = x->binding;
     /* the architecture the forward ran: the config's model_type */
     snprintf(x->engine, sizeof x->engine, "fidelity C forward: %s, transformers 5.16 rounding points, eager attention, "
              "bf16 products in the %s order", x->c.arch->info.model_type, fd_order_name(o->order));
@@ -508,6 +524,7 @@ static void cap_free(cap *x)
     jv_free(x->disc);
     jv_free(x->dbits);
     jv_free(x->swin);
+    jv_free(x->binding);
 }
 
 static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **manifest, fd_err *e)

@@ -43,6 +43,12 @@ typedef struct fd_capture_opts {
     const char *schedule;           /* NULL/"window-outer" | "layer-outer" (same bits) */
     unsigned long long memory_limit; /* bytes for the pre-flight; 0: detect (RLIMIT_AS, cgroup, MemAvailable) */
     const char *memory_report;      /* JSON {peak_rss_bytes, checkpoint_bytes, ...} written after the seal */
+    /* --panel-binding FILE --panel-binding-sha256 HEX [--panel-tokenizer-root DIR]: the
+     * panel-binding document the panel must resolve to (tokenizer files
+     * verified under the root, default --model), recorded as runtime
+     * capture_tool.resolved_panel_binding (capture/panel_binding.h) */
+    const char *panel_binding, *panel_binding_sha256, *panel_tokenizer_root;
+    const char *author;             /* dataset.author handle/name (the Python tool's --author); NULL: "fidelity", no handle */
 } fd_capture_opts;
 
 /* files: the [{name, sha256, size}] list (owned by the caller). */

@@ -209,6 +209,8 @@ static int write_merged(const fd_merge_opts *o, shard *sh, size_t n, jv **manife
     id.checkpoint_identity_sha256 = str_or(jv_get(wt, "checkpoint_identity_sha256"));
     id.config_sha256 = str_or(jv_get(wt, "config_sha256"));
     id.checkpoint_files = path_get(rt, "weights", "checkpoint_files");
+    const jv *rpb = path_get(rt, "capture_tool", "resolved_panel_binding");
+    id.resolved_panel_binding = rpb && rpb->t == JV_OBJ ? rpb : NULL;
     id.stack_fingerprint = jv_get(rt, "stack_fingerprint");
     id.engine = jv_get_str(jv_get(rt, "capture_tool"), "version");
     id.mechanism = jv_get_str(jv_get(rt, "capture_tool"), "mechanism");

@@ -91,9 +91,19 @@ typedef struct fd_panel_build_opts {
     const char *tokenizer_id;           /* default "local/tokenizer-<sha256[:16]>" */
     long max_windows;                   /* <= 0: every full window */
     int no_prefix;
+    /* upstream layout (text mode only): each window's own arrays/<id>.mask.npy
+     * and, instead of FD_PANEL_RECEIPT_SCHEMA, a sealed
+     * malaiwah.token-panel-build-receipt.v1 receipt (tokenizer.files_sha256,
+     * parameters, final_windows) that panel-binding, like the Python tool's
+     * panel.resolve_panel, resolves.  The tokenizer is pinned by repository
+     * (owner/name) and a lowercase 40-hex revision; tokenizer_file is the
+     * path it was read from (its basename is the bound file's name). */
+    int upstream_layout;
+    const char *tokenizer_repository, *tokenizer_revision, *tokenizer_file;
 } fd_panel_build_opts;
 
 #define FD_PANEL_RECEIPT_SCHEMA "fidelity.panel-build-receipt.v1"
+#define FD_PANEL_UPSTREAM_RECEIPT_SCHEMA "malaiwah.token-panel-build-receipt.v1"
 
 /* Documents read from one text source (text mode). */
 typedef struct fd_panel_doc {

@@ -462,7 +462,14 @@ static jv *binding_json(const rctx *x, fd_err *e)
 
 int fd_resolve_panel(const char *panel_dir, const char *role, const char *tokenizer_root, jv **binding, fd_err *e)
 {
+    return fd_resolve_panel_ex(panel_dir, role, tokenizer_root, binding, NULL, e);
+}
+
+int fd_resolve_panel_ex(const char *panel_dir, const char *role, const char *tokenizer_root, jv **binding,
+                        size_t *equivalences, fd_err *e)
+{
     *binding = NULL;
+    if (equivalences) *equivalences = 0;
     if (!role) role = "final";
     char *root = realpath(panel_dir, NULL);
     struct stat st;
@@ -479,6 +486,7 @@ int fd_resolve_panel(const char *panel_dir, const char *role, const char *tokeni
         !check_windows(&x, e) && !check_closure(&x, e) && !check_suites(&x, e) && !check_receipt_counts(&x, e) &&
         (*binding = binding_json(&x, e)))
         rc = 0;
+    if (!rc && equivalences) *equivalences = x.tb.equivalences;
     free(root);
     fd_buf_free(&x.panel_raw);
     fd_buf_free(&x.receipt_raw);

@@ -56,6 +56,7 @@ typedef struct tokbind {
     tokfile *files;
     size_t n_files;
     int verified;
+    size_t equivalences;  /* files admitted through a .reference copy (not byte for byte) */
     char identity[65];
     jv *receipt;  /* NULL: null */
 } tokbind;

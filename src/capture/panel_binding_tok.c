@@ -162,7 +162,7 @@ static int loader_equivalent(const char *name, const char *key, const fd_buf *ro
 }
 
 /* One bound tokenizer artifact under base: its (root's) length, or a refusal. */
-static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *length, fd_err *e)
+static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *length, size_t *equivalences, fd_err *e)
 {
     char *path = fd_path_join(base, t->name);
     char sha[65];
@@ -204,7 +204,10 @@ static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *leng
             rc = perr(e, "%s/%s does not carry the root's bound %s (its own SHA-256 fails)", REFERENCE_SUBDIR, t->name, t->name);
         else if (!provenance)
             rc = loader_equivalent(t->name, config ? "transformers_version" : "local_files_only", &rr, &cr, e);
-        if (!rc) *length = (int64_t)rr.n;
+        if (!rc) {
+            *length = (int64_t)rr.n;
+            (*equivalences)++; /* admitted through the .reference copy, not byte for byte */
+        }
     }
     fd_buf_free(&rr);
     fd_buf_free(&cr);
@@ -300,7 +303,7 @@ static int from_tokenizer_receipt(char *trp, const char *tok_root, tokbind *tb, 
         }
         for (size_t i = 0; i < tb->n_files; i++) {
             int64_t len;
-            if (verify_tok_artifact(base, &tb->files[i], &len, e)) { free(base); fd_buf_free(&raw); return -1; }
+            if (verify_tok_artifact(base, &tb->files[i], &len, &tb->equivalences, e)) { free(base); fd_buf_free(&raw); return -1; }
         }
         free(base);
         tb->verified = 1;
@@ -348,7 +351,7 @@ static int from_panel_receipt(const jv *receipt, const char *tok_root, tokbind *
         const char *b = base ? base : tok_root;
         for (size_t i = 0; i < tb->n_files; i++) {
             int64_t len;
-            if (verify_tok_artifact(b, &tb->files[i], &len, e)) { free(base); return -1; }
+            if (verify_tok_artifact(b, &tb->files[i], &len, &tb->equivalences, e)) { free(base); return -1; }
             tb->files[i].size = len;
         }
         free(base);

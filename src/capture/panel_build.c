@@ -147,6 +147,11 @@ static int role_ok(const char *r)
     return 1;
 }
 
+#define CUT_RULE                                                                                   \
+    "each document is tokenized without special tokens and cut into consecutive windows of "      \
+    "template_prefix_ids + (context_length - len(prefix)) of its tokens; a shorter tail is dropped; " \
+    "documents in input order"
+
 /* panel.receipt.json of a text-mode build: what the windows were made
  * from (tokenizer bytes, sources, the cutting rule), bound to panel.json by
  * its sha, sealed by receipt_sha256 (sha256 of the canonical JSON with that
@@ -167,9 +172,7 @@ static int write_receipt(const char *dir, const jv *doc, const char *pj, size_t 
     jv *cut = jv_obj();
     jv_set(cut, "context_length", jv_int((int64_t)L));
     jv_set(cut, "template_prefix_ids", pre);
-    jv_set(cut, "rule", jv_str("each document is tokenized without special tokens and cut into consecutive "
-                               "windows of template_prefix_ids + (context_length - len(prefix)) of its tokens; "
-                               "a shorter tail is dropped; documents in input order"));
+    jv_set(cut, "rule", jv_str(CUT_RULE));
     jv_set(r, "windows", cut);
     jv_set(r, "sources", jv_copy(jv_get(jv_get(doc, "provenance"), "inputs")));
     jv_set(r, "contexts", jv_copy(jv_get(doc, "contexts")));
@@ -216,6 +219,7 @@ static int build_check_opts(const fd_panel_build_opts *o, const char *role, size
     if (o->context_length == 1 || o->context_length < 0)
         return fd_fail(e, "bad_usage", "", "--context-length must be at least 2");
     if (n_inputs == 0) return fd_fail(e, "bad_usage", "", "no INPUT files");
+    if (o->upstream_layout && fd_panel_upstream_check(o, e)) return -1;
     struct stat st;
     if (lstat(o->out, &st) == 0 && !o->force)
         return fd_fail(e, "destination_exists", "", "%s already exists (pass --force to replace it)", o->out);
@@ -335,9 +339,10 @@ static int build_windows(pbuild *b, fd_err *e)
     fd_buf mb = {0}, tb = {0};
     fd_npy_header(&mb, "<i8", shape, 1);
     for (size_t i = 0; i < L; i++) { int64_t one = 1; fd_buf_put(&mb, &one, 8); }
-    rc = write_file(b->tmp.p, mask_rel, mb.p, mb.n, b->mask_sha, e);
-    fd_buf_free(&mb);
-    if (rc) return rc;
+    fd_sha256_hex(mb.p, mb.n, b->mask_sha);
+    /* the upstream layout: each window's own arrays/<id>.mask.npy (same bytes) */
+    if (!b->o->upstream_layout) rc = write_file(b->tmp.p, mask_rel, mb.p, mb.n, NULL, e);
+    if (rc) { fd_buf_free(&mb); return rc; }
     b->doc = jv_obj();
     jv *wins = jv_arr();
     jv_set(b->doc, "windows", wins);
@@ -359,6 +364,10 @@ static int build_windows(pbuild *b, fd_err *e)
             fd_npy_header(&tb, "<i8", shape, 1);
             fd_buf_put(&tb, wbuf, L * sizeof *wbuf); /* little-endian hosts only (x86-64, aarch64) */
             if ((rc = write_file(b->tmp.p, rel, tb.p, tb.n, tok_sha, e))) break;
+            if (b->o->upstream_layout) {
+                snprintf(rel, sizeof rel, "arrays/%s.mask.npy", wid);
+                if ((rc = write_file(b->tmp.p, rel, mb.p, mb.n, NULL, e))) break;
+            }
             fd_token_ids_sha256(wbuf, L, 0, json_sha);
             fd_buf docid = {0};
             if (q->docid) fd_buf_puts(&docid, q->docid);
@@ -376,6 +385,7 @@ static int build_windows(pbuild *b, fd_err *e)
     free(k_per_input);
     free(wbuf);
     fd_buf_free(&tb);
+    fd_buf_free(&mb);
     return rc;
 }
 
@@ -392,9 +402,10 @@ static jv *tokenizer_json(const pbuild *b)
     char tid[600];
     if (o->tokenizer_id) snprintf(tid, sizeof tid, "%s", o->tokenizer_id);
     else snprintf(tid, sizeof tid, "local/tokenizer-%.16s", fd_tok_sha256(o->tokenizer));
+    if (o->upstream_layout) snprintf(tid, sizeof tid, "%s", o->tokenizer_repository);
     jv_set(tok, "id", jv_str(tid));
     jv_set(tok, "repository", jv_str(tid));
-    jv_set(tok, "revision", jv_null());
+    jv_set(tok, "revision", o->upstream_layout ? jv_str(o->tokenizer_revision) : jv_null());
     jv_set(tok, "vocab_size", jv_int(b->vocab));
     jv_set(tok, "add_special_tokens", jv_bool(b->np > 0));
     jv_set(tok, "chat_template_applied", jv_bool(0));
@@ -451,7 +462,10 @@ static int build_doc(pbuild *b, fd_panel_build_result *res, fd_err *e)
         fd_buf_putc(&pj, '\n');
         rc = write_file(b->tmp.p, "panel.json", pj.p, pj.n, NULL, e);
     }
-    if (!rc && o->tokenizer) rc = write_receipt(b->tmp.p, doc, pj.p, pj.n, b->L, b->np, b->prefix, e);
+    if (!rc && o->upstream_layout)
+        rc = fd_panel_upstream_receipt(b->tmp.p, doc, o, b->vocab, b->L, b->nwin, b->np, b->prefix, CUT_RULE, e);
+    else if (!rc && o->tokenizer)
+        rc = write_receipt(b->tmp.p, doc, pj.p, pj.n, b->L, b->np, b->prefix, e);
     fd_buf_free(&pj);
     return rc;
 }

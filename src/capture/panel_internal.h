@@ -16,4 +16,14 @@ int64_t fd_panel_npy_elem(const char *descr, const unsigned char *data, size_t i
 /* the last component of path ("." and the like resolved), allocated */
 char *fd_panel_basename(const char *path);
 
+/* panel_upstream.c: the options of an upstream-layout build (pinned
+ * tokenizer repository and revision), and its sealed
+ * malaiwah.token-panel-build-receipt.v1 panel.receipt.json written into dir
+ * for panel.json doc (windows of length L, np template prefix ids). */
+struct fd_panel_build_opts;
+struct jv;
+int fd_panel_upstream_check(const struct fd_panel_build_opts *o, fd_err *e);
+int fd_panel_upstream_receipt(const char *dir, const struct jv *doc, const struct fd_panel_build_opts *o, int64_t vocab,
+                              size_t L, size_t nwin, size_t np, const int64_t *prefix, const char *rule, fd_err *e);
+
 #endif

@@ -2,6 +2,7 @@
  * weight formats (engine/archtable.h), and a run plan (run.sh +
  * workflow.json with a memory plan) for a local model directory. */
 #include "cli.h"
+#include "cli/arch_prepare.h"
 #include "capture/panel.h"
 #include "capture/schedule.h"
 #include "engine/archtable.h"
@@ -34,7 +35,12 @@ static int usage(void)
                     "       fidelity architectures show NAME [--json]   (a model_type or a format id)\n"
                     "       fidelity architectures prepare --model DIR --panel DIR --out DIR [--lane L]\n"
                     "           [--dataset-id ID] [--dataset-name NAME] [--reference DATASET] [--windows N]\n"
-                    "           [--memory-limit BYTES] [--weights-revision SHA40] [--repository OWNER/NAME] [--force]\n");
+                    "           [--memory-limit BYTES] [--weights-revision SHA40] [--repository OWNER/NAME] [--force]\n"
+                    "           [--architecture MODEL_TYPE] [--model-repository OWNER/NAME] [--author HANDLE]\n"
+                    "           [--tokenizer-root DIR]\n"
+                    "       the Python tool's spellings are accepted: --model-dir (--model), --model-revision\n"
+                    "       (--weights-revision), --dataset-repository (--repository); panel-binding.json is written\n"
+                    "       and bound into each capture when the panel resolves (panel-binding)\n");
     return FD_EXIT_USAGE;
 }
 
@@ -169,6 +175,7 @@ static int cmd_show(const char *name, int json)
 
 typedef struct prep {
     const char *model, *panel, *out, *lane, *dataset_id, *dataset_name, *reference, *weights_revision, *repository;
+    const char *architecture, *model_repository, *author, *tokenizer_root; /* the Python tool's additions */
     long windows;
     uint64_t memory_limit;
     int force;
@@ -266,6 +273,11 @@ typedef struct plan {
     char codec[64], defid[192], defname[192], limit_s[32];
     const char *id, *name, *lane;
     fd_buf runs;
+    /* panel-binding.json (when the panel resolves) */
+    fd_buf braw;
+    char bsha[65], *bpath, *tok_root;
+    const char *bnote; /* why there is none */
+    fd_err berr;
 } plan;
 
 static void plan_free(plan *p)
@@ -275,6 +287,9 @@ static void plan_free(plan *p)
     if (p->qopen) fd_qconfig_free(&p->q);
     fd_glm_config_free(&p->c);
     fd_buf_free(&p->runs);
+    fd_buf_free(&p->braw);
+    free(p->bpath);
+    free(p->tok_root);
     free(p->model);
     free(p->panel);
     free(p->out);
@@ -356,7 +371,7 @@ static jv *plan_steps(const prep *a, const plan *p)
         fd_buf v = {0};
         fd_buf_printf(&v, "%s.verify.json", ds[k]);
         vj[k] = fd_buf_cstr(&v);
-        const char *argv[40];
+        const char *argv[56];
         size_t n = 0;
         const char *head[] = {"fidelity", "capture", "--model", p->model, "--panel", p->panel, "--out", ds[k], "--role",
                               p->root ? "root" : "quant", "--lane", p->lane, "--dataset-id", p->id, "--dataset-name",
@@ -365,6 +380,13 @@ static jv *plan_steps(const prep *a, const plan *p)
         if (a->memory_limit) { argv[n++] = "--memory-limit"; argv[n++] = p->limit_s; }
         if (a->weights_revision) { argv[n++] = "--weights-revision"; argv[n++] = a->weights_revision; }
         if (a->repository) { argv[n++] = "--repository"; argv[n++] = a->repository; }
+        if (a->model_repository) { argv[n++] = "--weights-repository"; argv[n++] = a->model_repository; }
+        if (a->author) { argv[n++] = "--author"; argv[n++] = a->author; }
+        if (p->bpath) {
+            const char *bind[] = {"--panel-binding", p->bpath, "--panel-binding-sha256", p->bsha, "--panel-tokenizer-root",
+                                  p->tok_root};
+            for (size_t i = 0; i < 6; i++) argv[n++] = bind[i];
+        }
         argv[n] = NULL;
         char nm[64];
         snprintf(nm, sizeof nm, "capture %s", labels[k]);
@@ -474,6 +496,14 @@ static jv *plan_workflow(const prep *a, const plan *p, jv *steps, fd_err *e)
     jv_set(wf, "role", jv_str(p->root ? "root" : "quant"));
     jv_set(wf, "runs_dir", jv_str(p->runs.p));
     jv_set(wf, "reference", a->reference ? jv_str(a->reference) : jv_null());
+    /* the Python tool's workflow keys (qfs.capture-workflow.v1) where this plan has them */
+    jv_set(wf, "model_repository", a->model_repository ? jv_str(a->model_repository) : jv_null());
+    jv_set(wf, "model_revision", a->weights_revision ? jv_str(a->weights_revision) : jv_null());
+    jv_set(wf, "dataset_repository", a->repository ? jv_str(a->repository) : jv_null());
+    jv_set(wf, "author", a->author ? jv_str(a->author) : jv_null());
+    jv_set(wf, "config_sha256", jv_str(cfg_sha));
+    jv_set(wf, "panel_binding_sha256", p->bpath ? jv_str(p->bsha) : jv_null());
+    jv_set(wf, "panel_binding_note", p->bpath ? jv_null() : jv_str(p->bnote));
     jv_set(wf, "steps", steps);
     return wf;
 }
@@ -488,7 +518,8 @@ static int plan_write(const plan *p, const fd_buf *sh, const fd_buf *wj, fd_err 
     fd_rmtree(tmp);
     int rc = -1;
     if (fd_mkdirs(tmp, e) || write_file(tmp, "run.sh", sh->p, sh->n, 0755, e) ||
-        write_file(tmp, "workflow.json", wj->p, wj->n, 0644, e))
+        write_file(tmp, "workflow.json", wj->p, wj->n, 0644, e) ||
+        (p->bpath && write_file(tmp, "panel-binding.json", p->braw.p, p->braw.n, 0644, e)))
         goto out;
     if (lstat(p->out, &st) == 0 && fd_rmtree(p->out)) { fd_fail(e, "unwritable", "", "%s: cannot replace it", p->out); goto out; }
     if (rename(tmp, p->out)) { fd_fail(e, "unwritable", "", "%s: %s", p->out, strerror(errno)); goto out; }
@@ -510,13 +541,33 @@ static void plan_print(const prep *a, const plan *p)
            (unsigned long long)(p->est[1].total >> 20), p->fits[1] ? "" : " (does not fit)",
            (unsigned long long)(p->limit >> 20), p->limit_source);
     printf("  schedule            %s\n", p->schedule);
+    if (p->bpath) printf("  panel binding       %s (sha256 %s), bound into each capture\n", p->bpath, p->bsha);
+    else printf("  panel binding       none: %s\n", p->bnote);
     printf("  run                 sh %s/run.sh%s\n", p->out, !p->root && !a->reference ? "   (REFERENCE=<root dataset>)" : "");
+}
+
+/* panel-binding.json when the panel resolves (an explicit --tokenizer-root must) */
+static int plan_binding(const prep *a, plan *p, fd_err *e)
+{
+    p->tok_root = absolute(a->tokenizer_root ? a->tokenizer_root : a->model);
+    if (fd_prep_panel_binding(a->panel, p->tok_root, &p->braw, p->bsha, &p->berr)) {
+        if (a->tokenizer_root) { *e = p->berr; return -1; }
+        p->bnote = p->berr.msg;
+        return 0;
+    }
+    p->bpath = fd_path_join(p->out, "panel-binding.json");
+    return 0;
 }
 
 static int cmd_prepare(const prep *a)
 {
     fd_err e = {0};
     struct stat st;
+    if (fd_prep_check_values(a->architecture, a->model_repository, a->repository, a->weights_revision, a->author,
+                             a->dataset_id, &e)) {
+        printf("REFUSED [" WF_CODE "]: %s: %s\n", e.code, e.msg);
+        return FD_EXIT_REFUSED;
+    }
     if (!a->force && lstat(a->out, &st) == 0) {
         printf("REFUSED [" WF_CODE "]: destination_exists: Refusing to overwrite a recipe directory: %s (pass --force "
                "to replace it)\n", a->out);
@@ -534,7 +585,12 @@ static int cmd_prepare(const prep *a)
     int rc = FD_EXIT_REFUSED;
     fd_buf sh = {0}, wj = {0};
     jv *wf = NULL;
-    if (plan_load(a, &p, &e) || plan_memory(a, &p, &e)) goto refused;
+    if (a->architecture && strcmp(a->architecture, p.c.arch->info.model_type)) {
+        fd_fail(&e, "unsupported_model_type", "", "Model config does not belong to the selected architecture: %s (--architecture %s)",
+                p.c.arch->info.model_type, a->architecture);
+        goto refused;
+    }
+    if (plan_load(a, &p, &e) || plan_memory(a, &p, &e) || plan_binding(a, &p, &e)) goto refused;
     plan_names(a, &p);
     jv *steps = plan_steps(a, &p);
     plan_shell(a, &p, steps, &sh);
@@ -574,11 +630,14 @@ int cmd_architectures(int argc, char **argv)
     prep a = {0};
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **slot = !strcmp(s, "--model") ? &a.model : !strcmp(s, "--panel") ? &a.panel
+        const char **slot = !strcmp(s, "--model") || !strcmp(s, "--model-dir") ? &a.model : !strcmp(s, "--panel") ? &a.panel
                           : !strcmp(s, "--out") ? &a.out : !strcmp(s, "--lane") ? &a.lane
                           : !strcmp(s, "--dataset-id") ? &a.dataset_id : !strcmp(s, "--dataset-name") ? &a.dataset_name
-                          : !strcmp(s, "--reference") ? &a.reference : !strcmp(s, "--weights-revision") ? &a.weights_revision
-                          : !strcmp(s, "--repository") ? &a.repository : NULL;
+                          : !strcmp(s, "--reference") ? &a.reference
+                          : !strcmp(s, "--weights-revision") || !strcmp(s, "--model-revision") ? &a.weights_revision
+                          : !strcmp(s, "--repository") || !strcmp(s, "--dataset-repository") ? &a.repository
+                          : !strcmp(s, "--architecture") ? &a.architecture : !strcmp(s, "--model-repository") ? &a.model_repository
+                          : !strcmp(s, "--author") ? &a.author : !strcmp(s, "--tokenizer-root") ? &a.tokenizer_root : NULL;
         if (slot && v) { *slot = v; i++; }
         else if (!strcmp(s, "--force")) a.force = 1;
         else if ((!strcmp(s, "--windows") || !strcmp(s, "--memory-limit")) && v) {

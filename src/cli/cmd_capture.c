@@ -26,6 +26,9 @@ static int usage(const char *why)
                     "  [--kernel scalar|avx2|avx512f|avx512bf16|amx|neon|neon-bf16] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
+                    "  [--panel-binding FILE --panel-binding-sha256 HEX [--panel-tokenizer-root DIR]] [--author HANDLE]\n"
+                    "               (the panel must resolve to that `fidelity panel-binding` document; recorded\n"
+                    "               as runtime capture_tool.resolved_panel_binding, as hf_capture.py does)\n"
                     "  [--score-from N]   (score rows N .. L-2 of each window; N = n_ctx/2 is llama.cpp's .kld panel)\n"
                     "  [--resume]   (continue an interrupted capture: its finished windows are kept in OUT.resume/,\n"
                     "               each verified against this run's inputs; the same capture_content_digest)\n"
@@ -94,7 +97,11 @@ static int parse_flags(int argc, char **argv, fd_capture_opts *o)
                          : !strcmp(s, "--weights-repository") ? &o->weights_repository
                          : !strcmp(s, "--weights-revision") ? &o->weights_revision : !strcmp(s, "--repository") ? &o->repository
                          : !strcmp(s, "--kernel") ? &o->kernel : !strcmp(s, "--schedule") ? &o->schedule : !strcmp(s, "--sanity-prompt") ? &o->sanity_prompt
-                         : !strcmp(s, "--sanity-expect") ? &o->sanity_expect : NULL;
+                         : !strcmp(s, "--sanity-expect") ? &o->sanity_expect
+                         : !strcmp(s, "--panel-binding") ? &o->panel_binding
+                         : !strcmp(s, "--panel-binding-sha256") ? &o->panel_binding_sha256
+                         : !strcmp(s, "--panel-tokenizer-root") ? &o->panel_tokenizer_root
+                         : !strcmp(s, "--author") ? &o->author : NULL;
         if (dst) {
             if (!v) return usage("an option is missing its value");
             *dst = v;

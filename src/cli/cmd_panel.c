@@ -25,6 +25,9 @@ static int usage_build(void)
                     "(1-D: one window, 2-D: one per row)\n"
                     "   or: fidelity panel build --out DIR --tokenizer tokenizer.json --context-length L\n"
                     "       [--windows N] [--tokenizer-id ID] [--no-prefix] [--vocab V] [...] [DOMAIN=]TEXT...\n"
+                    "       [--upstream-layout --tokenizer-repository OWNER/NAME --tokenizer-revision SHA40]\n"
+                    "  --upstream-layout: per-window arrays/<id>.mask.npy and a malaiwah.token-panel-build-receipt.v1\n"
+                    "   receipt, so that panel-binding (the Python tool's resolve_panel) resolves the panel\n"
                     "  TEXT: a text file, a .jsonl corpus (a string or {\"text\",\"domain\",\"id\"} per line) "
                     "or a .json list of those\n");
     return FD_EXIT_USAGE;
@@ -62,6 +65,9 @@ static int panel_build(int argc, char **argv)
         else if (!strcmp(s, "--tokenizer") && v) { tok_path = v; i++; }
         else if (!strcmp(s, "--tokenizer-id") && v) { o.tokenizer_id = v; i++; }
         else if (!strcmp(s, "--windows") && v && !parse_i64(v, 1, 1 << 30, &t)) { o.max_windows = (long)t; i++; }
+        else if (!strcmp(s, "--tokenizer-repository") && v) { o.tokenizer_repository = v; i++; }
+        else if (!strcmp(s, "--tokenizer-revision") && v) { o.tokenizer_revision = v; i++; }
+        else if (!strcmp(s, "--upstream-layout")) o.upstream_layout = 1;
         else if (!strcmp(s, "--no-prefix")) o.no_prefix = 1;
         else if (!strcmp(s, "--force")) o.force = 1;
         else if (!strcmp(s, "--")) { while (++i < argc) inputs[n++] = argv[i]; }
@@ -69,7 +75,8 @@ static int panel_build(int argc, char **argv)
         else inputs[n++] = argv[i];
     }
     if (bad || !o.out || (!have_vocab && !tok_path) || n == 0 || (tok_path && !o.context_length) ||
-        (!tok_path && (o.max_windows || o.no_prefix || o.tokenizer_id))) {
+        (!tok_path && (o.max_windows || o.no_prefix || o.tokenizer_id || o.upstream_layout)) ||
+        (!o.upstream_layout && (o.tokenizer_repository || o.tokenizer_revision))) {
         free(inputs);
         return usage_build();
     }
@@ -77,6 +84,7 @@ static int panel_build(int argc, char **argv)
     fd_tokenizer *tok = NULL;
     if (tok_path && !(tok = fd_tok_load(tok_path, &e))) { free(inputs); return refused(&e); }
     o.tokenizer = tok;
+    o.tokenizer_file = tok_path;
     fd_panel_build_result r;
     int rc = fd_panel_build(&o, inputs, n, &r, &e);
     free(inputs);

@@ -19,6 +19,7 @@ typedef struct fd_ds_identity {
     const jv *tokenizer;          /* NULL: a minimal tokenizer block */
     const char *checkpoint_identity_sha256, *config_sha256;
     const jv *checkpoint_files;   /* [{name,size,sha256}] or NULL */
+    const jv *resolved_panel_binding; /* runtime capture_tool.resolved_panel_binding; NULL: null */
     const jv *stack_fingerprint;  /* NULL: this build's own fingerprint */
     const char *engine;           /* capture_tool.version text */
     const jv *extra_disclosures;  /* appended after the standard ones */

@@ -232,7 +232,7 @@ jv *fd_dsw_runtime_doc_new(const fd_dsw *w)
     jv_set(tool, "schedule", jv_str("window-outer"));
     jv_set(tool, "unexpected_tensor_allowlist", jv_null());
     jv_set(tool, "weights_license", jv_null());
-    jv_set(tool, "resolved_panel_binding", jv_null());
+    jv_set(tool, "resolved_panel_binding", w->id.resolved_panel_binding ? jv_copy(w->id.resolved_panel_binding) : jv_null());
     jv_set(tool, "parallel_plan_dropped", jv_bool(0));
     jv_set(tool, "layer_residency", jv_null());
     jv_set(tool, "mechanism", jv_str(w->id.mechanism ? w->id.mechanism : "fidelity C engine; hidden state captured after the final RMSNorm, before the head"));

@@ -21,15 +21,16 @@
 
 /* execution_kind of the job a qualification binds, or "" when the file does
  * not read as one (the Python _publication_kind's None). */
-static void publication_kind(const char *path, char kind[64])
+static void publication_kind(const char *path, char kind[64], char why[256])
 {
-    kind[0] = 0;
+    kind[0] = why[0] = 0;
     fd_buf b = {0};
     fd_err e;
     if (fd_is_file(path) && !fd_read_file(path, ROUTE_JSON_MAX, &b, &e)) {
         jv *q = jv_parse(b.p, b.n, &e);
         const char *k = q && q->t == JV_OBJ ? jv_get_str(jv_get(q, "job_contract"), "execution_kind") : NULL;
         if (k) snprintf(kind, 64, "%s", k);
+        if (!q) snprintf(why, 256, " (the qualification does not read as strict JSON: %.200s)", e.msg);
         jv_free(q);
     }
     fd_buf_free(&b);
@@ -77,22 +78,23 @@ static int private_inputs(const fd_publish_opts *o)
 
 int fd_publish_route(const fd_publish_opts *o)
 {
-    char kind[64];
-    publication_kind(o->qualification, kind);
+    char kind[64], why[256];
+    publication_kind(o->qualification, kind, why);
     int any = o->result_archive || o->archive_sha256 || o->archive_bytes;
     int all = o->result_archive && o->archive_sha256 && o->archive_bytes;
-    char msg[512];
+    char msg[768];
     if (!strcmp(kind, "local") || !strcmp(kind, "hf-jobs")) {
         if (!any) return 0;
         snprintf(msg, sizeof msg, "%s qualification uses its verified source tree, not result.tar.gz: drop "
                                   "--result-archive, --expected-archive-sha256 and --expected-archive-bytes", kind);
         return refused("publication_has_no_archive", msg);
     }
-    if (!all)
-        return refused("result_archive_required",
-                       "a pod-qualified root publishes from its retrieved result.tar.gz: pass --result-archive, "
-                       "--expected-archive-sha256 and --expected-archive-bytes (only local and hf-jobs qualifications "
-                       "publish without them)");
+    if (!all) {
+        snprintf(msg, sizeof msg, "a pod-qualified root publishes from its retrieved result.tar.gz: pass --result-archive, "
+                                  "--expected-archive-sha256 and --expected-archive-bytes (only local and hf-jobs "
+                                  "qualifications publish without them)%s", why);
+        return refused("result_archive_required", msg);
+    }
     if (private_inputs(o)) return 3;
     snprintf(msg, sizeof msg, "a %s qualification publishes from a pod's verified result archive; this tool qualifies "
                               "and publishes local roots only (result-archive verification and the pod job.v2 "
