@@ -14,7 +14,9 @@
 #      flash-0.1b-next glm5_next fixture (two 16-token windows) have the native
 #      capture digests, compare root vs RTN int8 writes the native tokenwise
 #      bytes, and the tiny parity goldens (transformers' hidden states, both
-#      orders) hold bit for bit.
+#      orders) hold bit for bit;
+#   5. every architecture's *-tiny fixture preset captures (default path) with
+#      the native capture digest.
 # Also runs tests/aarch64/bf16_probe.c under -cpu max (BFMLALB/T are IEEE FMAs;
 # BFDOT/BFMMLA differ from the pair order: printed, docs/NUMERICS.md).
 # Skipped (exit 0, with a notice) where the cross build or qemu-aarch64 is missing.
@@ -79,6 +81,25 @@ path_checks() { # LABEL RUNNER
     done
 }
 
+# every *-tiny fixture preset (one per architecture): the capture digest of the
+# default path on the emulated CPU = the native one
+all_presets() { # CPU
+    local p d1 d2 list
+    list=$($B fixture --help 2>&1 | grep -o 'preset [^ ]*' | head -1 | cut -d' ' -f2 | tr '|' ' ')
+    for p in $list; do
+        case $p in *tiny) ;; *) continue ;; esac
+        [ -d "$TOP/ap-$p" ] || $B fixture --preset "$p" --seed 1 --out "$TOP/ap-$p" >/dev/null 2>&1 || true
+        d1=$(digest_of "$B" "$p" native); d2=$(digest_of "$(runner "$1")" "$p" "$1")
+        [ -n "$d1" ] && [ "$d1" = "$d2" ] && r=ok || r=bad
+        check "$p: capture digest on aarch64 -cpu $1 (default path) = x86-64 native" $r
+    done
+}
+digest_of() { # RUNNER PRESET TAG: the capture's digest, empty when it failed
+    [ -e "$TOP/ap-$2-$3" ] || "$1" capture --model "$TOP/ap-$2" --panel "$TOP/ap-$2/panel" --out "$TOP/ap-$2-$3" --role root \
+        --lane other --dataset-id fidelity--a64.all --dataset-name a64 --no-sanity-check >/dev/null 2>&1 || true
+    [ -d "$TOP/ap-$2-$3" ] && digest "$TOP/ap-$2-$3" || true
+}
+
 for cpu in max cortex-a72; do
     Q=(qemu-aarch64 -cpu "$cpu")
     if [ $cpu = max ]; then want="scalar neon neon-bf16"; def=neon-bf16; else want="scalar neon"; def=neon; fi
@@ -98,6 +119,7 @@ for cpu in max cortex-a72; do
     kp=$(grep -rhos '"kernel_path": *"[a-z0-9-]*"' "$W/pair-emul-cmp" | head -1 | sed 's/.*"\([a-z0-9-]*\)"$/\1/') || true
     [ "$kp" = "$def" ] && r=ok || r=bad
     check "aarch64 -cpu $cpu: the default path is $def by HWCAP/HWCAP2 (receipt: ${kp:-none})" $r
+    all_presets $cpu
     [ $quick = 1 ] && continue
     for k in $want; do
         path_checks "aarch64 -cpu $cpu --kernel $k" "$(runner $cpu $k)"
