@@ -4,8 +4,8 @@
  * lowers its 8-lane compare-and-blend lane by lane (FCMPE + CSEL); here the
  * exp clamp is FCMGT + BSL on each half-pair, the blend's result for every x
  * (NaN included: the compare is false, x is kept), and the exact
- * x - k*C_HI step may be one FMLS (both the product and the difference are
- * exact, docs/NUMERICS.md §2).  Lane-wise IEEE operations in the same order:
+ * x - k*C_HI step is one FMLS (both the product and the difference are
+ * exact, docs/NUMERICS.md §2); the one-pass ref_pair_chunk is built.  Lane-wise IEEE operations in the same order:
  * the bits of the generic build (kernel-selftest compares them). */
 #include "kl.h"
 #include <string.h>
@@ -47,6 +47,7 @@ static inline __attribute__((always_inline)) v8d neon_redhi8(v8d x, v8d kd)
 #define KL_NAME(x) neon_##x
 #define KL_CLAMP_LO(lo, x) neon_clamp8(lo, x)
 #define KL_RED_HI(x, kd) neon_redhi8(x, kd)
+#define KL_ONE_PASS 1 /* the reference and first candidate folded in one loop, as the x86 builds */
 #include "kl_impl.inc"
 
 const fd_kl_ops *fd_kl_neon_ops(void) { return &neon_ops; }
