@@ -185,6 +185,8 @@ uninstall:
 
 build/gemm_bench: build/obj/bench/gemm_bench.o build/libfidelity.a
 	$(CC) $(OPT) -o $@ $^ $(LIBS)
+build/capture_gemm_bench: build/obj/bench/capture_gemm_bench.o build/libfidelity.a
+	$(CC) $(OPT) -o $@ $^ $(LIBS)
 
 bench: all build/gemm_bench
 	./build/gemm_bench

@@ -151,14 +151,16 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
             }
         }
         /* the tile order: every tile path against fd_dot_tile, with a kp
-         * that is a multiple of the 16-pair chunk and one that is not */
-        size_t kt = rounds % 2 ? kp : 77;
-        fd_gemm_tile_for(FD_PATH_SCALAR)(hid, np, kt, head, nt, ref, nt * FD_TILE);
+         * that is a multiple of the 16-pair chunk and one that is not,
+         * and 62, 61 or 63 rows (the AVX2 kernel's 3-row blocks: 1, 2 or 0
+         * padding rows in its last block) */
+        size_t kt = rounds % 2 ? kp : 77, mt = np - (size_t)(rounds % 3);
+        fd_gemm_tile_for(FD_PATH_SCALAR)(hid, mt, kt, head, nt, ref, nt * FD_TILE);
         for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
             if (!fd_tile_path_supported((fd_path)p)) continue;
-            fd_gemm_tile_for((fd_path)p)(hid, np, kt, head, nt, got, nt * FD_TILE);
+            fd_gemm_tile_for((fd_path)p)(hid, mt, kt, head, nt, got, nt * FD_TILE);
             uint64_t before = tile_mismatches;
-            for (size_t i = 0; i < np * nt * FD_TILE; i++)
+            for (size_t i = 0; i < mt * nt * FD_TILE; i++)
                 if (memcmp(&ref[i], &got[i], 4)) tile_mismatches++;
             if (tile_mismatches > before && !tile_failed[p]) {
                 fprintf(out, "kernel-selftest: tile-order GEMM path %s differs from the tile emulation\n", fd_path_name((fd_path)p));
@@ -174,6 +176,38 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
     fprintf(out, "; %llu mismatching outputs\n", (unsigned long long)tile_mismatches);
     fprintf(out, "kernel-selftest: %llu bf16 products per path, %llu mismatching logits\n",
             (unsigned long long)done, (unsigned long long)mismatches);
+    free(hid); free(head); free(ref); free(got);
+    return failures;
+}
+
+/* A long K in few rows and two tiles (a capture's P.V: 32 queries x 1,024+
+ * key pairs x dv 32), both orders, every path against the definition: the
+ * SIMD kernels split A in row groups whose planes stay under 64 KiB, so
+ * this K makes several groups of 6 (pair, AVX2) or 3 (tile, AVX2) rows with
+ * a ragged last one.  Returns the number of failures. */
+static int longk_selftest(uint64_t *s, FILE *out)
+{
+    const size_t np = 32, kp = 1029, tiles = 2, n = np * tiles * FD_TILE;
+    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
+    float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
+    for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
+    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+    int failures = 0;
+    for (int tile = 0; tile < 2; tile++) {
+        (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, np, kp, head, tiles, ref, tiles * FD_TILE);
+        for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+            if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
+            unsigned csr = fd_ftz_daz_enter();
+            (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, np, kp, head, tiles, got, tiles * FD_TILE);
+            fd_ftz_daz_leave(csr);
+            if (memcmp(ref, got, n * 4)) {
+                fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a long K (32 x 32 x %zu)\n",
+                        tile ? "tile" : "pair", fd_path_name((fd_path)p), 2 * kp);
+                failures++;
+            }
+        }
+    }
+    fprintf(out, "kernel-selftest: long K (32 x 32 x %zu, both orders): %s\n", 2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
     return failures;
 }
@@ -437,6 +471,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
 {
     uint64_t s = seed;
     int failures = gemm_selftest(products, &s, out);
+    failures += longk_selftest(&s, out);
     failures += f32_selftest(seed ^ 0xf32f32u, out);
     failures += kl_selftest(&s, out);
     failures += explog_selftest(&s, out);
