@@ -181,3 +181,40 @@ float fd_mkl_sqrtf(float x)
     float e = fmaf(-s, s, x);
     return fmaf(e, h, s);
 }
+
+/* MKL VML vsLn (HA), the kernel behind torch.log on float CPU tensors
+ * (ATen's vml.h maps log to vsLn).  On this host (AMD Zen 4) MKL dispatches
+ * mkl_vml_kernel_sLn_EXHAynn (perf on torch.log of a 2^22 tensor; the
+ * AVX-512 Z0 kernel is not the one that runs), read from the torch 2.15
+ * wheel's disassembly: SSE mulps / addps (no FMA, round to nearest), no
+ * table on the fast path.  Positive normal x = 2^k m, m in [2/3, 4/3) by an
+ * integer subtract of 0x3f2aaaab; r = m - 1 (exact); a degree-9 polynomial
+ * p(r) = r + r^2 (a1 + a2 r + ... + a9 r^8) in Horner order; then
+ * k ln2_lo + p, then k ln2_hi + that.  The rest (zero, subnormal, negative,
+ * infinity, NaN) is the scalar callout vsln_cout_rare: -inf for +-0, the
+ * default NaN 0x7fc00000 for x < 0 and -inf, x * x for +inf and NaN, and
+ * for a subnormal a double-precision log rounded to float, for which
+ * (float)log((double)x) stands in (checked on all 2^23 - 1 subnormals). */
+static const uint32_t LN_A[9] = {0xbf000000, 0x3eaaaa83, 0xbe7fff78, 0x3e4ce814, 0xbe2acee6,
+                                 0x3e0f6b8c, 0xbdf9889e, 0x3e0f335d, 0xbe0402c8}; /* a1 .. a9 */
+
+float fd_mkl_logf(float x)
+{
+    uint32_t xi = u_of(x);
+    if (xi - 0x00800000u < 0x7f000000u) { /* positive normal: the vector path */
+        uint32_t u = xi - 0x3f2aaaabu;
+        int k = (int)(u >> 23); /* psrad: the 9-bit exponent field of u, signed */
+        if (k >= 256) k -= 512;
+        float r = f_of((u & 0x007fffffu) + 0x3f2aaaabu) - 1.0f;
+        float p = f_of(LN_A[8]);
+        for (int i = 7; i >= 0; i--) p = p * r + f_of(LN_A[i]); /* mulps, addps */
+        p = p * r * r + r;
+        float kf = (float)k, lo = kf * f_of(0x35bfbe8e) + p;
+        return kf * f_of(0x3f317200) + lo;
+    }
+    if ((xi & 0x7f800000u) == 0x7f800000u) /* infinity, NaN */
+        return xi == 0xff800000u ? f_of(0x7fc00000u) : x * x;
+    if ((xi & 0x7fffffffu) == 0) return -INFINITY;
+    if (xi >> 31) return f_of(0x7fc00000u);
+    return (float)log((double)x); /* subnormal */
+}
