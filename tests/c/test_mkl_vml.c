@@ -1,6 +1,8 @@
 /* src/kernels/mkl_vml.c against bit patterns torch 2.11 produced
  * (tests/c/mkl_vml_vectors.inc, written by tests/parity/mkl_vml_vectors.py):
- * torch.exp = MKL vsExp, torch.sqrt = MKL vsSqrt; and, on an AVX-512 host,
+ * torch.exp = MKL vsExp, torch.sqrt = MKL vsSqrt; torch.log = MKL vsLn
+ * against torch 2.15 (tests/c/vsln_vectors.inc, tests/parity/vsln_vectors.py;
+ * NaN payloads and signs included); and, on an AVX-512 host,
  * fd_rsqrt14 against the VRSQRT14SS instruction on every input of [1, 4)
  * (2^24 values; both exponent parities of the reduction) and a sweep of all
  * binades. */
@@ -14,6 +16,7 @@
 #endif
 
 #include "mkl_vml_vectors.inc"
+#include "vsln_vectors.inc"
 
 #define bits fd_f32_bits
 #define flt fd_bits_f32
@@ -47,6 +50,9 @@ int test_mkl_vml(void)
     CHECKF(be == 0, "fd_mkl_expf: %zu of %d differ from torch.exp", be, MKV_EXP_N);
     for (size_t i = 0; i < MKV_SQRT_N; i++) bs += bits(fd_mkl_sqrtf(flt(mkv_sqrt_x[i]))) != mkv_sqrt_y[i];
     CHECKF(bs == 0, "fd_mkl_sqrtf: %zu of %d differ from torch.sqrt", bs, MKV_SQRT_N);
+    size_t bl = 0;
+    for (size_t i = 0; i < MKV_LN_N; i++) bl += bits(fd_mkl_logf(flt(mkv_ln_x[i]))) != mkv_ln_y[i];
+    CHECKF(bl == 0, "fd_mkl_logf: %zu of %d differ from torch.log", bl, MKV_LN_N);
     fails += check_rsqrt14_hw();
     return fails;
 }

@@ -179,7 +179,7 @@ void fd_op_kda_gate_softplus(const uint16_t *fg, const float *dt, const float *A
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
             float x = F(fg[t * Q + ch]) + dt[ch];
-            float sp = x > 20.0f ? x : logf(1.0f + fd_mkl_expf(x));
+            float sp = x > 20.0f ? x : fd_mkl_logf(1.0f + fd_mkl_expf(x)); /* torch.log: MKL vsLn */
             g[t * Q + ch] = -fd_mkl_expf(A_log[ch / d]) * sp;
         }
 }

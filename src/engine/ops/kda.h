@@ -22,9 +22,8 @@ void fd_op_kda_conv_silu(const uint16_t *mix, const float *w, size_t S, size_t C
 /* kimi_linear's forget gate (KimiLinearForgetGate): the log decay
  * g [S][nh*d] = -exp(A_log[h]) * softplus(fg + dt_bias), softplus(x) = x
  * above 20, else log(1 + exp(x)); fp32 (fg [S][nh*d] bf16 = f_b(f_a(x))).
- * torch.exp is MKL's vsExp (kernels/mkl_vml.h, bit-exact); torch.log is
- * MKL's vsLn, not replicated: libm logf stands in (measured: 1 ulp apart on
- * ~5 % of inputs), so this op is not bit-exact with transformers. */
+ * torch.exp is MKL's vsExp, torch.log MKL's vsLn (kernels/mkl_vml.h, both
+ * bit-exact with torch on this host: fd_mkl_expf, fd_mkl_logf). */
 void fd_op_kda_gate_softplus(const uint16_t *fg, const float *dt_bias, const float *A_log, size_t S, size_t nh, size_t d,
                              float *g);
 /* beta [n] fp32 = sigmoid(b [n] bf16) as the bf16 sigmoid kernel computes
