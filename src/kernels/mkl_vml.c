@@ -218,3 +218,97 @@ float fd_mkl_logf(float x)
     if (xi >> 31) return f_of(0x7fc00000u);
     return (float)log((double)x); /* subnormal */
 }
+
+/* MKL VML vsExp (HA) as MKL 2024.2 (the torch 2.15 wheel) dispatches it on
+ * this host (AMD Zen 4): mkl_vml_kernel_sExp_EXHAynn, an SSE kernel (perf
+ * on torch.exp; not the AVX-512 Z0 kernel of fd_mkl_expf, which differs on
+ * ~1.7 % of inputs by 1 ulp).  n = round(x 128 / ln 2) by the 1.5 * 2^23
+ * shifter (multiply then add: two roundings, no FMA), r = x - n ln2_hi/128
+ * + n ln2_lo/128, q = r^2 / 2 + r, a 128-entry two-part table T = 2^(j/128)
+ * (vsexp_data + 0x300): (q T_hi + T_lo) + T_hi, times 2^(n >> 7) built in
+ * the exponent field.  |x| > 87.33654 and NaN take the scalar callout, for
+ * which libm expf stands in (overflow / subnormal results). */
+static const uint32_t EX_HI[128] = {
+    0x3f800000, 0x3f80b1ed, 0x3f8164d2, 0x3f8218af, 0x3f82cd87, 0x3f838359, 0x3f843a29, 0x3f84f1f6,
+    0x3f85aac3, 0x3f866491, 0x3f871f62, 0x3f87db35, 0x3f88980f, 0x3f8955ee, 0x3f8a14d5, 0x3f8ad4c6,
+    0x3f8b95c2, 0x3f8c57ca, 0x3f8d1adf, 0x3f8ddf04, 0x3f8ea43a, 0x3f8f6a81, 0x3f9031dc, 0x3f90fa4d,
+    0x3f91c3d3, 0x3f928e72, 0x3f935a2b, 0x3f9426ff, 0x3f94f4f0, 0x3f95c3ff, 0x3f96942d, 0x3f97657d,
+    0x3f9837f0, 0x3f990b88, 0x3f99e046, 0x3f9ab62b, 0x3f9b8d3a, 0x3f9c6573, 0x3f9d3eda, 0x3f9e196e,
+    0x3f9ef532, 0x3f9fd228, 0x3fa0b051, 0x3fa18faf, 0x3fa27043, 0x3fa3520f, 0x3fa43516, 0x3fa51958,
+    0x3fa5fed7, 0x3fa6e595, 0x3fa7cd94, 0x3fa8b6d5, 0x3fa9a15b, 0x3faa8d26, 0x3fab7a3a, 0x3fac6897,
+    0x3fad583f, 0x3fae4934, 0x3faf3b79, 0x3fb02f0e, 0x3fb123f6, 0x3fb21a32, 0x3fb311c4, 0x3fb40aaf,
+    0x3fb504f3, 0x3fb60094, 0x3fb6fd92, 0x3fb7fbf0, 0x3fb8fbaf, 0x3fb9fcd2, 0x3fbaff5b, 0x3fbc034a,
+    0x3fbd08a4, 0x3fbe0f68, 0x3fbf179a, 0x3fc0213b, 0x3fc12c4d, 0x3fc238d2, 0x3fc346cd, 0x3fc4563f,
+    0x3fc5672a, 0x3fc67991, 0x3fc78d75, 0x3fc8a2d8, 0x3fc9b9be, 0x3fcad226, 0x3fcbec15, 0x3fcd078c,
+    0x3fce248c, 0x3fcf4319, 0x3fd06334, 0x3fd184df, 0x3fd2a81e, 0x3fd3ccf1, 0x3fd4f35b, 0x3fd61b5e,
+    0x3fd744fd, 0x3fd87039, 0x3fd99d16, 0x3fdacb94, 0x3fdbfbb8, 0x3fdd2d82, 0x3fde60f5, 0x3fdf9613,
+    0x3fe0ccdf, 0x3fe2055b, 0x3fe33f89, 0x3fe47b6d, 0x3fe5b907, 0x3fe6f85b, 0x3fe8396a, 0x3fe97c38,
+    0x3feac0c7, 0x3fec0719, 0x3fed4f30, 0x3fee9910, 0x3fefe4ba, 0x3ff13231, 0x3ff28177, 0x3ff3d290,
+    0x3ff5257d, 0x3ff67a41, 0x3ff7d0df, 0x3ff9295a, 0x3ffa83b3, 0x3ffbdfed, 0x3ffd3e0c, 0x3ffe9e11,
+};
+static const uint32_t EX_LO[128] = {
+    0x00000000, 0x331fb333, 0xb1c43fd0, 0x3306e7f8, 0xb34ea7a9, 0x331ddf6e, 0xb2f14c87, 0x332c6f38,
+    0x334f9891, 0x3337247f, 0xb352c2e6, 0x337fed32, 0xb37eda4b, 0x30d86398, 0x336a92de, 0x330a58e5,
+    0xb260aba1, 0xb2ee6e43, 0x3336fcb7, 0x32808b9a, 0xb3697465, 0x323f3647, 0x330628cd, 0xb3682237,
+    0x33675624, 0x337b2a64, 0x32bc4f9c, 0x31fab1c0, 0xb32e0212, 0xb3725267, 0x32dc8061, 0x3313e2f5,
+    0x33231b71, 0xb26cc9f4, 0xb359be90, 0xb0dac01e, 0xb30c5563, 0x33505d86, 0xb331a601, 0x3244ea39,
+    0x33412342, 0x32959003, 0x31fb9715, 0xb2d5eaed, 0x30c3125a, 0x3351d005, 0xb323ec33, 0xb37282c2,
+    0xb32c9d5e, 0xb2c0445e, 0xb3162d36, 0x3233d990, 0xb3162b08, 0x3325d921, 0xb314ad82, 0xb3368380,
+    0xb22deaf6, 0x3325946b, 0xb3252deb, 0xb2d1247f, 0xb37c5aa8, 0xb33333ce, 0x32154889, 0xb33b3569,
+    0x32cfe77a, 0xb32f4254, 0xb266b974, 0xb2d5cd70, 0x330ec5f7, 0x330a5817, 0xb31bd983, 0x337de5d4,
+    0xb3414fe8, 0x31986099, 0xb3130b1a, 0xb33c1e5f, 0xb2d6663e, 0x32c478f6, 0xb2976da2, 0xb2ceb32d,
+    0x320aa837, 0xb314abb7, 0xb2dd5119, 0x33391ffc, 0xb37323a2, 0x333c8521, 0xb006c6c2, 0xb3735f84,
+    0x3228fc24, 0xb2c39b9c, 0xb2944353, 0x3344a2d3, 0xb35c1daa, 0xb34cf4ca, 0xb3286024, 0xb0303219,
+    0xb2d4a58a, 0x3318db66, 0xb2f61d41, 0x335e5594, 0xb3504a1c, 0xb375ef9b, 0xb37b43e3, 0xb2851c3f,
+    0xb21eab59, 0xac3e164c, 0x33657d15, 0xb33f9185, 0xb2441be6, 0xb32a23c0, 0x33207898, 0x3300d89f,
+    0xb24116de, 0xb31367c7, 0x3276cca1, 0xb34fe4ba, 0xb348464a, 0xb330a5ed, 0x32f167ff, 0xb2871670,
+    0x32292436, 0x3358e67f, 0x336615a2, 0xb3094457, 0xb2923758, 0x3359cbe1, 0x31cf486c, 0x3338f71f,
+};
+
+float fd_mkl_expf_ex(float x)
+{
+    if ((u_of(x) & 0x7fffffffu) > 0x42aeac4fu) return expf(x); /* the callout (NaN too) */
+    float z = x * f_of(0x4338aa3b) + f_of(0x4b400000); /* 128 / ln 2, 1.5 * 2^23 */
+    float n = z + f_of(0xcb400000);
+    float r = x - n * f_of(0x3bb18000);
+    r = n * f_of(0x35de8083) + r;
+    float q = r * r * 0.5f + r;
+    uint32_t j = u_of(z) & 127u;
+    float res = (q * f_of(EX_HI[j]) + f_of(EX_LO[j])) + f_of(EX_HI[j]);
+    return res * f_of(((u_of(z) << 16) + 0x3f800000u) & 0x7f800000u);
+}
+
+void fd_mkl_expf_ex_n(const float *x, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] = fd_mkl_expf_ex(x[i]);
+}
+
+/* RSQRTPS (SSE) as AMD Zen 4 computes it, for a positive normal x: a table
+ * on the exponent's parity and the top 12 significand bits (the
+ * instruction's result depends on nothing else on this host; Intel's
+ * differs), scaled by 2^-n for x = m 2^(2n). */
+#include "kernels/rsqrtps_zen4.inc"
+
+float fd_rsqrtps_zen4(float x)
+{
+    uint32_t u = u_of(x);
+    int e = (int)(u >> 23) - 127, odd = e & 1, n = (e - odd) / 2;
+    uint32_t t = RSQRTPS_ZEN4[(uint32_t)odd << 12 | (u >> 11 & 0xfffu)];
+    return f_of(((uint32_t)(126 - n) << 23) | t << 11);
+}
+
+/* MKL VML vsSqrt (HA) as torch 2.15's MKL runs it on this host: the SSE
+ * kernel mkl_vml_kernel_sSqrt_EXHAynn.  y = RSQRTPS(x), s = x y, h = y / 2,
+ * e = 1/2 - s h, s' = s e + s, h' = h e + h, result (x - s'^2) h' + s', in
+ * float multiplies and adds (no FMA).  Lanes outside [2^-126, 0x7f7ff000]
+ * (zero, subnormal, negative, the largest 4095 floats, infinity, NaN) take
+ * the scalar callout, for which sqrtf stands in. */
+float fd_mkl_sqrtf_ex(float x)
+{
+    uint32_t u = u_of(x);
+    if (u - 0x00800000u > 0x7f7ff000u - 0x00800000u) return sqrtf(x);
+    float y = fd_rsqrtps_zen4(x), s = x * y, h = y * 0.5f;
+    float e = 0.5f - s * h;
+    float s1 = s * e + s, h1 = h * e + h;
+    return (x - s1 * s1) * h1 + s1;
+}

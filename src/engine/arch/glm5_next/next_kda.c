@@ -81,7 +81,7 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     fd_op_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     /* per head: l2norm(q), l2norm(k), chunked delta rule */
     core = fd_xmalloc(S * Q * 4);
-    fd_op_kda_chunk(m, qkv, g, beta, S, d, nh, core);
+    fd_op_kda_chunk(m, FD_VML_Z0, qkv, g, beta, S, d, nh, core); /* the golden host's MKL: Z0 */
     /* gated RMSNorm per head (fp32, weight not downcast), o_proj */
     uint16_t *ga16 = fd_xmalloc(S * d * 2 + 2);
     gate = fd_xmalloc(S * Q * 2);
