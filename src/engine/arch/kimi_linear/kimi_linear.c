@@ -194,7 +194,7 @@ static void tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void 
     const fd_ds3_ext *x = DS3(c);
     uint64_t H = (uint64_t)c->hidden_size, nh = (uint64_t)x->lin_heads, d = (uint64_t)x->lin_dim, Q = nh * d,
              K = (uint64_t)x->conv_k;
-    const int N = FD_INIT_NORMAL, O = FD_INIT_ONES, Z = FD_INIT_ZEROS;
+    const int N = FD_INIT_NORMAL, O = FD_INIT_ONES;
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         if (!x->kda[L]) continue;
         char P[96], nm[160];
@@ -211,7 +211,7 @@ static void tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void 
         S("f_a_proj.weight", "BF16", N, 2, d, H, 0, 0)
         S("f_b_proj.weight", "BF16", N, 2, Q, d, 0, 0)
         S("dt_bias", "F32", FD_INIT_DT_BIAS, 1, Q, 0, 0, 0)
-        S("A_log", "BF16", Z, 4, 1, 1, nh, 1)
+        S("A_log", "BF16", FD_INIT_A_LOG, 4, 1, 1, nh, 1)
         S("b_proj.weight", "BF16", N, 2, nh, H, 0, 0)
         S("g_a_proj.weight", "BF16", N, 2, d, H, 0, 0)
         S("g_b_proj.weight", "BF16", N, 2, Q, d, 0, 0)
