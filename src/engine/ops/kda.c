@@ -173,16 +173,26 @@ void fd_op_kda_conv_silu(const uint16_t *mix, const float *cw, size_t S, size_t 
         }
 }
 
-void fd_op_kda_gate_softplus(enum fd_vml v, const uint16_t *fg, const float *dt, const float *A_log, size_t S, size_t nh,
-                             size_t d, float *g)
+void fd_op_kda_gate_softplus_decay(enum fd_vml v, const uint16_t *fg, const float *dt, const float *decay, size_t S,
+                                   size_t nh, size_t d, float *g)
 {
     size_t Q = nh * d;
+    (void)nh;
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
             float x = F(fg[t * Q + ch]) + dt[ch];
             float sp = x > 20.0f ? x : fd_mkl_logf(1.0f + fd_vml_expf(v, x)); /* torch.log: MKL vsLn */
-            g[t * Q + ch] = -fd_vml_expf(v, A_log[ch / d]) * sp;
+            g[t * Q + ch] = -decay[ch / d] * sp;
         }
+}
+
+void fd_op_kda_gate_softplus(enum fd_vml v, const uint16_t *fg, const float *dt, const float *A_log, size_t S, size_t nh,
+                             size_t d, float *g)
+{
+    float *decay = fd_xmalloc(nh * 4 + 4);
+    for (size_t h = 0; h < nh; h++) decay[h] = fd_vml_expf(v, A_log[h]); /* torch.exp(A_log) */
+    fd_op_kda_gate_softplus_decay(v, fg, dt, decay, S, nh, d, g);
+    free(decay);
 }
 
 void fd_op_kda_beta(const uint16_t *b16, size_t n, float *beta)

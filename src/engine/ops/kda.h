@@ -27,6 +27,10 @@ void fd_op_kda_conv_silu(const uint16_t *mix, const float *w, size_t S, size_t C
  * (kernels/mkl_vml.h: fd_vml_expf, fd_mkl_logf, the EX kernel whatever v). */
 void fd_op_kda_gate_softplus(enum fd_vml v, const uint16_t *fg, const float *dt_bias, const float *A_log, size_t S,
                              size_t nh, size_t d, float *g);
+/* the same with the decay rate exp(A_log) [nh] given (glm5_next: from a
+ * GGUF, the stored ssm_a = -exp(A_log) negated) */
+void fd_op_kda_gate_softplus_decay(enum fd_vml v, const uint16_t *fg, const float *dt_bias, const float *decay, size_t S,
+                                   size_t nh, size_t d, float *g);
 /* beta [n] fp32 = sigmoid(b [n] bf16) as the bf16 sigmoid kernel computes
  * it (vector blocks of 64), rounded to bf16 */
 void fd_op_kda_beta(const uint16_t *b, size_t n, float *beta);
