@@ -248,6 +248,11 @@ for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_glm5.py "$bin"
 done
+# issue 20: deepseek_v4 (fixture, loader spellings and refusals, digest across threads / schedules / kernels, RTN int8 < int4)
+for bin in $BINS; do
+    step py "deepseek_v4: 210 tensors, release spelling, legacy config spellings, tid2eid bounds, digest across threads / schedules / kernels, RTN int8 < int4 ($bin)" \
+        python3 tests/py/test_deepseek_v4.py "$bin"
+done
 # issue 23: the remaining lifecycle pieces: our panels bind (panel build --upstream-layout), capture --panel-binding, strict JSON duplicate keys, architectures prepare with the Python tool's flags
 for bin in $BINS; do
     step py "lifecycle 2: panel build --upstream-layout = resolve_panel binding, capture --panel-binding evidence, duplicate-key refusals, architectures prepare/list ($bin)" \
@@ -260,7 +265,7 @@ for bin in $BINS; do
 done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
-         "pair kimi-k25-tiny" "pair kimi-linear-tiny" \
+         "pair kimi-k25-tiny" "pair kimi-linear-tiny" "pair deepseek-v4-tiny" \
          "tile tiny" "tile small" "tile flash-0.1b" "tile flash-0.1b-next" "pair llama-tiny" "pair qwen3-tiny" \
          "pair qwen3-moe-tiny" "pair llama-small" "pair qwen35-tiny" "pair qwen35-moe-tiny" "pair qwen35-small" "pair minimax-m2-tiny" \
          "pair qwen4-exp-tiny"; do

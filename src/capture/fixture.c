@@ -53,6 +53,7 @@ typedef struct ftensor {
     const char *dtype;
     int ndim, init;
     uint64_t shape[5];
+    int64_t imax; /* dtype I64: entries in [0, imax), distinct along a row */
 } ftensor;
 
 typedef struct tlist {
@@ -103,6 +104,8 @@ static int build_tensors(const jv *config, tlist *l, size_t *ntrunk, fd_err *e)
         return -1;
     }
     c.arch->tensors(&c, NULL, add_spec, l);
+    for (size_t i = 0; i < l->n; i++) /* an expert-index table (model.h): bounded by the experts */
+        if (!strcmp(l->v[i].dtype, "I64")) l->v[i].imax = c.n_routed_experts;
     *ntrunk = l->n;
     /* outside the trunk (a vision tower): written for transformers, skipped by the loader */
     if (c.arch->extra) c.arch->extra(&c, add_spec, l);
@@ -149,6 +152,23 @@ static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err 
     uint64_t n = numel(t);
     uint64_t s = seed ^ fnv1a(t->name);
     (void)fd_rng_next(&s);
+    if (!strcmp(t->dtype, "I64")) { /* an integer table (tid2eid): per row of the last dim, distinct draws in [0, imax) */
+        uint64_t cols = t->ndim ? t->shape[t->ndim - 1] : 1, m = t->imax > 0 ? (uint64_t)t->imax : 1;
+        int64_t row[64];
+        for (uint64_t i = 0; i < n; i += cols)
+            for (uint64_t j = 0; j < cols; j++) {
+                int64_t v;
+                int again;
+                do { /* distinct within the row when the row fits (cols <= imax), else any */
+                    v = (int64_t)(fd_rng_next(&s) % m);
+                    again = 0;
+                    for (uint64_t q = 0; q < j && q < 64 && cols <= m; q++) again |= row[q] == v;
+                } while (again);
+                if (j < 64) row[j] = v;
+                if (fd_stm_put(w, &v, 8, e)) return -1;
+            }
+        return 0;
+    }
     if (!strcmp(t->dtype, "F32")) { /* fp32-kept modules and router biases */
         for (uint64_t i = 0; i < n; i++) {
             float z = f32_init(t->init, &s);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_FLAGS = 96, MAX_NAME = 64, MAX_VALUES = 256 };
+enum { MAX_FLAGS = 96, MAX_NAME = 64, MAX_VALUES = 1024 }; /* values: the fixture presets list is over 256 bytes */
 
 typedef struct {
     char name[MAX_NAME];

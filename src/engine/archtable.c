@@ -9,6 +9,7 @@ const fd_arch *const FD_ARCHS[] = {
     &FD_ARCH_GLM5_NEXT,
     &FD_ARCH_DEEPSEEK_V3,
     &FD_ARCH_DEEPSEEK_V32,
+    &FD_ARCH_DEEPSEEK_V4,
     &FD_ARCH_KIMI_K25,
     &FD_ARCH_KIMI_LINEAR,
     &FD_ARCH_LLAMA,

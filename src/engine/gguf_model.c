@@ -425,6 +425,8 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
                         "kimi_linear reads transformers' tensors"},
         {"kimi-k3", "llama.cpp's converter folds -exp(A_log) and multiplies each *_res_norm into its *_res_proj: no "
                     "bit-exact inverse, and Kimi K3 is not an engine architecture"},
+        {"deepseek4", "no GGUF name map for deepseek_v4 yet (llama.cpp's converter writes the routed experts only as "
+                      "MXFP4 repacked from the release's fp4 + scale tensors; docs/MODEL-DEEPSEEK.md §11.6)"},
     };
     for (size_t i = 0; !a && i < sizeof NOT / sizeof *NOT; i++)
         if (!strcmp(arch, NOT[i].name)) {

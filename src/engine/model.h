@@ -27,7 +27,8 @@
  *   renames / skipped (optional)
  *             the checkpoint's other spellings of the trunk: NULL-ended
  *             pairs (stored, logical) of name pieces the loader's check
- *             replaces (each pair's first occurrence, pairs in order) before
+ *             replaces (each pair's first occurrence, pairs in order; a
+ *             piece starting with '^' only at the start of the name) before
  *             it looks (a name present in two spellings is refused), and
  *             the prefixes of what is not the text trunk (a vision tower)
  *             that it reports ignored
@@ -55,7 +56,10 @@
 enum { FD_INIT_NORMAL, FD_INIT_ONES, FD_INIT_ZEROS, FD_INIT_DT_BIAS, FD_INIT_A_LOG };
 
 /* One expected tensor.  dtype: what a bf16 checkpoint saved by transformers
- * holds (the fixture writes it); f32only: the loader accepts F32 only. */
+ * holds (the fixture writes it); f32only: the loader accepts F32 only.
+ * dtype "I64": a table of expert indices (deepseek_v4's tid2eid), stored I64
+ * or I32, every entry in [0, n_routed_experts) (the loader refuses it by
+ * name otherwise; the fixture writes distinct experts along each row). */
 typedef struct fd_tensor_spec {
     const char *name;
     const char *dtype;      /* "BF16" | "F32" */
@@ -100,7 +104,7 @@ typedef struct fd_arch {
 
 /* the architectures (their folders), listed once in archtable.c */
 extern const fd_arch FD_ARCH_GLM_MOE_DSA, FD_ARCH_GLM5_NEXT;
-extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32, FD_ARCH_KIMI_K25, FD_ARCH_KIMI_LINEAR;
+extern const fd_arch FD_ARCH_DEEPSEEK_V3, FD_ARCH_DEEPSEEK_V32, FD_ARCH_DEEPSEEK_V4, FD_ARCH_KIMI_K25, FD_ARCH_KIMI_LINEAR;
 extern const fd_arch FD_ARCH_LLAMA, FD_ARCH_QWEN3, FD_ARCH_QWEN3_MOE;
 extern const fd_arch FD_ARCH_QWEN3_5, FD_ARCH_QWEN3_5_TEXT, FD_ARCH_QWEN3_5_MOE, FD_ARCH_QWEN3_5_MOE_TEXT;
 extern const fd_arch FD_ARCH_MINIMAX_M2;

@@ -297,6 +297,7 @@ void fd_weights_close(fd_weights *w)
 typedef struct exp_t {
     char *name;
     int ndim, f32only;
+    int64_t imax; /* > 0: an integer table (fd_tensor_spec) */
     uint64_t shape[FD_ST_MAX_DIMS];
 } exp_t;
 
@@ -335,6 +336,7 @@ static void add_spec(void *ctx, const fd_tensor_spec *t)
 {
     expv *x = ctx;
     add(x, t->f32only, t->ndim > 3 ? 3 : t->ndim, 0, 0, 0, "%s", t->name);
+    x->v[x->n - 1].imax = !strcmp(t->dtype, "I64") ? -1 : 0; /* bound: the config's n_routed_experts */
     x->v[x->n - 1].ndim = t->ndim;
     for (int d = 0; d < t->ndim; d++) x->v[x->n - 1].shape[d] = t->shape[d];
 }
@@ -386,10 +388,13 @@ static int rename_arch(fd_weights *w, const fd_arch *a, fd_err *e)
         fd_buf_puts(&nb, t->name);
         int hit = 0;
         for (const char *const *r = a->renames; r[0]; r += 2) {
-            const char *cur = fd_buf_cstr(&nb), *p = strstr(cur, r[0]);
+            /* a piece starting with '^' matches only at the start of the name */
+            int anchored = r[0][0] == '^';
+            const char *from = r[0] + anchored, *cur = fd_buf_cstr(&nb);
+            const char *p = anchored ? (has_prefix(cur, from) ? cur : NULL) : strstr(cur, from);
             if (!p) continue;
             fd_buf o = {0};
-            fd_buf_printf(&o, "%.*s%s%s", (int)(p - cur), cur, r[1], p + strlen(r[0]));
+            fd_buf_printf(&o, "%.*s%s%s", (int)(p - cur), cur, r[1], p + strlen(from));
             fd_buf_free(&nb);
             nb = o;
             hit = 1;
@@ -410,6 +415,44 @@ static int rename_arch(fd_weights *w, const fd_arch *a, fd_err *e)
     return 0;
 }
 
+/* An integer table (spec imax > 0): I64 or I32 of the expected shape (else
+ * 1: listed misshaped), every entry in [0, imax) (else refused naming the
+ * tensor, the entry and the bound); read whole, bounded by its shape. */
+static int int_table(fd_weights *w, const fd_tensor *g, const exp_t *t, fd_err *e)
+{
+    int i64 = !strcmp(g->dtype, "I64"), i32 = !strcmp(g->dtype, "I32");
+    int shape_ok = g->ndim == t->ndim;
+    for (int d = 0; shape_ok && d < t->ndim; d++) shape_ok = g->shape[d] == t->shape[d];
+    if (!shape_ok || !(i64 || i32)) {
+        fd_buf b = {0};
+        fd_buf_printf(&b, "%s: %s ", t->name, g->dtype);
+        shape_str(&b, g->ndim, g->shape);
+        fd_buf_puts(&b, " expected I64|I32 ");
+        shape_str(&b, t->ndim, t->shape);
+        fd_strv_push(&w->misshaped, fd_buf_cstr(&b));
+        fd_buf_free(&b);
+        return 1;
+    }
+    size_t es = i64 ? 8 : 4;
+    if (g->nbytes != g->numel * es || g->nbytes > ((uint64_t)1 << 31))
+        return fd_fail(e, "checkpoint_mismatch", "", "%s: %s: %s table of %llu bytes is not read (bound 2 GiB)", w->root,
+                       t->name, g->dtype, (unsigned long long)g->nbytes);
+    unsigned char *buf = fd_xmalloc((size_t)g->nbytes + 8);
+    int rc = 0;
+    if (g->data) memcpy(buf, g->data, (size_t)g->nbytes);
+    else rc = fd_weights_read(w, g, buf, (size_t)g->nbytes, e);
+    for (uint64_t i = 0; !rc && i < g->numel; i++) {
+        int64_t v;
+        if (i64) memcpy(&v, buf + 8 * i, 8);
+        else { int32_t v32; memcpy(&v32, buf + 4 * i, 4); v = v32; }
+        if (v < 0 || v >= t->imax)
+            rc = fd_fail(e, "checkpoint_mismatch", "", "%s: %s entry %llu is %lld: every entry must be in [0, %lld)", w->root,
+                         t->name, (unsigned long long)i, (long long)v, (long long)t->imax);
+    }
+    free(buf);
+    return rc ? -1 : 0;
+}
+
 static int skipped(const fd_arch *a, const char *name)
 {
     for (const char *const *s = a->skipped; s && *s; s++)
@@ -426,12 +469,22 @@ int fd_weights_check(fd_weights *w, const fd_glm_config *c, fd_err *e)
     if (rename_arch(w, c->arch, e)) return -1;
     expv x = {0};
     build_expected(c, w, &x);
+    for (size_t i = 0; i < x.n; i++)
+        if (x.v[i].imax < 0) x.v[i].imax = c->n_routed_experts > 0 ? c->n_routed_experts : 1;
     qsort(x.v, x.n, sizeof *x.v, cmp_exp);
     w->nexpected = x.n;
     for (size_t i = 0; i < x.n; i++) {
         const exp_t *t = &x.v[i];
         fd_tensor *g = (fd_tensor *)fd_weights_get(w, t->name);
         if (!g) { fd_strv_push(&w->missing, t->name); continue; }
+        if (t->imax) {
+            int r = int_table(w, g, t, e);
+            if (r < 0) { for (size_t k = 0; k < x.n; k++) free(x.v[k].name); free(x.v); return -1; }
+            if (r > 0) continue;
+            w->params += g->numel;
+            w->bytes += g->nbytes;
+            continue;
+        }
         if (t->ndim == 2) {
             fd_buf why = {0};
             int q = fd_wq_bind(w, g, t->shape, &why);

@@ -596,6 +596,11 @@ int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
     if (w->q.kind == FD_Q_GGUF || w->gguf) return 0; /* GGUF views are bound when the file is opened (gguf_model.c) */
     int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, QN(t));
+    /* a head stored under another name (deepseek_v4's head.weight): transformers renames it to lm_head
+     * before its quantizer decides, so the lm_head exclusions apply to it too; and a stored name that is
+     * no Linear by name (capture/quantize_fmt.c's rule) was never offered for conversion */
+    if (!excl && w->q.kind != FD_Q_NONE && t->qname && strcmp(t->qname, t->name) && !strcmp(t->name, "lm_head.weight"))
+        excl = fd_q_excluded(&w->q, t->name) || !fd_q_is_linear_weight(t->qname);
     if (!f8 && !u8) {
         if (w->q.kind == FD_Q_NONE || !lin || excl) return 0;
         fd_buf_printf(why, "%s is %s but quantization_config (%s) converts it (a loader expects a quantized weight and "

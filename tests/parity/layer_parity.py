@@ -3,7 +3,7 @@
 forced, for every layer of every architecture, on any host (issue 17 item 4).
 Test oracle only: needs torch + transformers (skips cleanly without them).
 
-usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2|qwen3_5|qwen3_5_moe|qwen4_exp]... [--seed N] [--keep DIR] [--json FILE]
+usage: layer_parity.py BINARY [--arch glm_moe_dsa|glm5_next|minimax_m2|qwen3_5|qwen3_5_moe|qwen4_exp|deepseek_v4]... [--seed N] [--keep DIR] [--json FILE]
                        [--perturb STAGE.LN] [--inject]
 
 For each architecture (default: all six) it
@@ -13,7 +13,8 @@ For each architecture (default: all six) it
      KDA, DSA full and shared layers, dense and MoE MLPs, a DSA top-k below the window;
      minimax_m2: the config of `fidelity fixture --preset minimax-m2-tiny`;
      qwen3_5 / qwen3_5_moe: the configs of `fixture --preset qwen35-tiny / qwen35-moe-tiny`;
-     qwen4_exp: `fixture --preset qwen4-exp-tiny`'s, QSA selections compared per row),
+     qwen4_exp: `fixture --preset qwen4-exp-tiny`'s, QSA selections compared per row;
+     deepseek_v4: `fixture --preset deepseek-v4-tiny`'s, indexer and expert selections per row),
   2. captures one window of the fixture panel (64 tokens; qwen3_5: 100, two
      delta-rule chunks) with BINARY and
      FIDELITY_FORWARD_DUMP (our every stage of every layer),
@@ -499,6 +500,57 @@ def run_q35(model, D, R):
     R.stage(-1, "final", "reduce", D("final"), tm.norm(x_in))
 
 
+# ---- deepseek_v4 -----------------------------------------------------------------------------------
+
+def run_v4(model, D, R):
+    """Teacher-forced per block: each module gets OUR dumped input; the bounds are "reduce" for the
+    norm / mHC stages and "row" for the attention block and the MoE block (their inner products are
+    not exposed by the module's interface: an engineering bound; measured exact on the golden host)."""
+    m, S = model.model, D.S
+    M, H = model.config.hc_mult, model.config.hidden_size
+    ids = torch.from_numpy(D.ids.astype(np.int64))[None]
+    kw = {}
+    for L, layer in enumerate(m.layers):  # the attention's own kwargs (rope tables, mask, positions)
+        layer.self_attn.register_forward_pre_hook(
+            lambda mod, args, kwargs, L=L: kw.__setitem__(L, kwargs), with_kwargs=True)
+    model(input_ids=ids, use_cache=False)
+    R.stage(-1, "embed", "exact", D("embed"), m.embed_tokens(ids)[0])
+    X = D("embed").reshape(1, S, 1, H).expand(1, S, M, H).contiguous()
+    for L, layer in enumerate(m.layers):
+        print("--- %s layer %d (%s, %s)" % (R.arch, L, layer.self_attn.layer_type, model.config.mlp_layer_types[L]))
+        post, comb, col = layer.attn_hc(X)
+        R.stage(L, "attn_in", "reduce", D("attn_in", L), layer.input_layernorm(col)[0])
+        h = D("attn_in", L)[None]
+        a = layer.self_attn
+        out, _ = a(h, **kw[L])
+        R.stage(L, "attn", "row", D("attn", L), out[0])
+        if a.compressor is not None:
+            qres = a.q_a_norm(a.q_a_proj(h))
+            ck, _ = a.compressor(h, qres, kw[L]["position_ids"], None, L)
+            R.stage(L, "v4_comp", "row", D("v4_comp", L), ck[0, 0])
+            if hasattr(a.compressor, "indexer"):
+                tk = a.compressor.indexer(h, qres, kw[L]["position_ids"], None, L)[0]
+                ours = D("v4_index_sel", L, "u8")
+                R.select(L, "indexer(top-k)", [frozenset(ours[t].nonzero()[:, 0].tolist()) for t in range(S)],
+                         [frozenset(j for j in tk[t].tolist() if j >= 0) for t in range(S)])
+        Xm = post.to(bf).unsqueeze(-1) * D("attn", L)[None].unsqueeze(-2) + torch.matmul(comb.to(bf).transpose(-1, -2), X)
+        R.stage(L, "attn_mid", "reduce", D("attn_mid", L), Xm[0])
+        X = D("attn_mid", L).reshape(1, S, M, H)
+        post, comb, col = layer.ffn_hc(X)
+        R.stage(L, "post_ln", "reduce", D("post_ln", L), layer.post_attention_layernorm(col)[0])
+        h2 = D("post_ln", L)
+        g = layer.mlp.gate
+        _, _, ti = g(h2[None], ids) if layer.mlp.is_hash else g(h2[None])
+        oe = D("experts", L, "i64")
+        R.select(L, "experts(top-k)", [frozenset(r.tolist()) for r in oe], [frozenset(r.tolist()) for r in ti])
+        R.stage(L, "mlp", "row", D("mlp", L), layer.mlp(h2[None], input_ids=ids)[0])
+        Xo = post.to(bf).unsqueeze(-1) * D("mlp", L)[None].unsqueeze(-2) + torch.matmul(comb.to(bf).transpose(-1, -2), X)
+        R.stage(L, "layer_out", "reduce", D("layer_out", L), Xo[0])
+        X = D("layer_out", L).reshape(1, S, M, H)
+    R.stage(-1, "hc_head", "reduce", D("hc_head"), m.hc_head(X)[0])
+    R.stage(-1, "final", "reduce", D("final"), m.norm(D("hc_head")[None])[0])
+
+
 def run_q4x(model, D, R):
     """qwen4_exp: qwen3_5_moe's stages (the MoE, the gated delta net, the
     gated attention) between hyper-connection residuals, QSA selections"""
@@ -587,7 +639,7 @@ def make_checkpoint(arch, src_config, out, seed):
            "glm5_next": transformers.Glm5NextForConditionalGeneration,
            "minimax_m2": transformers.MiniMaxM2ForCausalLM,
            "qwen3_5": transformers.Qwen3_5ForCausalLM, "qwen3_5_moe": transformers.Qwen3_5MoeForCausalLM,
-           "qwen4_exp": transformers.Qwen4ExpForCausalLM}[arch]
+           "qwen4_exp": transformers.Qwen4ExpForCausalLM, "deepseek_v4": transformers.DeepseekV4ForCausalLM}[arch]
     torch.manual_seed(seed)
     # _from_config with a dtype keeps the classes' _keep_in_fp32_modules (router, e_score_correction_bias) F32,
     # as a real checkpoint has them
@@ -640,7 +692,7 @@ def main():
     ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
     ap.add_argument("binary")
     ap.add_argument("--arch", action="append", choices=["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe",
-                                                   "qwen4_exp"])
+                                                   "qwen4_exp", "deepseek_v4"])
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--keep", help="keep the checkpoints, dumps and a JSON of every row here")
     ap.add_argument("--json", help="write every row to this file")
@@ -661,7 +713,7 @@ def main():
         if not os.path.isdir(fx):
             subprocess.run([binary, "fixture", "--preset", "tiny", "--seed", "1", "--out", fx], check=True,
                            stdout=subprocess.DEVNULL)
-        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe", "qwen4_exp"]:
+        for arch in a.arch or ["glm_moe_dsa", "glm5_next", "minimax_m2", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "deepseek_v4"]:
             panel = os.path.join(fx, "panel")
             if arch == "glm_moe_dsa":
                 src = json.load(open(os.path.join(fx, "config.json")))
@@ -671,6 +723,12 @@ def main():
                     subprocess.run([binary, "fixture", "--preset", "minimax-m2-tiny", "--seed", "1", "--out", fm],
                                    check=True, stdout=subprocess.DEVNULL)
                 src = json.load(open(os.path.join(fm, "config.json")))
+            elif arch == "deepseek_v4":
+                fv = os.path.join(work, "fixture-v4")
+                if not os.path.isdir(fv):
+                    subprocess.run([binary, "fixture", "--preset", "deepseek-v4-tiny", "--seed", "1", "--out", fv],
+                                   check=True, stdout=subprocess.DEVNULL)
+                src = json.load(open(os.path.join(fv, "config.json")))
             elif arch in ("qwen3_5", "qwen3_5_moe", "qwen4_exp"):
                 fq = os.path.join(work, "fixture-" + arch)
                 if not os.path.isdir(fq):
@@ -698,8 +756,8 @@ def main():
             R = Report(arch)
             with torch.inference_mode():
                 {"glm_moe_dsa": run_dsa, "glm5_next": run_next, "minimax_m2": run_mm2, "qwen3_5": run_q35,
-                 "qwen3_5_moe": run_q35, "qwen4_exp": run_q4x}[arch](model, D, R)
-                if a.inject and arch not in ("glm5_next", "qwen4_exp"):
+                 "qwen3_5_moe": run_q35, "qwen4_exp": run_q4x, "deepseek_v4": run_v4}[arch](model, D, R)
+                if a.inject and arch not in ("glm5_next", "qwen4_exp", "deepseek_v4"):
                     run_inject(binary, model, ck, panel, work, arch, D, R)
                 elif a.inject:
                     print("--- %s: --inject not run (its hc_mult streams are not transformers' hidden_states)" % arch)

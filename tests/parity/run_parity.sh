@@ -15,6 +15,7 @@
 #     llama-small (seed 1, 2 x 1,024) as window digests (bit-identical);
 #     minimax-m2-tiny (seed 1, 4 x 64), bit-identical;
 #     qwen4-exp-tiny (seed 1, 4 x 100), bit-identical;
+#     deepseek-v4-tiny (seed 1, 4 x 64), bit-identical (docs/MODEL-DEEPSEEK.md §11.5);
 # the issues' targets (KL <= 1 % of int8, top-1 and DSA selections >= 99.9 %)
 # must hold; measured: all eight bit-identical to their golden
 # (docs/CAPTURE.md, docs/MODEL-GLM5-NEXT.md §6).
@@ -43,7 +44,7 @@ run() { # order preset golden windows [compare_hidden bounds...]
     FIDELITY_FORWARD_DUMP="$r-dump" cap "$fx" "$r-root" root
     # the int8 yardstick quantizes the routed experts; the dense llama / qwen3 presets have none: their down_proj
     local match=mlp.experts cls=moe.experts
-    case $p in qwen3-moe-*|qwen35-moe-*|qwen4-exp-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*|kimi-linear-*) match=block_sparse_moe.experts ;; esac
+    case $p in qwen3-moe-*|qwen35-moe-*|qwen4-exp-*) ;; llama-*|qwen3-*|qwen35-*) match=mlp.down_proj cls=mlp.down ;; minimax-m2-*|kimi-linear-*) match=block_sparse_moe.experts ;; deepseek-v4-*) match=ffn.experts ;; esac
     [ -d "$W/int8-$p-seed$seed" ] || "$B" quantize --src "$fx" --dst "$W/int8-$p-seed$seed" --bits 8 --match "$match" --tensor-class "$cls" \
         --emit-scope "$W/s8-$p-seed$seed.json" >/dev/null
     cap "$W/int8-$p-seed$seed" "$r-c8" quant "$W/s8-$p-seed$seed.json"
@@ -75,6 +76,14 @@ run pair kimi-k25-tiny kimi-k25-tiny-seed1-eager 4 --min-identical 1
 # fails with the Z0 exp / sqrt (0.954), seed 3 with libm logf for vsLn
 run pair kimi-linear-tiny kimi-linear-tiny-seed1-eager 4 --min-identical 1
 run pair kimi-linear-tiny kimi-linear-tiny-seed3-eager 4 --min-identical 1
+# deepseek_v4 (sliding / CSA / HCA attention, compressors, indexer top-4 of up
+# to 16 entries, mHC, hash + sqrtsoftplus MoE; docs/MODEL-DEEPSEEK.md §11):
+# tests/parity/deepseek_parity.py golden (the same script as deepseek_v3), the
+# same host and pin: bit-identical.  Made with
+#   fidelity fixture --preset deepseek-v4-tiny --seed 1 --out FX
+#   ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 /tmp/venv-engine/bin/python tests/parity/deepseek_parity.py golden \
+#       FX FX/panel tests/parity/golden/deepseek-v4-tiny-seed1-eager
+run pair deepseek-v4-tiny deepseek-v4-tiny-seed1-eager 4 --min-identical 1
 # the tile order (AMX TDPBF16PS chains; kblocks.c fd_kplan_amx): dense
 # down_proj K = 2,816 in two blocks, P.V over 2,048 keys in one
 run tile tiny tiny-seed1-eager-amx 4

@@ -24,7 +24,7 @@ usage: test_kimi.py BINARY
 - capture_content_digest identical across --threads 1/2, both --schedule
   values and every kernel path this host runs; RTN int8 < int4 in KL;
 - refusals by name: text_config missing / not an object / another
-  model_type, text_config fields (prefixed text_config); deepseek_v4 is
+  model_type, text_config fields (prefixed text_config); deepseek_v5 is
   unsupported_model_type naming the model_type;
 - kimi_linear (kimi-linear-tiny): 213 tensors in save_pretrained's spelling
   (block_sparse_moe., experts w1/w2/w3), the hub's mlp. spelling, the
@@ -233,8 +233,8 @@ try:
             "tie_word_embeddings")
     rc, chk, msg = check(variant("kimi_k2_type", tc(model_type="kimi_k2")))
     case("text_config.model_type kimi_k2 (the hub's remote-code spelling) is read as deepseek_v3", rc == 0, msg)
-    refused("model_type deepseek_v4", lambda c: c.update(model_type="deepseek_v4"), "unsupported_model_type",
-            "deepseek_v4", "kimi_k25", "kimi_linear")
+    refused("model_type deepseek_v5", lambda c: c.update(model_type="deepseek_v5"), "unsupported_model_type",
+            "deepseek_v5", "deepseek_v4", "kimi_k25", "kimi_linear")
 
     # ---------------------------------------------------------------- kimi_linear
     rc, out, err = run("fixture", "--preset", "kimi-linear-tiny", "--seed", 1, "--out", W("kl"))
