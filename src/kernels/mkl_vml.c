@@ -302,11 +302,15 @@ float fd_rsqrtps_zen4(float x)
  * e = 1/2 - s h, s' = s e + s, h' = h e + h, result (x - s'^2) h' + s', in
  * float multiplies and adds (no FMA).  Lanes outside [2^-126, 0x7f7ff000]
  * (zero, subnormal, negative, the largest 4095 floats, infinity, NaN) take
- * the scalar callout, for which sqrtf stands in. */
+ * the scalar callout: the NaN 0x7fc00000 for x < 0 (-inf included), else
+ * sqrtf (equal to the callout on all of them, measured). */
 float fd_mkl_sqrtf_ex(float x)
 {
     uint32_t u = u_of(x);
-    if (u - 0x00800000u > 0x7f7ff000u - 0x00800000u) return sqrtf(x);
+    if (u - 0x00800000u > 0x7f7ff000u - 0x00800000u) { /* the callout */
+        if (x < 0.0f) return f_of(0x7fc00000u); /* MKL's default NaN (x86 sqrtss would give 0xffc00000) */
+        return sqrtf(x);                        /* +-0, subnormal, large, +inf, NaN (payload kept) */
+    }
     float y = fd_rsqrtps_zen4(x), s = x * y, h = y * 0.5f;
     float e = 0.5f - s * h;
     float s1 = s * e + s, h1 = h * e + h;

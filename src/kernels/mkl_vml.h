@@ -36,8 +36,8 @@ float fd_mkl_sqrtf(float x);
 
 /* torch.sqrt, the EX kernel mkl_vml_kernel_sSqrt_EXHAynn: y = RSQRTPS(x) as
  * AMD Zen 4 computes it (fd_rsqrtps_zen4), two Newton steps in float
- * multiplies and adds; zero, subnormal, negative, the largest 4095 floats,
- * infinity and NaN: sqrtf (the callout, not replicated). */
+ * multiplies and adds; the callout's results: NaN 0x7fc00000 for x < 0,
+ * sqrtf for zero, subnormal, the largest 4095 floats, +inf and NaN. */
 float fd_mkl_sqrtf_ex(float x);
 /* RSQRTPS of a positive normal x as AMD Zen 4 computes it (a measured
  * 8192-entry table, kernels/rsqrtps_zen4.inc; Intel's instruction differs). */
