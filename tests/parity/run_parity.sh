@@ -73,7 +73,10 @@ run pair kimi-k25-tiny kimi-k25-tiny-seed1-eager 4 --min-identical 1
 # kimi_linear (KDA + MLA without RoPE, A_log = log U(1, 16)), the same host
 # and pin, torch 2.15: bit-identical with MKL's EX kernels (torch.exp / sqrt /
 # log as MKL runs them on this AMD host; docs/MODEL-DEEPSEEK.md §9).  Seed 1
-# fails with the Z0 exp / sqrt (0.954), seed 3 with libm logf for vsLn
+# fails with the Z0 exp / sqrt (0.954), seed 3 with libm logf for vsLn.  Made with
+#   fidelity fixture --preset kimi-linear-tiny --seed S --out FX
+#   ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 /tmp/venv-engine/bin/python tests/parity/kimi_parity.py golden \
+#       FX FX/panel tests/parity/golden/kimi-linear-tiny-seedS-eager
 run pair kimi-linear-tiny kimi-linear-tiny-seed1-eager 4 --min-identical 1
 run pair kimi-linear-tiny kimi-linear-tiny-seed3-eager 4 --min-identical 1
 # deepseek_v4 (sliding / CSA / HCA attention, compressors, indexer top-4 of up
