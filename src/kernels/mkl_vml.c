@@ -226,8 +226,8 @@ float fd_mkl_logf(float x)
  * shifter (multiply then add: two roundings, no FMA), r = x - n ln2_hi/128
  * + n ln2_lo/128, q = r^2 / 2 + r, a 128-entry two-part table T = 2^(j/128)
  * (vsexp_data + 0x300): (q T_hi + T_lo) + T_hi, times 2^(n >> 7) built in
- * the exponent field.  |x| > 87.33654 and NaN take the scalar callout, for
- * which libm expf stands in (overflow / subnormal results). */
+ * the exponent field.  |x| > 87.33654 and NaN take the scalar callout
+ * vsexp_cout_rare (replicated below). */
 static const uint32_t EX_HI[128] = {
     0x3f800000, 0x3f80b1ed, 0x3f8164d2, 0x3f8218af, 0x3f82cd87, 0x3f838359, 0x3f843a29, 0x3f84f1f6,
     0x3f85aac3, 0x3f866491, 0x3f871f62, 0x3f87db35, 0x3f88980f, 0x3f8955ee, 0x3f8a14d5, 0x3f8ad4c6,
@@ -265,9 +265,88 @@ static const uint32_t EX_LO[128] = {
     0x32292436, 0x3358e67f, 0x336615a2, 0xb3094457, 0xb2923758, 0x3359cbe1, 0x31cf486c, 0x3338f71f,
 };
 
+/* vsexp_cout_rare, the EX kernel's scalar callout (|x| > 87.33654, NaN):
+ * exp in double, n = round(x 64 / ln 2) by the 1.5 * 2^52 shifter, r = x -
+ * n ln2/64 in two parts, a degree-6 polynomial, a 64-entry two-part table
+ * (_vmldExpHATab), scaled by 2^(n >> 6) and rounded once to float; results
+ * that are subnormal floats are formed at 2^60 and split (Dekker) so the
+ * one rounding happens at the float conversion. */
+static const uint64_t EXC_HI[64] = {
+    0x3ff0000000000000ull, 0x3ff02c9a3e778061ull, 0x3ff059b0d3158574ull, 0x3ff0874518759bc8ull,
+    0x3ff0b5586cf9890full, 0x3ff0e3ec32d3d1a2ull, 0x3ff11301d0125b51ull, 0x3ff1429aaea92de0ull,
+    0x3ff172b83c7d517bull, 0x3ff1a35beb6fcb75ull, 0x3ff1d4873168b9aaull, 0x3ff2063b88628cd6ull,
+    0x3ff2387a6e756238ull, 0x3ff26b4565e27cddull, 0x3ff29e9df51fdee1ull, 0x3ff2d285a6e4030bull,
+    0x3ff306fe0a31b715ull, 0x3ff33c08b26416ffull, 0x3ff371a7373aa9cbull, 0x3ff3a7db34e59ff7ull,
+    0x3ff3dea64c123422ull, 0x3ff4160a21f72e2aull, 0x3ff44e086061892dull, 0x3ff486a2b5c13cd0ull,
+    0x3ff4bfdad5362a27ull, 0x3ff4f9b2769d2ca7ull, 0x3ff5342b569d4f82ull, 0x3ff56f4736b527daull,
+    0x3ff5ab07dd485429ull, 0x3ff5e76f15ad2148ull, 0x3ff6247eb03a5585ull, 0x3ff6623882552225ull,
+    0x3ff6a09e667f3bcdull, 0x3ff6dfb23c651a2full, 0x3ff71f75e8ec5f74ull, 0x3ff75feb564267c9ull,
+    0x3ff7a11473eb0187ull, 0x3ff7e2f336cf4e62ull, 0x3ff82589994cce13ull, 0x3ff868d99b4492edull,
+    0x3ff8ace5422aa0dbull, 0x3ff8f1ae99157736ull, 0x3ff93737b0cdc5e5ull, 0x3ff97d829fde4e50ull,
+    0x3ff9c49182a3f090ull, 0x3ffa0c667b5de565ull, 0x3ffa5503b23e255dull, 0x3ffa9e6b5579fdbfull,
+    0x3ffae89f995ad3adull, 0x3ffb33a2b84f15fbull, 0x3ffb7f76f2fb5e47ull, 0x3ffbcc1e904bc1d2ull,
+    0x3ffc199bdd85529cull, 0x3ffc67f12e57d14bull, 0x3ffcb720dcef9069ull, 0x3ffd072d4a07897cull,
+    0x3ffd5818dcfba487ull, 0x3ffda9e603db3285ull, 0x3ffdfc97337b9b5full, 0x3ffe502ee78b3ff6ull,
+    0x3ffea4afa2a490daull, 0x3ffefa1bee615a27ull, 0x3fff50765b6e4540ull, 0x3fffa7c1819e90d8ull,
+};
+static const uint64_t EXC_LO[64] = {
+    0x0000000000000000ull, 0xbc7160139cd8dc5dull, 0x3c8cd2523567f613ull, 0x3c60f74e61e6c861ull,
+    0x3c979aa65d837b6dull, 0x3c3ebe3d702f9cd1ull, 0xbc9556522a2fbd0eull, 0xbc91c923b9d5f416ull,
+    0xbc801b15eaa59348ull, 0x3c8b898c3f1353bfull, 0x3c9aecf73e3a2f60ull, 0x3c8a6f4144a6c38dull,
+    0x3c968efde3a8a894ull, 0x3c80472b981fe7f2ull, 0x3c82f7e16d09ab31ull, 0x3c8b3782720c0ab4ull,
+    0x3c834d754db0abb6ull, 0x3c8fdd395dd3f84aull, 0xbc924aedcc4b5068ull, 0xbc71d1e83e9436d2ull,
+    0x3c859f48a72a4c6dull, 0xbc58a78f4817895bull, 0x3c4363ed60c2ac11ull, 0x3c6ecce1daa10379ull,
+    0x3c7690cebb7aafb0ull, 0xbc8f94340071a38eull, 0xbc78dec6bd0f385full, 0x3c93350518fdd78eull,
+    0x3c9063e1e21c5409ull, 0x3c9432e62b64c035ull, 0xbc8c33c53bef4da8ull, 0xbc93cedd78565858ull,
+    0xbc93b3efbf5e2228ull, 0xbc6367efb86da9eeull, 0xbc781f647e5a3ecfull, 0xbc8619321e55e68aull,
+    0xbc7b32dcb94da51dull, 0x3c65ebe1abd66c55ull, 0xbc9369b6f13b3734ull, 0xbc94d450d872576eull,
+    0x3c8db72fc1f0eab4ull, 0x3c7bf68359f35f44ull, 0xbc5da9b88b6c1e29ull, 0xbc92434322f4f9aaull,
+    0x3c71affc2b91ce27ull, 0xbc87c50422622263ull, 0xbc91bbd1d3bcbb15ull, 0x3c8469846e735ab3ull,
+    0x3c8c1a7792cb3387ull, 0xbc55c3d956dcaebaull, 0xbc68d6f438ad9334ull, 0x3c74ffd70a5fddcdull,
+    0x3c736eae30af0cb3ull, 0x3c84e08fd10959acull, 0x3c676b2c6c921968ull, 0xbc8fad5d3ffffa6full,
+    0x3c74a385a63d07a7ull, 0x3c8e5a50d5c192acull, 0xbc82d52107b43e1full, 0x3c74b604603a88d3ull,
+    0xbc8ff7128fd391f0ull, 0x3c8ec3bc41aa2008ull, 0x3c8a64a931d185eeull, 0x3c77893b4d91cd9dull,
+};
+
+static double d_of(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+
+static float expf_ex_callout(float x)
+{
+    uint32_t xi = u_of(x), e = xi & 0x7f800000u;
+    if (e == 0x7f800000u) return (xi & 0x807fffffu) == 0x80000000u ? 0.0f : x * x; /* -inf: 0; +inf, NaN */
+    if (e < 0x25000001u) return x + 1.0f;
+    if (x > f_of(0x42b17217u)) return INFINITY;
+    if (x < f_of(0xc2cff1b4u)) return 0.0f;
+    double xd = x;
+    double t2 = xd * d_of(0x40571547652b82feull) + d_of(0x4338000000000000ull);
+    double n = t2 + d_of(0xc338000000000000ull);
+    double r = (n * d_of(0xbf862e42fefa0000ull) + xd) + n * d_of(0xbd1cf79abc9e3b3aull);
+    double p = r * d_of(0x3f56c16a1c2a3ffdull) + d_of(0x3f8111123aaf20d3ull);
+    p = p * r + d_of(0x3fa5555555558fccull);
+    p = p * r + d_of(0x3fc55555555548f8ull);
+    p = p * r + 0.5;
+    p = p * r * r + r;
+    uint64_t tb;
+    memcpy(&tb, &t2, 8);
+    uint32_t lo32 = (uint32_t)tb, j = lo32 & 63u, k = lo32 >> 6;
+    double hi = d_of(EXC_HI[j]), q = (p + d_of(EXC_LO[j])) * hi;
+    if (x >= f_of(0xc2aeac4fu)) { /* a normal float result */
+        uint32_t ex = (k + 0x3ffu) & 0x7ffu;
+        double s = hi + q;
+        if (ex == 0x7ffu) { s = s * d_of(0x7fe0000000000000ull); return (float)(s + s); }
+        return (float)(s * d_of((uint64_t)ex << 52));
+    }
+    uint32_t ex = (k + 0x43bu) & 0x7ffu; /* scaled by 2^60 */
+    double sc = d_of((uint64_t)ex << 52), q2 = q * sc, h2 = hi * sc, s = h2 + q2;
+    if (ex <= 0x32u) return (float)(s * d_of(0x3c30000000000000ull));
+    double err = q2 + (h2 - s);
+    double sp = s * d_of(0x41f8000000000000ull), shi = (s + sp) - sp, slo = err + (s - shi);
+    return (float)(shi * d_of(0x3c30000000000000ull) + slo * d_of(0x3c30000000000000ull));
+}
+
 float fd_mkl_expf_ex(float x)
 {
-    if ((u_of(x) & 0x7fffffffu) > 0x42aeac4fu) return expf(x); /* the callout (NaN too) */
+    if ((u_of(x) & 0x7fffffffu) > 0x42aeac4fu) return expf_ex_callout(x); /* NaN too */
     float z = x * f_of(0x4338aa3b) + f_of(0x4b400000); /* 128 / ln 2, 1.5 * 2^23 */
     float n = z + f_of(0xcb400000);
     float r = x - n * f_of(0x3bb18000);

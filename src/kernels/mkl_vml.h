@@ -24,8 +24,9 @@ void fd_mkl_expf_n(const float *x, float *y, size_t n);
 /* torch.exp, the EX kernel mkl_vml_kernel_sExp_EXHAynn (SSE): n =
  * round(x 128 / ln 2), a 128-entry two-part table, r^2 / 2 + r, float
  * multiplies and adds (no FMA).  1 ulp from fd_mkl_expf on ~1.7 % of
- * inputs.  |x| > 87.33654 and NaN: libm expf (the callout, not
- * replicated).  _n: x == y allowed. */
+ * inputs.  |x| > 87.33654 and NaN: MKL's scalar callout (exp in double, a
+ * 64-entry table, one rounding to float), replicated.  _n: x == y
+ * allowed. */
 float fd_mkl_expf_ex(float x);
 void fd_mkl_expf_ex_n(const float *x, float *y, size_t n);
 

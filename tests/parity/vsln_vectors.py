@@ -13,8 +13,9 @@ torch: every binade (random significands), the softplus domain 1 + exp(x)
 for x in [-30, 20], near 1 and the reduction's edges 2/3 and 4/3 (bit
 neighbours), subnormals, and the callout's inputs (+-0, negatives, +-inf,
 quiet / signalling NaN of both signs); and torch.exp (MKL vsExp as this
-host runs it, mkl_vml_kernel_sExp_EXHAynn: fd_mkl_expf) on its fast range
-|x| <= 87.33654 (dense near 0, the table edges j/128 ln 2, the gate's range);
+host runs it, mkl_vml_kernel_sExp_EXHAynn: fd_mkl_expf_ex) on its fast range
+|x| <= 87.33654 (dense near 0, the table edges j/128 ln 2, the gate's range)
+and its scalar callout's (normal and subnormal results, overflow, specials);
 torch.sqrt (mkl_vml_kernel_sSqrt_EXHAynn: fd_mkl_sqrtf, with AMD Zen 4's
 RSQRTPS) on its fast range, one input in each 8 RSQRTPS table entries, and
 the callout's inputs (negatives: NaN 0x7fc00000, not x86's 0xffc00000)."""
@@ -49,11 +50,23 @@ special = np.array([0x00000000, 0x80000000, 0xbf800000, 0x80000001, 0xff7fffff, 
                     0x7fc00000, 0xffc00000, 0x7f800001, 0xff800123, 0x7fc12345], dtype=np.uint32)
 allx = np.concatenate([bits(xs), sub, special]).astype(np.uint32)
 y = torch.from_numpy(allx.view(np.float32).copy()).log().numpy().view(np.uint32)
-# torch.exp (vsExp, mkl_vml_kernel_sExp_EXHAynn here) on its non-callout range |x| <= 87.33654
+# torch.exp (vsExp, mkl_vml_kernel_sExp_EXHAynn here): its fast range |x| <= 87.33654
 ex = np.concatenate([rng.uniform(-87.3, 87.3, 1500), rng.uniform(-1, 1, 500), rng.normal(0, 1e-3, 200),
                      np.arange(-128 * 128, 128 * 128, 13) * np.log(2.0) / 128, rng.uniform(-30, 20, 800),
                      [0.0, -0.0, 87.33654, -87.33654, 1e-30, -1e-30]]).astype(np.float32)
 ex = bits(ex[np.abs(ex) <= np.float32(87.33654)])
+# and its scalar callout (|x| > 87.33654: normal results up to 88.72, subnormal ones down to -103.97,
+# overflow, underflow, +-inf, NaN)
+exc = np.concatenate([rng.uniform(87.33655, 88.73, 200), rng.uniform(-104.0, -87.33655, 200),
+                      [89.0, -105.0, 1e30, -1e30]]).astype(np.float32)
+# every 4th of the 169 inputs (of all 2^32) where libm expf differs from the callout (vsln_exhaustive.py exp)
+libm_differs = [0x42aeafdb, 0x42aec57c, 0x42aef06c, 0x42af02c6, 0x42af0b73, 0x42af3611, 0x42af5f4a, 0x42af903d,
+                0x42afa75f, 0x42afb310, 0x42afd979, 0x42afe9d1, 0x42aff4c0, 0x42b01efe, 0x42b03727, 0x42b0588b,
+                0x42b07bf5, 0x42b08f00, 0x42b09630, 0x42b0b9d1, 0x42b0dee6, 0x42b0f268, 0x42b10c3e, 0x42b1168b,
+                0x42b11cb5, 0x42b134a7, 0x42b155fa, 0x42b170bb, 0xc2aec8fc, 0xc2aee73b, 0xc2af4113, 0xc2af6bcf,
+                0xc2af8d77, 0xc2afe6c2, 0xc2b03ed7, 0xc2b06385, 0xc2b0bbfc, 0xc2b0efee, 0xc2b1374a, 0xc2b26948,
+                0xc2b462e6, 0xc2b653e8, 0xc2b845cc]
+ex = np.concatenate([ex, bits(exc[np.abs(exc) > np.float32(87.33654)]), libm_differs, special]).astype(np.uint32)
 ey = torch.from_numpy(ex.view(np.float32).copy()).exp().numpy().view(np.uint32)
 # torch.sqrt (vsSqrt, mkl_vml_kernel_sSqrt_EXHAynn here: Zen 4's RSQRTPS, two Newton steps) on its
 # fast range [2^-126, 0x7f7ff000]: every binade, the l2norm's sums + 1e-6, every 12-bit RSQRTPS prefix
