@@ -248,6 +248,11 @@ for bin in $BINS; do
     step py "GGUF glm5-next (glm5_next): BF16 digest = safetensors, Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
         python3 tests/py/test_gguf_glm5.py "$bin"
 done
+# issue 24: the replay's one-pass KL (reference + first candidate) names a non-finite row as the two passes did
+for bin in $BINS; do
+    step py "KL one pass: a non-finite reference row named before an earlier candidate row, every path, no receipt ($bin)" \
+        python3 tests/py/test_kl_onepass.py "$bin"
+done
 # issue 20: deepseek_v4 (fixture, loader spellings and refusals, digest across threads / schedules / kernels, RTN int8 < int4)
 for bin in $BINS; do
     step py "deepseek_v4: 210 tensors, release spelling, legacy config spellings, tid2eid bounds, digest across threads / schedules / kernels, RTN int8 < int4 ($bin)" \
@@ -257,6 +262,11 @@ done
 for bin in $BINS; do
     step py "lifecycle 2: panel build --upstream-layout = resolve_panel binding, capture --panel-binding evidence, duplicate-key refusals, architectures prepare/list ($bin)" \
         python3 tests/py/test_lifecycle2.py "$bin"
+done
+# issue 20: deepseek_v4's release weight format (FP8 e4m3 Linears + packed fp4 experts, E8M0 .scale): loads, same digest as the decoded bf16 checkpoint, across threads / schedules / kernels, refusals by name
+for bin in $BINS; do
+    step py "deepseek_v4 release format: fp8 + fp4 experts load, digest = decoded bf16's, threads / schedules / kernels, refusals ($bin)" \
+        python3 tests/py/test_deepseek_v4_release.py "$bin"
 done
 # issue 20: glm5_next's KDA forget gate without linear_lower_bound (the softplus path, torch.log = MKL vsLn)
 for bin in $BINS; do

@@ -168,9 +168,12 @@ typedef struct {
  * is strictly larger than the k-th entry, after every equal one, so ties go
  * to the lower column as the kernel's argmax does.  The observed token's
  * logit is kept when its column is in the chunk.  No arithmetic. */
-static void tok_fold(const fd_kl_ops *ops, tok_state *t, const float *x, size_t n, size_t v0, uint32_t obs)
+static void tok_fold(const fd_kl_ops *ops, tok_state *t, const float *x, size_t n, size_t v0, uint32_t obs,
+                     float chunk_max)
 {
-    for (size_t i = 0; i < n; i++) {
+    /* a full top-k takes no column of a chunk whose max is not above its k-th
+     * entry (the KL pass's scan found that max): the same columns skipped */
+    for (size_t i = t->n == FD_TOPK && !(chunk_max > t->v[FD_TOPK - 1]) ? n : 0; i < n; i++) {
         /* once full, the columns not above the k-th entry are skipped in one
          * vector scan (the same columns the per-column test skips) */
         if (t->n == FD_TOPK && (i += ops->first_above(x + i, n - i, t->v[FD_TOPK - 1])) >= n) break;
@@ -204,29 +207,39 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
             for (size_t side = 0; side < j->nsides; side++) {
                 logits(j, side, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
-                if (obs)
-                    for (size_t i = 0; i < ns; i++)
-                        tok_fold(j->ops, &tk[(s0 + i) * ns_all + side], (side ? lc : lr) + i * nt * FD_TILE, n, v0,
-                                 obs[p0 + s0 + i]);
+                if (!side && j->nsides > 1) continue; /* the reference is folded with the first candidate */
                 for (size_t i = 0; i < ns; i++) {
+                    const float *r = lr + i * nt * FD_TILE, *c = lc + i * nt * FD_TILE;
                     int bad;
-                    if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], lr + i * nt * FD_TILE, n, v0);
-                    else
-                        bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], lr + i * nt * FD_TILE,
-                                                 lc + i * nt * FD_TILE, n, v0);
+                    if (side == 1) { /* reference and first candidate in one pass; the exps kept for more */
+                        bad = j->ops->ref_pair_chunk(&rs[s0 + i], &ch[i], &ps[(s0 + i) * nc], r, c, n, v0, nc > 1);
+                        if (bad == 2) /* the separate passes' order: every reference row of the sub-tile first */
+                            for (size_t q = i + 1; q < ns && bad == 2; q++) {
+                                fd_ref_state tmp = rs[s0 + q];
+                                if (j->ops->ref_chunk(&tmp, &ch[q], lr + q * nt * FD_TILE, n, v0)) bad = 1, i = q;
+                            }
+                    } else if (!side) bad = j->ops->ref_chunk(&rs[s0 + i], &ch[i], r, n, v0) ? 1 : 0;
+                    else bad = j->ops->pair_chunk(&ps[(s0 + i) * nc + side - 1], &rs[s0 + i], &ch[i], r, c, n, v0) ? 2 : 0;
                     if (bad) {
                         const pos_ref *pr = &j->pos[p0 + s0 + i];
+                        size_t sd = bad == 1 ? 0 : side;
                         char msg[400];
                         snprintf(msg, sizeof msg,
                                  "%s (%s): a %s logit of context %lld, row %lld, in columns %zu..%zu is not finite "
                                  "(an overflowing hidden x head product or a stored NaN/inf; refused, never clamped)",
-                                 side ? "candidate" : "reference", j->sides[side]->label ? j->sides[side]->label : "?",
-                                 j->sides[side]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
+                                 sd ? "candidate" : "reference", j->sides[sd]->label ? j->sides[sd]->label : "?",
+                                 j->sides[sd]->logit ? "stored" : "replayed", (long long)j->ctxidx[pr->ctx],
                                  (long long)pr->row, v0, v0 + n - 1);
                         fail(j, msg);
                         return;
                     }
                 }
+                /* the token statistics' top-k, after the pass that found each chunk's max */
+                for (size_t sd = side == 1 ? 0 : side; obs && sd <= side; sd++)
+                    for (size_t i = 0; i < ns; i++)
+                        tok_fold(j->ops, &tk[(s0 + i) * ns_all + sd], (sd ? lc : lr) + i * nt * FD_TILE, n, v0,
+                                 obs[p0 + s0 + i],
+                                 sd ? ps[(s0 + i) * nc + sd - 1].chunk_best : rs[s0 + i].chunk_best);
             }
         }
     }

@@ -203,6 +203,27 @@ static void misshaped(build *b, const fd_tensor_spec *t, const fd_gguf_tensor *g
     fd_buf_free(&m);
 }
 
+/* an integer table spec (dtype "I64"): a GGUF I32 / I64 tensor of its shape, read in place (every entry
+ * is then bounded by engine/weights.c's int_table, as a safetensors table) */
+static void int_view(build *b, const fd_tensor_spec *t, const fd_gguf_tensor *g)
+{
+    uint64_t s[4];
+    hf_shape(g, s);
+    int i64 = g->type == FD_GGML_I64, ok = (i64 || g->type == FD_GGML_I32) && g->ndim == t->ndim;
+    for (int d = 0; ok && d < t->ndim; d++) ok = s[d] == t->shape[d];
+    if (!ok || g->nbytes != g->nelem * (i64 ? 8u : 4u)) { misshaped(b, t, g, "is not an I32 / I64 table of this shape"); return; }
+    fd_weights *w = b->w;
+    fd_tensor *v = &w->t[w->n];
+    memset(v, 0, sizeof *v);
+    fd_strv_push(&w->gnames, t->name);
+    v->name = w->gnames.v[w->gnames.n - 1];
+    v->file = b->s->f[g->file].path, v->shard = (size_t)g->file, v->ndim = t->ndim, v->numel = g->nelem;
+    for (int d = 0; d < t->ndim; d++) v->shape[d] = v->lshape[d] = t->shape[d];
+    snprintf(v->dtype, sizeof v->dtype, "%s", i64 ? "I64" : "I32");
+    v->data = g->data, v->nbytes = g->nbytes, v->gtype = g->type, v->qfmt = FD_Q_NONE;
+    w->n++;
+}
+
 static void add_view(void *ctx, const fd_tensor_spec *t)
 {
     build *b = ctx;
@@ -233,6 +254,7 @@ static void add_view(void *ctx, const fd_tensor_spec *t)
         fd_buf_free(&x);
         return;
     }
+    if (!strcmp(t->dtype, "I64")) { int_view(b, t, g); return; } /* an integer table (deepseek_v4's tid2eid) */
     const fd_ggml_type *gt = fd_ggml_type_of(g->type);
     if (!gt->decodes) { misshaped(b, t, g, "a ggml type with no reference decoder (gguf_unsupported_type)"); return; }
     if (g2 && !fd_ggml_type_of(g2->type)->decodes) {
@@ -425,8 +447,6 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
                         "kimi_linear reads transformers' tensors"},
         {"kimi-k3", "llama.cpp's converter folds -exp(A_log) and multiplies each *_res_norm into its *_res_proj: no "
                     "bit-exact inverse, and Kimi K3 is not an engine architecture"},
-        {"deepseek4", "no GGUF name map for deepseek_v4 yet (llama.cpp's converter writes the routed experts only as "
-                      "MXFP4 repacked from the release's fp4 + scale tensors; docs/MODEL-DEEPSEEK.md §11.6)"},
     };
     for (size_t i = 0; !a && i < sizeof NOT / sizeof *NOT; i++)
         if (!strcmp(arch, NOT[i].name)) {

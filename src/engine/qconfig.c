@@ -58,6 +58,7 @@ static int parse_fp8(const jv *qc, const char *where, fd_qconfig *q, fd_err *e)
     q->kind = FD_Q_FP8_BLOCK;
     q->bm = (int)bs->u.a.v[0]->u.i;
     q->bn = (int)bs->u.a.v[1]->u.i;
+    if (fd_qconfig_expert_dtype(jv_get(qc, "expert_dtype"), where, q, e)) return -1;
     const char *as = jv_get_str(qc, "activation_scheme");
     snprintf(q->activation_scheme, sizeof q->activation_scheme, "%s", as ? as : "");
     if (str_list(jv_get(qc, "modules_to_not_convert"), where, "modules_to_not_convert", &q->exclude, e)) return -1;
@@ -474,6 +475,8 @@ int fd_qconfig_load(const char *dir, fd_qconfig *q, fd_err *e)
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && qc) {
         rc = fd_qconfig_parse(qc, cp, q, e);
+        if (!rc && q->kind == FD_Q_FP8_BLOCK && null_or_absent(qc, "expert_dtype")) /* transformers folds it in */
+            rc = fd_qconfig_expert_dtype(jv_get(cfg, "expert_dtype"), cp, q, e);
         snprintf(q->source, sizeof q->source, "config.json");
     } else if (!rc && fd_is_file(hp)) {
         jv *h = jv_parse_file(hp, e);
@@ -666,7 +669,8 @@ static void ct_codec(const fd_ct_scheme *s, char *out, size_t cap)
 
 void fd_q_codec(const fd_qconfig *q, char *out, size_t cap)
 {
-    if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d%s", q->bm, q->bn, q->ue8m0 ? "-ue8m0" : "");
+    if (q->kind == FD_Q_FP8_BLOCK) snprintf(out, cap, "fp8-e4m3-block%dx%d%s%s", q->bm, q->bn, q->ue8m0 ? "-ue8m0" : "",
+                                         q->expert_fp4 ? "-fp4experts" : "");
     else if (q->kind == FD_Q_NVFP4 && q->mo_layers.n) {
         int a = 0;
         for (size_t i = 0; i < q->mo_layers.n; i++) a |= q->mo_algo[i];

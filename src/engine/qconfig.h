@@ -31,7 +31,10 @@
 
 /* FD_Q_GGUF: a GGUF model's ggml-quantized tensors (engine/gguf_model.h) */
 typedef enum { FD_Q_NONE = 0, FD_Q_FP8_BLOCK = 1, FD_Q_NVFP4 = 2, FD_Q_GGUF = 3, FD_Q_CT_PACK = 4, FD_Q_GPTQ = 5, FD_Q_AWQ = 6, FD_Q_MLX = 7,
-               FD_Q_MO_FP8 = 8 } fd_qkind;
+               FD_Q_MO_FP8 = 8, FD_Q_FP4_E8 = 9 } fd_qkind;
+/* FD_Q_FP4_E8: a tensor's format only: a DeepSeek V4 release routed expert
+ * (expert_dtype "fp4": I8/U8 [N, K/2] e2m1 codes, low nibble first, and an
+ * F8_E8M0 [N, K/32] scale; engine/weights_v4rel.c) */
 /* FD_Q_MO_FP8: a tensor's format only (never a config's kind): a ModelOpt
  * per-tensor FP8 layer of a MIXED_PRECISION checkpoint (F8_E4M3 weight, F32
  * scalar weight_scale; decoded as FP8QTensor.dequantize(dtype=bf16)). */
@@ -61,6 +64,8 @@ typedef struct fd_qconfig {
     fd_qkind kind;
     int bm, bn;                  /* fp8 weight_block_size */
     int ue8m0;                   /* fp8 scale_fmt "ue8m0": power-of-two block scales (F32 or F8_E8M0) */
+    int expert_fp4;              /* fp8: expert_dtype "fp4" (in quantization_config or at config.json's top level):
+                                  * routed experts packed fp4 (FD_Q_FP4_E8), the release of DeepSeek V4 */
     int group;                   /* nvfp4 group size (16) */
     fd_strv exclude;             /* as written (fp8: plus "lm_head") */
     char source[32];             /* "config.json" / "hf_quant_config.json" / "" */
@@ -93,6 +98,9 @@ int fd_qconfig_parse(const jv *qc, const char *where, fd_qconfig *q, fd_err *e);
 /* mq: config.json's `quantization` object (MLX affine, mlx-lm) */
 int fd_qconfig_parse_mlx(const jv *mq, const char *where, fd_qconfig *q, fd_err *e);
 void fd_qconfig_free(fd_qconfig *q);
+/* fp8: expert_dtype v (NULL / JSON null: absent) -> q->expert_fp4; "fp8" or "fp4", else
+ * unsupported_quantization (engine/weights_v4rel.c) */
+int fd_qconfig_expert_dtype(const jv *v, const char *where, fd_qconfig *q, fd_err *e);
 
 /* A glm_moe_dsa nn.Linear weight (attention and indexer projections, dense /
  * shared / routed expert MLPs, lm_head): the tensors a format may convert. */

@@ -45,7 +45,7 @@ static const fd_tensor *need(const fd_weights *w, const char *wname, const char 
     return c;
 }
 
-static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
+int fd_wq_bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 {
     const fd_qconfig *q = &w->q;
     if (t->shape[0] != want[0] || t->shape[1] != want[1]) {
@@ -53,14 +53,12 @@ static int bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *w
                       (unsigned long long)t->shape[1], (unsigned long long)want[0], (unsigned long long)want[1]);
         return -1;
     }
-    char *sn = companion(t->name, ".weight_scale_inv");
-    const fd_tensor *se = sn ? fd_weights_get(w, sn) : NULL;
-    free(sn);
-    int e8 = se && !strcmp(se->dtype, "F8_E8M0");
-    if (e8 && !q->ue8m0)
-        return bad(why, "%s is F8_E8M0 but quantization_config (%s) has no scale_fmt \"ue8m0\"", se->name, w->q.source);
-    const fd_tensor *s = e8 ? se : need(w, t->name, ".weight_scale_inv", "F32", why);
+    const fd_tensor *s = fd_wq_block_scale(w, t->name, why); /* X.weight_scale_inv, or the release's X.scale */
     if (!s) return -1;
+    int e8 = !strcmp(s->dtype, "F8_E8M0");
+    if (e8 && !q->ue8m0)
+        return bad(why, "%s is F8_E8M0 but quantization_config (%s) has no scale_fmt \"ue8m0\"", s->name, w->q.source);
+    if (!e8 && strcmp(s->dtype, "F32")) return bad(why, "%s is %s, expected F32 or F8_E8M0", s->name, s->dtype);
     uint64_t r = (want[0] + (uint64_t)q->bm - 1) / (uint64_t)q->bm, c = (want[1] + (uint64_t)q->bn - 1) / (uint64_t)q->bn;
     if (s->ndim != 2 || s->shape[0] != r || s->shape[1] != c) {
         fd_buf_printf(why, "%s has the wrong shape: expected [%llu,%llu] (weight [%llu,%llu], weight_block_size [%d,%d])",
@@ -593,6 +591,7 @@ int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
     if (w->q.kind == FD_Q_MLX) return bind_mlx(w, t, want, why);
     if (w->q.kind == FD_Q_CT_PACK) return bind_ct_any(w, t, want, why);
     if (w->q.kind == FD_Q_GPTQ || w->q.kind == FD_Q_AWQ) return bind_gq_any(w, t, want, why);
+    if (w->q.kind == FD_Q_FP8_BLOCK && w->q.expert_fp4) return fd_wq_bind_release(w, t, want, why);
     int f8 = !strcmp(t->dtype, "F8_E4M3"), u8 = !strcmp(t->dtype, "U8");
     if (w->q.kind == FD_Q_GGUF || w->gguf) return 0; /* GGUF views are bound when the file is opened (gguf_model.c) */
     int lin = fd_q_is_linear_weight(t->name), excl = w->q.kind != FD_Q_NONE && fd_q_excluded(&w->q, QN(t));
@@ -615,7 +614,7 @@ int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
     }
     if (!lin) return bad(why, "%s is %s but is not a Linear weight (only Linears are converted)", t->name, t->dtype);
     if (excl) return bad(why, "%s is quantized but quantization_config (%s) leaves its module unconverted", t->name, w->q.source);
-    int rc = f8 ? bind_fp8(w, t, want, why) : bind_nvfp4(w, t, want, why);
+    int rc = f8 ? fd_wq_bind_fp8(w, t, want, why) : bind_nvfp4(w, t, want, why);
     if (rc == 1) w->nquant++;
     return rc;
 }
@@ -623,7 +622,8 @@ int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why)
 int fd_wq_is_companion(const fd_weights *w, const char *name)
 {
     static const struct { const char *suffix; fd_qkind k; } C[] = {
-        {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".weight_scale_2", FD_Q_NVFP4},
+        {".weight_scale_inv", FD_Q_FP8_BLOCK}, {".scale", FD_Q_FP8_BLOCK}, {".weight_scale_inv", FD_Q_FP4_E8},
+        {".scale", FD_Q_FP4_E8}, {".weight_scale_2", FD_Q_NVFP4},
         {".weight_scale", FD_Q_NVFP4}, {".input_scale", FD_Q_NVFP4}, {".weight_scale", FD_Q_MO_FP8},
         {".input_scale", FD_Q_MO_FP8},
         {".weight_scale", FD_Q_CT_PACK}, {".weight_shape", FD_Q_CT_PACK}, {".weight_zero_point", FD_Q_CT_PACK},
@@ -657,6 +657,7 @@ void fd_tensor_row_bf16(const fd_tensor *t, uint64_t row, uint64_t K, uint16_t *
         fd_fp8_block_row_bf16_e8m0(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
     else if (t->qfmt == FD_Q_FP8_BLOCK)
         fd_fp8_block_row_bf16(p, t->scale->data, K, t->scale->shape[1], t->bm, t->bn, row, out);
+    else if (t->qfmt == FD_Q_FP4_E8) fd_ct_mxfp4_row_bf16(p, t->scale->data, K, row, out);
     else if (t->qfmt == FD_Q_NVFP4)
         fd_nvfp4_row_bf16(p, t->scale->data, t->scale2, K, row, out);
     else if (t->qfmt == FD_Q_MO_FP8)

@@ -10,6 +10,14 @@
  * filled), 0 when t is plain and the config agrees (t left as is), -1 when
  * it is a bad quantized tensor (the reason, naming the tensor, in *why). */
 int fd_wq_bind(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why);
+/* fd_wq_bind's FP8-block weight (F8_E4M3 t, its block scale) */
+int fd_wq_bind_fp8(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why);
+/* engine/weights_v4rel.c: the block scale of weight wname, X.weight_scale_inv or X.scale (DeepSeek V4's
+ * release spelling, which transformers' FP8 quantizer renames to the former); NULL (*why) when neither
+ * or both are present */
+const fd_tensor *fd_wq_block_scale(const fd_weights *w, const char *wname, fd_buf *why);
+/* fd_wq_bind under an fp8 config with expert_dtype "fp4" (DeepSeek V4's release) */
+int fd_wq_bind_release(fd_weights *w, fd_tensor *t, const uint64_t *want, fd_buf *why);
 /* name is a scale companion (weight_scale_inv, weight_scale, weight_scale_2,
  * input_scale) of a bound quantized weight of the matching format. */
 int fd_wq_is_companion(const fd_weights *w, const char *name);

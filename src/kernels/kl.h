@@ -16,6 +16,7 @@ typedef struct fd_ref_state {     /* reference side of one position */
     float best;
     uint32_t argmax;
     int started;
+    float chunk_best;             /* the max of the last chunk folded in */
 } fd_ref_state;
 
 typedef struct fd_pair_state {    /* one candidate against the reference */
@@ -24,6 +25,7 @@ typedef struct fd_pair_state {    /* one candidate against the reference */
     float best;
     uint32_t argmax;
     int started;
+    float chunk_best;             /* the max of the last chunk folded in */
 } fd_pair_state;
 
 /* Scratch for one chunk of the reference: its exps, shared by every candidate. */
@@ -41,6 +43,14 @@ typedef struct fd_kl_ops {
     /* Folds candidate logits c[0..n) into ps, against the same chunk. */
     int (*pair_chunk)(fd_pair_state *ps, const fd_ref_state *rs, const fd_ref_chunk *ch, const float *r,
                       const float *c, size_t n, size_t v0);
+    /* ref_chunk then pair_chunk on the same chunk, in one pass over the
+     * columns (each reference exp used while in registers), identical bits;
+     * ch->er is filled when keep (for further candidates' pair_chunk), maybe
+     * also when not (the generic build runs the two passes).
+     * 0, or 1 when r has a non-finite logit (nothing folded), 2 when c has
+     * one (rs folded as by ref_chunk, ps untouched). */
+    int (*ref_pair_chunk)(fd_ref_state *rs, fd_ref_chunk *ch, fd_pair_state *ps, const float *r, const float *c,
+                          size_t n, size_t v0, int keep);
     /* Jensen-Shannon contribution of one chunk, given both sides' finished
      * first-pass states (max and sum). */
     double (*js_chunk)(const fd_ref_state *rs, const fd_pair_state *ps, const float *r, const float *c, size_t n);

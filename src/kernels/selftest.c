@@ -167,6 +167,17 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
     return failures;
 }
 
+/* 1 when both pairs of running states hold the same bits in every field. */
+static int kl_states_same(const fd_ref_state *a, const fd_ref_state *b, const fd_pair_state *c, const fd_pair_state *d)
+{
+    return !memcmp(&a->m, &b->m, 8) && !memcmp(&a->s, &b->s, 8) && !memcmp(&a->e, &b->e, 8) &&
+           !memcmp(&a->best, &b->best, 4) && a->argmax == b->argmax && a->started == b->started &&
+           !memcmp(&a->chunk_best, &b->chunk_best, 4) && !memcmp(&c->chunk_best, &d->chunk_best, 4) &&
+           !memcmp(&c->m, &d->m, 8) && !memcmp(&c->s, &d->s, 8) && !memcmp(&c->t, &d->t, 8) &&
+           !memcmp(&c->u, &d->u, 8) && !memcmp(&c->best, &d->best, 4) && c->argmax == d->argmax &&
+           c->started == d->started;
+}
+
 /* The KL / JS paths against the generic one over 92 rounds of logits (s:
  * the generator state).  Returns the number of failures. */
 static int kl_selftest(uint64_t *s, FILE *out)
@@ -175,7 +186,7 @@ static int kl_selftest(uint64_t *s, FILE *out)
     /* KL paths: random logits, several chunks with rising and falling maxima */
     size_t vocab = 3 * FD_KL_CHUNK + 77;
     float *r = fd_xmalloc(vocab * 4), *c = fd_xmalloc(vocab * 4);
-    fd_ref_chunk *ch = fd_xmalloc(sizeof *ch);
+    fd_ref_chunk *ch = fd_xmalloc(sizeof *ch), *ch2 = fd_xmalloc(sizeof *ch2);
     /* rounds 64..71 add far-off logits (exp clamped to +0, subnormal exps);
      * 72 and 73 compare a capture with itself: KL must be exactly +0.0;
      * 74..89 are the extremes of fp32 (extreme_row), 90..91 the issue's
@@ -203,10 +214,20 @@ static int kl_selftest(uint64_t *s, FILE *out)
             const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
             fd_ref_state rs = {0};
             fd_pair_state ps = {0};
+            fd_ref_state rs2 = {0};
+            fd_pair_state ps2 = {0};
             for (size_t v0 = 0; v0 < vocab; v0 += FD_KL_CHUNK) {
                 size_t n = vocab - v0 < FD_KL_CHUNK ? vocab - v0 : FD_KL_CHUNK;
                 ops->ref_chunk(&rs, ch, r + v0, n, v0);
                 ops->pair_chunk(&ps, &rs, ch, r + v0, c + v0, n, v0);
+                /* the one-pass ref_pair_chunk: the same states and, when kept, exps */
+                int keep = (int)((size_t)round + v0 / FD_KL_CHUNK) % 2;
+                if (ops->ref_pair_chunk(&rs2, ch2, &ps2, r + v0, c + v0, n, v0, keep) ||
+                    !kl_states_same(&rs, &rs2, &ps, &ps2) || (keep && memcmp(ch->er, ch2->er, n * sizeof *ch->er))) {
+                    fprintf(out, "kernel-selftest: KL path %s: ref_pair_chunk differs from ref_chunk + pair_chunk "
+                                 "(round %d, columns %zu.., keep %d)\n", fd_path_name((fd_path)p), round, v0, keep);
+                    failures++;
+                }
             }
             fd_kl_finish(&rs, &ps, &res[p]);
             js[p] = 0;
@@ -244,7 +265,28 @@ static int kl_selftest(uint64_t *s, FILE *out)
         }
         (void)have;
     }
-    free(r); free(c); free(ch);
+    /* a non-finite logit: 1 for the reference's row (nothing folded), 2 for the candidate's */
+    for (size_t v = 0; v < 100; v++) r[v] = c[v] = (float)v;
+    for (int p = 0; p < FD_PATH_COUNT; p++) {
+        if (!fd_path_supported((fd_path)p)) continue;
+        const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
+        int got[2];
+        for (int side = 0; side < 2; side++) {
+            fd_ref_state rs = {0};
+            fd_pair_state ps = {0};
+            (side ? c : r)[37] = NAN;
+            got[side] = ops->ref_pair_chunk(&rs, ch, &ps, r, c, 100, 0, 1);
+            (side ? c : r)[37] = 37.0f;
+            if (got[side] == 1 && (rs.started || ps.started)) got[side] = -1;
+            if (got[side] == 2 && (!rs.started || ps.started)) got[side] = -1;
+        }
+        if (got[0] != 1 || got[1] != 2) {
+            fprintf(out, "kernel-selftest: KL path %s: ref_pair_chunk on a NaN gives %d (reference) / %d (candidate), "
+                         "want 1 / 2\n", fd_path_name((fd_path)p), got[0], got[1]);
+            failures++;
+        }
+    }
+    free(r); free(c); free(ch); free(ch2);
 
     return failures;
 }
@@ -347,10 +389,12 @@ static int explog_paths_selftest(uint64_t *s, FILE *out)
             uint64_t r = fd_rng_next(s);
             double u = fd_rng_unit(s);
             if (fn == 0) {
+                /* u is in [-1, 1): |u| keeps x in the domain x <= 0 (positive
+                 * arguments are outside the definition and never passed) */
                 if (i < ne) x[i] = ex[i];
-                else if (r % 4 == 0) x[i] = -708.0 - u * 38.5;            /* subnormal results, the clamp */
-                else if (r % 4 == 1) x[i] = -u * 50.0;                     /* ordinary logits */
-                else if (r % 4 == 2) x[i] = -ldexp(u, (int)(r >> 8) % 2100 - 1074); /* every exponent */
+                else if (r % 4 == 0) x[i] = -708.0 - fabs(u) * 38.5;       /* subnormal results, the clamp */
+                else if (r % 4 == 1) x[i] = -fabs(u) * 50.0;                /* ordinary logits */
+                else if (r % 4 == 2) x[i] = -ldexp(fabs(u), (int)(r >> 8) % 2100 - 1074); /* every exponent */
                 else x[i] = ex[(r >> 8) % ne];
             } else {
                 if (i < nl) x[i] = lx[i];

@@ -20,10 +20,12 @@ usage: test_deepseek_v4.py BINARY
   digest;
 - refusals by name: tid2eid entry >= n_routed_experts, tid2eid not an
   integer table, num_key_value_heads != 1, scoring_func softmax,
-  norm_topk_prob false, unknown layer / mlp types, a main yarn rope, the
-  release's expert_dtype (fp4 experts), o_groups not dividing the heads;
+  norm_topk_prob false, unknown layer / mlp types, a main yarn rope,
+  expert_dtype fp4 over bf16 experts, expert_dtype fp5, o_groups not dividing
+  the heads (the release format itself: test_deepseek_v4_release.py);
 - RTN int8 < int4 in KL (routed experts); the demo's FP8 / NVFP4 rows;
-- a deepseek4 GGUF is refused by name (unsupported_gguf_architecture).
+- a deepseek2 GGUF relabelled deepseek4 is refused naming a missing deepseek4
+  key (deepseek4 GGUFs themselves: test_deepseek_v4_release.py).
 """
 from fdcheck import Checks
 import json, os, shutil, struct, subprocess, sys
@@ -212,9 +214,13 @@ try:
             "bad_config", "rope_parameters.main")
     refused("compress rope longrope", lambda c: c["rope_parameters"]["compress"].update(rope_type="longrope"), "bad_config",
             "rope_parameters.compress")
-    refused("expert_dtype fp4 (the release's experts)", lambda c: c.update(expert_dtype="fp4"), "bad_config", "expert_dtype")
-    refused("quantization_config.expert_dtype fp4", lambda c: c.update(quantization_config={
-        "quant_method": "fp8", "weight_block_size": [128, 128], "expert_dtype": "fp4"}), "bad_config", "expert_dtype")
+    # the release's format itself: tests/py/test_deepseek_v4_release.py; here a bf16 checkpoint that claims it
+    refused("quantization_config.expert_dtype fp4 over bf16 experts", lambda c: c.update(quantization_config={
+        "quant_method": "fp8", "weight_block_size": [128, 128], "scale_fmt": "ue8m0", "expert_dtype": "fp4"}),
+        "bad_quantized_tensor", 'expert_dtype "fp4"', "ffn.experts.")
+    refused("expert_dtype fp5", lambda c: c.update(quantization_config={
+        "quant_method": "fp8", "weight_block_size": [128, 128], "expert_dtype": "fp5"}), "unsupported_quantization",
+        "expert_dtype")
     refused("o_groups 3 (does not divide 4 x 32)", lambda c: c.update(o_groups=3), "bad_config", "o_groups")
     refused("hidden_act gelu", lambda c: c.update(hidden_act="gelu"), "bad_config", "hidden_act")
 
@@ -240,7 +246,7 @@ try:
     case("demo --preset deepseek-v4-tiny: the FP8 / NVFP4 rows capture and compare",
          rc in (0, 2) and os.path.isdir(W("demo", "fp8")) and os.path.isdir(W("demo", "nvfp4")), (out + err)[-600:])
 
-    # a deepseek4 GGUF (llama.cpp's name): refused by name (no name map yet)
+    # a deepseek2 GGUF relabelled deepseek4 (llama.cpp's name): read as deepseek_v4, its metadata refused by name
     import lzma
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "gguf-arch", "deepseek-v3-tiny.bf16.gguf.xz")
     data = bytearray(lzma.decompress(open(src, "rb").read()))
@@ -249,9 +255,9 @@ try:
     open(W("v4.gguf"), "wb").write(data)
     rc, out, err = run("capture", "--model", W("v4.gguf"), "--panel", W("fx", "panel"), "--out", W("gg"), "--role", "root",
                        "--lane", "other", "--dataset-id", "test.v4.gguf", "--dataset-name", "v4")
-    case("a deepseek4 GGUF: unsupported_gguf_architecture naming deepseek4 and why",
-         rc == 3 and "REFUSED [unsupported_gguf_architecture]" in out + err and "deepseek4" in out + err
-         and "MXFP4" in out + err and not os.path.exists(W("gg")), out + err)
+    case("a deepseek2 GGUF relabelled deepseek4: bad_gguf_config naming the missing deepseek4 key",
+         rc == 3 and "REFUSED [bad_gguf_config]" in out + err and "deepseek4.embedding_length is missing" in out + err
+         and not os.path.exists(W("gg")), out + err)
 
     # transformers' own checkpoints (save_pretrained), per layer: only with torch
     py = os.environ.get("FIDELITY_TORCH_PYTHON", sys.executable)

@@ -1,8 +1,10 @@
 /* model_type deepseek_v4 (DeepseekV4ForCausalLM, transformers 5.25): the
  * fd_arch of engine/model.h (docs/MODEL-DEEPSEEK.md §11). */
 #include "engine/arch/deepseek_v4/dsv4.h"
+#include "engine/gguf_model.h"
 
 extern const fd_fixture_preset FD_DEEPSEEK_V4_PRESETS[]; /* deepseek_v4_fixture.c */
+extern const fd_gguf_arch FD_GGUF_DEEPSEEK4;             /* dsv4_gguf.c */
 
 /* the hub's release spelling -> save_pretrained's (the logical names of
  * dsv4_tensors.c); both spellings of one tensor are refused by the loader */
@@ -11,6 +13,8 @@ static const char *const RENAMES[] = {
     "^norm.weight", "model.norm.weight",
     "^hc_head_", "model.hc_head.hc_",
     "^layers.", "model.layers.",
+    /* the release's attention kv norm (transformers reads both: its `.norm.` -> `.kv_norm.` rename) */
+    ".attn.kv_norm.weight", ".attn.norm.weight",
     "^head.weight", "lm_head.weight",
     NULL, NULL,
 };
@@ -45,7 +49,7 @@ const fd_arch FD_ARCH_DEEPSEEK_V4 = {
     .info = {"deepseek_v4", "DeepseekV4ForCausalLM",
              "DeepSeek V4: sliding / CSA / HCA attention with compressors and the lightning indexer, mHC streams, "
              "hash and sqrtsoftplus MoE",
-             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4, fp8 + fp4 experts (release), gguf"},
     .prefix = "model.",
     .parse = fd_v4_config_parse,
     .free_ext = fd_v4_ext_free,
@@ -57,6 +61,7 @@ const fd_arch FD_ARCH_DEEPSEEK_V4 = {
     .stream = fd_v4_stream,
     .state_bytes = state_bytes,
     .wide = wide,
+    .gguf = &FD_GGUF_DEEPSEEK4,
     .renames = RENAMES,
     .skipped = SKIPPED,
     .presets = FD_DEEPSEEK_V4_PRESETS,

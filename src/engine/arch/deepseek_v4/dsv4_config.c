@@ -186,12 +186,8 @@ int fd_v4_config_parse(const jv *d, fd_glm_config *c, fd_err *e)
     if (!strcmp(sf, "sqrtsoftplus")) x->scoring = V4_SQRTSOFTPLUS;
     else if (!strcmp(sf, "sigmoid")) x->scoring = V4_SIGMOID;
     else return bad(e, "scoring_func", "only sqrtsoftplus and sigmoid are supported");
-    /* the release's fp4 routed experts (expert_dtype, top level or in quantization_config: packed fp4
-     * values + scales no format here decodes); the formats fidelity reads (FP8 block, NVFP4, ...) go
-     * through the common quantization_config path like every architecture's */
-    const jv *q = jv_get(d, "quantization_config"), *xd = jv_get(d, "expert_dtype");
-    if ((xd && xd->t != JV_NULL) || (q && q->t == JV_OBJ && jv_get(q, "expert_dtype") && jv_get(q, "expert_dtype")->t != JV_NULL))
-        return bad(e, "expert_dtype", "deepseek_v4's release expert format (fp4 experts) is not supported");
+    /* the release's fp4 routed experts (expert_dtype, top level or in quantization_config) are a weight
+     * format: read by the common quantization_config path (engine/qconfig.c, engine/weights_v4rel.c) */
     /* bounds (every product below stays far from overflow) */
     if (c->num_hidden_layers > 65536) return bad(e, "num_hidden_layers", "is implausibly large (> 65536)");
     if (c->n_routed_experts > 65536) return bad(e, "n_routed_experts", "is implausibly large (> 65536)");
