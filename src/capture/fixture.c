@@ -183,6 +183,11 @@ static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err 
     for (uint64_t done = 0; done < n;) {
         size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
         for (size_t i = 0; i < k; i++) {
+            if (t->init == FD_INIT_A_LOG) { /* log(uniform(1, 16)), transformers' A_log init */
+                double u = (double)(fd_rng_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+                buf[i] = fd_f32_to_bf16((float)log(1.0 + 15.0 * u));
+                continue;
+            }
             if (t->init != INIT_NORMAL) { buf[i] = fill; continue; }
             double z;
             if (have_spare) { z = spare; have_spare = 0; }
