@@ -268,6 +268,11 @@ for bin in $BINS; do
     step py "deepseek_v4 release format: fp8 + fp4 experts load, digest = decoded bf16's, threads / schedules / kernels, refusals ($bin)" \
         python3 tests/py/test_deepseek_v4_release.py "$bin"
 done
+# issue 20: glm5_next's KDA forget gate without linear_lower_bound (the softplus path, torch.log = MKL vsLn)
+for bin in $BINS; do
+    step py "glm5_next softplus forget gate: captures, digest across threads / schedules, vs transformers when torch is installed ($bin)" \
+        python3 tests/py/test_glm5_softplus.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" "pair deepseek-v4-tiny" \

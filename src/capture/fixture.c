@@ -144,11 +144,12 @@ static float f32_init(int init, uint64_t *s)
     return (float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-/* Streams one tensor's bytes into the writer. */
-static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err *e)
+enum { CHUNK = 1 << 15 };
+
+/* Streams one tensor's bytes into the writer; buf is CHUNK bf16 words of
+ * scratch owned by the caller (no state outlives the call). */
+static int put_tensor_buf(fd_stm_writer *w, const ftensor *t, uint64_t seed, uint16_t *buf, fd_err *e)
 {
-    enum { CHUNK = 1 << 15 };
-    static uint16_t buf[CHUNK];
     uint64_t n = numel(t);
     uint64_t s = seed ^ fnv1a(t->name);
     (void)fd_rng_next(&s);
@@ -183,6 +184,11 @@ static int put_tensor(fd_stm_writer *w, const ftensor *t, uint64_t seed, fd_err 
     for (uint64_t done = 0; done < n;) {
         size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
         for (size_t i = 0; i < k; i++) {
+            if (t->init == FD_INIT_A_LOG) { /* log(uniform(1, 16)), transformers' A_log init */
+                double u = (double)(fd_rng_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+                buf[i] = fd_f32_to_bf16((float)log(1.0 + 15.0 * u));
+                continue;
+            }
             if (t->init != INIT_NORMAL) { buf[i] = fill; continue; }
             double z;
             if (have_spare) { z = spare; have_spare = 0; }
@@ -216,7 +222,9 @@ static int write_weights(const char *path, const tlist *l, uint64_t seed, fd_err
     int rc = fd_stm_begin(&w, path, tv, l->n, e);
     free(tv);
     if (rc) return -1;
-    for (size_t k = 0; k < l->n && !rc; k++) rc = put_tensor(&w, &l->v[w.order[k]], seed, e);
+    uint16_t *buf = fd_xcalloc(CHUNK, sizeof *buf);
+    for (size_t k = 0; k < l->n && !rc; k++) rc = put_tensor_buf(&w, &l->v[w.order[k]], seed, buf, e);
+    free(buf);
     if (rc) { fd_stm_abort(&w); return -1; }
     return fd_stm_finish(&w, e);
 }

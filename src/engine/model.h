@@ -53,7 +53,7 @@
 #include "util/err.h"
 
 /* How a fixture initialises a tensor (transformers' _init_weights). */
-enum { FD_INIT_NORMAL, FD_INIT_ONES, FD_INIT_ZEROS, FD_INIT_DT_BIAS };
+enum { FD_INIT_NORMAL, FD_INIT_ONES, FD_INIT_ZEROS, FD_INIT_DT_BIAS, FD_INIT_A_LOG };
 
 /* One expected tensor.  dtype: what a bf16 checkpoint saved by transformers
  * holds (the fixture writes it); f32only: the loader accepts F32 only.

@@ -1,7 +1,9 @@
 /* Element-wise row operations of the engine (the Linear epilogue, the
  * attention score scaling, the indexer's head sum), 16 lanes at a time where
- * AVX-512 is there, 8 where AVX2 + FMA are (chosen by CPU features, in that
- * order), each lane the exact operation sequence of the portable loop.  bf16 rounding is util/bf16.h's fd_f32_to_bf16: round to nearest
+ * AVX-512 is there, 8 where AVX2 + FMA are (x86-64, chosen by CPU features in
+ * that order), 8 or 4 with NEON on aarch64 (rowops_neon.c), each lane the
+ * exact operation sequence of the portable loop.  bf16 rounding is
+ * util/bf16.h's fd_f32_to_bf16: round to nearest
  * even on the bit pattern, NaN kept quiet; subnormals are rounded like any
  * other value (no flush), as torch's c10 conversion. */
 #ifndef FD_KERNELS_ROWOPS_H
@@ -43,7 +45,7 @@ void fd_transpose16_words(const unsigned char *const *rows, size_t words, uint32
 #if defined(__x86_64__)
 /* The AVX2 + FMA builds of the kernels above (8 lanes, then the portable
  * tail), which the dispatchers run where AVX2 and FMA are there and
- * AVX-512F is not.  Exported so that tests/c/test_rowops.c checks them on
+ * AVX-512F is not.  Exported so that tests/c/test_rowops_avx2.c checks them on
  * any AVX2 host, AVX-512 ones included; the caller checks the CPU. */
 void fd_round_bf16_avx2(const float *x, const float *bias, size_t n, uint16_t *out);
 void fd_bf16_add_avx2(uint16_t *x, const uint16_t *y, size_t n);

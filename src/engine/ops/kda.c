@@ -18,18 +18,18 @@
 enum { CH = 64 }; /* chunk_size of chunk_kimi_delta_attention */
 
 /* x / sqrt(sum(x*x) + 1e-6) in place (FLA's l2norm: + eps, not max). */
-static void l2norm(float *x, size_t n)
+static void l2norm(enum fd_vml v, float *x, size_t n)
 {
     float sq[1024] = {0};
     for (size_t i = 0; i < n; i++) sq[i] = x[i] * x[i];
-    float r = fd_mkl_sqrtf(fd_op_sum_aten(sq, n) + 1e-6f); /* torch.sqrt: MKL vsSqrt */
+    float r = fd_vml_sqrtf(v, fd_op_sum_aten(sq, n) + 1e-6f); /* torch.sqrt: MKL vsSqrt */
     for (size_t i = 0; i < n; i++) x[i] = x[i] / r;
 }
 
 /* One head of chunk_kimi_delta_attention: q, k, v, g [S][d] fp32 (q, k
  * already l2-normalised), beta [S]; out [S][d] fp32. */
-static void chunk_kda_head(const float *q0, const float *k0, const float *v0, const float *g0, const float *beta0, size_t S,
-                           size_t d, float *out)
+static void chunk_kda_head(enum fd_vml v, const float *q0, const float *k0, const float *v0, const float *g0,
+                           const float *beta0, size_t S, size_t d, float *out)
 {
     size_t nc = (S + CH - 1) / CH, T = nc * CH;
     float scale = (float)(1.0 / sqrt((double)d));
@@ -63,7 +63,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t j = 0; j < CH; j++) {
                 float *dij = dm + (i * CH + j) * d;
                 for (size_t x = 0; x < d; x++) dij[x] = Gc[i * d + x] - Gc[j * d + x];
-                fd_mkl_expf_n(dij, dij, d);
+                fd_vml_expf_n(v, dij, dij, d);
             }
         /* attn = -(k_beta_i * k_j * decay).sum(-1), zero on and above the diagonal */
         for (size_t i = 0; i < CH; i++)
@@ -79,7 +79,7 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
             for (size_t mm = 0; mm < i; mm++) A[i * CH + mm] = row[mm] + fd_op_sum_outer(prod + mm, CH, i, mm, i);
         }
         for (size_t i = 0; i < CH; i++) A[i * CH + i] += 1.0f;
-        fd_mkl_expf_n(Gc, eG, CH * d); /* exp(G), used twice below */
+        fd_vml_expf_n(v, Gc, eG, CH * d); /* exp(G), used twice below */
         for (size_t t = 0; t < CH; t++)
             for (size_t x = 0; x < d; x++) kbg[t * d + x] = kbc[t * d + x] * eG[t * d + x];
         for (size_t i = 0; i < CH; i++)
@@ -109,10 +109,10 @@ static void chunk_kda_head(const float *q0, const float *k0, const float *v0, co
         const float *gl = Gc + (CH - 1) * d;
         for (size_t t = 0; t < CH; t++) {
             for (size_t x = 0; x < d; x++) eG[t * d + x] = gl[x] - Gc[t * d + x];
-            fd_mkl_expf_n(eG + t * d, eG + t * d, d);
+            fd_vml_expf_n(v, eG + t * d, eG + t * d, d);
             for (size_t x = 0; x < d; x++) kk[t * d + x] = kc[t * d + x] * eG[t * d + x];
         }
-        fd_mkl_expf_n(gl, eG, d);
+        fd_vml_expf_n(v, gl, eG, d);
         for (size_t a = 0; a < d; a++)
             for (size_t b = 0; b < d; b++) ns[a * d + b] = st[a * d + b] * eG[a] + fd_op_chain32(kk + a, d, vn + b, d, CH);
         memcpy(st, ns, d * d * 4);
@@ -125,6 +125,7 @@ typedef struct kda_job {
     const float *qkv, *g, *beta;
     float *core;
     size_t S, d, nh, Q;
+    enum fd_vml vml;
 } kda_job;
 
 /* head h: its q, k, v, g columns gathered, l2norm(q), l2norm(k), the
@@ -142,18 +143,18 @@ static void kda_head_task(void *ctx, size_t h, int worker)
         memcpy(hv + t * d, J->qkv + t * 3 * Q + 2 * Q + h * d, d * 4);
         memcpy(hg + t * d, J->g + t * Q + h * d, d * 4);
         hb[t] = J->beta[t * nh + h];
-        l2norm(hq + t * d, d);
-        l2norm(hk + t * d, d);
+        l2norm(J->vml, hq + t * d, d);
+        l2norm(J->vml, hk + t * d, d);
     }
-    chunk_kda_head(hq, hk, hv, hg, hb, S, d, ho);
+    chunk_kda_head(J->vml, hq, hk, hv, hg, hb, S, d, ho);
     for (size_t t = 0; t < S; t++) memcpy(J->core + t * Q + h * d, ho + t * d, d * 4);
     free(hq); free(hk); free(hv); free(hg); free(hb); free(ho);
 }
 
-void fd_op_kda_chunk(const fd_mm *m, const float *qkv, const float *g, const float *beta, size_t S, size_t d, size_t nh,
-                     float *core)
+void fd_op_kda_chunk(const fd_mm *m, enum fd_vml vml, const float *qkv, const float *g, const float *beta, size_t S,
+                     size_t d, size_t nh, float *core)
 {
-    kda_job kj = {qkv, g, beta, core, S, d, nh, nh * d};
+    kda_job kj = {qkv, g, beta, core, S, d, nh, nh * d, vml};
     fd_mm_for(m, nh, kda_head_task, &kj); /* heads are independent: one task each */
 }
 
@@ -172,16 +173,26 @@ void fd_op_kda_conv_silu(const uint16_t *mix, const float *cw, size_t S, size_t 
         }
 }
 
-void fd_op_kda_gate_softplus(const uint16_t *fg, const float *dt, const float *A_log, size_t S, size_t nh, size_t d,
-                             float *g)
+void fd_op_kda_gate_softplus_decay(enum fd_vml v, const uint16_t *fg, const float *dt, const float *decay, size_t S,
+                                   size_t nh, size_t d, float *g)
 {
     size_t Q = nh * d;
+    (void)nh;
     for (size_t t = 0; t < S; t++)
         for (size_t ch = 0; ch < Q; ch++) {
             float x = F(fg[t * Q + ch]) + dt[ch];
-            float sp = x > 20.0f ? x : logf(1.0f + fd_mkl_expf(x));
-            g[t * Q + ch] = -fd_mkl_expf(A_log[ch / d]) * sp;
+            float sp = x > 20.0f ? x : fd_mkl_logf(1.0f + fd_vml_expf(v, x)); /* torch.log: MKL vsLn */
+            g[t * Q + ch] = -decay[ch / d] * sp;
         }
+}
+
+void fd_op_kda_gate_softplus(enum fd_vml v, const uint16_t *fg, const float *dt, const float *A_log, size_t S, size_t nh,
+                             size_t d, float *g)
+{
+    float *decay = fd_xmalloc(nh * 4 + 4);
+    for (size_t h = 0; h < nh; h++) decay[h] = fd_vml_expf(v, A_log[h]); /* torch.exp(A_log) */
+    fd_op_kda_gate_softplus_decay(v, fg, dt, decay, S, nh, d, g);
+    free(decay);
 }
 
 void fd_op_kda_beta(const uint16_t *b16, size_t n, float *beta)

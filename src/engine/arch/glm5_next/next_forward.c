@@ -40,7 +40,6 @@ static int check_config(const fd_glm_config *c, fd_err *e)
     if (x->hc_mult > 64) return fd_fail(e, "bad_config", "", "glm5_next: hc_mult > 64 is not supported");
     if (c->n_group > 1024 || c->n_routed_experts > 1 << 20)
         return fd_fail(e, "bad_config", "", "glm5_next: n_group > 1024 is not supported");
-    if (!x->has_lower) return fd_fail(e, "bad_config", "", "glm5_next: KDA forget gate without linear_lower_bound (softplus path) not implemented");
     if (!x->kpool_tail)
         return fd_fail(e, "bad_config", "", "glm5_next: index_kpool_always_select_tail false not implemented");
     for (int64_t l = 0; l < c->num_hidden_layers; l++)

@@ -59,19 +59,26 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     qkv = fd_xmalloc(S * 3 * Q * 4);
     fd_op_kda_conv_silu(mix, cw, S, 3 * Q, K, 0, qkv); /* an fp32 Conv1d */
     fd_op_dump(L, "kda_qkv", "f32", qkv, S * 3 * Q * 4);
-    /* forget gate (safe lower bound): lower * sigmoid(exp(A_log) * (f_b(f_a(x)) + dt_bias)), fp32 */
+    /* forget gate, fp32: with the safe lower bound lower * sigmoid(exp(A_log) * (f_b(f_a(x)) + dt_bias)),
+     * without it -exp(A_log) * softplus(f_b(f_a(x)) + dt_bias) */
     uint16_t *fa16 = fd_xmalloc(S * d * 2 + 2);
     fd_lin_apply(m, &fa, x, S, fa16);
     fd_lin_apply(m, &fb, fa16, S, t16);
     free(fa16);
     g = fd_xmalloc(S * Q * 4);
-    for (size_t t = 0; t < S; t++)
-        for (size_t ch = 0; ch < Q; ch++) {
-            /* torch.exp: MKL vsExp; from a GGUF read as stored (W->gstored) the
-             * A_log view holds the converter's ssm_a = -exp(A_log) */
-            float A = W->gstored ? -Alog[ch / d] : fd_mkl_expf(Alog[ch / d]);
-            g[t * Q + ch] = (float)nx->lower * fd_op_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
-        }
+    if (!nx->has_lower) { /* no linear_lower_bound: -exp(A_log) * softplus(g), kimi_linear's gate */
+        float *decay = fd_xmalloc(nh * 4 + 4);
+        for (size_t h = 0; h < nh; h++) decay[h] = W->gstored ? -Alog[h] : fd_mkl_expf(Alog[h]);
+        fd_op_kda_gate_softplus_decay(FD_VML_Z0, t16, dt, decay, S, nh, d, g);
+        free(decay);
+    } else
+        for (size_t t = 0; t < S; t++)
+            for (size_t ch = 0; ch < Q; ch++) {
+                /* torch.exp: MKL vsExp; from a GGUF read as stored (W->gstored) the
+                 * A_log view holds the converter's ssm_a = -exp(A_log) */
+                float A = W->gstored ? -Alog[ch / d] : fd_mkl_expf(Alog[ch / d]);
+                g[t * Q + ch] = (float)nx->lower * fd_op_sigmoid_at(A * (F(t16[t * Q + ch]) + dt[ch]), t * Q + ch, S * Q);
+            }
     fd_op_dump(L, "kda_g", "f32", g, S * Q * 4);
     uint16_t *b16 = fd_xmalloc(S * nh * 2 + 2);
     fd_lin_apply(m, &bp, x, S, b16);
@@ -81,7 +88,7 @@ int nx_kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long lon
     fd_op_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     /* per head: l2norm(q), l2norm(k), chunked delta rule */
     core = fd_xmalloc(S * Q * 4);
-    fd_op_kda_chunk(m, qkv, g, beta, S, d, nh, core);
+    fd_op_kda_chunk(m, FD_VML_Z0, qkv, g, beta, S, d, nh, core); /* the golden host's MKL: Z0 */
     /* gated RMSNorm per head (fp32, weight not downcast), o_proj */
     uint16_t *ga16 = fd_xmalloc(S * d * 2 + 2);
     gate = fd_xmalloc(S * Q * 2);

@@ -194,7 +194,7 @@ static void tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void 
     const fd_ds3_ext *x = DS3(c);
     uint64_t H = (uint64_t)c->hidden_size, nh = (uint64_t)x->lin_heads, d = (uint64_t)x->lin_dim, Q = nh * d,
              K = (uint64_t)x->conv_k;
-    const int N = FD_INIT_NORMAL, O = FD_INIT_ONES, Z = FD_INIT_ZEROS;
+    const int N = FD_INIT_NORMAL, O = FD_INIT_ONES;
     for (long long L = 0; L < c->num_hidden_layers; L++) {
         if (!x->kda[L]) continue;
         char P[96], nm[160];
@@ -211,7 +211,7 @@ static void tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void 
         S("f_a_proj.weight", "BF16", N, 2, d, H, 0, 0)
         S("f_b_proj.weight", "BF16", N, 2, Q, d, 0, 0)
         S("dt_bias", "F32", FD_INIT_DT_BIAS, 1, Q, 0, 0, 0)
-        S("A_log", "BF16", Z, 4, 1, 1, nh, 1)
+        S("A_log", "BF16", FD_INIT_A_LOG, 4, 1, 1, nh, 1)
         S("b_proj.weight", "BF16", N, 2, nh, H, 0, 0)
         S("g_a_proj.weight", "BF16", N, 2, d, H, 0, 0)
         S("g_b_proj.weight", "BF16", N, 2, Q, d, 0, 0)
@@ -225,6 +225,9 @@ static void tensors(const fd_glm_config *c, fd_weights *w, fd_tensor_fn f, void 
 
 #define BF fd_f32_to_bf16
 #define F fd_bf16_to_f32
+/* torch.exp / sqrt / log as MKL runs them on the host of the kimi_linear
+ * goldens (AMD Zen 4, torch 2.15: the EX kernels; docs/MODEL-DEEPSEEK.md §9) */
+#define KL_VML FD_VML_EX
 
 /* y = KimiLinearDeltaAttention(h): q/k/v projections, the bf16 short conv +
  * silu, the softplus forget gate, beta, the chunked delta rule, the gated
@@ -282,7 +285,7 @@ static int kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_lin_apply(m, &fa, x, S, a16);
     fd_lin_apply(m, &fb, a16, S, t16);
     g = fd_xmalloc(S * Q * 4);
-    fd_op_kda_gate_softplus(t16, dt, Alog, S, nh, d, g);
+    fd_op_kda_gate_softplus(KL_VML, t16, dt, Alog, S, nh, d, g);
     fd_op_dump(L, "kda_g", "f32", g, S * Q * 4);
     b16 = fd_xmalloc(S * nh * 2 + 2);
     fd_lin_apply(m, &bp, x, S, b16);
@@ -290,7 +293,7 @@ static int kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_op_kda_beta(b16, S * nh, beta);
     fd_op_dump(L, "kda_beta", "f32", beta, S * nh * 4);
     core = fd_xmalloc(S * Q * 4);
-    fd_op_kda_chunk(m, qkv, g, beta, S, d, nh, core);
+    fd_op_kda_chunk(m, KL_VML, qkv, g, beta, S, d, nh, core);
     gate = fd_xmalloc(S * Q * 2);
     fd_lin_apply(m, &ga, x, S, a16);
     fd_lin_apply(m, &gb, a16, S, gate);
