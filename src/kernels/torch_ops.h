@@ -92,7 +92,7 @@ void fd_torch_layernorm_bf16(const uint16_t *x, size_t n, const uint16_t *gamma,
 /* The builds of the row kernels above: each dispatcher runs AVX-512F's
  * (16 lanes) where the CPU has it, else AVX2 + FMA's (8 lanes), else the
  * one-lane loops (_scalar), by CPU features only; all give the same bits.
- * Exported so that tests/c/test_rowops.c checks the AVX2 builds on any AVX2
+ * Exported so that tests/c/test_rowops_avx2.c checks the AVX2 builds on any AVX2
  * host, AVX-512 ones included; the caller checks the CPU. */
 float fd_torch_sum_scalar(const float *x, size_t n);
 void fd_torch_softmax_masked_scalar(float *x, const unsigned char *keep, size_t nk, size_t len);
