@@ -111,6 +111,9 @@ case("BF16 GGUF: disclosed gguf_converter_rewrite_as_stored (caveat, affects com
      x.get("severity") == "caveat" and x.get("affects_comparability") is True and "ssm_a" in x.get("detail", ""), x)
 case("the safetensors capture has no gguf_converter_rewrite_as_stored",
      want is not None and "gguf_converter_rewrite_as_stored" not in disclosures(W("c-st")))
+rc, out, err = run("compare", "--reference", W("c-st"), "--candidate", W("c-bf16"), "--out", W("cmp-bf16"))
+klb = json.load(open(W("cmp-bf16", "comparison-receipt.json")))["kl"]["mean"] if rc == 0 else None
+case("compare root (safetensors) vs the BF16 GGUF: KL mean 0 (%s)" % klb, rc == 0 and klb == 0, (out + err)[-600:])
 for i, extra in enumerate((["--threads", 1], ["--threads", 2], ["--threads", 3], ["--schedule", "layer-outer", "--threads", 1],
                            ["--schedule", "layer-outer", "--threads", 2], ["--kernel", "scalar", "--threads", 2])):
     g, err3 = capture(BF16, PANEL, W("c-bf16-%d" % i), extra=extra)
