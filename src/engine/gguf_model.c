@@ -224,9 +224,8 @@ static void int_view(build *b, const fd_tensor_spec *t, const fd_gguf_tensor *g)
     w->n++;
 }
 
-/* the name as the forward reads it: the architecture's renames (engine/model.h;
- * weights.c rename_arch) applied to the save_pretrained spelling the table
- * is not written in (kimi_linear's block_sparse_moe / w1 / w2 / w3) */
+/* the architecture's renames (engine/model.h; weights.c rename_arch) applied: a
+ * table in the logical spelling, a tensor list in save_pretrained's (kimi_linear) */
 static void logical(const fd_arch *a, const char *name, char *out, size_t cap)
 {
     snprintf(out, cap, "%s", name);
@@ -242,14 +241,15 @@ static void logical(const fd_arch *a, const char *name, char *out, size_t cap)
 static void add_view(void *ctx, const fd_tensor_spec *t)
 {
     build *b = ctx;
-    const fd_gguf_name *m = b->map;
+    const fd_gguf_name *m = NULL;
     long long L = -1, E = -1;
     char nm[256];
     logical(b->c->arch, t->name, nm, sizeof nm);
-    for (; m->hf; m++) {
-        L = E = -1;
-        if (fd_gguf_name_match(m->hf, nm, &L, &E)) break;
-    }
+    for (int pass = 0; pass < 2 && (!m || !m->hf); pass++) /* the name as listed, then its logical spelling */
+        for (m = b->map; m->hf; m++) {
+            L = E = -1;
+            if (fd_gguf_name_match(m->hf, pass ? nm : t->name, &L, &E)) break;
+        }
     if (!m->hf) { /* the table does not know this tensor */
         fd_buf x = {0};
         fd_buf_printf(&x, "%s (no GGUF name in the architecture's table)", t->name);
