@@ -15,7 +15,7 @@ usage (made on AMD EPYC Zen 4, AVX-512, torch 2.15 CPU, transformers 5.25):
       /tmp/lcp/llama_cpp_python-0.3.36/vendor/llama.cpp build/fidelity OUTDIR
 (the python needs torch, numpy, safetensors; it writes kimi-linear-tiny.{bf16,
 q8_0}.gguf from `fidelity fixture --preset kimi-linear-tiny --seed 1` with
-tests/py/gguf_kimi_fixtures.py's edit, and prints SHA256SUMS's lines).
+tests/py/gguf_kimi_fixtures.py's edits, and prints SHA256SUMS's lines).
 Committed: `xz -9e` of every file.
 """
 import hashlib, os, subprocess, sys, tempfile
