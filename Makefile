@@ -124,7 +124,9 @@ build-fuzz-ub/%: build-fuzz-ub/obj/fuzz/%.o build-fuzz-ub/libfidelity.a
 fuzz-ub: $(FUZZERS_UB)
 
 # ---- aarch64 (issue 24): the same sources through Debian's cross compiler, run
-# under qemu-user (tests/aarch64.sh): the portable definitions of every kernel
+# under qemu-user (tests/aarch64.sh): the portable definitions and the NEON /
+# FEAT_BF16 kernels (src/kernels/gemm_neon.c, kl_neon.c: baseline armv8-a, the
+# BF16 functions carry their own target attribute and run only where HWCAP2 has BF16)
 AARCH64_CC ?= aarch64-linux-gnu-gcc
 # the cross compiler and the arm64 -dev libraries (Debian multiarch) both present
 HAVE_AARCH64 := $(shell command -v $(AARCH64_CC) >/dev/null 2>&1 && for l in crypto pcre2-8 curl yaml; do test -e /usr/lib/aarch64-linux-gnu/lib$$l.so || exit 1; done && echo yes)
@@ -163,7 +165,8 @@ test-fuzz: fuzz
 test-avx2: all build/unit
 	bash tests/avx2.sh
 
-# The unit tests, kernel-selftest and captures/compares on aarch64 (qemu-user), same bits as x86-64.
+# The unit tests, kernel-selftest and captures/compares on aarch64 (qemu-user -cpu max and
+# -cpu cortex-a72, each kernel path forced), same bits as x86-64.
 test-aarch64: all aarch64
 	bash tests/aarch64.sh
 

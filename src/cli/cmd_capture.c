@@ -23,7 +23,7 @@ static int usage(const char *why)
                     "  [--dataset-id ID] [--dataset-name NAME] [--windows N] [--panel-role final] [--scope-file F]\n"
                     "  [--run-name R] [--cold-run C] [--weights-repository REPO] [--weights-revision SHA40] [--repository OWNER/NAME]\n"
                     "  [--declared-bits B] [--threads N]\n"
-                    "  [--kernel scalar|avx2|avx512f|avx512bf16|amx] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
+                    "  [--kernel scalar|avx2|avx512f|avx512bf16|amx|neon|neon-bf16] [--gemm-order tile|pair] [--memory-report FILE] [--progress] [--emit-k3-compat] [--force]\n"
                     "  [--sanity-prompt TEXT] [--sanity-expect WORD] [--no-sanity-check]\n"
                     "  [--schedule window-outer|layer-outer] [--memory-limit BYTES]\n"
                     "  [--panel-binding FILE --panel-binding-sha256 HEX [--panel-tokenizer-root DIR]] [--author HANDLE]\n"

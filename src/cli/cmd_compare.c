@@ -28,7 +28,7 @@ static int usage(void)
             "  [--self-compare] [--force-compute] [--allow-cross-lane] [--allow-partial] [--own-heads]\n"
             "  [--disclose-head-substitution [--head PATH]] [--verify-tensors|--no-verify-tensors]\n"
             "  [--reference-label L] [--candidate-label L ...] [--threads N] [--chunk-positions N]\n"
-            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16] [--js] [--no-bootstrap] [--json] [--progress]\n"
+            "  [--vocab-chunk N] [--kernel scalar|avx2|avx512f|avx512bf16|neon|neon-bf16] [--js] [--no-bootstrap] [--json] [--progress]\n"
             "  [--emit-k3-compat]   (kimi-k3 views of both datasets in DIR/k3-compat/ and k3-summary.json per receipt)\n"
             "  [--report FILE.html]   (also write the HTML report of these receipts: fidelity report)\n"
             "  [--emit-submission --submission-provenance FILE [--measurer HANDLE]]   (registry submission per candidate)\n"
@@ -159,7 +159,7 @@ static int parse_args(int argc, char **argv, cargs *a)
     fd_path probe;
     if (o->kernel && *o->kernel && fd_path_select(o->kernel, &probe)) {
         fprintf(stderr, "fidelity compare: kernel path '%s' is unknown or not supported by this CPU "
-                        "(scalar|avx2|avx512f|avx512bf16)\n", o->kernel);
+                        "(scalar|avx2|avx512f|avx512bf16|neon|neon-bf16)\n", o->kernel);
         return FD_EXIT_USAGE;
     }
     return 0;

@@ -76,7 +76,7 @@ int cmd_kernel_selftest(int argc, char **argv)
  * raw little-endian [rows x vocab] (a test oracle hook). */
 int cmd_debug_logits(int argc, char **argv)
 {
-    if (argc < 4) { fprintf(stderr, "usage: fidelity debug-logits DATASET CONTEXT_INDEX OUT.f32 [--kernel scalar|avx2|avx512f|avx512bf16|amx]\n"); return FD_EXIT_USAGE; }
+    if (argc < 4) { fprintf(stderr, "usage: fidelity debug-logits DATASET CONTEXT_INDEX OUT.f32 [--kernel scalar|avx2|avx512f|avx512bf16|amx|neon|neon-bf16]\n"); return FD_EXIT_USAGE; }
     const char *kernel = argc >= 6 && !strcmp(argv[4], "--kernel") ? argv[5] : NULL;
     fd_side s;
     fd_err e = {0};

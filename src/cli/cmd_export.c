@@ -9,7 +9,7 @@ static int usage(const char *why)
 {
     if (why) fprintf(stderr, "fidelity export: %s\n", why);
     fprintf(stderr, "usage: fidelity export --format llamacpp-kld --dataset DIR --out FILE.kld [--kld-window 16|24]\n"
-                    "  [--no-verify-tensors] [--kernel scalar|avx2|avx512f|avx512bf16] [--force]\n"
+                    "  [--no-verify-tensors] [--kernel scalar|avx2|avx512f|avx512bf16|neon|neon-bf16] [--force]\n"
                     "  a hidden-form dataset replayed through its own head and packed as llama.cpp's\n"
                     "  --kl-divergence-base file (the second half of every window; 16-nat floor as upstream,\n"
                     "  24 as ik_llama.cpp)\n");

@@ -5,8 +5,11 @@
 
 fd_gemm_fn fd_gemm_scalar_fn(void);
 fd_gemm_fn fd_gemm_x86_fn(fd_path p);
+fd_gemm_fn fd_gemm_neon_fn(fd_path p, int tile);
+int fd_neon_supported(fd_path p);
 
-static const char *const NAMES[FD_PATH_COUNT] = {"scalar", "avx2", "avx512f", "avx512bf16", "amx"};
+static const char *const NAMES[FD_PATH_COUNT] = {"scalar", "avx2", "avx512f", "avx512bf16", "amx", "neon",
+                                                     "neon-bf16"};
 
 const char *fd_path_name(fd_path p) { return p < FD_PATH_COUNT ? NAMES[p] : "?"; }
 
@@ -23,8 +26,10 @@ int fd_path_supported(fd_path p)
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
     default: return 0;
     }
+#elif defined(__aarch64__)
+    return p == FD_PATH_SCALAR || fd_neon_supported(p); /* by HWCAP / HWCAP2 (gemm_neon.c) */
 #else
-    return p == FD_PATH_SCALAR; /* the SIMD paths of this table are x86 ones */
+    return p == FD_PATH_SCALAR;
 #endif
 }
 
@@ -52,6 +57,11 @@ fd_path fd_path_default(void)
     __builtin_cpu_init();
     if (fd_path_supported(FD_PATH_AVX512BF16) && __builtin_cpu_is("amd")) return FD_PATH_AVX512BF16;
 #endif
+    /* aarch64: the FEAT_BF16 kernel where HWCAP2 has BF16 (it saves the
+     * widening shifts; not timed: no aarch64 hardware was measured), else
+     * ASIMD, which every aarch64 CPU has */
+    if (fd_path_supported(FD_PATH_NEON_BF16)) return FD_PATH_NEON_BF16;
+    if (fd_path_supported(FD_PATH_NEON)) return FD_PATH_NEON;
     if (fd_path_supported(FD_PATH_AVX512F)) return FD_PATH_AVX512F;
     if (fd_path_supported(FD_PATH_AVX2)) return FD_PATH_AVX2;
     return FD_PATH_SCALAR;
@@ -66,6 +76,7 @@ int fd_path_select(const char *name, fd_path *out)
 
 fd_gemm_fn fd_gemm_for(fd_path p)
 {
+    if (p == FD_PATH_NEON || p == FD_PATH_NEON_BF16) return fd_gemm_neon_fn(p, 0);
     return p == FD_PATH_SCALAR ? fd_gemm_scalar_fn() : fd_gemm_x86_fn(p);
 }
 

@@ -10,8 +10,14 @@
 
 #define FD_TILE 16   /* vocab columns per packed tile (one 512-bit fp32 vector) */
 
-/* FD_PATH_AMX (Intel AMX tiles) computes only the tile order below. */
-typedef enum { FD_PATH_SCALAR, FD_PATH_AVX2, FD_PATH_AVX512F, FD_PATH_AVX512BF16, FD_PATH_AMX, FD_PATH_COUNT } fd_path;
+/* FD_PATH_AMX (Intel AMX tiles) computes only the tile order below.
+ * FD_PATH_NEON (aarch64 ASIMD) and FD_PATH_NEON_BF16 (aarch64 FEAT_BF16:
+ * BFMLALT/BFMLALB) compute both orders and the F32-weight products
+ * (gemm_neon.c). */
+typedef enum {
+    FD_PATH_SCALAR, FD_PATH_AVX2, FD_PATH_AVX512F, FD_PATH_AVX512BF16, FD_PATH_AMX,
+    FD_PATH_NEON, FD_PATH_NEON_BF16, FD_PATH_COUNT
+} fd_path;
 
 /* Packed head: for each tile of 16 vocab columns, for each pair k of the
  * hidden axis, 16 uint32 words (bf16 pair of column v: low half = element
@@ -32,12 +38,13 @@ typedef void (*fd_gemm_fn)(const uint32_t *hid, size_t np, size_t kp, const uint
                            size_t ntiles, float *out, size_t ostride);
 
 const char *fd_path_name(fd_path p);
-/* The path of that name (scalar|avx2|avx512f|avx512bf16|amx); -1 if none. */
+/* The path of that name (scalar|avx2|avx512f|avx512bf16|amx|neon|neon-bf16); -1 if none. */
 int fd_path_parse(const char *name, fd_path *out);
 /* Supported here for the pair order (never FD_PATH_AMX). */
 int fd_path_supported(fd_path p);
 /* The default pair-order path, by CPU features only (never by timing):
- * avx512f, else avx2, else scalar. */
+ * avx512f, else avx2, else scalar (x86-64); neon-bf16 where HWCAP2_BF16,
+ * else neon (aarch64). */
 fd_path fd_path_default(void);
 /* The path named by override_name (scalar|avx2|avx512f|avx512bf16), or the
  * default when it is NULL or empty; -1 if that name is unknown or unsupported. */

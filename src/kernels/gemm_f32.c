@@ -95,9 +95,12 @@ static void gemm_avx2(const float *a, size_t np, size_t K, const float *packed, 
 }
 #endif
 
+fd_gemm_f32_fn fd_gemm_f32_neon_fn(fd_path p);
 fd_gemm_f32_fn fd_gemm_f32_for(fd_path p)
 {
     switch (p) {
+    case FD_PATH_NEON:
+    case FD_PATH_NEON_BF16: return fd_gemm_f32_neon_fn(p); /* gemm_neon.c; NULL off aarch64 */
     case FD_PATH_SCALAR: return gemm_scalar;
 #if defined(__x86_64__)
     case FD_PATH_AVX2: return gemm_avx2;

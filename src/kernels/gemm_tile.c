@@ -11,6 +11,7 @@
 
 fd_gemm_fn fd_gemm_tile_scalar_fn(void);
 fd_gemm_fn fd_gemm_tile_x86_fn(fd_path p);
+fd_gemm_fn fd_gemm_neon_fn(fd_path p, int tile);
 
 static int amx_usable(void)
 {
@@ -35,7 +36,9 @@ int fd_tile_path_supported(fd_path p)
     case FD_PATH_SCALAR:
     case FD_PATH_AVX2:
     case FD_PATH_AVX512F:
-    case FD_PATH_AVX512BF16: return fd_path_supported(p);
+    case FD_PATH_AVX512BF16:
+    case FD_PATH_NEON:
+    case FD_PATH_NEON_BF16: return fd_path_supported(p);
     case FD_PATH_AMX: return amx_usable();
     default: return 0;
     }
@@ -44,7 +47,7 @@ int fd_tile_path_supported(fd_path p)
 int fd_tile_path_select(const char *name, fd_path *out)
 {
     if (name && *name) return fd_path_parse(name, out) || !fd_tile_path_supported(*out) ? -1 : 0;
-    static const fd_path pref[] = {FD_PATH_AMX, FD_PATH_AVX512F, FD_PATH_AVX2};
+    static const fd_path pref[] = {FD_PATH_AMX, FD_PATH_AVX512F, FD_PATH_AVX2, FD_PATH_NEON_BF16, FD_PATH_NEON};
     for (size_t i = 0; i < sizeof pref / sizeof *pref; i++)
         if (fd_tile_path_supported(pref[i])) { *out = pref[i]; return 0; }
     *out = FD_PATH_SCALAR;
@@ -53,5 +56,6 @@ int fd_tile_path_select(const char *name, fd_path *out)
 
 fd_gemm_fn fd_gemm_tile_for(fd_path p)
 {
+    if (p == FD_PATH_NEON || p == FD_PATH_NEON_BF16) return fd_gemm_neon_fn(p, 1);
     return p == FD_PATH_SCALAR ? fd_gemm_tile_scalar_fn() : fd_gemm_tile_x86_fn(p);
 }

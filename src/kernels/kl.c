@@ -108,6 +108,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_ONE_PASS
 #endif
 
+const fd_kl_ops *fd_kl_neon_ops(void);
 const fd_kl_ops *fd_kl_ops_for(fd_path p)
 {
 #if defined(__x86_64__)
@@ -116,6 +117,8 @@ const fd_kl_ops *fd_kl_ops_for(fd_path p)
     case FD_PATH_AVX2: return &avx2_ops;
     default: return &generic_ops;
     }
+#elif defined(__aarch64__)
+    return p == FD_PATH_NEON || p == FD_PATH_NEON_BF16 ? fd_kl_neon_ops() : &generic_ops; /* kl_neon.c */
 #else
     (void)p;
     return &generic_ops;

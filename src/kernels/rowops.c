@@ -6,6 +6,17 @@
 #include <math.h>
 #include <string.h>
 
+/* aarch64: rowops_neon.c (the same operations, 8 or 4 lanes a step; returns
+ * how many leading elements it did) */
+size_t fd_neon_round_bf16(const float *x, const float *bias, size_t n, uint16_t *out);
+size_t fd_neon_bf16_add(uint16_t *x, const uint16_t *y, size_t n);
+size_t fd_neon_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n);
+size_t fd_neon_bf16_square(const uint16_t *x, size_t n, float *t);
+size_t fd_neon_bf16_scale_round(const uint16_t *x, float s, size_t n, uint16_t *y);
+size_t fd_neon_bf16_weight_round(const float *w, size_t n, uint16_t *y);
+size_t fd_neon_bf16_rescale(float *x, size_t n, float s);
+size_t fd_neon_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n);
+
 void fd_round_bf16_scalar(const float *x, const float *bias, size_t n, uint16_t *out)
 {
     if (bias)
@@ -69,6 +80,9 @@ void fd_bf16_add(uint16_t *x, const uint16_t *y, size_t n)
 {
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) { add_avx512(x, y, n); return; }
+#elif defined(__aarch64__)
+    size_t i = fd_neon_bf16_add(x, y, n);
+    x += i, y += i, n -= i;
 #endif
     fd_bf16_add_scalar(x, y, n);
 }
@@ -98,6 +112,9 @@ void fd_bf16_axpy(float *acc, const uint16_t *y, float r, size_t n)
 {
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) { axpy_avx512(acc, y, r, n); return; }
+#elif defined(__aarch64__)
+    size_t i = fd_neon_bf16_axpy(acc, y, r, n);
+    acc += i, y += i, n -= i;
 #endif
     fd_bf16_axpy_scalar(acc, y, r, n);
 }
@@ -138,6 +155,8 @@ void fd_bf16_square(const uint16_t *x, size_t n, float *t)
     size_t i = 0;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) i = square_avx512(x, n, t);
+#elif defined(__aarch64__)
+    i = fd_neon_bf16_square(x, n, t);
 #endif
     for (; i < n; i++) { float u = fd_bf16_to_f32(x[i]); t[i] = u * u; }
 }
@@ -147,6 +166,8 @@ void fd_bf16_scale_round(const uint16_t *x, float s, size_t n, uint16_t *y)
     size_t i = 0;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) i = scale_round_avx512(x, s, n, y);
+#elif defined(__aarch64__)
+    i = fd_neon_bf16_scale_round(x, s, n, y);
 #endif
     for (; i < n; i++) y[i] = fd_f32_to_bf16(fd_bf16_to_f32(x[i]) * s);
 }
@@ -156,6 +177,8 @@ void fd_bf16_weight_round(const float *w, size_t n, uint16_t *y)
     size_t i = 0;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) i = weight_round_avx512(w, n, y);
+#elif defined(__aarch64__)
+    i = fd_neon_bf16_weight_round(w, n, y);
 #endif
     for (; i < n; i++) y[i] = fd_f32_to_bf16(w[i] * fd_bf16_to_f32(y[i]));
 }
@@ -253,6 +276,8 @@ void fd_bf16_rescale(float *x, size_t n, float s)
     size_t i = 0;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) i = rescale_avx512(x, n, s);
+#elif defined(__aarch64__)
+    i = fd_neon_bf16_rescale(x, n, s);
 #endif
     fd_bf16_rescale_scalar(x + i, n - i, s);
 }
@@ -262,6 +287,8 @@ void fd_relu_fma_acc(float *acc, const float *row, float d, float w, size_t n)
     size_t i = 0;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) i = relu_fma_avx512(acc, row, d, w, n);
+#elif defined(__aarch64__)
+    i = fd_neon_relu_fma_acc(acc, row, d, w, n);
 #endif
     fd_relu_fma_acc_scalar(acc + i, row + i, d, w, n - i);
 }
@@ -270,6 +297,9 @@ void fd_round_bf16(const float *x, const float *bias, size_t n, uint16_t *out)
 {
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) { round_avx512(x, bias, n, out); return; }
+#elif defined(__aarch64__)
+    size_t i = fd_neon_round_bf16(x, bias, n, out);
+    x += i, bias = bias ? bias + i : NULL, n -= i, out += i;
 #endif
     fd_round_bf16_scalar(x, bias, n, out);
 }

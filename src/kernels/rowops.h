@@ -1,7 +1,7 @@
 /* Element-wise row operations of the engine (the Linear epilogue, the
  * attention score scaling, the indexer's head sum), 16 lanes at a time where
- * AVX-512 is there, each lane the exact operation sequence of the portable
- * loop.  bf16 rounding is util/bf16.h's fd_f32_to_bf16: round to nearest
+ * AVX-512 is there (8 or 4 with NEON on aarch64: rowops_neon.c), each lane
+ * the exact operation sequence of the portable loop.  bf16 rounding is util/bf16.h's fd_f32_to_bf16: round to nearest
  * even on the bit pattern, NaN kept quiet; subnormals are rounded like any
  * other value (no flush), as torch's c10 conversion. */
 #ifndef FD_KERNELS_ROWOPS_H

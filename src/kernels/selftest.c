@@ -12,11 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* wide: 0 ordinary, 1 with large exponents too, 2 tiny (a fifth subnormal,
+ * the rest just above): against ordinary operands the products and the
+ * chains then sit at the subnormal boundary, where DAZ and FTZ decide bits */
 static uint16_t rand_bf16(uint64_t *s, int wide)
 {
     uint64_t r = fd_rng_next(s);
     unsigned sign = (unsigned)(r >> 63) << 15, mant = (unsigned)(r >> 8) & 0x7f, sel = (unsigned)r & 0xff, exp;
-    if (sel < 16) exp = 0;                                   /* zero / subnormal */
+    if (wide == 2) exp = sel < 52 ? 0 : 1 + (unsigned)((r >> 16) % 16);
+    else if (sel < 16) exp = 0;                              /* zero / subnormal */
     else if (sel < 40) exp = 1 + (unsigned)((r >> 16) % 12);  /* just above subnormal */
     else if (wide && sel < 56) exp = 180 + (unsigned)((r >> 16) % 40);
     else exp = 110 + (unsigned)((r >> 16) % 30);             /* ordinary magnitudes */
@@ -124,8 +128,15 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
     fd_gemm_fn scalar = fd_gemm_for(FD_PATH_SCALAR);
     while (done < products) {
         size_t nt = tiles - (size_t)(rounds++ % 3);
-        for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
-        for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+        /* every 4th hidden row tiny, every 4th head tile (another) tiny */
+        for (size_t i = 0; i < np * kp; i++) {
+            int w = i / kp % 4 == 3 ? 2 : 0;
+            hid[i] = rand_bf16(s, w) | (uint32_t)rand_bf16(s, w) << 16;
+        }
+        for (size_t i = 0; i < tiles * kp * FD_TILE; i++) {
+            int w = i / (kp * FD_TILE) % 4 == 2 ? 2 : 1;
+            head[i] = rand_bf16(s, w) | (uint32_t)rand_bf16(s, w) << 16;
+        }
         scalar(hid, np, kp, head, nt, ref, nt * FD_TILE);
         for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
             if (!fd_path_supported((fd_path)p)) continue;

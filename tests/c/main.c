@@ -24,6 +24,8 @@ int test_dist(void);
 int test_parallel(void);
 int test_kblocks(void);
 int test_gemm_f32(void);
+int test_gemm_edges(void);
+int test_rowops(void);
 int test_gguf_views(void);
 int test_embed(void);
 int test_softplus(void);
@@ -50,6 +52,8 @@ static const struct {
     {"dist", test_dist},
     {"parallel", test_parallel},
     {"gemm_f32", test_gemm_f32},
+    {"gemm_edges", test_gemm_edges},
+    {"rowops", test_rowops},
     {"gguf_views", test_gguf_views},
     {"embed", test_embed},
     {"softplus", test_softplus},

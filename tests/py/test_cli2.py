@@ -33,7 +33,7 @@ WORK = tempfile.mkdtemp(prefix="fd-cli2-")
 SAN = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:")
 results = []
 LANES = ["sealed-ep8", "streaming", "local-mps", "local-cuda-budget", "other"]
-K4 = ["scalar", "avx2", "avx512f", "avx512bf16"]
+K4 = ["scalar", "avx2", "avx512f", "avx512bf16", "neon", "neon-bf16"]
 PRESETS = re.search(r"--preset ([\w.|-]+)", subprocess.run([BIN, "fixture", "--help"], capture_output=True,
                                                             text=True).stdout).group(1).split("|")
 CLASSES = ["embed_tokens", "attn.qkv", "attn.o", "mlp.gate", "mlp.up", "mlp.down", "moe.experts", "norm", "lm_head"]
@@ -130,7 +130,7 @@ case("a near value gets did-you-mean (--lane othr -> other)", rc == 4 and "did y
 rc, out, err = fid("compare", "--reference", "a", "--candidate", "b", "--out", os.path.join(WORK, "cmpk"),
                    "--kernel", "avx9000")
 case("compare --kernel avx9000: refused before anything runs, no DIR",
-     rc == 4 and "--kernel must be one of scalar|avx2|avx512f|avx512bf16" in err and not os.path.exists(os.path.join(WORK, "cmpk")), err)
+     rc == 4 and "--kernel must be one of scalar|avx2|avx512f|avx512bf16|neon|neon-bf16" in err and not os.path.exists(os.path.join(WORK, "cmpk")), err)
 rc, out, err = fid("adapt", "--source", "malaiwah-serving-v2", "--in", "x", "--out", os.path.join(WORK, "ad"))
 case("adapt --source malaiwah-serving-v2 keeps its own refusal (not_implemented, exit 3)",
      rc == 3 and "not_implemented" in out, (rc, out, err))

@@ -23,7 +23,8 @@ int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err
     m->order = order;
     if (order == FD_ORDER_TILE ? fd_tile_path_select(kernel, &m->path) : fd_path_select(kernel, &m->path))
         return fd_fail(e, "bad_usage", "", "kernel path '%s' is unknown or not supported on this CPU for the %s order "
-                       "(scalar|avx2|avx512f|avx512bf16, amx for the tile order where the CPU has it)",
+                       "(scalar|avx2|avx512f|avx512bf16, amx for the tile order where the CPU has it; aarch64: "
+                       "scalar|neon|neon-bf16)",
                        kernel, fd_order_name(order));
     m->gemm = order == FD_ORDER_TILE ? fd_gemm_tile_for(m->path) : fd_gemm_for(m->path);
     m->path_seq = m->path;

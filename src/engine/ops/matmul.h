@@ -36,7 +36,7 @@ typedef struct fd_mm {
 } fd_mm;
 
 /* kernel: NULL/"" for the default path here for `order` (by CPU features), else
- * scalar|avx2|avx512f|avx512bf16|amx (refused when unknown or unsupported;
+ * scalar|avx2|avx512f|avx512bf16|amx|neon|neon-bf16 (refused when unknown or unsupported;
  * amx computes only the tile order).  threads <= 0: one per online CPU.
  * Starts the worker threads; fd_mm_free stops them. */
 int fd_mm_init(fd_mm *m, const char *kernel, int threads, fd_order order, fd_err *e);
