@@ -273,6 +273,11 @@ for bin in $BINS; do
     step py "glm5_next softplus forget gate: captures, digest across threads / schedules, vs transformers when torch is installed ($bin)" \
         python3 tests/py/test_glm5_softplus.py "$bin"
 done
+# issue 20: kimi-linear GGUF (llama.cpp's converter at BF16 / Q8_0): BF16 digest = safetensors across threads / schedules / kernels, Q8_0 = dequantized safetensors, hostile refusals
+for bin in $BINS; do
+    step py "GGUF kimi-linear (kimi_linear): BF16 digest = safetensors (threads, schedules, kernels), Q8_0 = dequantized safetensors, disclosures, hostile refusals ($bin)" \
+        python3 tests/py/test_gguf_kimi.py "$bin"
+done
 # parity: one step per golden (tests/parity/run_parity.sh ORDER PRESET)
 for g in "pair tiny" "pair flash-0.1b" "pair small" "pair flash-0.1b-next" "pair deepseek-v3-tiny" "pair deepseek-v32-tiny" \
          "pair kimi-k25-tiny" "pair kimi-linear-tiny" "pair deepseek-v4-tiny" \

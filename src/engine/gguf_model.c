@@ -224,15 +224,32 @@ static void int_view(build *b, const fd_tensor_spec *t, const fd_gguf_tensor *g)
     w->n++;
 }
 
+/* the architecture's renames (engine/model.h; weights.c rename_arch) applied: a
+ * table in the logical spelling, a tensor list in save_pretrained's (kimi_linear) */
+static void logical(const fd_arch *a, const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", name);
+    for (const char *const *r = a->renames; r && r[0]; r += 2) {
+        int anchored = r[0][0] == '^';
+        const char *from = r[0] + anchored, *p = anchored ? (strncmp(out, from, strlen(from)) ? NULL : out) : strstr(out, from);
+        char o[256];
+        if (p && snprintf(o, sizeof o, "%.*s%s%s", (int)(p - out), out, r[1], p + strlen(from)) < (int)sizeof o)
+            snprintf(out, cap, "%s", o);
+    }
+}
+
 static void add_view(void *ctx, const fd_tensor_spec *t)
 {
     build *b = ctx;
-    const fd_gguf_name *m = b->map;
+    const fd_gguf_name *m = NULL;
     long long L = -1, E = -1;
-    for (; m->hf; m++) {
-        L = E = -1;
-        if (fd_gguf_name_match(m->hf, t->name, &L, &E)) break;
-    }
+    char nm[256];
+    logical(b->c->arch, t->name, nm, sizeof nm);
+    for (int pass = 0; pass < 2 && (!m || !m->hf); pass++) /* the name as listed, then its logical spelling */
+        for (m = b->map; m->hf; m++) {
+            L = E = -1;
+            if (fd_gguf_name_match(m->hf, pass ? nm : t->name, &L, &E)) break;
+        }
     if (!m->hf) { /* the table does not know this tensor */
         fd_buf x = {0};
         fd_buf_printf(&x, "%s (no GGUF name in the architecture's table)", t->name);
@@ -443,8 +460,6 @@ static int open_views(const char *path, fd_glm_config *c, fd_weights *w, fd_err 
     static const struct { const char *name, *why; } NOT[] = {
         {"qwen3next", "llama.cpp's converter (Qwen3NextModel) stores ssm_a = -exp(A_log) and the zero-centred norm "
                       "weights as 1 + w, and qwen3_next is not an engine architecture"},
-        {"kimi-linear", "llama.cpp's converter stores ssm_a = -exp(A_log) in place of A_log (no bit-exact inverse); "
-                        "kimi_linear reads transformers' tensors"},
         {"kimi-k3", "llama.cpp's converter folds -exp(A_log) and multiplies each *_res_norm into its *_res_proj: no "
                     "bit-exact inverse, and Kimi K3 is not an engine architecture"},
     };

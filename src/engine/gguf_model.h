@@ -142,6 +142,14 @@ int fd_gguf_cfg_int_opt(const fd_gguf_set *s, const char *arch, const char *key,
 int fd_gguf_cfg_num(const fd_gguf_set *s, const char *arch, const char *key, double *out, fd_err *e);
 int fd_gguf_cfg_num_opt(const fd_gguf_set *s, const char *arch, const char *key, double *out, fd_err *e);
 
+/* A per-block metadata array "<arch>.<key>" of at least n elements, floats
+ * (want_float) or integers / bools; NULL with bad_gguf_config naming the key
+ * when missing or of another type (gguf_cfgarr.c). */
+const fd_gguf_kv *fd_gguf_cfg_array(const fd_gguf_set *s, const char *arch, const char *key, int64_t n, int want_float,
+                                    fd_err *e);
+/* Element i of an array fd_gguf_cfg_array accepted, as a double. */
+double fd_gguf_cfg_elem(const fd_gguf_kv *kv, uint64_t i);
+
 /* The shortest decimal (up to 9 significant digits) whose float32 rounding
  * is the float32 metadata value v: the config.json number the converter
  * read (1e-06 for 9.999999974752427e-07); v itself when none is shorter. */

@@ -10,6 +10,7 @@
  *   - the tile order's last partial chunk is padded with +0 pairs, so an
  *     E/O chain of -0 there becomes +0 (visible when C is -0). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -34,9 +35,28 @@ static uint32_t run_bf16(fd_path p, int tile, const uint32_t *h, const uint32_t 
     return fbits(out[0]);
 }
 
+/* Does this FPU, with the kernels' flush mode on (fd_ftz_daz_enter: MXCSR
+ * FTZ+DAZ on x86), flush a result that is tiny only BEFORE rounding?  x86
+ * hardware detects tininess after rounding and keeps 2^-126 (the definition);
+ * qemu-user's x86 emulation (7.2, tests/avx2.sh) flushes before rounding, as
+ * Arm's FPCR.FZ does, so the FPU-flushed paths give 0 there.  The probe is
+ * a double -> float conversion of 2^-126 - 2^-151, which rounds to 2^-126. */
+static int fpu_flushes_before_rounding(void)
+{
+    volatile double d = 0x1p-126 - 0x1p-151;
+    unsigned csr = fd_ftz_daz_enter();
+    volatile float f = (float)d;
+    fd_ftz_daz_leave(csr);
+    return fbits(f) != 0x00800000u;
+}
+
 int test_gemm_edges(void)
 {
     int fails = 0;
+    const int emu = fpu_flushes_before_rounding();
+    if (emu)
+        printf("  (gemm_edges: this FPU flushes before rounding (an emulator, e.g. qemu-user x86): the two "
+               "rounds-up-to-2^-126 checks of the FPU-flushed paths are skipped here; they run on hardware)\n");
     const uint16_t one = bf(1.0f), nz = 0x8000, sub = 0x0040 /* 2^-127 */;
     /* pair order, kp = 1: odd 2^-63 * 2^-63 = 2^-126, then even -2^-76 * 2^-75:
      * exact 2^-126 - 2^-151, which rounds to 2^-126 */
@@ -58,7 +78,7 @@ int test_gemm_edges(void)
         const char *nm = fd_path_name((fd_path)p);
         if (fd_path_supported((fd_path)p)) {
             tested++;
-            CHECKF(run_bf16((fd_path)p, 0, h1, w1, 1) == 0x00800000u, "pair %s: rounds up to 2^-126, kept", nm);
+            if (!emu) CHECKF(run_bf16((fd_path)p, 0, h1, w1, 1) == 0x00800000u, "pair %s: rounds up to 2^-126, kept", nm);
             CHECKF(run_bf16((fd_path)p, 0, h2, w2, 1) == 0x00000000u, "pair %s: subnormal operand read as +0", nm);
             CHECKF(run_bf16((fd_path)p, 0, h3, w3, 1) == 0x80000000u, "pair %s: negative subnormal -> -0", nm);
         }
@@ -73,8 +93,9 @@ int test_gemm_edges(void)
             unsigned csr = fd_ftz_daz_enter();
             f(a, 1, 3, w, 1, out, FD_TILE);
             fd_ftz_daz_leave(csr);
-            CHECKF(fbits(out[0]) == 0x00800000u, "f32 %s: 2^-126 kept, the subnormal weight read as +0 (got %08x)", nm,
-                   fbits(out[0]));
+            if (!emu)
+                CHECKF(fbits(out[0]) == 0x00800000u, "f32 %s: 2^-126 kept, the subnormal weight read as +0 (got %08x)",
+                       nm, fbits(out[0]));
         }
     }
     /* the definitions themselves */

@@ -85,42 +85,6 @@ static const fd_gguf_name MAP[] = {
 #undef A
 #undef P
 
-/* "<arch>.key": an array of at least n elements of a scalar type, else a refusal naming it */
-static const fd_gguf_kv *array(const fd_gguf_set *s, const char *arch, const char *key, int64_t n, int want_float,
-                               fd_err *e)
-{
-    char k[160];
-    snprintf(k, sizeof k, "%s.%s", arch, key);
-    const fd_gguf_kv *kv = fd_gguf_get(&s->f[0], k);
-    int sz = kv && kv->type == FD_GGUF_ARRAY ? fd_gguf_vtype_size(kv->atype) : 0;
-    int isf = kv && (kv->atype == FD_GGUF_F32 || kv->atype == FD_GGUF_F64);
-    if (!kv) { fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is missing", s->f[0].path, k); return NULL; }
-    if (sz <= 0 || kv->alen < (uint64_t)n || kv->abytes < kv->alen * (uint64_t)sz || isf != want_float ||
-        kv->atype == FD_GGUF_STRING) {
-        fd_fail(e, "bad_gguf_config", "", "%s: metadata key %s is not an array of at least block_count %s", s->f[0].path,
-                k, want_float ? "floats" : "integers or bools");
-        return NULL;
-    }
-    return kv;
-}
-
-/* element i of an integer / bool / float array kv (checked by array()) */
-static double elem(const fd_gguf_kv *kv, uint64_t i)
-{
-    const uint8_t *p = kv->adata + i * (uint64_t)fd_gguf_vtype_size(kv->atype);
-    uint64_t u = 0;
-    for (int b = fd_gguf_vtype_size(kv->atype) - 1; b >= 0; b--) u = u << 8 | p[b];
-    switch (kv->atype) {
-    case FD_GGUF_F32: { float f; uint32_t w = (uint32_t)u; memcpy(&f, &w, 4); return f; }
-    case FD_GGUF_F64: { double d; memcpy(&d, &u, 8); return d; }
-    case FD_GGUF_I8: return (int8_t)u;
-    case FD_GGUF_I16: return (int16_t)u;
-    case FD_GGUF_I32: return (int32_t)u;
-    case FD_GGUF_I64: return (double)(int64_t)u;
-    default: return (double)u;
-    }
-}
-
 /* a BOOL metadata key (1 when absent and opt) */
 static int flag(const fd_gguf_set *s, const char *arch, const char *key, int *out, fd_err *e)
 {
@@ -209,17 +173,17 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     if (!r && v != vocab) return fd_gguf_cfg_contradicts(d, s, arch, "vocab_size", v, vocab, "token_embd.weight", e);
     jv_set(d, "vocab_size", jv_int(vocab));
     /* layer kinds: head_count_kv per block, 0 on a KDA (linear_attention) layer */
-    const fd_gguf_kv *kv = array(s, arch, "attention.head_count_kv", L, 0, e);
+    const fd_gguf_kv *kv = fd_gguf_cfg_array(s, arch, "attention.head_count_kv", L, 0, e);
     if (!kv) return fd_gguf_cfg_fail(d);
     unsigned char *kinds = fd_xcalloc((size_t)L + 1, 1);
-    for (int64_t i = 0; i < L; i++) kinds[i] = elem(kv, (uint64_t)i) == 0;
+    for (int64_t i = 0; i < L; i++) kinds[i] = fd_gguf_cfg_elem(kv, (uint64_t)i) == 0;
     jv_set(d, "layer_types", layer_list(kinds, L, "linear_attention", "deepseek_sparse_attention"));
     /* indexer types: one bool a block (true: full), else every layer full */
     char k[160];
     snprintf(k, sizeof k, "%s.attention.indexer.types", arch);
     if (fd_gguf_get(&s->f[0], k)) {
-        if (!(kv = array(s, arch, "attention.indexer.types", L, 0, e))) { free(kinds); return fd_gguf_cfg_fail(d); }
-        for (int64_t i = 0; i < L; i++) kinds[i] = elem(kv, (uint64_t)i) != 0;
+        if (!(kv = fd_gguf_cfg_array(s, arch, "attention.indexer.types", L, 0, e))) { free(kinds); return fd_gguf_cfg_fail(d); }
+        for (int64_t i = 0; i < L; i++) kinds[i] = fd_gguf_cfg_elem(kv, (uint64_t)i) != 0;
     } else memset(kinds, 1, (size_t)L);
     jv_set(d, "indexer_types", layer_list(kinds, L, "full", "shared"));
     int64_t dense;
@@ -246,11 +210,11 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     if ((r = fd_gguf_cfg_num_opt(s, arch, "kda.gate_lower_bound", &f, e)) < 0) return fd_gguf_cfg_fail(d);
     jv_set(d, "linear_lower_bound", r ? jv_null() : jv_float(fd_gguf_f32_decimal(f)));
     /* swiglu_limit: one value a block, the same for the experts and the shared expert */
-    const fd_gguf_kv *ce = array(s, arch, "swiglu_clamp_exp", L, 1, e), *cs = ce ? array(s, arch, "swiglu_clamp_shexp", L, 1, e) : NULL;
+    const fd_gguf_kv *ce = fd_gguf_cfg_array(s, arch, "swiglu_clamp_exp", L, 1, e), *cs = ce ? fd_gguf_cfg_array(s, arch, "swiglu_clamp_shexp", L, 1, e) : NULL;
     if (!cs) return fd_gguf_cfg_fail(d);
-    double lim = elem(ce, 0);
+    double lim = fd_gguf_cfg_elem(ce, 0);
     for (int64_t i = 0; i < L; i++)
-        if (elem(ce, (uint64_t)i) != lim || elem(cs, (uint64_t)i) != lim) {
+        if (fd_gguf_cfg_elem(ce, (uint64_t)i) != lim || fd_gguf_cfg_elem(cs, (uint64_t)i) != lim) {
             fd_fail(e, "bad_gguf_config", "", "%s: metadata keys %s.swiglu_clamp_exp / swiglu_clamp_shexp are not one "
                     "value for every block (glm5_next has one swiglu_limit)", s->f[0].path, arch);
             return fd_gguf_cfg_fail(d);

@@ -8,9 +8,11 @@
  * num_expert_group, moe_renormalize, num_shared_experts, model_max_length)
  * and the hub's linear_attn_config.  On disk: the MoE / MLP under
  * block_sparse_moe. (save_pretrained writes the dense MLP there too), experts
- * w1 / w2 / w3.  docs/MODEL-DEEPSEEK.md §9. */
+ * w1 / w2 / w3.  GGUF: llama.cpp's "kimi-linear" (kl_gguf.c).
+ * docs/MODEL-DEEPSEEK.md §9. */
 #include "engine/arch/deepseek_v3/ds3.h"
 #include "engine/config.h"
+#include "engine/gguf_model.h"
 #include "engine/ops/kda.h"
 #include "engine/ops/ops.h"
 #include "util/bf16.h"
@@ -269,7 +271,9 @@ static int kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     if (!tow) goto out;
     dt = fd_op_vec_f32(tdt, Q);
     Alog = fd_xmalloc(nh * 4);
-    for (size_t h = 0; h < nh; h++) Alog[h] = F(BF(fd_tensor_f32_at(tal, h))); /* a bf16 parameter, .float() */
+    /* a bf16 parameter, .float(); from a GGUF read as stored (W->gstored) the
+     * A_log view holds the converter's ssm_a = -exp(A_log), float32 */
+    for (size_t h = 0; h < nh; h++) Alog[h] = W->gstored ? fd_tensor_f32_at(tal, h) : F(BF(fd_tensor_f32_at(tal, h)));
     ow = fd_op_vec_bf16(tow, 0, d);
     mix = fd_xmalloc(S * 3 * Q * 2);
     t16 = fd_xmalloc(S * Q * 2 + 2);
@@ -285,7 +289,11 @@ static int kda(const fd_mm *m, const fd_weights *W, const fd_glm_config *c, long
     fd_lin_apply(m, &fa, x, S, a16);
     fd_lin_apply(m, &fb, a16, S, t16);
     g = fd_xmalloc(S * Q * 4);
-    fd_op_kda_gate_softplus(KL_VML, t16, dt, Alog, S, nh, d, g);
+    if (W->gstored) { /* exp(A_log) = -ssm_a */
+        for (size_t h = 0; h < nh; h++) Alog[h] = -Alog[h];
+        fd_op_kda_gate_softplus_decay(KL_VML, t16, dt, Alog, S, nh, d, g);
+    } else
+        fd_op_kda_gate_softplus(KL_VML, t16, dt, Alog, S, nh, d, g);
     fd_op_dump(L, "kda_g", "f32", g, S * Q * 4);
     b16 = fd_xmalloc(S * nh * 2 + 2);
     fd_lin_apply(m, &bp, x, S, b16);
@@ -342,10 +350,13 @@ static uint64_t wide(const fd_glm_config *c)
 static const char *const RENAMES[] = {".block_sparse_moe.", ".mlp.", ".w1.", ".gate_proj.", ".w3.", ".up_proj.",
                                       ".w2.", ".down_proj.", NULL};
 
+extern const fd_gguf_arch FD_GGUF_KIMI_LINEAR; /* kl_gguf.c */
+extern const fd_gguf_stored FD_GGUF_KL_STORED;
+
 const fd_arch FD_ARCH_KIMI_LINEAR = {
     .info = {"kimi_linear", "KimiLinearForCausalLM",
              "Kimi Linear: KDA linear attention and MLA without RoPE (layer_types), deepseek_v3's sigmoid-routed MoE",
-             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4"},
+             "docs/MODEL-DEEPSEEK.md", "bf16, fp8-block, nvfp4, gguf"},
     .prefix = "model.",
     .parse = parse_kl,
     .free_ext = free_ext,
@@ -358,4 +369,6 @@ const fd_arch FD_ARCH_KIMI_LINEAR = {
     .wide = wide,
     .presets = FD_KIMI_LINEAR_PRESETS,
     .renames = RENAMES,
+    .gguf = &FD_GGUF_KIMI_LINEAR,
+    .gguf_stored = &FD_GGUF_KL_STORED,
 };
