@@ -150,6 +150,13 @@ const fd_gguf_kv *fd_gguf_cfg_array(const fd_gguf_set *s, const char *arch, cons
 /* Element i of an array fd_gguf_cfg_array accepted, as a double. */
 double fd_gguf_cfg_elem(const fd_gguf_kv *kv, uint64_t i);
 
+/* The disclosure of a KDA model read from llama.cpp's converter (glm5-next,
+ * kimi-linear): what the converter rewrote and how the forward takes it. */
+#define FD_GGUF_KDA_STORED                                                                                              \
+    "llama.cpp's converter stores the KDA ssm_a = -exp(float32(A_log)) in place of A_log (no bit-exact inverse): the " \
+    "forward takes exp(A_log) = -ssm_a where transformers computes exp(A_log); kv_b_proj's split into attn_k_b / "    \
+    "attn_v_b, the conv1d reshape and the expert stacking are undone exactly"
+
 /* The shortest decimal (up to 9 significant digits) whose float32 rounding
  * is the float32 metadata value v: the config.json number the converter
  * read (1e-06 for 9.999999974752427e-07); v itself when none is shorter. */

@@ -83,22 +83,6 @@ static const fd_gguf_kv *array(const fd_gguf_set *s, const char *arch, const cha
     return kv;
 }
 
-static double elem(const fd_gguf_kv *kv, uint64_t i)
-{
-    const uint8_t *p = kv->adata + i * (uint64_t)fd_gguf_vtype_size(kv->atype);
-    uint64_t u = 0;
-    for (int b = fd_gguf_vtype_size(kv->atype) - 1; b >= 0; b--) u = u << 8 | p[b];
-    switch (kv->atype) {
-    case FD_GGUF_F32: { float f; uint32_t w = (uint32_t)u; memcpy(&f, &w, 4); return f; }
-    case FD_GGUF_F64: { double d; memcpy(&d, &u, 8); return d; }
-    case FD_GGUF_I8: return (int8_t)u;
-    case FD_GGUF_I16: return (int16_t)u;
-    case FD_GGUF_I32: return (int32_t)u;
-    case FD_GGUF_I64: return (double)(int64_t)u;
-    default: return (double)u;
-    }
-}
-
 /* compress_ratios (the per-layer compression rate: 0 sliding, 4 CSA, any other HCA, as llama.cpp's deepseek4
  * reads it) -> layer_types, compress_rates; hash_layer_count -> mlp_layer_types */
 static jv *layers(jv *d, const fd_gguf_set *s, const char *arch, int64_t L, fd_err *e)
@@ -110,7 +94,7 @@ static jv *layers(jv *d, const fd_gguf_set *s, const char *arch, int64_t L, fd_e
     jv_set(d, "layer_types", lt);
     jv_set(d, "mlp_layer_types", mt);
     for (int64_t i = 0; i < L; i++) {
-        double r = elem(cr, (uint64_t)i);
+        double r = fd_gguf_cfg_elem(cr, (uint64_t)i);
         if (r < 0 || r > 65536 || r != (double)(int64_t)r || r == 1 || (hca && r != 0 && r != 4 && (int64_t)r != hca))
             return bad(d, s, arch, "attention.compress_ratios", "is not 0 (sliding), 4 (CSA) or one HCA rate > 1 per layer", e);
         if (r != 0 && r != 4) hca = (int64_t)r;
@@ -214,9 +198,9 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     const fd_gguf_kv *ce = array(s, arch, "swiglu_clamp_exp", L, 1, e), *cs = ce ? array(s, arch, "swiglu_clamp_shexp", L, 1, e) : NULL;
     if (!cs) return fd_gguf_cfg_fail(d);
     for (int64_t i = 0; i < L; i++)
-        if (elem(ce, (uint64_t)i) != elem(ce, 0) || elem(cs, (uint64_t)i) != elem(ce, 0))
+        if (fd_gguf_cfg_elem(ce, (uint64_t)i) != fd_gguf_cfg_elem(ce, 0) || fd_gguf_cfg_elem(cs, (uint64_t)i) != fd_gguf_cfg_elem(ce, 0))
             return bad(d, s, arch, "swiglu_clamp_exp", "differs across layers or from swiglu_clamp_shexp (one swiglu_limit)", e);
-    jv_set(d, "swiglu_limit", jv_float(fd_gguf_f32_decimal(elem(ce, 0))));
+    jv_set(d, "swiglu_limit", jv_float(fd_gguf_f32_decimal(fd_gguf_cfg_elem(ce, 0))));
     char k[160];
     snprintf(k, sizeof k, "%s.expert_weights_norm", arch);
     const fd_gguf_kv *kv = fd_gguf_get(&s->f[0], k);

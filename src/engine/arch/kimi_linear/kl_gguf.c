@@ -140,11 +140,6 @@ static jv *config(const fd_gguf_set *s, const char *arch, fd_err *e)
     return d;
 }
 
-#define STORED                                                                                                          \
-    "llama.cpp's converter stores the KDA ssm_a = -exp(float32(A_log)) in place of A_log (no bit-exact inverse): the " \
-    "forward takes exp(A_log) = -ssm_a where transformers computes exp(A_log); kv_b_proj's split into attn_k_b / "    \
-    "attn_v_b, the conv1d reshape and the expert stacking are undone exactly"
-
 static const char *const NAMES[] = {"kimi-linear", NULL};
 const fd_gguf_arch FD_GGUF_KIMI_LINEAR = {NAMES, FD_GGUF_DS2_MAP, config, NULL, NULL, NULL};
-const fd_gguf_stored FD_GGUF_KL_STORED = {NULL, STORED};
+const fd_gguf_stored FD_GGUF_KL_STORED = {NULL, FD_GGUF_KDA_STORED};
