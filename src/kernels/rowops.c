@@ -11,18 +11,7 @@
  * is the portable loop's exact operation sequence on 16 / 8 lanes.  A
  * bench build may compile this file with -DFD_EW_NO_AVX512 (and
  * -DFD_EW_NO_AVX2) to run what an AVX2-only (or older) CPU runs. */
-#if defined(__x86_64__)
-#ifdef FD_EW_NO_AVX512
-#define HAVE_512 0
-#else
-#define HAVE_512 __builtin_cpu_supports("avx512f")
-#endif
-#ifdef FD_EW_NO_AVX2
-#define HAVE_256 0
-#else
-#define HAVE_256 (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-#endif
-#endif
+#include "kernels/ew_isa.h"
 
 /* aarch64: rowops_neon.c (the same operations, 8 or 4 lanes a step; returns
  * how many leading elements it did) */

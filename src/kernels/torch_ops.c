@@ -5,21 +5,8 @@
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
-/* The vector builds below are chosen by CPU features only (issue 24.4):
- * AVX-512F first, then AVX2 + FMA, then the one-lane loops, all the same
- * bits.  A bench build may compile this file with -DFD_EW_NO_AVX512 (and
- * -DFD_EW_NO_AVX2) to run what an AVX2-only (or older) CPU runs. */
-#ifdef FD_EW_NO_AVX512
-#define HAVE_512 0
-#else
-#define HAVE_512 __builtin_cpu_supports("avx512f")
 #endif
-#ifdef FD_EW_NO_AVX2
-#define HAVE_256 0
-#else
-#define HAVE_256 (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-#endif
-#endif
+#include "kernels/ew_isa.h" /* HAVE_512 / HAVE_256: the vector build, by CPU features */
 
 static void expf_isa(const float *x, float *y, size_t n, int silu, int isa);
 
