@@ -288,81 +288,49 @@ static void gemm_avx2_any(const uint32_t *hid, size_t np, size_t kp, const uint3
  * registers are live; the A values come pre-split into fp32 planes and are
  * broadcast from memory.  The old 4 x 1 block (8 accumulators, each two
  * dependent FMAs per pair) was bound by the FMA latency at half the peak. */
-#define ACC12(X) X(0) X(1) X(2) X(3) X(4) X(5)
-__attribute__((target("avx2,fma")))
-static void block_avx2_6x1(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
-{
-    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
-#define DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
-    ACC12(DECL)
-#undef DECL
-    for (size_t k = 0; k < kp; k++) {
-        const uint32_t *bk = b + k * FD_TILE;
-        __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));
-        __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));
-#define ODD(i)                                                                                   \
+/* One body for both blocks: ROWS lists the rows (a macro X-list). */
+#define A2_DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
+#define A2_FMA(i, plane)                                                                         \
     {                                                                                            \
-        __m256 a_ = _mm256_broadcast_ss(ao + (size_t)(i) * kp + k);                               \
+        __m256 a_ = _mm256_broadcast_ss(plane + (size_t)(i) * kp + k);                            \
         c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
         c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
     }
-        ACC12(ODD)
-#undef ODD
-        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));
-        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));
-#define EVEN(i)                                                                                  \
-    {                                                                                            \
-        __m256 a_ = _mm256_broadcast_ss(ae + (size_t)(i) * kp + k);                               \
-        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
-        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
+#define A2_ODD(i) A2_FMA(i, ao)
+#define A2_EVEN(i) A2_FMA(i, ae)
+#define A2_ST(i) _mm256_storeu_ps(out + (size_t)(i) * ostride, c##i##0); _mm256_storeu_ps(out + (size_t)(i) * ostride + 8, c##i##1);
+#define A2_BLOCK(NAME, ROWS)                                                                                           \
+    __attribute__((target("avx2,fma"))) static void NAME(const float *ao, const float *ae, size_t kp, const uint32_t *b, \
+                                                         float *out, size_t ostride)                                   \
+    {                                                                                                                  \
+        const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);                                                        \
+        ROWS(A2_DECL)                                                                                                  \
+        for (size_t k = 0; k < kp; k++) {                                                                              \
+            const uint32_t *bk = b + k * FD_TILE;                                                                      \
+            __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));        \
+            __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm));                                                 \
+            __m256 b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));                                                 \
+            ROWS(A2_ODD)                                                                                               \
+            b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));                                                       \
+            b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));                                                       \
+            ROWS(A2_EVEN)                                                                                              \
+        }                                                                                                              \
+        ROWS(A2_ST)                                                                                                    \
     }
-        ACC12(EVEN)
-#undef EVEN
-    }
-#define ST(i) _mm256_storeu_ps(out + (size_t)(i) * ostride, c##i##0); _mm256_storeu_ps(out + (size_t)(i) * ostride + 8, c##i##1);
-    ACC12(ST)
-#undef ST
-}
-#undef ACC12
-
+#define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ROWS4(X) X(0) X(1) X(2) X(3)
+A2_BLOCK(block_avx2_6x1, ROWS6)
 /* The same for the 4 positions a 64-position block leaves (8 accumulators:
  * 16 FMAs per pair against 8-cycle chains still fill both FMA pipes). */
-#define ACC8(X) X(0) X(1) X(2) X(3)
-__attribute__((target("avx2,fma")))
-static void block_avx2_4x1(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
-{
-    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
-#define DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
-    ACC8(DECL)
-#undef DECL
-    for (size_t k = 0; k < kp; k++) {
-        const uint32_t *bk = b + k * FD_TILE;
-        __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));
-        __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));
-#define ODD(i)                                                                                   \
-    {                                                                                            \
-        __m256 a_ = _mm256_broadcast_ss(ao + (size_t)(i) * kp + k);                               \
-        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
-        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
-    }
-        ACC8(ODD)
-#undef ODD
-        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));
-        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));
-#define EVEN(i)                                                                                  \
-    {                                                                                            \
-        __m256 a_ = _mm256_broadcast_ss(ae + (size_t)(i) * kp + k);                               \
-        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
-        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
-    }
-        ACC8(EVEN)
-#undef EVEN
-    }
-#define ST(i) _mm256_storeu_ps(out + (size_t)(i) * ostride, c##i##0); _mm256_storeu_ps(out + (size_t)(i) * ostride + 8, c##i##1);
-    ACC8(ST)
-#undef ST
-}
-#undef ACC8
+A2_BLOCK(block_avx2_4x1, ROWS4)
+#undef ROWS6
+#undef ROWS4
+#undef A2_BLOCK
+#undef A2_ST
+#undef A2_EVEN
+#undef A2_ODD
+#undef A2_FMA
+#undef A2_DECL
 
 /* A is split into fp32 planes in groups of 6-row blocks whose planes stay
  * under 64 KiB: one small buffer per call (planes of all the rows, 128 KiB
