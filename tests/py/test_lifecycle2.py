@@ -437,6 +437,8 @@ def test_capture_binding(up):
               rc == 0 and runtime_of(mout)["capture_tool"]["resolved_panel_binding"] == ev
               and load(os.path.join(mout, "fidelity-dataset.json"))["capture"]["capture_content_digest"]
               == load(os.path.join(out, "fidelity-dataset.json"))["capture"]["capture_content_digest"], text)
+        if rc == 0:
+            check_bound_identity("mpirun -np 2, merged", mout, root, load(bfile), [])
 
     # the bound capture's panel identity (hf_capture's bind_resolved_panel_tokenizer) and no equivalence
     check_bound_identity("byte-identical tokenizer files", out, root, load(bfile), [])
@@ -446,6 +448,9 @@ def test_capture_binding(up):
           and not os.path.exists(os.path.join(plain, "panel", "panel-receipt.json"))
           and set(pm["tokenizer"]) == {"id", "repository", "revision", "vocab_size", "add_special_tokens",
                                        "chat_template_applied"}, pm)
+    rc, text = run(BIN, "compare", "--reference", out, "--candidate", plain, "--out", os.path.join(WORK, "cmp-bound"))
+    check("compare: a bound root against an unbound capture of the same panel passes PANEL-D6 (the keys both "
+          "tokenizer blocks carry agree)", rc == 0, text)
     tampered = os.path.join(WORK, "binding-tampered.json")
     t = load(bfile)
     t["tokenizer"]["files"][0]["sha256"] = "0" * 64
