@@ -260,7 +260,7 @@ for bin in $BINS; do
 done
 # issue 23: the remaining lifecycle pieces: our panels bind (panel build --upstream-layout), capture --panel-binding, strict JSON duplicate keys, architectures prepare with the Python tool's flags
 for bin in $BINS; do
-    step py "lifecycle 2: panel build --upstream-layout = resolve_panel binding, capture --panel-binding evidence, duplicate-key refusals, architectures prepare/list ($bin)" \
+    step py "lifecycle 2: panel build --upstream-layout = resolve_panel binding, capture --panel-binding evidence (tokenizer_equivalences + disclosures, the binding's tokenizer/receipt identity), duplicate-key refusals, architectures prepare/list ($bin)" \
         python3 tests/py/test_lifecycle2.py "$bin"
 done
 # issue 20: deepseek_v4's release weight format (FP8 e4m3 Linears + packed fp4 experts, E8M0 .scale): loads, same digest as the decoded bf16 checkpoint, across threads / schedules / kernels, refusals by name

@@ -104,6 +104,8 @@ typedef struct cap {
     fd_panel P;
     int mm_open, wopen, popen_, lo;
     jv *scope, *files, *probe, *disc, *dbits, *shard_of, *swin, *binding;
+    jv *btok;                       /* --panel-binding: the binding's tokenizer block (the manifest's) */
+    const char *breceipt;           /* ...and its receipt's declared digest (borrowed from binding) */
     fd_panel_window *all_w;         /* a shard narrows P to its windows; restored before the free */
     size_t all_n, lo_w;
     const char *dest;
@@ -276,6 +278,15 @@ static int load_panel(cap *x, jv **manifest, int *done, fd_err *e)
         fd_capture_panel_binding(o->panel_binding, o->panel_binding_sha256, o->panel, o->panel_role ? o->panel_role : "final",
                                  o->panel_tokenizer_root ? o->panel_tokenizer_root : o->model, P, &x->binding, e))
         return -1;
+    if (x->binding) { /* hf_capture: the binding's identities, its equivalences' disclosures first among ours */
+        if (fd_panel_binding_identity(x->binding, P, &x->btok, &x->breceipt, e)) return -1;
+        jv *bd = fd_panel_binding_disclosures(x->binding);
+        for (size_t i = 0; bd && x->disc && i < x->disc->u.a.n; i++) jv_push(bd, jv_copy(x->disc->u.a.v[i]));
+        if (bd) {
+            jv_free(x->disc);
+            x->disc = bd;
+        }
+    }
     for (size_t i = 0; i < P->n; i++)
         if (mask_all_ones(&P->w[i], e)) return -1;
     if (!sh) return 0;
@@ -395,6 +406,11 @@ static int fill_identity(cap *x, fd_ds_identity *id, fd_err *e)
     id->config_sha256 = x->cfg;
     id->checkpoint_files = x->files;
     id->resolved_panel_binding = x->binding;
+    if (x->binding) {
+        id->tokenizer = x->btok;
+        id->panel_receipt_sha256 = x->breceipt;
+        id->panel_receipt_file = "panel/panel-receipt.json";
+    }
     /* the architecture the forward ran: the config's model_type */
     snprintf(x->engine, sizeof x->engine, "fidelity C forward: %s, transformers 5.16 rounding points, eager attention, "
              "bf16 products in the %s order", x->c.arch->info.model_type, fd_order_name(o->order));
@@ -525,6 +541,32 @@ static void cap_free(cap *x)
     jv_free(x->dbits);
     jv_free(x->swin);
     jv_free(x->binding);
+    jv_free(x->btok);
+}
+
+/* A bound capture ships the panel's receipt byte for byte as
+ * panel/panel-receipt.json (hf_capture's panel_receipt_file), once its bytes
+ * are still the ones the binding's receipt_file_sha256 named. */
+static int ship_panel_receipt(cap *x, fd_err *e)
+{
+    if (!x->binding) return 0;
+    char *src = fd_path_join(x->o->panel, "panel.receipt.json"), sha[65];
+    fd_buf raw = {0};
+    int rc = fd_read_file(src, (size_t)256 << 20, &raw, e);
+    if (!rc) {
+        fd_sha256_hex(raw.p, raw.n, sha);
+        if (strcmp(sha, x->P.panel_receipt_sha256))
+            rc = fd_fail(e, "panel_binding_refused", "", "%s: panel receipt changed after load: expected %s, observed %s", src,
+                         x->P.panel_receipt_sha256, sha);
+    }
+    if (!rc) {
+        char *dst = fd_path_join(fd_dsw_staging(x->dw), "panel/panel-receipt.json");
+        rc = fd_write_atomic(dst, raw.p, raw.n, e);
+        free(dst);
+    }
+    fd_buf_free(&raw);
+    free(src);
+    return rc;
 }
 
 static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **manifest, fd_err *e)
@@ -543,7 +585,7 @@ static int capture_impl(const fd_capture_opts *o, fd_capture_shard *sh, jv **man
      * windows live on in OUT.resume/, hard-linked) */
     if (o->resume && !sh) fd_shard_clean_partials(x->dest);
     if (!(x->dw = fd_dsw_begin(x->dest, &id, e))) goto out;
-    if (write_windows(x, e) || head_and_recheck(x, e)) goto out;
+    if (ship_panel_receipt(x, e) || write_windows(x, e) || head_and_recheck(x, e)) goto out;
     rc = fd_dsw_finish(x->dw, manifest, e);
     x->dw = NULL;
     if (!rc && x->jr.dir) {

@@ -62,6 +62,7 @@ static int same_run(const shard *a, const shard *b, const char *dir, fd_err *e)
         {"dataset", "id"}, {"dataset", "name"}, {"dataset", "role"}, {"dataset", "author"}, {"dataset", "license"},
         {"dataset", "repository"}, {"runtime", "lane"}, {"runtime", "stack_fingerprint_sha256"}, {"weights", NULL},
         {"scope", NULL}, {"panel", "panel_id"}, {"panel", "repository"}, {"panel", "revision"}, {"panel", "tokenizer"},
+        {"panel", "panel_receipt_sha256"}, {"panel", "panel_receipt_file"},
         {"panel", "scoring_window"}, {"panel", "context_length"}, {"head", "tensor_content_sha256"},
         {"capture", "form"}, {"capture", "vocab_size"}, {"capture", "hidden_width"}, {"disclosures", NULL},
         {"generation_sanity_probe", NULL}, {"coverage", "declared_records"}, {"coverage", "subset_detail"}};
@@ -180,6 +181,19 @@ static int add_record(fd_dsw *w, const fd_side *s, const fd_ctx *c, fd_err *e)
     return rc;
 }
 
+/* a bound capture's panel/panel-receipt.json, byte for byte (the shard verified under its checksums) */
+static int copy_receipt(const char *dir, fd_dsw *w, fd_err *e)
+{
+    char *src = fd_path_join(dir, "panel/panel-receipt.json"), *dst = fd_path_join(fd_dsw_staging(w), "panel/panel-receipt.json");
+    fd_buf raw = {0};
+    int rc = fd_read_file(src, (size_t)256 << 20, &raw, e);
+    if (!rc) rc = fd_write_atomic(dst, raw.p, raw.n, e);
+    fd_buf_free(&raw);
+    free(src);
+    free(dst);
+    return rc;
+}
+
 static int write_merged(const fd_merge_opts *o, shard *sh, size_t n, jv **manifest, fd_err *e)
 {
     const jv *m = sh[0].s.manifest, *rt = sh[0].runtime, *ds = jv_get(m, "dataset"), *wt = jv_get(m, "weights");
@@ -205,6 +219,8 @@ static int write_merged(const fd_merge_opts *o, shard *sh, size_t n, jv **manife
     id.panel_repository = str_or(path_get(m, "panel", "repository"));
     id.panel_revision = str_or(path_get(m, "panel", "revision"));
     id.tokenizer = path_get(m, "panel", "tokenizer");
+    id.panel_receipt_sha256 = str_or(path_get(m, "panel", "panel_receipt_sha256"));
+    id.panel_receipt_file = str_or(path_get(m, "panel", "panel_receipt_file"));
     id.scoring_window = path_get(m, "panel", "scoring_window");
     id.checkpoint_identity_sha256 = str_or(jv_get(wt, "checkpoint_identity_sha256"));
     id.config_sha256 = str_or(jv_get(wt, "config_sha256"));
@@ -229,8 +245,13 @@ static int write_merged(const fd_merge_opts *o, shard *sh, size_t n, jv **manife
     id.form = "hidden";
     int rc = -1;
     uint16_t *head = NULL;
-    fd_dsw *w = fd_dsw_begin(o->out, &id, e);
-    if (!w) goto out;
+    fd_dsw *w = NULL;
+    if (id.panel_receipt_file && strcmp(id.panel_receipt_file, "panel/panel-receipt.json")) {
+        fd_fail(e, "not_a_shard", "", "%s: panel.panel_receipt_file is not panel/panel-receipt.json", sh[0].s.root);
+        goto out;
+    }
+    if (!(w = fd_dsw_begin(o->out, &id, e))) goto out;
+    if (id.panel_receipt_file && copy_receipt(sh[0].s.root, w, e)) goto out;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < sh[i].s.n; k++)
             if (add_record(w, &sh[i].s, &sh[i].s.ctx[k], e)) goto out;

@@ -466,10 +466,10 @@ int fd_resolve_panel(const char *panel_dir, const char *role, const char *tokeni
 }
 
 int fd_resolve_panel_ex(const char *panel_dir, const char *role, const char *tokenizer_root, jv **binding,
-                        size_t *equivalences, fd_err *e)
+                        jv **equivalences, fd_err *e)
 {
     *binding = NULL;
-    if (equivalences) *equivalences = 0;
+    if (equivalences) *equivalences = NULL;
     if (!role) role = "final";
     char *root = realpath(panel_dir, NULL);
     struct stat st;
@@ -486,7 +486,10 @@ int fd_resolve_panel_ex(const char *panel_dir, const char *role, const char *tok
         !check_windows(&x, e) && !check_closure(&x, e) && !check_suites(&x, e) && !check_receipt_counts(&x, e) &&
         (*binding = binding_json(&x, e)))
         rc = 0;
-    if (!rc && equivalences) *equivalences = x.tb.equivalences;
+    if (!rc && equivalences) {
+        *equivalences = x.tb.equivalences ? x.tb.equivalences : jv_arr();
+        x.tb.equivalences = NULL;
+    }
     free(root);
     fd_buf_free(&x.panel_raw);
     fd_buf_free(&x.receipt_raw);
@@ -497,6 +500,7 @@ int fd_resolve_panel_ex(const char *panel_dir, const char *role, const char *tok
     pb_tree_free(&x.tree);
     pb_tokfiles_free(x.tb.files, x.tb.n_files);
     jv_free(x.tb.receipt);
+    jv_free(x.tb.equivalences);
     fd_strv_free(&x.seen);
     fd_strv_free(&x.used);
     free(x.sel);

@@ -56,7 +56,8 @@ typedef struct tokbind {
     tokfile *files;
     size_t n_files;
     int verified;
-    size_t equivalences;  /* files admitted through a .reference copy (not byte for byte) */
+    jv *equivalences;     /* the records of the files admitted through a .reference copy (not byte for
+                           * for byte), in file order: panel.py's tokenizer_equivalences(); NULL: none */
     char identity[65];
     jv *receipt;  /* NULL: null */
 } tokbind;

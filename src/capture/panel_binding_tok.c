@@ -115,11 +115,48 @@ void pb_tokfiles_free(tokfile *t, size_t n)
     free(t);
 }
 
+/* panel.py's reasons and rules, word for word (they are sealed into the
+ * dataset's runtime receipt and its disclosures) */
+#define RULE_LOADER "canonical JSON equal after dropping loader-only keys"
+#define RULE_PROVENANCE "per-model provenance: the panel's identity is tokenizer.json + tokenizer_config.json; " \
+                        "this file is the target's own"
+#define REASON_TOKCFG "the panel is transported token ids and is never re-tokenized; the tokenizer files are " \
+                      "identity evidence, not computation"
+#define REASON_CONFIG "transformers_version is the saver's version, not a model property; the panel is " \
+                      "transported token ids and is never re-tokenized"
+#define REASON_PROVENANCE "the panel is transported token ids and is never re-tokenized; this file is identity " \
+                          "evidence for the target, not the panel"
+
+/* the record's common part: name, rule, both digests and sizes */
+static jv *equivalence_record(const char *name, const char *rule, const fd_buf *root_raw, const fd_buf *cand_raw)
+{
+    char rs[65], cs[65];
+    fd_sha256_hex(root_raw->p, root_raw->n, rs);
+    fd_sha256_hex(cand_raw->p, cand_raw->n, cs);
+    jv *r = jv_obj();
+    jv_set(r, "name", jv_str(name));
+    jv_set(r, "rule", jv_str(rule));
+    jv_set(r, "root_sha256", jv_str(rs));
+    jv_set(r, "root_bytes", jv_int((int64_t)root_raw->n));
+    jv_set(r, "candidate_sha256", jv_str(cs));
+    jv_set(r, "candidate_bytes", jv_int((int64_t)cand_raw->n));
+    return r;
+}
+
+static jv *key_list(int present, const char *key)
+{
+    jv *a = jv_arr();
+    if (present) jv_push(a, jv_str(key));
+    return a;
+}
+
 /* canonical JSON equal after dropping the loader-only key (config.json:
  * transformers_version; tokenizer_config.json: local_files_only), and at
- * least one side dropped it. */
-static int loader_equivalent(const char *name, const char *key, const fd_buf *root_raw, const fd_buf *cand_raw, fd_err *e)
+ * least one side dropped it; *record gets panel.py's evidence record. */
+static int loader_equivalent(const char *name, const char *key, const fd_buf *root_raw, const fd_buf *cand_raw,
+                             jv **record, fd_err *e)
 {
+    *record = NULL;
     fd_err pe;
     jv *r = jv_parse(root_raw->p, root_raw->n, &pe), *c = r ? jv_parse(cand_raw->p, cand_raw->n, &pe) : NULL;
     int rc = 0;
@@ -153,6 +190,14 @@ static int loader_equivalent(const char *name, const char *key, const fd_buf *ro
         } else if (!dr && !dc)
             rc = perr(e, "tokenizer artifact %s fails its SHA-256 and differs from the root's only in serialization; "
                          "loader-key equivalence admits ['%s'], not a re-serialization", name, key);
+        else {
+            jv *rec = equivalence_record(name, RULE_LOADER, root_raw, cand_raw);
+            jv_set(rec, "loader_keys_allowlist", key_list(1, key));
+            jv_set(rec, "keys_dropped_from_root", key_list(dr, key));
+            jv_set(rec, "keys_dropped_from_candidate", key_list(dc, key));
+            jv_set(rec, "reason", jv_str(strcmp(name, "config.json") ? REASON_TOKCFG : REASON_CONFIG));
+            *record = rec;
+        }
         fd_buf_free(&a);
         fd_buf_free(&b);
     }
@@ -161,8 +206,10 @@ static int loader_equivalent(const char *name, const char *key, const fd_buf *ro
     return rc;
 }
 
-/* One bound tokenizer artifact under base: its (root's) length, or a refusal. */
-static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *length, size_t *equivalences, fd_err *e)
+/* One bound tokenizer artifact under base: its (root's) length, or a
+ * refusal; a file admitted through its .reference copy appends its record
+ * to *equivalences (created on first use). */
+static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *length, jv **equivalences, fd_err *e)
 {
     char *path = fd_path_join(base, t->name);
     char sha[65];
@@ -199,14 +246,20 @@ static int verify_tok_artifact(const char *base, const tokfile *t, int64_t *leng
         rc = perr(e, "cannot read tokenizer artifact %s: %s", t->name, he.msg);
     } else {
         char rs[65];
+        jv *rec = NULL;
         fd_sha256_hex(rr.p, rr.n, rs);
         if (strcmp(rs, t->sha) || (t->size >= 0 && (int64_t)rr.n != t->size))
             rc = perr(e, "%s/%s does not carry the root's bound %s (its own SHA-256 fails)", REFERENCE_SUBDIR, t->name, t->name);
         else if (!provenance)
-            rc = loader_equivalent(t->name, config ? "transformers_version" : "local_files_only", &rr, &cr, e);
-        if (!rc) {
+            rc = loader_equivalent(t->name, config ? "transformers_version" : "local_files_only", &rr, &cr, &rec, e);
+        else {
+            rec = equivalence_record(t->name, RULE_PROVENANCE, &rr, &cr);
+            jv_set(rec, "reason", jv_str(REASON_PROVENANCE));
+        }
+        if (!rc) { /* admitted through the .reference copy, not byte for byte */
             *length = (int64_t)rr.n;
-            (*equivalences)++; /* admitted through the .reference copy, not byte for byte */
+            if (!*equivalences) *equivalences = jv_arr();
+            jv_push(*equivalences, rec);
         }
     }
     fd_buf_free(&rr);

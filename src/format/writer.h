@@ -17,6 +17,11 @@ typedef struct fd_ds_identity {
     const jv *scope;              /* NULL: the native root scope */
     const char *panel_id, *panel_name, *panel_repository, *panel_revision;
     const jv *tokenizer;          /* NULL: a minimal tokenizer block */
+    /* panel.panel_receipt_sha256 of the manifest and of panel/panel.json
+     * (traceability only, PANEL-D2; a bound capture's receipt identity);
+     * NULL: null.  panel_receipt_file: the manifest's panel.panel_receipt_file
+     * (the caller writes those bytes under fd_dsw_staging); NULL: absent. */
+    const char *panel_receipt_sha256, *panel_receipt_file;
     const char *checkpoint_identity_sha256, *config_sha256;
     const jv *checkpoint_files;   /* [{name,size,sha256}] or NULL */
     const jv *resolved_panel_binding; /* runtime capture_tool.resolved_panel_binding; NULL: null */

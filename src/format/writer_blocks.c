@@ -148,7 +148,7 @@ jv *fd_dsw_panel_binding_doc(const fd_dsw *w)
     jv_set(d, "token_digest_algorithm", alg);
     jv_set(d, "repository", str_or_null(w->id.panel_repository));
     jv_set(d, "revision", str_or_null(w->id.panel_revision));
-    jv_set(d, "panel_receipt_sha256", jv_null());
+    jv_set(d, "panel_receipt_sha256", str_or_null(w->id.panel_receipt_sha256));
     jv_set(d, "contexts", jv_int((int64_t)w->panel_records->u.a.n));
     jv_set(d, "context_length", jv_int(w->id.context_length));
     jv_set(d, "positions_per_context", jv_copy(jv_get(w->panel_records->u.a.v[0], "prediction_positions")));
@@ -430,7 +430,8 @@ static jv *manifest_panel(const fd_dsw *w, const jv *panel_doc)
     jv_set(p, "panel_file_sha256", jv_str(ZERO64));
     jv_set(p, "suite_token_hash_sha256", jv_copy(jv_get(panel_doc, "suite_token_hash_sha256")));
     jv_set(p, "panel_token_sha256_legacy", jv_copy(jv_get(panel_doc, "panel_token_sha256_legacy")));
-    jv_set(p, "panel_receipt_sha256", jv_null());
+    jv_set(p, "panel_receipt_sha256", str_or_null(w->id.panel_receipt_sha256));
+    if (w->id.panel_receipt_file) jv_set(p, "panel_receipt_file", jv_str(w->id.panel_receipt_file));
     jv_set(p, "repository", str_or_null(w->id.panel_repository));
     jv_set(p, "revision", str_or_null(w->id.panel_revision));
     jv_set(p, "contexts", jv_int((int64_t)w->panel_records->u.a.n));

@@ -9,7 +9,10 @@
    tokenizer.files_sha256, parameters, final_* counts).
 2. capture --panel-binding FILE: the binding's file digest recorded where the
    Python tool's hf_capture.py records it (runtime capture_tool
-   resolved_panel_binding*), verified against the panel used.
+   resolved_panel_binding*), verified against the panel used; tokenizer files
+   admitted through .reference equivalences recorded (tokenizer_equivalences)
+   and disclosed as hf_capture does; the manifest's panel tokenizer and
+   receipt identity replaced by the binding's (bind_resolved_panel_tokenizer).
 3. strict JSON: a duplicate key refused at each lifecycle reader entry point.
 4. architectures prepare with the Python tool's flags, panel-binding.json
    written; architectures list = every entry of the engine's table.
@@ -208,6 +211,156 @@ def runtime_of(ds):
     return load(os.path.join(ds, m["runtime"]["file"]))
 
 
+# panel.py's tokenizer_config_equivalent / config_equivalent / _per_model_provenance_equivalent and
+# hf_capture.py's disclosures of them, rendered from their text (malaiwah's fidelity/panel.py,
+# engines/tools/hf_capture.py), not from our output
+LOADER_KEYS = {"tokenizer_config.json": ["local_files_only"], "config.json": ["transformers_version"]}
+REASONS = {"tokenizer_config.json": "the panel is transported token ids and is never re-tokenized; the tokenizer "
+                                    "files are identity evidence, not computation",
+           "config.json": "transformers_version is the saver's version, not a model property; the panel is "
+                          "transported token ids and is never re-tokenized"}
+
+
+def py_equivalence(name, root_raw, cand_raw):
+    base = {"name": name, "root_sha256": sha(root_raw), "root_bytes": len(root_raw),
+            "candidate_sha256": sha(cand_raw), "candidate_bytes": len(cand_raw)}
+    if name not in LOADER_KEYS:
+        return dict(base, rule="per-model provenance: the panel's identity is tokenizer.json + tokenizer_config.json; "
+                               "this file is the target's own",
+                    reason="the panel is transported token ids and is never re-tokenized; this file is identity "
+                           "evidence for the target, not the panel")
+    keys = LOADER_KEYS[name]
+    r, c = json.loads(root_raw), json.loads(cand_raw)
+    assert {k: v for k, v in r.items() if k not in keys} == {k: v for k, v in c.items() if k not in keys}
+    return dict(base, rule="canonical JSON equal after dropping loader-only keys", loader_keys_allowlist=list(keys),
+                keys_dropped_from_root=sorted(k for k in keys if k in r),
+                keys_dropped_from_candidate=sorted(k for k in keys if k in c), reason=REASONS[name])
+
+
+def py_disclosure(q):
+    if "keys_dropped_from_root" in q:
+        return {"code": "tokenizer_config_loader_keys_ignored", "severity": "info", "affects_comparability": False,
+                "detail": "%s differs from the reference root's bound file (root sha256 %s, %d bytes; candidate sha256 "
+                          "%s, %d bytes) only by loader-only keys (dropped from root: %s; from candidate: %s; allowlist "
+                          "%s); canonical JSON is otherwise identical. Reason: %s."
+                          % (q["name"], q["root_sha256"], q["root_bytes"], q["candidate_sha256"], q["candidate_bytes"],
+                             q["keys_dropped_from_root"] or "none", q["keys_dropped_from_candidate"] or "none",
+                             q["loader_keys_allowlist"], q["reason"])}
+    return {"code": "tokenizer_file_provenance_admitted", "severity": "info", "affects_comparability": False,
+            "detail": "%s differs from the reference root's bound file (root sha256 %s, %d bytes; candidate sha256 %s, "
+                      "%d bytes) and is admitted as per-model provenance. Reason: %s."
+                      % (q["name"], q["root_sha256"], q["root_bytes"], q["candidate_sha256"], q["candidate_bytes"],
+                         q["reason"])}
+
+
+def check_bound_identity(label, ds, panel_root, binding, equivalences):
+    """hf_capture's bind_resolved_panel_tokenizer + its equivalence disclosures, on a sealed dataset."""
+    m = load(os.path.join(ds, "fidelity-dataset.json"))
+    pdoc = load(os.path.join(ds, m["panel"]["panel_file"]))
+    ev = runtime_of(ds)["capture_tool"]["resolved_panel_binding"]
+    check("bound capture (%s): resolved_panel_binding.tokenizer_equivalences = panel.py's records" % label,
+          ev["tokenizer_equivalences"] == equivalences and ev["binding"] == binding,
+          json_diff(ev["tokenizer_equivalences"], equivalences))
+    check("bound capture (%s): manifest and panel.json tokenizer = the binding's tokenizer identity" % label,
+          m["panel"]["tokenizer"] == binding["tokenizer"] and pdoc["tokenizer"] == binding["tokenizer"],
+          json_diff(m["panel"]["tokenizer"], binding["tokenizer"]))
+    raw = open(os.path.join(panel_root, "panel.receipt.json"), "rb").read()
+    shipped = os.path.join(ds, "panel", "panel-receipt.json")
+    check("bound capture (%s): panel_receipt_sha256 = the receipt's declared identity (manifest, panel.json); "
+          "panel/panel-receipt.json = its bytes, digest = binding receipt_file_sha256" % label,
+          m["panel"]["panel_receipt_sha256"] == binding["receipt"]["declared_receipt_sha256"]
+          and pdoc["panel_receipt_sha256"] == binding["receipt"]["declared_receipt_sha256"]
+          and m["panel"].get("panel_receipt_file") == "panel/panel-receipt.json" and os.path.isfile(shipped)
+          and open(shipped, "rb").read() == raw and sha(raw) == binding["receipt"]["receipt_file_sha256"], m["panel"])
+    want = [py_disclosure(q) for q in equivalences]
+    got = [d for d in m["disclosures"] if d["code"] in ("tokenizer_config_loader_keys_ignored",
+                                                         "tokenizer_file_provenance_admitted")]
+    check("bound capture (%s): the disclosures = hf_capture's, one per equivalence, in order" % label, got == want,
+          json_diff(got, want))
+    rc, text = run(BIN, "verify", ds)
+    check("bound capture (%s): fidelity verify" % label, rc == 0, text)
+    rc, text = run(sys.executable, os.path.join(HERE, "ref_check.py"), ds)
+    check("bound capture (%s): ref_check.py (independent seal chain, checksums cover panel-receipt.json)" % label,
+          rc == 0 and text.startswith("OK "), text)
+
+
+def test_capture_equivalences(root, refused):
+    """Tokenizer files admitted only through their .reference copies: recorded and disclosed, as hf_capture does."""
+    eq_panel, eq_tok = os.path.join(WORK, "up-eq"), os.path.join(WORK, "tok-eq")
+    shutil.copytree(root, eq_panel)
+    shutil.copytree(MODEL, eq_tok)
+    cfg = load(os.path.join(MODEL, "config.json"))
+    pairs = {  # name: (the root's bytes, under .reference/; the candidate's, in the tokenizer root)
+        "tokenizer_config.json": (b'{"model_max_length": 16, "tokenizer_class": "TokenizersBackend"}\n',
+                                  b'{"model_max_length": 16, "tokenizer_class": "TokenizersBackend", '
+                                  b'"local_files_only": false}\n'),
+        "config.json": (json.dumps(dict(cfg, transformers_version="4.57.1"), indent=2).encode() + b"\n",
+                        json.dumps(dict(cfg, transformers_version="5.16.1"), indent=1).encode()),
+        "LICENSE": (b"root license\n", b"the target's own license, longer\n"),
+    }
+    os.makedirs(os.path.join(eq_tok, ".reference"))
+    for name, (rraw, craw) in pairs.items():
+        with open(os.path.join(eq_tok, ".reference", name), "wb") as f:
+            f.write(rraw)
+        with open(os.path.join(eq_tok, name), "wb") as f:
+            f.write(craw)
+    rp = os.path.join(eq_panel, "panel.receipt.json")
+    r = load(rp)
+    for name, (rraw, _) in pairs.items():
+        r["tokenizer"]["files_sha256"][name] = sha(rraw)
+    seal(r, "receipt_sha256")
+    dump(rp, r)
+    eq_bind = os.path.join(WORK, "eq-binding.json")
+    rc, text = run(BIN, "panel-binding", "--panel", eq_panel, "--tokenizer-root", eq_tok, "--out", eq_bind)
+    check("panel-binding admits the .reference equivalences (the binding names the root's bytes)",
+          rc == 0 and {f["name"]: (f["bytes"], f["sha256"]) for f in load(eq_bind)["tokenizer"]["files"]
+                       if f["name"] in pairs} == {n: (len(v[0]), sha(v[0])) for n, v in pairs.items()}, text)
+    if rc != 0:
+        return
+    out = os.path.join(WORK, "cap-eq")
+    rc, text = run(BIN, "capture", "--model", MODEL, "--panel", eq_panel, "--out", out, "--role", "root", "--windows",
+                   "2", "--panel-binding", eq_bind, "--panel-binding-sha256", sha_file(eq_bind),
+                   "--panel-tokenizer-root", eq_tok)
+    check("capture --panel-binding whose tokenizer files verify only through .reference equivalences: sealed",
+          rc == 0 and "SEALED DATASET" in text, text)
+    if rc != 0:
+        return
+    want = [py_equivalence(n, *pairs[n]) for n in sorted(pairs)]
+    check("panel.py's records: LICENSE provenance, config.json (transformers_version dropped on both sides), "
+          "tokenizer_config.json (local_files_only dropped from the candidate)",
+          [q["name"] for q in want] == ["LICENSE", "config.json", "tokenizer_config.json"]
+          and want[1]["keys_dropped_from_root"] == want[1]["keys_dropped_from_candidate"] == ["transformers_version"]
+          and want[2]["keys_dropped_from_root"] == [] and want[2]["keys_dropped_from_candidate"] == ["local_files_only"],
+          want)
+    check_bound_identity(".reference equivalences", out, eq_panel, load(eq_bind), want)
+    m = load(os.path.join(out, "fidelity-dataset.json"))
+    check("bound capture with equivalences: the same capture_content_digest as the plain capture",
+          m["capture"]["capture_content_digest"]
+          == load(os.path.join(WORK, "cap-plain", "fidelity-dataset.json"))["capture"]["capture_content_digest"], m)
+    # refusals stay: a difference beyond the loader key, a serialization-only difference, a wrong .reference copy
+    bad = os.path.join(WORK, "tok-eq-bad")
+    for name, craw, fragment in (
+            ("a tokenizer_config.json differing beyond the loader key",
+             b'{"model_max_length": 17, "tokenizer_class": "TokenizersBackend", "local_files_only": false}\n',
+             "keys differ beyond ['local_files_only']: ['model_max_length']"),
+            ("a tokenizer_config.json differing only in serialization",
+             b'{"tokenizer_class": "TokenizersBackend", "model_max_length": 16}',
+             "differs from the root's only in serialization")):
+        shutil.rmtree(bad, ignore_errors=True)
+        shutil.copytree(eq_tok, bad)
+        with open(os.path.join(bad, "tokenizer_config.json"), "wb") as f:
+            f.write(craw)
+        refused(name, eq_panel, eq_bind, sha_file(eq_bind), fragment, extra=("--panel-tokenizer-root", bad))
+    shutil.rmtree(bad, ignore_errors=True)
+    shutil.copytree(eq_tok, bad)
+    with open(os.path.join(bad, ".reference", "LICENSE"), "wb") as f:
+        f.write(b"not the root's license\n")
+    refused("a .reference copy that is not the root's bound file", eq_panel, eq_bind, sha_file(eq_bind),
+            ".reference/LICENSE does not carry the root's bound LICENSE", extra=("--panel-tokenizer-root", bad))
+    refused("the equivalence binding against the byte-identical tokenizer root (a different tokenizer identity)",
+            eq_panel, eq_bind, sha_file(eq_bind), "panel binding REFUSED")
+
+
 def test_capture_binding(up):
     root, bfile = up
     bsha = sha_file(bfile)
@@ -284,29 +437,28 @@ def test_capture_binding(up):
               rc == 0 and runtime_of(mout)["capture_tool"]["resolved_panel_binding"] == ev
               and load(os.path.join(mout, "fidelity-dataset.json"))["capture"]["capture_content_digest"]
               == load(os.path.join(out, "fidelity-dataset.json"))["capture"]["capture_content_digest"], text)
+        if rc == 0:
+            check_bound_identity("mpirun -np 2, merged", mout, root, load(bfile), [])
 
-    # a tokenizer file admitted only through a .reference loader-key equivalence: hf_capture records it in
-    # tokenizer_equivalences; that record is not implemented here, so the capture refuses it by name
-    eq_panel, eq_tok = os.path.join(WORK, "up-eq"), os.path.join(WORK, "tok-eq")
-    shutil.copytree(root, eq_panel)
-    shutil.copytree(MODEL, eq_tok)
-    orig = b'{"a": 1}\n'
-    os.makedirs(os.path.join(eq_tok, ".reference"))
-    with open(os.path.join(eq_tok, ".reference", "tokenizer_config.json"), "wb") as f:
-        f.write(orig)
-    with open(os.path.join(eq_tok, "tokenizer_config.json"), "wb") as f:
-        f.write(b'{"a": 1, "local_files_only": true}\n')
-    rp = os.path.join(eq_panel, "panel.receipt.json")
-    r = load(rp)
-    r["tokenizer"]["files_sha256"]["tokenizer_config.json"] = sha(orig)
-    seal(r, "receipt_sha256")
-    dump(rp, r)
-    eq_bind = os.path.join(WORK, "eq-binding.json")
-    rc, text = run(BIN, "panel-binding", "--panel", eq_panel, "--tokenizer-root", eq_tok, "--out", eq_bind)
-    check("panel-binding admits the loader-key equivalence (the binding names the root's bytes)", rc == 0, text)
-    refused("a binding whose tokenizer files verified only through a .reference equivalence (tokenizer_equivalences "
-            "not recorded by this build)", eq_panel, eq_bind, sha_file(eq_bind), "verified only through a .reference",
-            extra=("--panel-tokenizer-root", eq_tok))
+    # the bound capture's panel identity (hf_capture's bind_resolved_panel_tokenizer) and no equivalence
+    check_bound_identity("byte-identical tokenizer files", out, root, load(bfile), [])
+    pm = load(os.path.join(plain, "fidelity-dataset.json"))["panel"]
+    check("capture without --panel-binding: panel_receipt_sha256 null, no panel_receipt_file, the inferred tokenizer",
+          pm["panel_receipt_sha256"] is None and "panel_receipt_file" not in pm
+          and not os.path.exists(os.path.join(plain, "panel", "panel-receipt.json"))
+          and set(pm["tokenizer"]) == {"id", "repository", "revision", "vocab_size", "add_special_tokens",
+                                       "chat_template_applied"}, pm)
+    rc, text = run(BIN, "compare", "--reference", out, "--candidate", plain, "--out", os.path.join(WORK, "cmp-bound"))
+    check("compare: a bound root against an unbound capture of the same panel passes PANEL-D6 (the keys both "
+          "tokenizer blocks carry agree)", rc == 0, text)
+    tampered = os.path.join(WORK, "binding-tampered.json")
+    t = load(bfile)
+    t["tokenizer"]["files"][0]["sha256"] = "0" * 64
+    with open(tampered, "wb") as f:
+        f.write(canonical(t) + b"\n")
+    refused("a tampered binding (its own sha256 supplied)", root, tampered, sha_file(tampered),
+            "do not equal the complete --panel-binding contract")
+    test_capture_equivalences(root, refused)
     dup = os.path.join(WORK, "binding-dup.json")
     raw = open(bfile, "rb").read()
     with open(dup, "wb") as f:
