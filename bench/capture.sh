@@ -15,7 +15,10 @@
 #     threads) per path and order: its forward seconds and, with perf
 #     (PROFILE=0 skips it), the GEMM kernels' share of the CPU samples, hence
 #     the GEMMs' GFLOP/s per core inside the capture (the window's GEMM FLOPs
-#     / (share x the process's user+sys seconds)) and % of the peak;
+#     / (share x the capture's sampled CPU seconds)) and % of the peak; the
+#     GEMM symbols are the kernels' and their A-plane splits (split_*); the
+#     median of REPS (3) runs by that GEMM time (a shared host's run-to-run
+#     spread is +-10 %);
 #   - transformers' forward of the same window in the same run (PY: a
 #     python with torch + transformers), as run and warmed up, with torch's
 #     own kernels (its CPU capability and oneDNN's bf16 matmul on this CPU),
@@ -24,7 +27,7 @@
 # Then the preset table (PRESETS=0 skips it; GEMM=0 skips the first part).
 # Results: bench/results/capture_gemm.json and bench/results/capture.json.
 # usage: bash bench/capture.sh [THREADS]
-# env: PATHS (every path the CPU has), PY (python3), PROFILE (1), GEMM (1), PRESETS (1)
+# env: PATHS (every path the CPU has), PY (python3), PROFILE (1), REPS (3), GEMM (1), PRESETS (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${1:-2}
@@ -52,22 +55,36 @@ if [ "${GEMM:-1}" != 0 ]; then
     for order in tile pair; do
         for p in $PATHS; do
             grep -q "^capture-gemm $order $p " "$W/gemm.txt" || continue # not a path of this order here
-            rm -rf "$W/ds"
-            cmd=("$B" capture --model "$W/fl" --panel "$W/fl/panel" --out "$W/ds" --role root --lane other
-                 --dataset-id bench.gemm --dataset-name bench --windows 1 --threads "$T" --no-sanity-check
-                 --kernel "$p" --gemm-order "$order")
-            share=null
-            if [ "${PROFILE:-1}" != 0 ] && command -v perf >/dev/null &&
-                /usr/bin/time -f "%U %S" -o "$W/cpu" perf record -q -F 999 -o "$W/perf.data" -- "${cmd[@]}" >"$W/cap.out" 2>/dev/null; then
-                share=$(perf report -i "$W/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
-                        awk '/^ +[0-9.]+%/ { v = $1; sub("%", "", v); t += v; if ($3 ~ /^(gemm_|tile_block|block_avx|block_bf16)/) g += v }
-                             END { printf("%.4f", (t > 0) ? g / t : 0) }')
-            else
-                /usr/bin/time -f "%U %S" -o "$W/cpu" "${cmd[@]}" >"$W/cap.out"
-            fi
-            fwd=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["records"][0]["elapsed_seconds"])' "$W/ds/capture/manifest.json")
-            digest=$(awk '/capture_content_digest/ { print $2 }' "$W/cap.out")
-            echo "$order $p $fwd $(cat "$W/cpu") $share $digest" | tee -a "$W/caps.txt"
+            : > "$W/runs.txt"
+            for rep in $(seq "${REPS:-3}"); do
+                rm -rf "$W/ds"
+                cmd=("$B" capture --model "$W/fl" --panel "$W/fl/panel" --out "$W/ds" --role root --lane other
+                     --dataset-id bench.gemm --dataset-name bench --windows 1 --threads "$T" --no-sanity-check
+                     --kernel "$p" --gemm-order "$order")
+                share=null scpu=null
+                if [ "${PROFILE:-1}" != 0 ] && command -v perf >/dev/null &&
+                    /usr/bin/time -f "%U %S" -o "$W/cpu" perf record -q -F 999 -o "$W/perf.data" -- "${cmd[@]}" >"$W/cap.out" 2>/dev/null; then
+                    # the GEMM symbols' share of the samples, and the sampled CPU
+                    # seconds (cpu-clock: the event count is nanoseconds of the
+                    # capture's threads; /usr/bin/time's user+sys here also holds
+                    # perf record's own CPU, 0.2-0.4 s, which overstated the GEMM time)
+                    read -r share scpu < <(perf report -i "$W/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
+                            awk '/^# Event count/ { n = $NF } /^ +[0-9.]+%/ { v = $1; sub("%", "", v); t += v; if ($3 ~ /^(gemm_|tile_block|block_avx|block_bf16|split_)/) g += v }
+                                 END { printf("%.4f %.4f\n", (t > 0) ? g / t : 0, n / 1e9) }')
+                else
+                    /usr/bin/time -f "%U %S" -o "$W/cpu" "${cmd[@]}" >"$W/cap.out"
+                fi
+                fwd=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["records"][0]["elapsed_seconds"])' "$W/ds/capture/manifest.json")
+                digest=$(awk '/capture_content_digest/ { print $2 }' "$W/cap.out")
+                read -r us ss < "$W/cpu"
+                # sort key: the GEMMs' CPU seconds (share x sampled CPU seconds), else the forward seconds
+                key=$(awk -v s="$share" -v c="$scpu" -v f="$fwd" 'BEGIN { print (s == "null") ? f : s * c }')
+                echo "$key $order $p $fwd $us $ss $share $scpu $digest" >> "$W/runs.txt"
+            done
+            # the median run (REPS runs: this host is shared; every run's digest must agree)
+            [ "$(awk '{ print $9 }' "$W/runs.txt" | sort -u | wc -l)" = 1 ] || { echo "capture.sh: $order $p: the runs' digests differ" >&2; exit 1; }
+            echo "$(sort -g "$W/runs.txt" | sed -n "$(( ($(wc -l < "$W/runs.txt") + 1) / 2 ))p" | cut -d' ' -f2-)" \
+                 "$(sort -g "$W/runs.txt" | awk '{ printf("%s%s", NR > 1 ? "," : "", $1) }')" | tee -a "$W/caps.txt"
         done
     done
     peer() { # label env... -> one JSON line
@@ -110,15 +127,17 @@ for l in open(gemm_f):
 rows = []
 for l in open(caps_f):
     f = l.split()
-    order, path, fwd, us, ss, share = f[0], f[1], float(f[2]), float(f[3]), float(f[4]), f[5]
+    order, path, fwd, us, ss, share, scpu = f[0], f[1], float(f[2]), float(f[3]), float(f[4]), f[5], f[6]
     a = alone.get((order, path), {})
     pk = peak.get(probe.get((order, path), ""))
     r = {"order": order, "path": path, "peak_probe": probe.get((order, path)), "peak_gflops_per_core": pk,
          "kernels_alone_gflops": a.get("window_gflops"), "kernels_alone_percent": a.get("percent"),
          "window_gemm_gflop": a.get("window_gflop"), "capture_forward_seconds": fwd, "capture_cpu_seconds": us + ss,
-         "gemm_share_of_cpu": None if share == "null" else float(share), "digest": f[6] if len(f) > 6 else None}
-    if r["gemm_share_of_cpu"] and a.get("window_gflop"):
-        g = a["window_gflop"] / (r["gemm_share_of_cpu"] * (us + ss))
+         "capture_sampled_cpu_seconds": None if scpu == "null" else float(scpu),
+         "gemm_share_of_cpu": None if share == "null" else float(share), "digest": f[7] if len(f) > 7 else None,
+         "runs_gemm_cpu_seconds": [float(v) for v in f[8].split(",")] if len(f) > 8 else None}
+    if r["gemm_share_of_cpu"] and r["capture_sampled_cpu_seconds"] and a.get("window_gflop"):
+        g = a["window_gflop"] / (r["gemm_share_of_cpu"] * r["capture_sampled_cpu_seconds"])
         r["capture_gemm_gflops_per_core"] = g
         r["capture_gemm_percent"] = g / pk * 100 if pk else None
     rows.append(r)
@@ -133,11 +152,11 @@ json.dump(out, open("bench/results/capture_gemm.json.tmp", "w"), indent=1)
 f = lambda v, d=1: "-" if v is None else f"{v:.{d}f}"
 print(f"\nflash-0.1b, 1 window x 2,048 tokens, {threads} threads; peaks per core (bench/peak.c): " +
       ", ".join(f"{k} {v:.1f}" for k, v in peak.items()))
-print("\n| order | path | peak probe (GFLOP/s/core) | GEMM kernels alone, 1 thread: GFLOP/s | % of peak | capture forward s | GEMM share of capture CPU | capture GEMMs GFLOP/s/core | % of peak |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("\n| order | path | peak probe (GFLOP/s/core) | GEMM kernels alone, 1 thread: GFLOP/s | % of peak | capture forward s | capture CPU s (sampled) | GEMM share of it | capture GEMMs GFLOP/s/core | % of peak |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['order']} | {r['path']} | {r['peak_probe']} {f(r['peak_gflops_per_core'])} | {f(r['kernels_alone_gflops'])} | "
-          f"{f(r['kernels_alone_percent'])} | {f(r['capture_forward_seconds'], 3)} | "
+          f"{f(r['kernels_alone_percent'])} | {f(r['capture_forward_seconds'], 3)} | {f(r['capture_sampled_cpu_seconds'], 2)} | "
           f"{f(None if r['gemm_share_of_cpu'] is None else r['gemm_share_of_cpu'] * 100)} % | "
           f"{f(r.get('capture_gemm_gflops_per_core'))} | {f(r.get('capture_gemm_percent'))} |")
 digests = {r["order"]: set() for r in rows}

@@ -238,98 +238,129 @@ static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const u
 
 /* --------------------------------------------- AVX2 emulation (FTZ/DAZ) */
 
-/* 3 rows x one tile (two 8-lane halves): 12 E / O accumulators in
- * registers, C in a local buffer (one load, two adds and a store per
- * output vector and chunk; copied to out for the rows that exist).  Per pair the odd halves of the tile are
- * widened and fed to the three rows' O chains, then the even halves to
- * their E chains: 12 independent FMAs per pair against a 4-cycle latency
- * on two pipes, 8 loads (two of B, six broadcasts of the pre-split A), and
- * 12 + 2 + 1 of the 16 ymm registers live.  Each accumulator still takes
- * its pairs in increasing order from +0, and the chunk's partial padding
- * and the C update are the operations of the definition (gemm.h).  The
- * previous 2 x 1 block (12 accumulators as arrays, 6 of them C) spilled. */
+/* ROWS rows (3 or 2) x one tile (two 8-lane halves): 12 (8) E / O
+ * accumulators in registers, C in a local buffer (one load, two adds and a
+ * store per output vector and chunk; copied to out for the rows that
+ * exist).  Per pair the odd halves of the tile are widened and fed to the
+ * rows' O chains, then the even halves to their E chains: 12 (8)
+ * independent FMAs per pair against a 4-cycle latency on two pipes, two
+ * loads of B and one broadcast of the pre-split A per FMA pair, and at
+ * most 12 + 2 + 1 of the 16 ymm registers live.  A whole chunk of 16 pairs
+ * is unrolled, so its B rows and A values are constant offsets from the
+ * chunk's pointers (one pair per loop iteration spent a third of its
+ * instructions on address arithmetic).  Each accumulator still takes its
+ * pairs in increasing order from +0, and the chunk's partial padding and
+ * the C update are the operations of the definition (gemm.h): which block
+ * computes a row never moves a bit.  The previous 2 x 1 block (12
+ * accumulators as arrays, 6 of them C) spilled. */
+#define T2_DECL(i) __m256 e##i##0, e##i##1, o##i##0, o##i##1;
+#define T2_ZERO(i) e##i##0 = zero; e##i##1 = zero; o##i##0 = zero; o##i##1 = zero;
+#define T2_ODD(i)                                                                                                      \
+    {                                                                                                                  \
+        __m256 a_ = _mm256_broadcast_ss(ao + (size_t)(i) * kp + kk);                                                   \
+        o##i##0 = _mm256_fmadd_ps(a_, b0, o##i##0);                                                                    \
+        o##i##1 = _mm256_fmadd_ps(a_, b1, o##i##1);                                                                    \
+    }
+#define T2_EVEN(i)                                                                                                     \
+    {                                                                                                                  \
+        __m256 a_ = _mm256_broadcast_ss(ae + (size_t)(i) * kp + kk);                                                   \
+        e##i##0 = _mm256_fmadd_ps(a_, b0, e##i##0);                                                                    \
+        e##i##1 = _mm256_fmadd_ps(a_, b1, e##i##1);                                                                    \
+    }
+#define T2_STEP(ROWS, bk)                                                                                              \
+    {                                                                                                                  \
+        __m256i r0 = _mm256_loadu_si256((const void *)(bk)), r1 = _mm256_loadu_si256((const void *)((bk) + 8));        \
+        __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm)); \
+        ROWS(T2_ODD)                                                                                                   \
+        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));                                                           \
+        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));                                                           \
+        ROWS(T2_EVEN)                                                                                                  \
+    }
+#define T2_PAD(i)                                                                                                      \
+    e##i##0 = _mm256_add_ps(e##i##0, zero); e##i##1 = _mm256_add_ps(e##i##1, zero);                                   \
+    o##i##0 = _mm256_add_ps(o##i##0, zero); o##i##1 = _mm256_add_ps(o##i##1, zero);
+#define T2_SUM(i)                                                                                                      \
+    {                                                                                                                  \
+        __m256 c0 = _mm256_load_ps(cbuf[i]), c1 = _mm256_load_ps(cbuf[i] + 8);                                         \
+        _mm256_store_ps(cbuf[i], _mm256_add_ps(c0, _mm256_add_ps(e##i##0, o##i##0)));                                 \
+        _mm256_store_ps(cbuf[i] + 8, _mm256_add_ps(c1, _mm256_add_ps(e##i##1, o##i##1)));                             \
+    }
+#define T2_BLOCK(NAME, NR, ROWS)                                                                                       \
+    __attribute__((target("avx2,fma"))) static void NAME(const float *ae, const float *ao, size_t kp, const uint32_t *b, \
+                                                         float *out, size_t ostride, size_t mr)                        \
+    {                                                                                                                  \
+        const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);                                                        \
+        const __m256 zero = _mm256_setzero_ps();                                                                       \
+        _Alignas(32) float cbuf[NR][FD_TILE] = {{0}}; /* C from +0 (and +0 when kp is 0) */                            \
+        ROWS(T2_DECL)                                                                                                  \
+        for (size_t k0 = 0; k0 < kp; k0 += 16) {                                                                       \
+            size_t k1 = kp - k0 < 16 ? kp : k0 + 16;                                                                   \
+            ROWS(T2_ZERO)                                                                                              \
+            if (k1 - k0 == 16) {                                                                                       \
+                const uint32_t *bc = b + k0 * FD_TILE;                                                                 \
+                _Pragma("GCC unroll 16") for (size_t kk = k0; kk < k0 + 16; kk++) T2_STEP(ROWS, bc + (kk - k0) * FD_TILE) \
+            } else {                                                                                                   \
+                for (size_t kk = k0; kk < k1; kk++) T2_STEP(ROWS, b + kk * FD_TILE)                                    \
+                ROWS(T2_PAD)                                                                                           \
+            }                                                                                                          \
+            ROWS(T2_SUM)                                                                                               \
+        }                                                                                                              \
+        for (size_t i = 0; i < mr; i++) memcpy(out + i * ostride, cbuf[i], sizeof cbuf[i]);                            \
+    }
 #define R3(X) X(0) X(1) X(2)
-__attribute__((target("avx2,fma")))
-static void tile_block3_avx2(const float *ae, const float *ao, size_t kp, const uint32_t *b, float *out, size_t ostride,
-                             size_t mr)
-{
-    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
-    const __m256 zero = _mm256_setzero_ps();
-    _Alignas(32) float cbuf[3][FD_TILE] = {{0}}; /* C from +0 (and +0 when kp is 0) */
-    /* one pointer per plane row: each broadcast is base + k * 4 */
-    const float *pe0 = ae, *pe1 = ae + kp, *pe2 = ae + 2 * kp, *po0 = ao, *po1 = ao + kp, *po2 = ao + 2 * kp;
-#define DECL(i) __m256 e##i##0, e##i##1, o##i##0, o##i##1;
-    R3(DECL)
-#undef DECL
-    for (size_t k0 = 0; k0 < kp; k0 += 16) {
-        size_t k1 = kp - k0 < 16 ? kp : k0 + 16;
-#define ZERO(i) e##i##0 = zero; e##i##1 = zero; o##i##0 = zero; o##i##1 = zero;
-        R3(ZERO)
-#undef ZERO
-        for (size_t k = k0; k < k1; k++) {
-            const uint32_t *bk = b + k * FD_TILE;
-            __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));
-            __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm)), b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));
-#define ODD(i)                                                                \
-    {                                                                         \
-        __m256 a_ = _mm256_broadcast_ss(po##i + k);                            \
-        o##i##0 = _mm256_fmadd_ps(a_, b0, o##i##0);                           \
-        o##i##1 = _mm256_fmadd_ps(a_, b1, o##i##1);                           \
-    }
-            R3(ODD)
-#undef ODD
-            b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));
-            b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));
-#define EVEN(i)                                                               \
-    {                                                                         \
-        __m256 a_ = _mm256_broadcast_ss(pe##i + k);                            \
-        e##i##0 = _mm256_fmadd_ps(a_, b0, e##i##0);                           \
-        e##i##1 = _mm256_fmadd_ps(a_, b1, e##i##1);                           \
-    }
-            R3(EVEN)
-#undef EVEN
-        }
-        if (k1 - k0 < 16) {
-#define PAD(i) e##i##0 = _mm256_add_ps(e##i##0, zero); e##i##1 = _mm256_add_ps(e##i##1, zero); \
-               o##i##0 = _mm256_add_ps(o##i##0, zero); o##i##1 = _mm256_add_ps(o##i##1, zero);
-            R3(PAD)
-#undef PAD
-        }
-#define SUM(i)                                                                                                    \
-    {                                                                                                             \
-        __m256 c0 = _mm256_load_ps(cbuf[i]), c1 = _mm256_load_ps(cbuf[i] + 8);                                          \
-        _mm256_store_ps(cbuf[i], _mm256_add_ps(c0, _mm256_add_ps(e##i##0, o##i##0)));                              \
-        _mm256_store_ps(cbuf[i] + 8, _mm256_add_ps(c1, _mm256_add_ps(e##i##1, o##i##1)));                          \
-    }
-        R3(SUM)
-#undef SUM
-    }
-    for (size_t i = 0; i < mr; i++) memcpy(out + i * ostride, cbuf[i], sizeof cbuf[i]);
-}
+#define R2(X) X(0) X(1)
+T2_BLOCK(tile_block3_avx2, 3, R3)
+/* the rows a multiple of 3 leaves, 2 at a time (8 accumulators: 16 FMAs
+ * per pair against 4-cycle chains still fill both FMA pipes) instead of a
+ * 3-row block with padding rows (a 64-row task was 22 blocks, 66 rows) */
+T2_BLOCK(tile_block2_avx2, 2, R2)
 #undef R3
+#undef R2
+#undef T2_BLOCK
+#undef T2_SUM
+#undef T2_PAD
+#undef T2_STEP
+#undef T2_EVEN
+#undef T2_ODD
+#undef T2_ZERO
+#undef T2_DECL
 
-/* Rows go in groups whose fp32 planes stay under 64 KiB (a multiple of 3
- * rows, at least 3): the planes are split into one small buffer per call,
- * so no call maps fresh pages (a plane of all the rows, 256 KiB for P.V's
+/* Rows go in groups whose fp32 planes stay near 64 KiB (as few groups as
+ * that allows, of equal size: a 64-row task of 128 pairs is one group, not
+ * 63 rows and 1): the planes are split into one small buffer per call, so
+ * no call maps fresh pages (a plane of all the rows, 256 KiB for P.V's
  * 32 x 1,024 pairs, went through mmap on every call and its page faults
  * took half the time), and each group's planes are reused across every
- * tile from L1/L2. */
+ * tile from L1/L2.  A group's rows go 3 at a time, then 2 at a time for
+ * the last 2 or 4 (a 1-row group: one 2-row block with a +0 row). */
 __attribute__((target("avx2,fma")))
 static void gemm_tile_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                            float *out, size_t ostride)
 {
+    if (!np) return;
     unsigned csr = fd_ftz_daz_enter();
-    size_t group = kp ? (64 * 1024) / (8 * kp) / 3 * 3 : 3;
-    if (group < 3) group = 3;
-    if (group > (np + 2) / 3 * 3) group = (np + 2) / 3 * 3;
-    float *ae = fd_xmalloc((group * kp + 1) * sizeof *ae), *ao = fd_xmalloc((group * kp + 1) * sizeof *ao);
+    size_t most = kp ? (64 * 1024) / (8 * kp) : np;
+    if (most < 3) most = 3;
+    size_t ngroups = (np + most - 1) / most, group = (np + ngroups - 1) / ngroups;
+    size_t cap = group < 2 ? 2 : group;
+    float *ae = fd_xmalloc((cap * kp + 1) * sizeof *ae), *ao = fd_xmalloc((cap * kp + 1) * sizeof *ao);
     for (size_t g = 0; g < np; g += group) {
-        size_t ng = np - g < group ? np - g : group, npad = (ng + 2) / 3 * 3;
-        split_planes(hid + g * kp, ng, kp, npad, ae, ao);
-        for (size_t t = 0; t < ntiles; t++)
-            for (size_t p = 0; p < ng; p += 3)
-                tile_block3_avx2(ae + p * kp, ao + p * kp, kp, packed + t * kp * FD_TILE,
-                                 out + (g + p) * ostride + t * FD_TILE, ostride, ng - p < 3 ? ng - p : 3);
+        size_t ng = np - g < group ? np - g : group;
+        split_planes(hid + g * kp, ng, kp, ng < 2 ? 2 : ng, ae, ao);
+        for (size_t t = 0; t < ntiles; t++) {
+            const uint32_t *b = packed + t * kp * FD_TILE;
+            float *o = out + g * ostride + t * FD_TILE;
+            for (size_t p = 0; p < ng;) {
+                size_t rem = ng - p;
+                if (rem == 4 || rem <= 2) {
+                    tile_block2_avx2(ae + p * kp, ao + p * kp, kp, b, o + p * ostride, ostride, rem < 2 ? rem : 2);
+                    p += 2;
+                } else {
+                    tile_block3_avx2(ae + p * kp, ao + p * kp, kp, b, o + p * ostride, ostride, 3);
+                    p += 3;
+                }
+            }
+        }
     }
     free(ae);
     free(ao);

@@ -358,7 +358,9 @@ __attribute__((target("avx2,fma")))
 static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                       float *out, size_t ostride)
 {
-    size_t np6 = np / 6 * 6, np4 = np6 + (np - np6) / 4 * 4;
+    size_t np6 = np / 6 * 6;
+    if (np - np6 == 2 && np6) np6 -= 6; /* 6k + 2 rows as 6(k-1) + 4 + 4 (32 queries: 24 + 8, not 30 + 2 in the edge loop) */
+    size_t np4 = np6 + (np - np6) / 4 * 4;
     size_t group = kp ? (64 * 1024) / (8 * kp) / 6 * 6 : 6;
     if (group < 6) group = 6;
     if (group > np6) group = np6 > 6 ? np6 : 6;
@@ -371,10 +373,10 @@ static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
                 block_avx2_6x1(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + (g + p) * ostride + t * FD_TILE,
                                ostride);
     }
-    if (np4 > np6) {
-        split_avx2(hid + np6 * kp, 4 * kp, ao, ae);
+    for (size_t p4 = np6; p4 < np4; p4 += 4) {
+        split_avx2(hid + p4 * kp, 4 * kp, ao, ae);
         for (size_t t = 0; t < ntiles; t++)
-            block_avx2_4x1(ao, ae, kp, packed + t * kp * FD_TILE, out + np6 * ostride + t * FD_TILE, ostride);
+            block_avx2_4x1(ao, ae, kp, packed + t * kp * FD_TILE, out + p4 * ostride + t * FD_TILE, ostride);
     }
     free(ao);
     free(ae);

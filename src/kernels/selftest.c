@@ -183,31 +183,37 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
 /* A long K in few rows and two tiles (a capture's P.V: 32 queries x 1,024+
  * key pairs x dv 32), both orders, every path against the definition: the
  * SIMD kernels split A in row groups whose planes stay under 64 KiB, so
- * this K makes several groups of 6 (pair, AVX2) or 3 (tile, AVX2) rows with
- * a ragged last one.  Returns the number of failures. */
+ * this K makes several groups of 6 (pair, AVX2) or up to 7 (tile, AVX2:
+ * blocks of 3 and 2 rows) rows with a ragged last one; then 1, 2, 4, 5 and
+ * 7 rows (the tile AVX2 kernel's 1-row group, its 2 + 2 and 3 + 2 ends).
+ * Returns the number of failures. */
 static int longk_selftest(uint64_t *s, FILE *out)
 {
     const size_t np = 32, kp = 1029, tiles = 2, n = np * tiles * FD_TILE;
+    static const size_t rows[] = {32, 1, 2, 4, 5, 7};
     uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
     for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
     for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
     int failures = 0;
-    for (int tile = 0; tile < 2; tile++) {
-        (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, np, kp, head, tiles, ref, tiles * FD_TILE);
-        for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
-            if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
-            unsigned csr = fd_ftz_daz_enter();
-            (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, np, kp, head, tiles, got, tiles * FD_TILE);
-            fd_ftz_daz_leave(csr);
-            if (memcmp(ref, got, n * 4)) {
-                fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a long K (32 x 32 x %zu)\n",
-                        tile ? "tile" : "pair", fd_path_name((fd_path)p), 2 * kp);
-                failures++;
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
+        for (int tile = 0; tile < 2; tile++) {
+            size_t m = rows[r];
+            (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, m, kp, head, tiles, ref, tiles * FD_TILE);
+            for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+                if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
+                unsigned csr = fd_ftz_daz_enter();
+                (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, m, kp, head, tiles, got, tiles * FD_TILE);
+                fd_ftz_daz_leave(csr);
+                if (memcmp(ref, got, m * tiles * FD_TILE * 4)) {
+                    fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a long K (%zu x 32 x %zu)\n",
+                            tile ? "tile" : "pair", fd_path_name((fd_path)p), m, 2 * kp);
+                    failures++;
+                }
             }
         }
-    }
-    fprintf(out, "kernel-selftest: long K (32 x 32 x %zu, both orders): %s\n", 2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
+    fprintf(out, "kernel-selftest: long K (32, 1, 2, 4, 5 and 7 x 32 x %zu, both orders): %s\n", 2 * kp,
+            failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
     return failures;
 }
