@@ -55,6 +55,8 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #define KE_VU v4u
 #define KE_N 4
 #define KE_NAME avx2_vexp4
+#define KE_NAME_X avx2_vexp4_x /* four at once: the fused loop's */
+#define KE_X 4
 #define KE_CLAMP_LO(lo, x) ((v4d)_mm256_max_pd((__m256d)(lo), (__m256d)(x)))
 #define KE_RED_HI(x, kd) ((v4d)_mm256_fnmadd_pd((__m256d)(kd), _mm256_set1_pd(EXP_C_HI), (__m256d)(x)))
 /* no KE_GATHER: the per-lane table loop, as fast here as vgatherqpd (measured
@@ -67,9 +69,12 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KE_VU
 #undef KE_N
 #undef KE_NAME
+#undef KE_NAME_X
+#undef KE_X
 #undef KE_CLAMP_LO
 #undef KE_RED_HI
 #define KL_EXP4 avx2_vexp4
+#define KL_EXP4_X avx2_vexp4_x
 #define KL_ONE_PASS 1
 #define KL_NAME(x) avx2_##x
 #define KL_GATHER(out, idx) ((out) = avx2_gather8(idx))
@@ -82,6 +87,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_CLAMP_LO
 #undef KL_RED_HI
 #undef KL_EXP4
+#undef KL_EXP4_X
 #undef KL_ONE_PASS
 
 /* Here the exp table lookup is the gather instruction: a load, so the bits are
