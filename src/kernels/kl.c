@@ -90,13 +90,24 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_EXP4_X
 #undef KL_ONE_PASS
 
-/* Here the exp table lookup is the gather instruction: a load, so the bits are
- * those of the per-lane loop the other targets use.  (Measured on a Sapphire
- * Rapids-class host: the loop is as fast as vgatherqpd for AVX2, but makes the
- * AVX-512 KL loops ~1.5x slower.) */
+/* AVX-512: two builds of the same code that differ in the exp table lookup
+ * only, loads either way, so the bits are those of the per-lane loop the
+ * other targets use.  avx512_: the gather instruction (measured on a Sapphire
+ * Rapids-class host: a per-lane loop made the AVX-512 KL loops ~1.5x slower
+ * there); avx512l_, on AMD: the 8 indices stored and read back as integers,
+ * then 8 scalar loads (Zen 5, bench/README.md: vgatherqpd was the fused loop's
+ * bottleneck; the per-lane loop through vmovq / vpextrq was ~7 % faster, this
+ * one ~15 %).  Both run the fused loop's two exps side by side (KL_EXP_X). */
+__attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) v8d avx512_lookup8(v8l j)
+{
+    long long ix[8] __attribute__((aligned(64)));
+    memcpy(ix, &j, sizeof ix);
+    __asm__("" : "+m"(ix)); /* keeps the store: the lanes come back through loads, not vector-to-integer moves */
+    v8d o;
+    for (int l = 0; l < 8; l++) o[l] = fd_exp2_128[ix[l]];
+    return o;
+}
 #define KL_ATTR __attribute__((target("avx512f,avx512dq")))
-#define KL_NAME(x) avx512_##x
-#define KL_GATHER(out, idx) ((out) = (v8d)_mm512_i64gather_pd((__m512i)(idx), fd_exp2_128, 8))
 /* vmaxpd(lo, x) is lo > x ? lo : x, the blend's result for every x (NaN kept) */
 #define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
 #define KL_RED_HI(x, kd) ((v8d)_mm512_fnmadd_pd((__m512d)(kd), _mm512_set1_pd(EXP_C_HI), (__m512d)(x)))
@@ -104,14 +115,23 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
  * y * 2^e of the generic two steps, subnormal results included */
 #define KL_SCALE(y, kd) ((v8d)_mm512_scalef_pd((__m512d)(y), (__m512d)((kd) * (1.0 / 128.0))))
 #define KL_ONE_PASS 1
+#define KL_EXP_X 2
+#define KL_NAME(x) avx512_##x
+#define KL_GATHER(out, idx) ((out) = (v8d)_mm512_i64gather_pd((__m512i)(idx), fd_exp2_128, 8))
 #include "kl_impl.inc"
-#undef KL_ATTR
 #undef KL_NAME
 #undef KL_GATHER
+#define KL_NAME(x) avx512l_##x
+#define KL_GATHER(out, idx) ((out) = avx512_lookup8(idx))
+#include "kl_impl.inc"
+#undef KL_NAME
+#undef KL_GATHER
+#undef KL_ATTR
 #undef KL_CLAMP_LO
 #undef KL_RED_HI
 #undef KL_SCALE
 #undef KL_ONE_PASS
+#undef KL_EXP_X
 #endif
 
 const fd_kl_ops *fd_kl_neon_ops(void);
@@ -119,7 +139,7 @@ const fd_kl_ops *fd_kl_ops_for(fd_path p)
 {
 #if defined(__x86_64__)
     switch (p) {
-    case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return &avx512_ops;
+    case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return __builtin_cpu_is("amd") ? &avx512l_ops : &avx512_ops;
     case FD_PATH_AVX2: return &avx2_ops;
     default: return &generic_ops;
     }
@@ -129,6 +149,16 @@ const fd_kl_ops *fd_kl_ops_for(fd_path p)
     (void)p;
     return &generic_ops;
 #endif
+}
+
+const fd_kl_ops *fd_kl_ops_variant(fd_path p, int v)
+{
+    if (v == 0) return fd_kl_ops_for(p);
+#if defined(__x86_64__)
+    if (v == 1 && (p == FD_PATH_AVX512F || p == FD_PATH_AVX512BF16))
+        return fd_kl_ops_for(p) == &avx512_ops ? &avx512l_ops : &avx512_ops;
+#endif
+    return NULL;
 }
 
 double fd_exp_canonical(double x)
