@@ -107,7 +107,50 @@ __attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_
     for (int l = 0; l < 8; l++) o[l] = fd_exp2_128[ix[l]];
     return o;
 }
+/* The chunk max for the scan (kl_impl.inc): vmaxps(m, v) is m > v ? m : v, the
+ * generic blend, over 4 x 16 lanes; non-finite (exponent all ones) found as
+ * the unsigned max of the exponent bits.  The max of finite floats is one
+ * value whatever the order (of +0 / -0 either may be kept, as there). */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) int avx512_scan_max(const float *x, size_t n,
+                                                                                                  float *best)
+{
+    const __m512i ex = _mm512_set1_epi32(0x7f800000);
+    __m512 m0 = _mm512_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
+    __m512i e0 = _mm512_setzero_si512(), e1 = e0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+        __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v0), ex));
+        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v1), ex));
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v2), ex));
+        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v3), ex));
+        m0 = _mm512_max_ps(m0, v0);
+        m1 = _mm512_max_ps(m1, v1);
+        m2 = _mm512_max_ps(m2, v2);
+        m3 = _mm512_max_ps(m3, v3);
+    }
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ex));
+        m0 = _mm512_max_ps(m0, v);
+    }
+    if (i < n) { /* the tail, masked: lanes past n are x[0] again */
+        __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
+        __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(x[0]), k, x + i);
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ex));
+        m0 = _mm512_max_ps(m0, v);
+    }
+    m0 = _mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3));
+    if (_mm512_cmpeq_epi32_mask(_mm512_max_epu32(e0, e1), ex)) return -1;
+    float l[16], b = x[0];
+    _mm512_storeu_ps(l, m0);
+    for (int j = 0; j < 16; j++) b = l[j] > b ? l[j] : b;
+    *best = b;
+    return 0;
+}
 #define KL_ATTR __attribute__((target("avx512f,avx512dq")))
+#define KL_SCAN_MAX(x, n, best) avx512_scan_max(x, n, best)
 /* vmaxpd(lo, x) is lo > x ? lo : x, the blend's result for every x (NaN kept) */
 #define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
 #define KL_RED_HI(x, kd) ((v8d)_mm512_fnmadd_pd((__m512d)(kd), _mm512_set1_pd(EXP_C_HI), (__m512d)(x)))
@@ -132,6 +175,7 @@ __attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_
 #undef KL_SCALE
 #undef KL_ONE_PASS
 #undef KL_EXP_X
+#undef KL_SCAN_MAX
 #endif
 
 const fd_kl_ops *fd_kl_neon_ops(void);
