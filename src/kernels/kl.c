@@ -1,5 +1,6 @@
 #include "kl.h"
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 #include <string.h>
@@ -94,10 +95,12 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
  * only, loads either way, so the bits are those of the per-lane loop the
  * other targets use.  avx512_: the gather instruction (measured on a Sapphire
  * Rapids-class host: a per-lane loop made the AVX-512 KL loops ~1.5x slower
- * there); avx512l_, on AMD: the 8 indices stored and read back as integers,
- * then 8 scalar loads (Zen 5, bench/README.md: vgatherqpd was the fused loop's
- * bottleneck; the per-lane loop through vmovq / vpextrq was ~7 % faster, this
- * one ~15 %).  Both run the fused loop's two exps side by side (KL_EXP_X). */
+ * there); avx512l_, on AMD Zen 5 and later: the 8 indices stored and read back
+ * as integers, then 8 scalar loads (bench/README.md: on Zen 5 vgatherqpd was
+ * the fused loop's bottleneck; the per-lane loop through vmovq / vpextrq was
+ * ~7 % faster, this one ~15 %; on Zen 4 a lane loop had measured slower than
+ * the gather, so Zen 4 keeps it).  Both run the fused loop's two exps side by
+ * side (KL_EXP_X). */
 __attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) v8d avx512_lookup8(v8l j)
 {
     long long ix[8] __attribute__((aligned(64)));
@@ -178,12 +181,24 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #undef KL_SCAN_MAX
 #endif
 
+#if defined(__x86_64__)
+/* AMD family 1Ah (Zen 5) or later, from CPUID (a feature of the CPU, never a timing) */
+static int amd_zen5_or_later(void)
+{
+    unsigned a, b, c, d;
+    if (!__builtin_cpu_is("amd") || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf) family += (a >> 20) & 0xff;
+    return family >= 0x1a;
+}
+#endif
+
 const fd_kl_ops *fd_kl_neon_ops(void);
 const fd_kl_ops *fd_kl_ops_for(fd_path p)
 {
 #if defined(__x86_64__)
     switch (p) {
-    case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return __builtin_cpu_is("amd") ? &avx512l_ops : &avx512_ops;
+    case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return amd_zen5_or_later() ? &avx512l_ops : &avx512_ops;
     case FD_PATH_AVX2: return &avx2_ops;
     default: return &generic_ops;
     }
