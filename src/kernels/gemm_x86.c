@@ -120,8 +120,11 @@ static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
                       float *out, size_t ostride)
 {
     size_t np4 = np / MR * MR, nt4 = ntiles / NT * NT;
-    for (size_t p = 0; p < np4; p += MR)
-        for (size_t t = 0; t < nt4; t += NT)
+    /* tiles outer: one panel of NT tiles (NT x kp x 64 bytes, 32 KiB at hidden
+     * 256) stays in L1 for every row block, where rows outer streamed the whole
+     * chunk of the head through L2 once per 4 rows */
+    for (size_t t = 0; t < nt4; t += NT)
+        for (size_t p = 0; p < np4; p += MR)
             block_bf16(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp,
                        packed + t * kp * FD_TILE, kp, out + p * ostride + t * FD_TILE, ostride);
     if (nt4 < ntiles) gemm_bf16_any(hid, np4, kp, packed + nt4 * kp * FD_TILE, ntiles - nt4, out + nt4 * FD_TILE, ostride);
