@@ -39,7 +39,7 @@ mkdir -p bench/results
 
 if [ "${GEMM:-1}" != 0 ]; then
     PATHS=${PATHS:-$($B kernel-selftest --products 1000 | sed -n 's/.*tile order, paths: \(.*\);.*/\1/p' | sed 's/scalar//')}
-    [ -x build/capture_gemm_bench ] || make -s build/capture_gemm_bench
+    make -s build/capture_gemm_bench  # up to date with the library it links
     cc -O2 bench/peak.c -o "$W/peak"
     "$W/peak" | tee "$W/peak.txt"
     pk() { sed -n "s/^$1: \([0-9.]*\) GFLOP.*/\1/p" "$W/peak.txt"; }
