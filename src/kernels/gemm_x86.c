@@ -1,8 +1,9 @@
 /* SIMD replay GEMM paths.  Each function is compiled for its own target so
  * the binary runs anywhere and dispatches at run time.  Microkernels: 4
  * positions x 4 tiles of 16 columns (AVX512_BF16, AVX2) and 8 positions x 3
- * tiles (AVX-512F), independent accumulators each a single chain over the
- * hidden pairs in the canonical order, so the blocking never moves a bit. */
+ * tiles (AVX-512F), AVX512_BF16's narrow edges in 16 x 1, 8 x 2 and 8 x 3
+ * blocks: independent accumulators each a single chain over the hidden pairs
+ * in the canonical order, so the blocking never moves a bit. */
 #include "gemm.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -11,39 +12,6 @@
 
 #define MR 4
 #define NT 4
-
-/* ---------------------------------------------------------- AVX512_BF16 */
-
-__attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
-static void gemm_bf16_any(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
-                      float *out, size_t ostride)
-{
-    size_t p = 0;
-    for (; p < np; p += MR) {
-        size_t mr = np - p < MR ? np - p : MR;
-        for (size_t t = 0; t < ntiles; t += NT) {
-            size_t nt = ntiles - t < NT ? ntiles - t : NT;
-            __m512 acc[MR][NT];
-            for (size_t i = 0; i < MR; i++)
-                for (size_t j = 0; j < NT; j++) acc[i][j] = _mm512_setzero_ps();
-            const uint32_t *b[NT];
-            for (size_t j = 0; j < NT; j++) b[j] = packed + (t + (j < nt ? j : 0)) * kp * FD_TILE;
-            const uint32_t *a[MR];
-            for (size_t i = 0; i < MR; i++) a[i] = hid + (p + (i < mr ? i : 0)) * kp;
-            for (size_t k = 0; k < kp; k++) {
-                __m512i bv[NT];
-                for (size_t j = 0; j < NT; j++) bv[j] = _mm512_loadu_si512((const void *)(b[j] + k * FD_TILE));
-                for (size_t i = 0; i < MR; i++) {
-                    __m512i av = _mm512_set1_epi32((int)a[i][k]);
-                    for (size_t j = 0; j < NT; j++)
-                        acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)av, (__m512bh)bv[j]);
-                }
-            }
-            for (size_t i = 0; i < mr; i++)
-                for (size_t j = 0; j < nt; j++) _mm512_storeu_ps(out + (p + i) * ostride + (t + j) * FD_TILE, acc[i][j]);
-        }
-    }
-}
 
 /* ------------------------------------------------- AVX-512F (FMA + FTZ/DAZ) */
 
@@ -87,8 +55,9 @@ static void gemm_avx512f_any(const uint32_t *hid, size_t np, size_t kp, const ui
 
 
 /* Full 4 x 4-tile blocks with 16 named accumulators (the compiler keeps
- * them in registers); edges go through the *_any loops, which compute each
- * lane with the same instruction sequence and so the same bits. */
+ * them in registers); AVX512_BF16 edges go through block_bf16_rt below,
+ * AVX-512F and AVX2 edges through the *_any loops, which compute each lane
+ * with the same instruction sequence and so the same bits. */
 #define ACC16(X) X(0,0) X(0,1) X(0,2) X(0,3) X(1,0) X(1,1) X(1,2) X(1,3) \
                  X(2,0) X(2,1) X(2,2) X(2,3) X(3,0) X(3,1) X(3,2) X(3,3)
 
@@ -115,20 +84,94 @@ static void block_bf16(const uint32_t *a0, const uint32_t *a1, const uint32_t *a
 #undef ST
 }
 
-__attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
-static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
-                      float *out, size_t ostride)
+/* R positions x T tiles for any R, T known at compile time: the loops
+ * unroll fully and the R x T accumulators stay in registers (R x T + T + 1
+ * <= 32).  Each lane is the same single vdpbf16ps chain over the hidden
+ * pairs as block_bf16, so the same bits. */
+#define BF16_TARGET __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
+BF16_TARGET static inline __attribute__((always_inline)) void
+block_bf16_rt(const uint32_t *a, const uint32_t *b, size_t kp, float *out, size_t ostride, const int R, const int T)
 {
-    size_t np4 = np / MR * MR, nt4 = ntiles / NT * NT;
+    __m512 acc[16][4];
+    const size_t ts = kp * FD_TILE;
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < T; j++) acc[i][j] = _mm512_setzero_ps();
+    for (size_t k = 0; k < kp; k++) {
+        __m512bh bv[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < T; j++) bv[j] = (__m512bh)_mm512_loadu_si512((const void *)(b + (size_t)j * ts + k * FD_TILE));
+#pragma GCC unroll 16
+        for (int i = 0; i < R; i++) {
+            __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[(size_t)i * kp + k]);
+#pragma GCC unroll 4
+            for (int j = 0; j < T; j++) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], x, bv[j]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < T; j++) _mm512_storeu_ps(out + (size_t)i * ostride + (size_t)j * FD_TILE, acc[i][j]);
+}
+
+typedef void (*bf16_block_fn)(const uint32_t *a, const uint32_t *b, size_t kp, float *out, size_t ostride);
+#define BF16_BLOCK(R, T)                                                                                    \
+    BF16_TARGET static void block_bf16_##R##x##T(const uint32_t *a, const uint32_t *b, size_t kp, float *out, \
+                                                 size_t ostride)                                            \
+    {                                                                                                       \
+        block_bf16_rt(a, b, kp, out, ostride, R, T);                                                        \
+    }
+#define BF16_TAILS(T) BF16_BLOCK(4, T) BF16_BLOCK(2, T) BF16_BLOCK(1, T)
+BF16_BLOCK(16, 1)
+BF16_BLOCK(8, 1)
+BF16_TAILS(1)
+BF16_BLOCK(8, 2)
+BF16_TAILS(2)
+BF16_BLOCK(8, 3)
+BF16_TAILS(3)
+BF16_BLOCK(2, 4)
+BF16_BLOCK(1, 4)
+#undef BF16_TAILS
+#undef BF16_BLOCK
+
+/* One panel of T (1 to 4) tiles for every row: the widest row block for T
+ * (T = 1: 16 rows, 16 chains; T = 2, 3: 8 rows, 16 / 24 chains; T = 4: the
+ * 4 x 4 block_bf16), then the leftover rows in blocks of 8, 4, 2, 1. */
+BF16_TARGET static void panel_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *b, size_t T, float *out,
+                                   size_t ostride)
+{
+    static const bf16_block_fn fns[4][5] = {
+        {block_bf16_16x1, block_bf16_8x1, block_bf16_4x1, block_bf16_2x1, block_bf16_1x1},
+        {NULL, block_bf16_8x2, block_bf16_4x2, block_bf16_2x2, block_bf16_1x2},
+        {NULL, block_bf16_8x3, block_bf16_4x3, block_bf16_2x3, block_bf16_1x3},
+        {NULL, NULL, NULL, block_bf16_2x4, block_bf16_1x4},
+    };
+    static const size_t rows[5] = {16, 8, 4, 2, 1};
+    size_t p = 0;
+    for (int r = 0; r < 5; r++) {
+        if (T == 4 && rows[r] == 4) {
+            for (; np - p >= 4; p += 4)
+                block_bf16(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp, b, kp,
+                           out + p * ostride, ostride);
+            continue;
+        }
+        if (!fns[T - 1][r]) continue;
+        for (; np - p >= rows[r]; p += rows[r]) fns[T - 1][r](hid + p * kp, b, kp, out + p * ostride, ostride);
+    }
+}
+
+BF16_TARGET static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
+                                  float *out, size_t ostride)
+{
     /* tiles outer: one panel of NT tiles (NT x kp x 64 bytes, 32 KiB at hidden
      * 256) stays in L1 for every row block, where rows outer streamed the whole
-     * chunk of the head through L2 once per 4 rows */
-    for (size_t t = 0; t < nt4; t += NT)
-        for (size_t p = 0; p < np4; p += MR)
-            block_bf16(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp,
-                       packed + t * kp * FD_TILE, kp, out + p * ostride + t * FD_TILE, ostride);
-    if (nt4 < ntiles) gemm_bf16_any(hid, np4, kp, packed + nt4 * kp * FD_TILE, ntiles - nt4, out + nt4 * FD_TILE, ostride);
-    if (np4 < np) gemm_bf16_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
+     * chunk of the head through L2 once per 4 rows; the last 1 to 3 tiles
+     * (narrow products: N = 16, 32, 48, 80) as one narrower panel */
+    for (size_t t = 0; t < ntiles; t += NT) {
+        size_t nt = ntiles - t < NT ? ntiles - t : NT;
+        panel_bf16(hid, np, kp, packed + t * kp * FD_TILE, nt, out + t * FD_TILE, ostride);
+    }
 }
 
 /* 8 positions x 3 tiles: 24 accumulators and 6 widened B vectors stay in
