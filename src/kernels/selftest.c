@@ -180,6 +180,47 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
     return failures;
 }
 
+/* Narrow products (a capture's kv_a_proj N = 80, idx.wk N = 32, ...): 1, 2,
+ * 3, 5, 6 and 7 tiles (N = 16, 32, 48, 80, 96, 112) by 1 to 33 rows, odd
+ * counts included, both orders, every path against the definition: each
+ * narrow / edge register block of the SIMD kernels (AVX512_BF16: 16 x 1,
+ * 8 x 2, 8 x 3 and the 8, 4, 2, 1-row tails) on every tile count left over.
+ * Returns the number of failures. */
+static int narrow_selftest(uint64_t *s, FILE *out)
+{
+    const size_t np = 33, kp = 37, tiles = 7, n = np * tiles * FD_TILE;
+    static const size_t ntl[] = {1, 2, 3, 5, 6, 7};
+    static const size_t rows[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33};
+    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
+    float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
+    for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
+    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+    int failures = 0;
+    size_t shapes = 0;
+    for (size_t t = 0; t < sizeof ntl / sizeof *ntl; t++)
+        for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
+            for (int tile = 0; tile < 2; tile++) {
+                size_t m = rows[r], nt = ntl[t];
+                shapes++;
+                (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, m, kp, head, nt, ref, nt * FD_TILE);
+                for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+                    if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
+                    unsigned csr = fd_ftz_daz_enter();
+                    (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, m, kp, head, nt, got, nt * FD_TILE);
+                    fd_ftz_daz_leave(csr);
+                    if (memcmp(ref, got, m * nt * FD_TILE * 4)) {
+                        fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a narrow product (%zu x %zu x %zu)\n",
+                                tile ? "tile" : "pair", fd_path_name((fd_path)p), m, nt * FD_TILE, 2 * kp);
+                        failures++;
+                    }
+                }
+            }
+    fprintf(out, "kernel-selftest: narrow N (%zu shapes: 1 to 33 rows x N 16, 32, 48, 80, 96, 112 x %zu, both orders): %s\n",
+            shapes / 2, 2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
+    free(hid); free(head); free(ref); free(got);
+    return failures;
+}
+
 /* A long K in few rows and two tiles (a capture's P.V: 32 queries x 1,024+
  * key pairs x dv 32), both orders, every path against the definition: the
  * SIMD kernels split A in row groups whose planes stay under 64 KiB, so
@@ -484,6 +525,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     uint64_t s = seed;
     int failures = gemm_selftest(products, &s, out);
     failures += longk_selftest(&s, out);
+    failures += narrow_selftest(&s, out);
     failures += f32_selftest(seed ^ 0xf32f32u, out);
     failures += kl_selftest(&s, out);
     failures += explog_selftest(&s, out);
