@@ -138,7 +138,7 @@ BF16_BLOCK(1, 4)
 /* One panel of T (1 to 4) tiles for every row: the widest row block for T
  * (T = 1: 16 rows, 16 chains; T = 2, 3: 8 rows, 16 / 24 chains; T = 4: the
  * 4 x 4 block_bf16), then the leftover rows in blocks of 8, 4, 2, 1. */
-BF16_TARGET static void panel_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *b, size_t T, float *out,
+BF16_TARGET static void gemm_bf16_panel(const uint32_t *hid, size_t np, size_t kp, const uint32_t *b, size_t T, float *out,
                                    size_t ostride)
 {
     static const bf16_block_fn fns[4][5] = {
@@ -170,7 +170,7 @@ BF16_TARGET static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, con
      * (narrow products: N = 16, 32, 48, 80) as one narrower panel */
     for (size_t t = 0; t < ntiles; t += NT) {
         size_t nt = ntiles - t < NT ? ntiles - t : NT;
-        panel_bf16(hid, np, kp, packed + t * kp * FD_TILE, nt, out + t * FD_TILE, ostride);
+        gemm_bf16_panel(hid, np, kp, packed + t * kp * FD_TILE, nt, out + t * FD_TILE, ostride);
     }
 }
 
