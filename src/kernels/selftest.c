@@ -180,6 +180,29 @@ static int gemm_selftest(uint64_t products, uint64_t *s, FILE *out)
     return failures;
 }
 
+/* One product (m rows x nt tiles x kp pairs) in one order: the scalar
+ * definition into ref, then every supported SIMD path into got, compared
+ * byte for byte; a mismatch prints "differs on a WHAT (m x N x K)".
+ * Returns the number of paths that differ. */
+static int shape_check(const uint32_t *hid, const uint32_t *head, size_t m, size_t kp, size_t nt, int tile, float *ref,
+                       float *got, const char *what, FILE *out)
+{
+    int failures = 0;
+    (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, m, kp, head, nt, ref, nt * FD_TILE);
+    for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
+        if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
+        unsigned csr = fd_ftz_daz_enter();
+        (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, m, kp, head, nt, got, nt * FD_TILE);
+        fd_ftz_daz_leave(csr);
+        if (memcmp(ref, got, m * nt * FD_TILE * 4)) {
+            fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a %s (%zu x %zu x %zu)\n", tile ? "tile" : "pair",
+                    fd_path_name((fd_path)p), what, m, nt * FD_TILE, 2 * kp);
+            failures++;
+        }
+    }
+    return failures;
+}
+
 /* Narrow products (a capture's kv_a_proj N = 80, idx.wk N = 32, ...): 1, 2,
  * 3, 5, 6 and 7 tiles (N = 16, 32, 48, 80, 96, 112) by 1 to 33 rows, odd
  * counts included, both orders, every path against the definition: each
@@ -200,20 +223,8 @@ static int narrow_selftest(uint64_t *s, FILE *out)
     for (size_t t = 0; t < sizeof ntl / sizeof *ntl; t++)
         for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
             for (int tile = 0; tile < 2; tile++) {
-                size_t m = rows[r], nt = ntl[t];
                 shapes++;
-                (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, m, kp, head, nt, ref, nt * FD_TILE);
-                for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
-                    if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
-                    unsigned csr = fd_ftz_daz_enter();
-                    (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, m, kp, head, nt, got, nt * FD_TILE);
-                    fd_ftz_daz_leave(csr);
-                    if (memcmp(ref, got, m * nt * FD_TILE * 4)) {
-                        fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a narrow product (%zu x %zu x %zu)\n",
-                                tile ? "tile" : "pair", fd_path_name((fd_path)p), m, nt * FD_TILE, 2 * kp);
-                        failures++;
-                    }
-                }
+                failures += shape_check(hid, head, rows[r], kp, ntl[t], tile, ref, got, "narrow product", out);
             }
     fprintf(out, "kernel-selftest: narrow N (%zu shapes: 1 to 33 rows x N 16, 32, 48, 80, 96, 112 x %zu, both orders): %s\n",
             shapes / 2, 2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
@@ -238,21 +249,7 @@ static int longk_selftest(uint64_t *s, FILE *out)
     for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
     int failures = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
-        for (int tile = 0; tile < 2; tile++) {
-            size_t m = rows[r];
-            (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, m, kp, head, tiles, ref, tiles * FD_TILE);
-            for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
-                if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
-                unsigned csr = fd_ftz_daz_enter();
-                (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, m, kp, head, tiles, got, tiles * FD_TILE);
-                fd_ftz_daz_leave(csr);
-                if (memcmp(ref, got, m * tiles * FD_TILE * 4)) {
-                    fprintf(out, "kernel-selftest: %s-order GEMM path %s differs on a long K (%zu x 32 x %zu)\n",
-                            tile ? "tile" : "pair", fd_path_name((fd_path)p), m, 2 * kp);
-                    failures++;
-                }
-            }
-        }
+        for (int tile = 0; tile < 2; tile++) failures += shape_check(hid, head, rows[r], kp, tiles, tile, ref, got, "long K", out);
     fprintf(out, "kernel-selftest: long K (32, 1, 2, 4, 5 and 7 x 32 x %zu, both orders): %s\n", 2 * kp,
             failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
