@@ -8,7 +8,7 @@ sanitizer-clean refusal paths, and the `.kld` adapter / strict numeric flags.
 usage: test_numerics_defects.py BINARY"""
 import hashlib, json, math, os, random, shutil, struct, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dsutil import load, dump, reseal, run, refusal_code, seal, sha, sha_file
+from dsutil import bf16, load, dump, reseal, retensor, run, refusal_code, seal, sha, sha_file, st_read
 
 try:
     import mpmath
@@ -242,57 +242,6 @@ for V in (5000, 37):
 # 16 end to end: hidden states near the bf16 maximum through compare
 # ======================================================================================
 print("== 16. compare of hidden states near the bf16 maximum")
-
-
-def st_read(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    return data[:8 + n], json.loads(data[8:8 + n]), data[8 + n:]
-
-
-def text_files(root):
-    for d, _, names in os.walk(root):
-        for n in names:
-            if n.endswith((".json", ".md")):
-                yield os.path.join(d, n)
-
-
-def replace_everywhere(root, pairs):
-    for p in text_files(root):
-        t = open(p, encoding="utf-8").read()
-        t2 = t
-        for a, b in pairs:
-            t2 = t2.replace(a, b)
-        if t2 != t:
-            open(p, "w", encoding="utf-8").write(t2)
-
-
-def retensor(root, rel, body):
-    """A forger's (or a broken engine's) tensor: new payload bytes in the same
-    header, every digest naming it updated, every seal recomputed."""
-    p = os.path.join(root, rel)
-    head, hdr, old = st_read(p)
-    assert len(body) == len(old)
-    old_content, old_file = sha(old), sha_file(p)
-    open(p, "wb").write(head + body)
-    pairs = [(old_content, sha(body)), (old_file, sha_file(p))]
-    capp = os.path.join(root, "capture/manifest.json")
-    old_ccd = load(capp)["capture_content_digest"]
-    replace_everywhere(root, pairs)
-    recs = sorted(load(capp)["records"], key=lambda r: r["index"])
-    ccd = sha("\n".join("%d:%s" % (r["index"], r["tensor_content_sha256"]) for r in recs).encode("ascii"))
-    replace_everywhere(root, [(old_ccd, ccd)])
-    for q in text_files(root):
-        if q.endswith(".json") and "/tokens/" not in q and os.path.basename(q) != "fidelity-dataset.json":
-            doc = load(q)
-            if isinstance(doc, dict) and "receipt_sha256" in doc:
-                seal(doc, "receipt_sha256")
-                dump(q, doc)
-    reseal(root)
-
-
-def bf16(x):
-    return struct.unpack("<I", struct.pack("<f", x))[0] >> 16
 
 
 def hidden_body(root, rec, row_fn):
