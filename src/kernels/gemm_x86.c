@@ -1,9 +1,10 @@
 /* SIMD replay GEMM paths.  Each function is compiled for its own target so
  * the binary runs anywhere and dispatches at run time.  Microkernels: 4
  * positions x 4 tiles of 16 columns (AVX512_BF16, AVX2) and 8 positions x 3
- * tiles (AVX-512F), AVX512_BF16's narrow edges in 16 x 1, 8 x 2 and 8 x 3
- * blocks: independent accumulators each a single chain over the hidden pairs
- * in the canonical order, so the blocking never moves a bit. */
+ * tiles (AVX-512F); AVX512_BF16's narrow edges in 16 x 1, 8 x 2 and 8 x 3
+ * blocks, every AVX512_BF16 block one generic body (block_bf16_rt):
+ * independent accumulators each a single chain over the hidden pairs in the
+ * canonical order, so the blocking never moves a bit. */
 #include "gemm.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -54,40 +55,12 @@ static void gemm_avx512f_any(const uint32_t *hid, size_t np, size_t kp, const ui
 }
 
 
-/* Full 4 x 4-tile blocks with 16 named accumulators (the compiler keeps
- * them in registers); AVX512_BF16 edges go through block_bf16_rt below,
- * AVX-512F and AVX2 edges through the *_any loops, which compute each lane
- * with the same instruction sequence and so the same bits. */
-#define ACC16(X) X(0,0) X(0,1) X(0,2) X(0,3) X(1,0) X(1,1) X(1,2) X(1,3) \
-                 X(2,0) X(2,1) X(2,2) X(2,3) X(3,0) X(3,1) X(3,2) X(3,3)
-
-__attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
-static void block_bf16(const uint32_t *a0, const uint32_t *a1, const uint32_t *a2, const uint32_t *a3,
-                       const uint32_t *b, size_t kp, float *out, size_t ostride)
-{
-#define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
-    ACC16(DECL)
-#undef DECL
-    const size_t ts = kp * FD_TILE;
-    for (size_t k = 0; k < kp; k++) {
-        const uint32_t *bk = b + k * FD_TILE;
-        __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)bk), b1 = (__m512bh)_mm512_loadu_si512((const void *)(bk + ts));
-        __m512bh b2 = (__m512bh)_mm512_loadu_si512((const void *)(bk + 2 * ts)), b3 = (__m512bh)_mm512_loadu_si512((const void *)(bk + 3 * ts));
-        __m512bh x0 = (__m512bh)_mm512_set1_epi32((int)a0[k]), x1 = (__m512bh)_mm512_set1_epi32((int)a1[k]);
-        __m512bh x2 = (__m512bh)_mm512_set1_epi32((int)a2[k]), x3 = (__m512bh)_mm512_set1_epi32((int)a3[k]);
-#define DP(i, j) c##i##j = _mm512_dpbf16_ps(c##i##j, x##i, b##j);
-        ACC16(DP)
-#undef DP
-    }
-#define ST(i, j) _mm512_storeu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE, c##i##j);
-    ACC16(ST)
-#undef ST
-}
-
-/* R positions x T tiles for any R, T known at compile time: the loops
- * unroll fully and the R x T accumulators stay in registers (R x T + T + 1
- * <= 32).  Each lane is the same single vdpbf16ps chain over the hidden
- * pairs as block_bf16, so the same bits. */
+/* AVX512_BF16: R positions x T tiles for any R, T known at compile time:
+ * the loops unroll fully and the R x T accumulators stay in registers
+ * (R x T + T + 1 <= 32).  Each lane is one vdpbf16ps chain over the hidden
+ * pairs in the canonical order, whatever the block, so the same bits.
+ * (AVX-512F and AVX2 edges go through the *_any loops, which compute each
+ * lane with the same instruction sequence.) */
 #define BF16_TARGET __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
 BF16_TARGET static inline __attribute__((always_inline)) void
 block_bf16_rt(const uint32_t *a, const uint32_t *b, size_t kp, float *out, size_t ostride, const int R, const int T)
@@ -130,14 +103,13 @@ BF16_BLOCK(8, 2)
 BF16_TAILS(2)
 BF16_BLOCK(8, 3)
 BF16_TAILS(3)
-BF16_BLOCK(2, 4)
-BF16_BLOCK(1, 4)
+BF16_TAILS(4)
 #undef BF16_TAILS
 #undef BF16_BLOCK
 
 /* One panel of T (1 to 4) tiles for every row: the widest row block for T
- * (T = 1: 16 rows, 16 chains; T = 2, 3: 8 rows, 16 / 24 chains; T = 4: the
- * 4 x 4 block_bf16), then the leftover rows in blocks of 8, 4, 2, 1. */
+ * (T = 1: 16 rows, 16 chains; T = 2, 3: 8 rows, 16 / 24 chains; T = 4: 4 rows,
+ * 16 chains), then the leftover rows in blocks of 8, 4, 2, 1. */
 BF16_TARGET static void gemm_bf16_panel(const uint32_t *hid, size_t np, size_t kp, const uint32_t *b, size_t T, float *out,
                                    size_t ostride)
 {
@@ -145,20 +117,12 @@ BF16_TARGET static void gemm_bf16_panel(const uint32_t *hid, size_t np, size_t k
         {block_bf16_16x1, block_bf16_8x1, block_bf16_4x1, block_bf16_2x1, block_bf16_1x1},
         {NULL, block_bf16_8x2, block_bf16_4x2, block_bf16_2x2, block_bf16_1x2},
         {NULL, block_bf16_8x3, block_bf16_4x3, block_bf16_2x3, block_bf16_1x3},
-        {NULL, NULL, NULL, block_bf16_2x4, block_bf16_1x4},
+        {NULL, NULL, block_bf16_4x4, block_bf16_2x4, block_bf16_1x4},
     };
     static const size_t rows[5] = {16, 8, 4, 2, 1};
     size_t p = 0;
-    for (int r = 0; r < 5; r++) {
-        if (T == 4 && rows[r] == 4) {
-            for (; np - p >= 4; p += 4)
-                block_bf16(hid + p * kp, hid + (p + 1) * kp, hid + (p + 2) * kp, hid + (p + 3) * kp, b, kp,
-                           out + p * ostride, ostride);
-            continue;
-        }
-        if (!fns[T - 1][r]) continue;
-        for (; np - p >= rows[r]; p += rows[r]) fns[T - 1][r](hid + p * kp, b, kp, out + p * ostride, ostride);
-    }
+    for (int r = 0; r < 5; r++)
+        for (; fns[T - 1][r] && np - p >= rows[r]; p += rows[r]) fns[T - 1][r](hid + p * kp, b, kp, out + p * ostride, ostride);
 }
 
 BF16_TARGET static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
