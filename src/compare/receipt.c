@@ -198,7 +198,7 @@ static jv *comparator_block(const fd_cmp_opts *o, const fd_side *ref, const cand
     jv_set(cmp, "replay_backend", jv_str(hashed ? "none" : backend));
     jv_set(env, "kernel_path", jv_str(fd_path_name(path)));
     jv_set(env, "threads", jv_int(fd_cmp_pick_threads(o->threads)));
-    jv_set(env, "numerics", jv_str("docs/NUMERICS.md: canonical bf16 pair order (odd then even, FTZ/DAZ), fp64 8-lane chunked KL"));
+    jv_set(env, "numerics", jv_str("docs/NUMERICS.md: canonical bf16 pair order (odd then even, FTZ/DAZ), fp64 8-lane chunked KL, exp by a 16-entry table and fmas"));
     jv_set(env, "tool_version", jv_str(FD_ENGINE_NAME "/" FD_VERSION));
     jv_set(cmp, "replay_env", env);
     jv_set(cmp, "replay_peak_device_bytes", jv_null());

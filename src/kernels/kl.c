@@ -1,6 +1,5 @@
 #include "kl.h"
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 #include <string.h>
@@ -16,15 +15,17 @@
 #undef KL_NAME
 
 #if defined(__x86_64__) /* the ISA builds of the same code; elsewhere the generic one runs */
-/* The AVX2 table lookup: two 4-lane gathers (loads: the bits of the loop). */
-__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) v8d avx2_gather8(v8l j)
+/* AVX2: the fma of 8 lanes as two 256-bit fused multiply-adds (one rounding each, as C fma()) */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) v8d avx2_fma8(v8d a, v8d b, v8d c)
 {
-    __m256i i[2];
-    memcpy(i, &j, sizeof i);
-    __m256d g[2] = {_mm256_i64gather_pd(fd_exp2_128, i[0], 8), _mm256_i64gather_pd(fd_exp2_128, i[1], 8)};
-    v8d o;
-    memcpy(&o, g, sizeof o);
-    return o;
+    __m256d x[2], y[2], z[2];
+    memcpy(x, &a, sizeof x);
+    memcpy(y, &b, sizeof y);
+    memcpy(z, &c, sizeof z);
+    x[0] = _mm256_fmadd_pd(x[0], y[0], z[0]);
+    x[1] = _mm256_fmadd_pd(x[1], y[1], z[1]);
+    memcpy(&a, x, sizeof a);
+    return a;
 }
 /* lo > x ? lo : x per lane: vmaxpd(a, b) is a > b ? a : b, so a NaN x is kept */
 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) v8d avx2_clamp8(v8d lo, v8d x)
@@ -34,18 +35,6 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
     memcpy(v, &x, sizeof v);
     v[0] = _mm256_max_pd(l[0], v[0]);
     v[1] = _mm256_max_pd(l[1], v[1]);
-    memcpy(&x, v, sizeof x);
-    return x;
-}
-/* x - kd*C_HI fused (exact either way: kl_impl.inc) */
-__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) v8d avx2_redhi8(v8d x, v8d kd)
-{
-    __m256d v[2], k[2];
-    memcpy(v, &x, sizeof v);
-    memcpy(k, &kd, sizeof k);
-    const __m256d c = _mm256_set1_pd(EXP_C_HI);
-    v[0] = _mm256_fnmadd_pd(k[0], c, v[0]);
-    v[1] = _mm256_fnmadd_pd(k[1], c, v[1]);
     memcpy(&x, v, sizeof x);
     return x;
 }
@@ -59,11 +48,12 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #define KE_NAME_X avx2_vexp4_x /* four at once: the fused loop's */
 #define KE_X 4
 #define KE_CLAMP_LO(lo, x) ((v4d)_mm256_max_pd((__m256d)(lo), (__m256d)(x)))
-#define KE_RED_HI(x, kd) ((v4d)_mm256_fnmadd_pd((__m256d)(kd), _mm256_set1_pd(EXP_C_HI), (__m256d)(x)))
-/* no KE_GATHER: the per-lane table loop, as fast here as vgatherqpd (measured
- * on Zen 4), and qemu-x86_64 7.2 (tests/avx2.sh) returned wrong entries for
- * this function's gather while the same binary matched the generic build on
- * 10^8 arguments natively */
+#define KE_FMA(a, b, c) ((v4d)_mm256_fmadd_pd((__m256d)(a), (__m256d)(b), (__m256d)(c)))
+/* no KE_LOOKUP: the per-lane table loop.  Measured slower on Zen 5
+ * (bench/kl_bench.c, fused): the indices stored and read back (store
+ * forwarding), and vpermps from the table in four registers with two
+ * vblendvpd; vgatherqpd measured no faster on Zen 4, and qemu-x86_64 7.2
+ * (tests/avx2.sh) returned wrong entries for a gather here. */
 #include "kl_exp.inc"
 #undef KE_VD
 #undef KE_VL
@@ -73,43 +63,26 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KE_NAME_X
 #undef KE_X
 #undef KE_CLAMP_LO
-#undef KE_RED_HI
+#undef KE_FMA
+#undef KE_LOOKUP
 #define KL_EXP4 avx2_vexp4
 #define KL_EXP4_X avx2_vexp4_x
 #define KL_ONE_PASS 1
 #define KL_NAME(x) avx2_##x
-#define KL_GATHER(out, idx) ((out) = avx2_gather8(idx))
+#define KL_FMA(a, b, c) avx2_fma8(a, b, c)
 #define KL_CLAMP_LO(lo, x) avx2_clamp8(lo, x)
-#define KL_RED_HI(x, kd) avx2_redhi8(x, kd)
 #include "kl_impl.inc"
 #undef KL_ATTR
 #undef KL_NAME
-#undef KL_GATHER
+#undef KL_FMA
 #undef KL_CLAMP_LO
-#undef KL_RED_HI
 #undef KL_EXP4
 #undef KL_EXP4_X
 #undef KL_ONE_PASS
 
-/* AVX-512: two builds of the same code that differ in the exp table lookup
- * only, loads either way, so the bits are those of the per-lane loop the
- * other targets use.  avx512_: the gather instruction (measured on a Sapphire
- * Rapids-class host: a per-lane loop made the AVX-512 KL loops ~1.5x slower
- * there); avx512l_, on AMD Zen 5 and later: the 8 indices stored and read back
- * as integers, then 8 scalar loads (bench/README.md: on Zen 5 vgatherqpd was
- * the fused loop's bottleneck; the per-lane loop through vmovq / vpextrq was
- * ~7 % faster, this one ~15 %; on Zen 4 a lane loop had measured slower than
- * the gather, so Zen 4 keeps it).  Both run the fused loop's two exps side by
- * side (KL_EXP_X). */
-__attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) v8d avx512_lookup8(v8l j)
-{
-    long long ix[8] __attribute__((aligned(64)));
-    memcpy(ix, &j, sizeof ix);
-    __asm__("" : "+m"(ix)); /* keeps the store: the lanes come back through loads, not vector-to-integer moves */
-    v8d o;
-    for (int l = 0; l < 8; l++) o[l] = fd_exp2_128[ix[l]];
-    return o;
-}
+/* AVX-512: the table lookup is one vpermt2pd from the 16 entries held in two
+ * registers (it reads the low 4 bits of each index: j), and the fused loop
+ * runs its two exps side by side (KL_EXP_X). */
 /* The chunk max for the scan (kl_impl.inc): vmaxps(m, v) is m > v ? m : v, the
  * generic blend, over 4 x 16 lanes; non-finite (exponent all ones) found as
  * the unsigned max of the exponent bits.  The max of finite floats is one
@@ -154,43 +127,27 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 }
 #define KL_ATTR __attribute__((target("avx512f,avx512dq")))
 #define KL_SCAN_MAX(x, n, best) avx512_scan_max(x, n, best)
+#define KL_FMA(a, b, c) ((v8d)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
 /* vmaxpd(lo, x) is lo > x ? lo : x, the blend's result for every x (NaN kept) */
 #define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
-#define KL_RED_HI(x, kd) ((v8d)_mm512_fnmadd_pd((__m512d)(kd), _mm512_set1_pd(EXP_C_HI), (__m512d)(x)))
-/* y * 2^floor(kd/128) rounded once (kd/128 is exact): the correctly rounded
+#define KL_LOOKUP(out, tb) \
+    ((out) = (v8d)_mm512_permutex2var_pd(_mm512_loadu_pd(fd_exp2_16), (__m512i)(tb), _mm512_loadu_pd(fd_exp2_16 + 8)))
+/* y * 2^floor(kd/16) rounded once (kd/16 is exact): the correctly rounded
  * y * 2^e of the generic two steps, subnormal results included */
-#define KL_SCALE(y, kd) ((v8d)_mm512_scalef_pd((__m512d)(y), (__m512d)((kd) * (1.0 / 128.0))))
+#define KL_SCALE(y, kd) ((v8d)_mm512_scalef_pd((__m512d)(y), (__m512d)((kd) * (1.0 / 16.0))))
 #define KL_ONE_PASS 1
 #define KL_EXP_X 2
 #define KL_NAME(x) avx512_##x
-#define KL_GATHER(out, idx) ((out) = (v8d)_mm512_i64gather_pd((__m512i)(idx), fd_exp2_128, 8))
 #include "kl_impl.inc"
 #undef KL_NAME
-#undef KL_GATHER
-#define KL_NAME(x) avx512l_##x
-#define KL_GATHER(out, idx) ((out) = avx512_lookup8(idx))
-#include "kl_impl.inc"
-#undef KL_NAME
-#undef KL_GATHER
 #undef KL_ATTR
+#undef KL_FMA
 #undef KL_CLAMP_LO
-#undef KL_RED_HI
+#undef KL_LOOKUP
 #undef KL_SCALE
 #undef KL_ONE_PASS
 #undef KL_EXP_X
 #undef KL_SCAN_MAX
-#endif
-
-#if defined(__x86_64__)
-/* AMD family 1Ah (Zen 5) or later, from CPUID (a feature of the CPU, never a timing) */
-static int amd_zen5_or_later(void)
-{
-    unsigned a, b, c, d;
-    if (!__builtin_cpu_is("amd") || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    unsigned family = (a >> 8) & 0xf;
-    if (family == 0xf) family += (a >> 20) & 0xff;
-    return family >= 0x1a;
-}
 #endif
 
 const fd_kl_ops *fd_kl_neon_ops(void);
@@ -198,7 +155,7 @@ const fd_kl_ops *fd_kl_ops_for(fd_path p)
 {
 #if defined(__x86_64__)
     switch (p) {
-    case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return amd_zen5_or_later() ? &avx512l_ops : &avx512_ops;
+    case FD_PATH_AVX512F: case FD_PATH_AVX512BF16: return &avx512_ops;
     case FD_PATH_AVX2: return &avx2_ops;
     default: return &generic_ops;
     }
@@ -208,16 +165,6 @@ const fd_kl_ops *fd_kl_ops_for(fd_path p)
     (void)p;
     return &generic_ops;
 #endif
-}
-
-const fd_kl_ops *fd_kl_ops_variant(fd_path p, int v)
-{
-    if (v == 0) return fd_kl_ops_for(p);
-#if defined(__x86_64__)
-    if (v == 1 && (p == FD_PATH_AVX512F || p == FD_PATH_AVX512BF16))
-        return fd_kl_ops_for(p) == &avx512_ops ? &avx512l_ops : &avx512_ops;
-#endif
-    return NULL;
 }
 
 double fd_exp_canonical(double x)

@@ -67,11 +67,6 @@ typedef struct fd_kl_ops {
 
 /* The path's KL build, chosen by CPU features only (never by timing). */
 const fd_kl_ops *fd_kl_ops_for(fd_path p);
-/* Variant v of path p's KL build: 0 is fd_kl_ops_for(p), 1 the other build of
- * the same path where there is one (AVX-512: the gather or the per-lane table
- * lookup, by CPU family), else NULL; kernel-selftest holds every variant to
- * the generic build bit for bit. */
-const fd_kl_ops *fd_kl_ops_variant(fd_path p, int v);
 
 typedef struct fd_kl_result {
     double kl, rkl, entropy;

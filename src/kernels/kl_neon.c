@@ -3,9 +3,8 @@
  * generic build's 8 x fp64 arithmetic onto four float64x2_t registers, but
  * lowers its 8-lane compare-and-blend lane by lane (FCMPE + CSEL); here the
  * exp clamp is FCMGT + BSL on each half-pair, the blend's result for every x
- * (NaN included: the compare is false, x is kept), and the exact
- * x - k*C_HI step is one FMLS (both the product and the difference are
- * exact, docs/NUMERICS.md §2); the one-pass ref_pair_chunk is built.  Lane-wise IEEE operations in the same order:
+ * (NaN included: the compare is false, x is kept), each fma of the exp is one
+ * FMLA (one rounding, as C fma()); the one-pass ref_pair_chunk is built.  Lane-wise IEEE operations in the same order:
  * the bits of the generic build (kernel-selftest compares them). */
 #include "kl.h"
 #include <string.h>
@@ -33,20 +32,21 @@ static inline __attribute__((always_inline)) v8d neon_clamp8(v8d lo, v8d x)
     memcpy(&x, v, sizeof x);
     return x;
 }
-/* x - kd*C_HI, one fused multiply-subtract per lane (exact either way) */
-static inline __attribute__((always_inline)) v8d neon_redhi8(v8d x, v8d kd)
+/* a*b + c with one rounding per lane (FMLA: C fma()'s bits) */
+static inline __attribute__((always_inline)) v8d neon_fma8(v8d a, v8d b, v8d c)
 {
-    float64x2_t v[4], k[4];
-    memcpy(v, &x, sizeof v);
-    memcpy(k, &kd, sizeof k);
-    for (int i = 0; i < 4; i++) v[i] = vfmsq_f64(v[i], k[i], vdupq_n_f64(0x1.62e42feep-8 /* EXP_C_HI */));
-    memcpy(&x, v, sizeof x);
-    return x;
+    float64x2_t x[4], y[4], z[4];
+    memcpy(x, &a, sizeof x);
+    memcpy(y, &b, sizeof y);
+    memcpy(z, &c, sizeof z);
+    for (int i = 0; i < 4; i++) z[i] = vfmaq_f64(z[i], x[i], y[i]);
+    memcpy(&c, z, sizeof c);
+    return c;
 }
 #define KL_ATTR
 #define KL_NAME(x) neon_##x
 #define KL_CLAMP_LO(lo, x) neon_clamp8(lo, x)
-#define KL_RED_HI(x, kd) neon_redhi8(x, kd)
+#define KL_FMA(a, b, c) neon_fma8(a, b, c)
 #define KL_ONE_PASS 1 /* the reference and first candidate folded in one loop, as the x86 builds */
 #include "kl_impl.inc"
 

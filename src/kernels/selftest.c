@@ -298,10 +298,9 @@ static int kl_selftest(uint64_t *s, FILE *out)
         /* each entry's padding poisoned differently: only the fields may be compared */
         for (int p = 0; p < FD_PATH_COUNT; p++) memset(&res[p], 0xA0 + p, sizeof res[p]);
         int have[FD_PATH_COUNT] = {0};
-        for (int pv = 0; pv < 2 * FD_PATH_COUNT; pv++) { /* every path, each variant of its build */
-            int p = pv / 2;
+        for (int p = 0; p < FD_PATH_COUNT; p++) { /* every path */
             if (!fd_path_supported((fd_path)p)) continue;
-            const fd_kl_ops *ops = fd_kl_ops_variant((fd_path)p, pv % 2);
+            const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
             if (!ops) continue;
             fd_ref_state rs = {0};
             fd_pair_state ps = {0};
@@ -315,8 +314,8 @@ static int kl_selftest(uint64_t *s, FILE *out)
                 int keep = (int)((size_t)round + v0 / FD_KL_CHUNK) % 2;
                 if (ops->ref_pair_chunk(&rs2, ch2, &ps2, r + v0, c + v0, n, v0, keep) ||
                     !kl_states_same(&rs, &rs2, &ps, &ps2) || (keep && memcmp(ch->er, ch2->er, n * sizeof *ch->er))) {
-                    fprintf(out, "kernel-selftest: KL path %s%s: ref_pair_chunk differs from ref_chunk + pair_chunk "
-                                 "(round %d, columns %zu.., keep %d)\n", fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "", round, v0, keep);
+                    fprintf(out, "kernel-selftest: KL path %s: ref_pair_chunk differs from ref_chunk + pair_chunk "
+                                 "(round %d, columns %zu.., keep %d)\n", fd_path_name((fd_path)p), round, v0, keep);
                     failures++;
                 }
             }
@@ -328,29 +327,29 @@ static int kl_selftest(uint64_t *s, FILE *out)
             }
             have[p] = 1;
             if (memcmp(&js[p], &js[0], sizeof js[p])) {
-                fprintf(out, "kernel-selftest: JS path %s%s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "", round);
+                fprintf(out, "kernel-selftest: JS path %s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), round);
                 failures++;
             }
             double want = fd_log_canonical(270.0);
             if (round >= 90 && (memcmp(&res[p].kl, &want, 8) || !(res[p].rkl > 1e37))) {
-                fprintf(out, "kernel-selftest: KL path %s%s: huge logits cancel (KL %.17g, want log 270 = %.17g)\n",
-                        fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "", res[p].kl, want);
+                fprintf(out, "kernel-selftest: KL path %s: huge logits cancel (KL %.17g, want log 270 = %.17g)\n",
+                        fd_path_name((fd_path)p), res[p].kl, want);
                 failures++;
             }
             if (round >= 74 && !(res[p].kl >= -1e-9 && res[p].rkl >= -1e-9 && js[p] >= -1e-9 && js[p] <= 0.6931471805599453 + 1e-12)) {
-                fprintf(out, "kernel-selftest: KL path %s%s: round %d gives KL %g, reverse %g, JS %g\n", fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "",
+                fprintf(out, "kernel-selftest: KL path %s: round %d gives KL %g, reverse %g, JS %g\n", fd_path_name((fd_path)p),
                         round, res[p].kl, res[p].rkl, js[p]);
                 failures++;
             }
             /* field by field: the struct's padding bytes are not part of the result
              * (comparing them made AVX2-only hosts report spurious differences) */
             if (!fd_kl_result_same(&res[p], &res[0])) {
-                fprintf(out, "kernel-selftest: KL path %s%s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "", round);
+                fprintf(out, "kernel-selftest: KL path %s differs from the generic path (round %d)\n", fd_path_name((fd_path)p), round);
                 failures++;
             }
             const double pz = 0.0;
             if ((round == 72 || round == 73 || (round >= 74 && round < 90 && round % 8 == 7)) && (memcmp(&res[p].kl, &pz, 8) || memcmp(&res[p].rkl, &pz, 8) || !res[p].top1_match)) {
-                fprintf(out, "kernel-selftest: KL path %s%s: identical logits do not give exactly +0.0\n", fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "");
+                fprintf(out, "kernel-selftest: KL path %s: identical logits do not give exactly +0.0\n", fd_path_name((fd_path)p));
                 failures++;
             }
         }
@@ -358,10 +357,9 @@ static int kl_selftest(uint64_t *s, FILE *out)
     }
     /* a non-finite logit: 1 for the reference's row (nothing folded), 2 for the candidate's */
     for (size_t v = 0; v < 100; v++) r[v] = c[v] = (float)v;
-    for (int pv = 0; pv < 2 * FD_PATH_COUNT; pv++) {
-        int p = pv / 2;
+    for (int p = 0; p < FD_PATH_COUNT; p++) {
         if (!fd_path_supported((fd_path)p)) continue;
-        const fd_kl_ops *ops = fd_kl_ops_variant((fd_path)p, pv % 2);
+        const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
         if (!ops) continue;
         int got[2];
         for (int side = 0; side < 2; side++) {
@@ -374,8 +372,8 @@ static int kl_selftest(uint64_t *s, FILE *out)
             if (got[side] == 2 && (!rs.started || ps.started)) got[side] = -1;
         }
         if (got[0] != 1 || got[1] != 2) {
-            fprintf(out, "kernel-selftest: KL path %s%s: ref_pair_chunk on a NaN gives %d (reference) / %d (candidate), "
-                         "want 1 / 2\n", fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "", got[0], got[1]);
+            fprintf(out, "kernel-selftest: KL path %s: ref_pair_chunk on a NaN gives %d (reference) / %d (candidate), "
+                         "want 1 / 2\n", fd_path_name((fd_path)p), got[0], got[1]);
             failures++;
         }
     }
@@ -498,16 +496,15 @@ static int explog_paths_selftest(uint64_t *s, FILE *out)
         }
         const fd_kl_ops *g = fd_kl_ops_for(FD_PATH_SCALAR);
         (fn ? g->log_n : g->exp_n)(x, N, want);
-        for (int pv = 2; pv < 2 * FD_PATH_COUNT; pv++) {
-            int p = pv / 2;
+        for (int p = 1; p < FD_PATH_COUNT; p++) {
             if (!fd_path_supported((fd_path)p)) continue;
-            const fd_kl_ops *o = fd_kl_ops_variant((fd_path)p, pv % 2);
+            const fd_kl_ops *o = fd_kl_ops_for((fd_path)p);
             if (!o) continue;
             (fn ? o->log_n : o->exp_n)(x, N, got);
             for (size_t i = 0; i < N; i++)
                 if (memcmp(&got[i], &want[i], 8)) {
-                    fprintf(out, "kernel-selftest: %s path %s%s: %s(%a) = %a, the generic build %a\n", fn ? "log" : "exp",
-                            fd_path_name((fd_path)p), pv % 2 ? " (its other KL build)" : "", fn ? "log" : "exp", x[i], got[i], want[i]);
+                    fprintf(out, "kernel-selftest: %s path %s: %s(%a) = %a, the generic build %a\n", fn ? "log" : "exp",
+                            fd_path_name((fd_path)p), fn ? "log" : "exp", x[i], got[i], want[i]);
                     failures++;
                     break;
                 }
