@@ -1,4 +1,5 @@
 #include "compare.h"
+#include <pthread.h>
 #include "compare_internal.h"
 #include "gates.h"
 #include "k3summary.h"
@@ -161,14 +162,70 @@ static void name_label(fd_side *s)
     s->label = fd_xstrdup(n);
 }
 
-/* open every candidate and run its gates (opened: how many sides to close) */
-static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, size_t *opened, fd_err *e)
+/* candidate i's label before its dataset names one: the --candidate-label,
+ * else "candidate" (one candidate) or "candidate-N" (lab: 64 bytes) */
+static const char *cand_label(const fd_cmp_opts *o, size_t i, char *lab)
+{
+    snprintf(lab, 64, "candidate-%zu", i + 1);
+    return o->candidate_labels && o->candidate_labels[i] ? o->candidate_labels[i] : o->ncand == 1 ? "candidate" : lab;
+}
+
+/* The first candidate's fd_side_open on a second thread while the reference's
+ * runs: opening verifies the seal, which hashes every file (each side's head
+ * dominates), so the two datasets' hashes overlap.  Nothing is shared between
+ * the two opens; what is reported is what the sequential order reports (the
+ * reference's refusal first, then the candidate's). */
+typedef struct pre_open {
+    const fd_cmp_opts *o;
+    char lab[64];
+    pthread_t th;
+    int started, rc;
+    fd_side side;
+    fd_err e;
+} pre_open;
+
+static void *pre_open_run(void *arg)
+{
+    pre_open *p = arg;
+    const fd_cmp_opts *o = p->o;
+    p->rc = fd_side_open(o->candidates[0], cand_label(o, 0, p->lab), o->verify_tensors, o->allow_partial, &p->side, &p->e);
+    return NULL;
+}
+
+/* starts candidate 0's open when there is one (p->started: a thread runs) */
+static void pre_open_start(const fd_cmp_opts *o, pre_open *p)
+{
+    memset(p, 0, sizeof *p);
+    p->o = o;
+    p->started = o->ncand > 0 && pthread_create(&p->th, NULL, pre_open_run, p) == 0;
+}
+
+/* waits for it; returns its fd_side_open result (its error in *e), or 1 when
+ * no thread ran (the caller opens the side itself) */
+static int pre_open_join(pre_open *p, fd_side *out, fd_err *e)
+{
+    if (!p->started) return 1;
+    pthread_join(p->th, NULL);
+    p->started = 0;
+    if (p->rc) {
+        *e = p->e;
+        return -1;
+    }
+    *out = p->side;
+    return 0;
+}
+
+/* open every candidate and run its gates (opened: how many sides to close);
+ * candidate 0 comes from pre when its thread ran */
+static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, size_t *opened, pre_open *pre,
+                           fd_err *e)
 {
     for (size_t i = 0; i < o->ncand; i++) {
         char lab[64];
-        snprintf(lab, sizeof lab, "candidate-%zu", i + 1);
-        const char *label = o->candidate_labels && o->candidate_labels[i] ? o->candidate_labels[i] : o->ncand == 1 ? "candidate" : lab;
-        if (fd_side_open(o->candidates[i], label, o->verify_tensors, o->allow_partial, &cr[i].side, e)) return -1;
+        const char *label = cand_label(o, i, lab);
+        int got = i == 0 ? pre_open_join(pre, &cr[i].side, e) : 1;
+        if (got < 0 || (got > 0 && fd_side_open(o->candidates[i], label, o->verify_tensors, o->allow_partial,
+                                                &cr[i].side, e))) return -1;
         if (!(o->candidate_labels && o->candidate_labels[i])) name_label(&cr[i].side);
         (*opened)++;
         if (ref->realroot && cr[i].side.realroot && !strcmp(ref->realroot, cr[i].side.realroot))
@@ -325,8 +382,13 @@ static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
 {
     fd_side ref;
     int rc = 0;
+    pre_open pre;
+    pre_open_start(o, &pre);
     if (fd_side_open(o->reference, o->reference_label ? o->reference_label : "reference", o->verify_tensors,
                      o->allow_partial, &ref, e)) {
+        fd_side c0;
+        fd_err ignored;
+        if (pre_open_join(&pre, &c0, &ignored) == 0) fd_side_close(&c0);
         if (o->dist) fd_dist_agree(o->dist, -1, e);
         return -1;
     }
@@ -338,7 +400,12 @@ static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     fd_path path;
     if (fd_path_select(o->kernel, &path))
         rc = fd_fail(e, "bad_kernel", "usage", "kernel path '%s' is unknown or not supported by this CPU", o->kernel);
-    if (!rc) rc = open_candidates(o, &ref, cr, &opened, e);
+    if (!rc) rc = open_candidates(o, &ref, cr, &opened, &pre, e);
+    if (pre.started) { /* not taken (an earlier refusal): closed unused */
+        fd_side c0;
+        fd_err ignored;
+        if (pre_open_join(&pre, &c0, &ignored) == 0) fd_side_close(&c0);
+    }
     if (!rc) rc = load_heads(o, &ref, cr, &h, e);
     /* every rank reaches this point once: a refusal on any rank stops all */
     if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;

@@ -242,6 +242,13 @@ flip(TAMPER_H, "head/weight.safetensors")
 refusal("seal_failed-tampered-candidate-head", REF, TAMPER_H, "seal_failed", gate="seal")
 # a tampered candidate in a multi-candidate run refuses the whole run
 refusal("seal_failed-second-of-two-candidates", REF, [CAND, TAMPER_C], "seal_failed", gate="seal")
+# both sides tampered: the first candidate is opened on a second thread while
+# the reference is, yet the reference's refusal is the one reported (the
+# sequential order), every time
+for k in range(3):
+    rc, out, _, _ = compare(TAMPER_R, TAMPER_C, tag="both-tampered-%d" % k)
+    case("both sides tampered (try %d): the reference's seal_failed is reported" % k,
+         rc == 3 and "REFUSED [seal_failed]" in out and TAMPER_R in out and TAMPER_C not in out, out)
 
 # panel_mismatch: a different --seed gives different tokens
 OTHER_PANEL = fixture("seed9", "--seed", "9")
