@@ -16,7 +16,7 @@
 # head packing, reads and copies, and the rest.  Every path must write the same tokenwise-kld.npy
 # bytes (checked).  Writes bench/results/compare.json.
 # env: THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
-#      REPEATS (3), BENCH_DIR (/tmp/fidelity-bench), PROFILE (1)
+#      REPEATS (3), PROBE_SCALE (10: probe length in ~40 ms units), BENCH_DIR (/tmp/fidelity-bench), PROFILE (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=./build/fidelity
@@ -24,6 +24,7 @@ W=${BENCH_DIR:-/tmp/fidelity-bench}
 THREADS=${THREADS:-$(nproc)}
 NUMPY_RECORDS=${NUMPY_RECORDS:-1}
 REPEATS=${REPEATS:-3}
+PROBE_SCALE=${PROBE_SCALE:-10}   # each probe ~0.4 s: the sustained clock of a multi-second run
 PROFILE=${PROFILE:-1}
 mkdir -p "$W" bench/results
 shape=(--records 8 --tokens 2048 --hidden 256 --vocab 154880 --seed 11)
@@ -49,7 +50,7 @@ probe_now() {
     [ -n "$1" ] || { echo 0; return; }
     local i
     rm -f "$W"/probe.*
-    for ((i = 0; i < THREADS; i++)); do taskset -c $((i % $(nproc))) "$W/peak" "$1" >"$W/probe.$i" & done
+    for ((i = 0; i < THREADS; i++)); do taskset -c $((i % $(nproc))) "$W/peak" "$1" "$PROBE_SCALE" >"$W/probe.$i" & done
     wait
     cat "$W"/probe.* | awk -v n="$THREADS" '{s += $2; c++} END {if (c != n) exit 1; printf "%.1f\n", s}'
 }

@@ -4,6 +4,7 @@
  * instructions, so `cc -O2 bench/peak.c` builds on any x86-64 host. */
 #include <immintrin.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,11 +63,15 @@ static int amx_ok(void){ FILE *f=fopen("/proc/cpuinfo","r"); char l[4096]; int o
  while(fgets(l,sizeof l,f)) { if(strstr(l," amx_bf16")) ok=1; }
  fclose(f);
  return ok && syscall(SYS_arch_prctl,0x1023,18)==0; }
-/* peak [probe]: every probe the CPU has, or only the one named (vdpbf16ps,
- * vfmadd512, vfmadd256, tdpbf16ps); one line "name: G GFLOP/s" each */
-int main(int argc, char **argv){ long n=20000000; double t; float r; const char *only = argc > 1 ? argv[1] : NULL;
+/* peak [probe [scale]]: every probe the CPU has, or only the one named
+ * (vdpbf16ps, vfmadd512, vfmadd256, tdpbf16ps; "all" for every one), each
+ * run scale times longer than the default ~40 ms (a sustained clock, not a
+ * burst's); one line "name: G GFLOP/s" each */
+int main(int argc, char **argv){ long n=20000000; double t; float r;
+ const char *only = argc > 1 && strcmp(argv[1], "all") ? argv[1] : NULL;
+ if (argc > 2 && atol(argv[2]) > 0) n *= atol(argv[2]);
 #define WANT(name) (!only || !strcmp(only, name))
  if(WANT("vdpbf16ps") && __builtin_cpu_supports("avx512bf16")){ t=now(); r=bf(n,0.0f); t=now()-t; printf("vdpbf16ps: %.1f GFLOP/s (%g)\n", 16.0*64*n/t*1e-9, r); }
  if(WANT("vfmadd512") && __builtin_cpu_supports("avx512f")){ t=now(); r=fm(n,0.0f); t=now()-t; printf("vfmadd512: %.1f GFLOP/s (%g)\n", 16.0*32*n/t*1e-9, r); }
  if(WANT("vfmadd256") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")){ t=now(); r=fm256(n,0.0f); t=now()-t; printf("vfmadd256: %.1f GFLOP/s (%g)\n", 12.0*16*n/t*1e-9, r); }
- if(WANT("tdpbf16ps") && amx_ok()){ long m=2000000; t=now(); amx(m); t=now()-t; printf("tdpbf16ps: %.1f GFLOP/s\n", 4.0*16384*m/t*1e-9); }}
+ if(WANT("tdpbf16ps") && amx_ok()){ long m=2000000 * (n / 20000000); t=now(); amx(m); t=now()-t; printf("tdpbf16ps: %.1f GFLOP/s\n", 4.0*16384*m/t*1e-9); }}
