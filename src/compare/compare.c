@@ -335,7 +335,7 @@ static int replay_group(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, 
     }
     free(obs_pos);
     if (nc && !rc) {
-        fd_replay_opts ro = {fd_cmp_pick_threads(o->threads), o->position_block ? o->position_block : 128, path, o->progress,
+        fd_replay_opts ro = {fd_cmp_pick_threads(o->threads), o->position_block ? o->position_block : FD_CMP_POSITION_BLOCK, path, o->progress,
                              o->js, observed};
         rc = replay_sharded(o->dist, sides, ns, hs, ref, cr[i].g.shared, cr[i].g.nshared, npos, &ro, outs, e);
     }

@@ -2,6 +2,11 @@
  * the sealed comparison receipt (one per candidate). */
 #ifndef FD_COMPARE_H
 #define FD_COMPARE_H
+
+/* The largest replay work unit in positions (--chunk-positions): each unit
+ * streams the whole head once, so larger units read it less; the last units
+ * shrink so the threads finish together (src/compare/replay.c take_unit). */
+#define FD_CMP_POSITION_BLOCK 512
 #include <stddef.h>
 #include "format/json.h"
 
@@ -18,7 +23,7 @@ typedef struct fd_cmp_opts {
     int csv;                         /* tokenwise.csv beside each receipt: one row per scored position */              /* kimi-k3 views + k3-summary.json (src/compare/k3summary.h) */
     const char *head;                /* with --disclose-head-substitution */
     int threads;
-    size_t position_block, vocab_chunk;
+    size_t position_block, vocab_chunk; /* position_block 0: FD_CMP_POSITION_BLOCK */
     const char *kernel;              /* NULL: the default by CPU features; else a path name */
     const char *created_utc;         /* NULL: now (tests pin it) */
     const struct fd_dist *dist;      /* NULL: one process; else the records are

@@ -54,7 +54,7 @@ static jv *k3_comparator(const fd_cmp_opts *o, const fd_side *ref, const cand_ru
     jv_set(k, "deterministic_algorithms", jv_bool(1));
     jv_set(k, "device", jv_str(c->compute ? "cpu" : "none"));
     jv_set(k, "lm_head_file_sha256", head_file ? jv_str(head_file) : jv_null());
-    jv_set(k, "position_block", jv_int((int64_t)(o->position_block ? o->position_block : 128)));
+    jv_set(k, "position_block", jv_int((int64_t)(o->position_block ? o->position_block : FD_CMP_POSITION_BLOCK)));
     jv_set(k, "source_file_hashes_verified", jv_bool(0));
     jv_set(k, "tf32", jv_bool(0));
     jv_set(k, "two_pass_full_vocabulary", jv_bool(0));

@@ -194,7 +194,7 @@ static jv *comparator_block(const fd_cmp_opts *o, const fd_side *ref, const cand
     /* the hash proof runs no arithmetic: no vocab chunk, no position block (null, as the Python tool writes) */
     jv_set(cmp, "vocab_chunk", o->vocab_chunk && !hashed ? jv_int((int64_t)o->vocab_chunk) : jv_null());
     jv_set(cmp, "kl_vocab_chunk", jv_int(FD_KL_CHUNK));
-    jv_set(cmp, "position_block", hashed ? jv_null() : jv_int((int64_t)(o->position_block ? o->position_block : 128)));
+    jv_set(cmp, "position_block", hashed ? jv_null() : jv_int((int64_t)(o->position_block ? o->position_block : FD_CMP_POSITION_BLOCK)));
     jv_set(cmp, "replay_backend", jv_str(hashed ? "none" : backend));
     jv_set(env, "kernel_path", jv_str(fd_path_name(path)));
     jv_set(env, "threads", jv_int(fd_cmp_pick_threads(o->threads)));

@@ -42,7 +42,8 @@ typedef struct {
     fd_gemm_fn gemm;
     const fd_kl_ops *ops;
     fd_replay_out *out;          /* per candidate */
-    atomic_size_t next_block;
+    atomic_size_t next_pos;      /* the first position no work unit has taken */
+    int nthreads;
     atomic_int failed;
     atomic_size_t done;
     char errcode[32], errmsg[512];
@@ -191,6 +192,29 @@ static void tok_fold(const fd_kl_ops *ops, tok_state *t, const float *x, size_t 
     if (obs >= v0 && obs < v0 + n) t->obs = x[obs - v0];
 }
 
+/* The next work unit, positions [*p0, *p0 + *np): a quarter of what is left
+ * per thread (in whole sub-tiles), at most pb (--chunk-positions) and at
+ * least one sub-tile (or pb, if smaller): large units while much is left (each
+ * unit streams the whole head once), smaller ones at the end so the threads
+ * finish together.  0 when none is left.  Which positions a unit holds never
+ * changes a bit: every position is computed alone. */
+static int take_unit(job *j, size_t pb, size_t *p0, size_t *np)
+{
+    size_t cur = atomic_load(&j->next_pos);
+    for (;;) {
+        if (cur >= j->npos) return 0;
+        size_t left = j->npos - cur, lo = pb < SUB ? pb : SUB;
+        size_t want = (left / (2 * (size_t)j->nthreads) + SUB - 1) / SUB * SUB;
+        want = want < lo ? lo : want > pb ? pb : want;
+        size_t n = want < left ? want : left;
+        if (atomic_compare_exchange_weak(&j->next_pos, &cur, cur + n)) {
+            *p0 = cur;
+            *np = n;
+            return 1;
+        }
+    }
+}
+
 static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, float *lc, fd_ref_state *rs,
                       fd_pair_state *ps, fd_ref_chunk *ch, tok_state *tk)
 {
@@ -286,9 +310,8 @@ static void *worker(void *arg)
      * chunk scratch per position of the sub-tile only */
     for (;;) {
         if (atomic_load(&j->failed)) break;
-        size_t b = atomic_fetch_add(&j->next_block, 1), p0 = b * pb;
-        if (p0 >= j->npos) break;
-        size_t np = j->npos - p0 < pb ? j->npos - p0 : pb;
+        size_t p0, np;
+        if (!take_unit(j, pb, &p0, &np)) break;
         size_t c0 = j->pos[p0].ctx, c1 = j->pos[p0 + np - 1].ctx;
         int bad = 0;
         for (size_t c = c0; c <= c1 && !bad; c++) bad = ctx_acquire(j, c);
@@ -368,6 +391,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
             }
         }
         int nt = o->threads < 1 ? 1 : o->threads;
+        j.nthreads = nt;
         pthread_t *th = fd_xcalloc((size_t)nt, sizeof *th);
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -527,6 +527,7 @@ case("bitwise baseline (vocab %s, %d positions, %.1fs)" % (BW_VOCAB, BW_N, time.
      rc == 0 and BASE_SHA and get(r, "tokenwise.sha256") == BASE_SHA and (get(r, "kl.mean") or 0) > 0, out)
 variants = [("--threads 1", ("--threads", "1")), ("--threads 3", ("--threads", "3")),
             ("--chunk-positions 1", ("--chunk-positions", "1")), ("--chunk-positions 7", ("--chunk-positions", "7")),
+            ("--threads 3 --chunk-positions 100 (units of 100 shrinking to 64)", ("--threads", "3", "--chunk-positions", "100")),
             ("--vocab-chunk 1000", ("--vocab-chunk", "1000"))]
 variants += [("--kernel " + k, ("--kernel", k)) for k in KERNELS]
 for label, fl in variants:

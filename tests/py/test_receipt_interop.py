@@ -129,7 +129,7 @@ def python_receipt(kind="measurement", forms=("hidden", "hidden"), policy="share
         "comparator": {
             "device": "none" if short_circuit else "cpu", "accumulation_dtype": "float64",
             "logprob_dtype": "float64", "two_pass": True, "vocab_chunk": None,
-            "position_block": None if short_circuit else 128, "replay_backend": replay,
+            "position_block": None if short_circuit else 512, "replay_backend": replay,
             "replay_env": {"library": "numpy", "numpy_version": "2.5.3", "blas_name": "scipy-openblas",
                            "blas_version": "0.3.34", "blas_configuration": "OpenBLAS 0.3.34 Haswell",
                            "blas_threads": 2, "blas_threads_source": "ctypes:openblas_get_num_threads",
