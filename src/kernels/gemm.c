@@ -100,7 +100,10 @@ void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_h
     size_t words = o->tiles * o->kp * FD_TILE;
     o->w = aligned_alloc(64, ((words * 4 + 63) / 64) * 64);
     if (!o->w) o->w = fd_xmalloc(words * 4);
-    memset(o->w, 0, words * 4);
+    /* every word is written below but the lanes past vocab in the last tile:
+     * zeroed here (not the whole buffer, which the loop fills anyway) */
+    if (vocab % FD_TILE)
+        memset(o->w + (o->tiles - 1) * o->kp * FD_TILE, 0, o->kp * FD_TILE * 4);
     for (size_t v = 0; v < vocab; v++) {
         const uint16_t *row = head + v * hidden;
         uint32_t *dst = o->w + (v / FD_TILE) * o->kp * FD_TILE + v % FD_TILE;
