@@ -215,6 +215,15 @@ static int pre_open_join(pre_open *p, fd_side *out, fd_err *e)
     return 0;
 }
 
+/* candidate 0's open when nothing took it (a refusal came first): waited for
+ * and closed */
+static void pre_open_discard(pre_open *p)
+{
+    fd_side c0;
+    fd_err ignored;
+    if (pre_open_join(p, &c0, &ignored) == 0) fd_side_close(&c0);
+}
+
 /* open every candidate and run its gates (opened: how many sides to close);
  * candidate 0 comes from pre when its thread ran */
 static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, size_t *opened, pre_open *pre,
@@ -386,9 +395,7 @@ static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     pre_open_start(o, &pre);
     if (fd_side_open(o->reference, o->reference_label ? o->reference_label : "reference", o->verify_tensors,
                      o->allow_partial, &ref, e)) {
-        fd_side c0;
-        fd_err ignored;
-        if (pre_open_join(&pre, &c0, &ignored) == 0) fd_side_close(&c0);
+        pre_open_discard(&pre);
         if (o->dist) fd_dist_agree(o->dist, -1, e);
         return -1;
     }
@@ -401,11 +408,7 @@ static int compare_run(const fd_cmp_opts *o, fd_cmp_result *res, fd_err *e)
     if (fd_path_select(o->kernel, &path))
         rc = fd_fail(e, "bad_kernel", "usage", "kernel path '%s' is unknown or not supported by this CPU", o->kernel);
     if (!rc) rc = open_candidates(o, &ref, cr, &opened, &pre, e);
-    if (pre.started) { /* not taken (an earlier refusal): closed unused */
-        fd_side c0;
-        fd_err ignored;
-        if (pre_open_join(&pre, &c0, &ignored) == 0) fd_side_close(&c0);
-    }
+    pre_open_discard(&pre); /* a no-op unless a refusal came before candidate 0 was taken */
     if (!rc) rc = load_heads(o, &ref, cr, &h, e);
     /* every rank reaches this point once: a refusal on any rank stops all */
     if (o->dist && fd_dist_agree(o->dist, rc, e)) rc = -1;

@@ -192,8 +192,8 @@ static void tok_fold(const fd_kl_ops *ops, tok_state *t, const float *x, size_t 
     if (obs >= v0 && obs < v0 + n) t->obs = x[obs - v0];
 }
 
-/* The next work unit, positions [*p0, *p0 + *np): a quarter of what is left
- * per thread (in whole sub-tiles), at most pb (--chunk-positions) and at
+/* The next work unit, positions [*p0, *p0 + *np): half of one thread's share
+ * of what is left (left / (2 x threads), in whole sub-tiles), at most pb (--chunk-positions) and at
  * least one sub-tile (or pb, if smaller): large units while much is left (each
  * unit streams the whole head once), smaller ones at the end so the threads
  * finish together.  0 when none is left.  Which positions a unit holds never
