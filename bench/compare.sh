@@ -88,7 +88,7 @@ fi
 np_json=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/numpy_compare.py "$W/ref" "$W/q1" --records "$NUMPY_RECORDS")
 peak=$("$W/peak" | tr '\n' ';')
 python3 - "$t1" "$rss1" "$t2" "$t12" "$rss12" "$kernel" "$THREADS" "$np_json" "$peak" "$per_path" "$prof" <<'PY'
-import json, re, sys
+import json, re, statistics, sys
 t1, rss1, t2, t12, rss12, kernel, threads = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6], int(sys.argv[7])
 npj = json.loads(sys.argv[8])
 per_path = json.loads(sys.argv[10])
@@ -99,8 +99,6 @@ for part in sys.argv[9].split(";"):
         peak[name.strip()] = float(rest.split()[0]) * threads   # per-core figure x threads
 pos = 8 * 2047
 flop = 2 * 2 * pos * 154880 * 256          # two sides, multiply+add
-probe = {"avx2": "vfmadd256", "avx512f": "vfmadd512", "avx512bf16": "vdpbf16ps"}
-import statistics
 for p, d in per_path.items():
     for r in d["runs"]:  # each run against the higher of the two probes around it (a probe that shared
                          # its core with the other, as a host can schedule two vCPUs, reads half)
@@ -113,7 +111,7 @@ for p, d in per_path.items():
     d.update({k: best[k] for k in ("seconds", "rss_kb", "replay_seconds", "peak_gflops", "gflops_whole_run",
                                    "gflops_replay_only", "percent_of_peak_whole_run", "percent_of_peak_replay_only")})
     d.update({"positions_per_second": pos / d["seconds"], "startup_and_write_seconds": d["seconds"] - d["replay_seconds"],
-              "peak_probe": probe.get(p),
+              "peak_probe": d["probe"] or None,  # the shell's probe_of
               "median_percent_of_peak_whole_run": statistics.median(r["percent_of_peak_whole_run"] or 0 for r in d["runs"])})
 same = len({d["tokenwise_sha256"] for d in per_path.values()}) <= 1
 # phases from the profile: shares of all CPU samples (both threads)
