@@ -82,7 +82,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 
 /* AVX-512: the table lookup is one vpermt2pd from the 16 entries held in two
  * registers (it reads the low 4 bits of each index: j), and the fused loop
- * runs its two exps side by side (KL_EXP_X). */
+ * is software-pipelined (KL_PIPE). */
 /* The chunk max for the scan (kl_impl.inc): vmaxps(m, v) is m > v ? m : v, the
  * generic blend, over 4 x 16 lanes; non-finite (exponent all ones) found as
  * the unsigned max of the exponent bits.  The max of finite floats is one
@@ -132,11 +132,17 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
 #define KL_LOOKUP(out, tb) \
     ((out) = (v8d)_mm512_permutex2var_pd(_mm512_loadu_pd(fd_exp2_16), (__m512i)(tb), _mm512_loadu_pd(fd_exp2_16 + 8)))
-/* y * 2^floor(kd/16) rounded once (kd/16 is exact): the correctly rounded
- * y * 2^e of the generic two steps, subnormal results included */
-#define KL_SCALE(y, kd) ((v8d)_mm512_scalef_pd((__m512d)(y), (__m512d)((kd) * (1.0 / 16.0))))
+/* y * 2^e rounded once: the correctly rounded y * 2^e of the generic two
+ * steps, subnormal results included.  e = floor(k/16) is the arithmetic
+ * shift of k = bits(t) - bits(1.5 * 2^52) (t = 1.5 * 2^52 + k exactly),
+ * converted exactly (vcvtqq2pd): no multiply on the FMA pipes, which the
+ * GEMM beside it needs */
+#define KL_SCALE(y, t)                                                                                    \
+    ((v8d)_mm512_scalef_pd((__m512d)(y),                                                                  \
+                           _mm512_cvtepi64_pd(_mm512_srai_epi64(                                          \
+                               _mm512_sub_epi64((__m512i)(t), _mm512_set1_epi64(0x4338000000000000ll)), 4))))
 #define KL_ONE_PASS 1
-#define KL_EXP_X 2
+#define KL_PIPE 1
 #define KL_NAME(x) avx512_##x
 #include "kl_impl.inc"
 #undef KL_NAME
@@ -146,7 +152,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #undef KL_LOOKUP
 #undef KL_SCALE
 #undef KL_ONE_PASS
-#undef KL_EXP_X
+#undef KL_PIPE
 #undef KL_SCAN_MAX
 #endif
 
