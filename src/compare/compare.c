@@ -39,7 +39,8 @@ int fd_cmp_pick_threads(int t)
  * positions; rank 0 gathers them in rank order, which is the context order,
  * so it holds exactly the arrays one process computes (no per-position value
  * depends on which other positions share its block, docs/NUMERICS.md). */
-static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, const uint16_t **heads, const fd_side *ref,
+static int replay_sharded(const fd_dist *d, const fd_side **sides, size_t ns, const fd_packed_head **heads,
+                          const fd_side *ref,
                           const int64_t *shared, size_t nshared, size_t npos, const fd_replay_opts *ro,
                           fd_replay_out *outs, fd_err *e)
 {
@@ -253,20 +254,55 @@ static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *c
     return 0;
 }
 
-/* a side's head, read and re-hashed against the manifest's content digest */
-static int read_checked_head(const fd_side *s, uint16_t **out, fd_err *e)
+/* The SHA-256 of one buffer, on a thread of its own beside the packing. */
+typedef struct head_hash {
+    const void *p;
+    size_t n;
+    char hex[65];
+} head_hash;
+
+static void *head_hash_run(void *arg)
 {
-    if (fd_read_head(s->head_path, s->head_key, s->vocab, s->hidden, out, e)) return -1;
-    char got[65];
-    fd_sha256_hex(*out, (size_t)s->vocab * (size_t)s->hidden * 2, got);
-    if (strcmp(got, s->head_content))
-        return fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root);
+    head_hash *h = arg;
+    fd_sha256_hex(h->p, h->n, h->hex);
+    return NULL;
+}
+
+/* A head read from path (fd_read_head), packed for the GEMM into *out and
+ * hashed (hex: the SHA-256 of the bytes packed), the hash on a second thread
+ * while this one packs (start-up of every compare; the same bytes: the buffer
+ * is read once, then only read).  The unpacked bytes are freed. */
+static int read_pack_hash(const char *path, const char *key, const fd_side *s, fd_packed_head *out, char hex[65],
+                          fd_err *e)
+{
+    uint16_t *raw = NULL;
+    if (fd_read_head(path, key, s->vocab, s->hidden, &raw, e)) return -1;
+    head_hash hh = {raw, (size_t)s->vocab * (size_t)s->hidden * 2, {0}};
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, head_hash_run, &hh) == 0;
+    fd_pack_head(raw, (size_t)s->vocab, (size_t)s->hidden, out);
+    if (threaded) pthread_join(th, NULL);
+    else head_hash_run(&hh);
+    free(raw);
+    memcpy(hex, hh.hex, 65);
     return 0;
 }
 
-/* the heads every computed candidate applies, each distinct head read (and re-hashed) once */
+/* a side's head, read, packed and re-hashed against the manifest's content digest */
+static int read_checked_head(const fd_side *s, fd_packed_head *out, fd_err *e)
+{
+    char got[65];
+    if (read_pack_hash(s->head_path, s->head_key, s, out, got, e)) return -1;
+    if (strcmp(got, s->head_content)) {
+        fd_packed_head_free(out);
+        return fd_fail(e, "head_mismatch", "head", "%s: head bytes do not hash to the manifest's content digest", s->root);
+    }
+    return 0;
+}
+
+/* the heads every computed candidate applies, each distinct head read (and re-hashed) and packed once */
 typedef struct heads {
-    uint16_t *ref, *sub, **cand;
+    fd_packed_head ref, sub, *cand;
     char sub_content[65];
 } heads;
 
@@ -276,13 +312,11 @@ static int load_heads(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, he
     for (size_t i = 0; i < o->ncand; i++) need |= cr[i].compute;
     if (need && !ref->logit) {
         if (read_checked_head(ref, &h->ref, e)) return -1;
-        if (o->head) {
-            if (fd_read_head(o->head, "lm_head.weight", ref->vocab, ref->hidden, &h->sub, e)) return -1;
-            fd_sha256_hex(h->sub, (size_t)ref->vocab * (size_t)ref->hidden * 2, h->sub_content);   /* the head applied */
-        }
+        if (o->head && read_pack_hash(o->head, "lm_head.weight", ref, &h->sub, h->sub_content, e))  /* the head applied */
+            return -1;
     }
     for (size_t i = 0; i < o->ncand; i++) {
-        cr[i].head = h->ref;
+        cr[i].head = &h->ref;
         cr[i].head_applied = ref->head_content;
         if (!cr[i].compute) continue;
         if (cr[i].side.logit) {           /* stored log-probs: no head is applied */
@@ -291,10 +325,10 @@ static int load_heads(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, he
         } else if (ref->logit || (!cr[i].g.heads_equal && !cr[i].g.head_substituted)) {
             /* HEAD-3 (a logit reference): the candidate's own head, equal to the declared one; or differing heads */
             if (read_checked_head(&cr[i].side, &h->cand[i], e)) return -1;
-            cr[i].head = h->cand[i];
+            cr[i].head = &h->cand[i];
             cr[i].head_applied = cr[i].side.head_content;
-        } else if (cr[i].g.head_substituted && h->sub) {
-            cr[i].head = h->sub;
+        } else if (cr[i].g.head_substituted && h->sub.w) {
+            cr[i].head = &h->sub;
             cr[i].head_applied = h->sub_content;
         }
     }
@@ -314,10 +348,10 @@ static int replay_group(const fd_cmp_opts *o, const fd_side *ref, cand_run *cr, 
     size_t npos = 0;
     for (size_t c = 0; c < cr[i].g.nshared; c++) npos += (size_t)fd_side_find(ref, cr[i].g.shared[c])->rows;
     const fd_side **sides = fd_xcalloc(ng + 1, sizeof *sides);
-    const uint16_t **hs = fd_xcalloc(ng + 1, sizeof *hs);
+    const fd_packed_head **hs = fd_xcalloc(ng + 1, sizeof *hs);
     size_t ns = 1;
     sides[0] = ref;
-    hs[0] = cr[i].g.head_substituted && h->sub ? h->sub : h->ref;
+    hs[0] = cr[i].g.head_substituted && h->sub.w ? &h->sub : &h->ref;
     size_t computed[64], nc = 0;
     for (size_t k = 0; k < ng; k++) {
         cand_run *c = &cr[group[k]];
@@ -432,12 +466,12 @@ out:
         free(cr[i].obs_pos);
         fd_gates_free(&cr[i].g);
         if (i < opened) fd_side_close(&cr[i].side);
-        free(h.cand[i]);
+        fd_packed_head_free(&h.cand[i]);
     }
     free(h.cand);
     free(cr);
-    free(h.ref);
-    free(h.sub);
+    fd_packed_head_free(&h.ref);
+    fd_packed_head_free(&h.sub);
     fd_side_close(&ref);
     if (rc) fd_cmp_result_free(res);
     return rc;

@@ -17,7 +17,7 @@
 typedef struct cand_run {
     fd_side side;
     fd_gates g;
-    const uint16_t *head;         /* applied to the candidate */
+    const fd_packed_head *head;   /* applied to the candidate (packed for the GEMM) */
     const char *head_applied;     /* its content digest */
     int compute, short_circuited, force_agreed;
     fd_replay_out r;

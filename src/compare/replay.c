@@ -29,7 +29,7 @@ typedef struct {
 typedef struct {
     const fd_side *const *sides;
     size_t nsides;
-    fd_packed_head *packed;      /* per side; shared heads alias the same words; unused for logit sides */
+    fd_packed_head *packed;      /* per side (copies of the caller's; shared heads alias the same words); unused for logit sides */
     size_t kp, hidden;           /* of the hidden-form sides (0 when none) */
     fd_map *maps;                /* [nsides][nctx] */
     ctx_slot *slots;             /* [nctx] */
@@ -328,7 +328,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const *heads, const int64_t *ctx, size_t nctx,
+int fd_replay(const fd_side *const *sides, size_t nsides, const fd_packed_head *const *heads, const int64_t *ctx, size_t nctx,
               const fd_replay_opts *o, fd_replay_out *out, fd_err *e)
 {
     job j;
@@ -350,11 +350,7 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     j.packed = fd_xcalloc(nsides, sizeof *j.packed);
     for (size_t s = 0; s < nsides; s++) {
         if (sides[s]->logit) continue;
-        size_t same = s;
-        for (size_t t = 0; t < s; t++)
-            if (!sides[t]->logit && heads[t] == heads[s]) { same = t; break; }
-        if (same != s) j.packed[s] = j.packed[same];
-        else fd_pack_head(heads[s], vocab, hidden, &j.packed[s]);
+        j.packed[s] = *heads[s];
         if (!j.kp) j.kp = j.packed[s].kp;
     }
     j.maps = fd_xcalloc(nsides * nctx + 1, sizeof *j.maps);
@@ -420,11 +416,6 @@ int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const 
     for (size_t c = 0; c < nctx; c++) pthread_mutex_destroy(&j.slots[c].lock);
     free(j.slots);
     free(j.maps);
-    for (size_t s = nsides; s-- > 0;) { /* last first: aliases are freed through their owner */
-        int owner = j.packed[s].w != NULL;
-        for (size_t t = 0; t < s; t++) owner &= j.packed[t].w != j.packed[s].w;
-        if (owner) fd_packed_head_free(&j.packed[s]);
-    }
     free(j.packed);
     free(j.pos);
     pthread_mutex_destroy(&j.lock);

@@ -38,8 +38,9 @@ typedef struct fd_replay_out {
 } fd_replay_out;
 
 /* ctx: the shared context indices (ascending); heads[i] is the head applied
- * to side i (0 = reference); sides with the same head pointer share it. */
-int fd_replay(const fd_side *const *sides, size_t nsides, const uint16_t *const *heads,
+ * to side i (0 = reference), packed (fd_pack_head), NULL for a logit-form
+ * side; the caller keeps them. */
+int fd_replay(const fd_side *const *sides, size_t nsides, const fd_packed_head *const *heads,
               const int64_t *ctx, size_t nctx, const fd_replay_opts *o, fd_replay_out *out, fd_err *e);
 void fd_replay_out_free(fd_replay_out *o, size_t ncand);
 
