@@ -254,38 +254,96 @@ static int open_candidates(const fd_cmp_opts *o, const fd_side *ref, cand_run *c
     return 0;
 }
 
-/* The SHA-256 of one buffer, on a thread of its own beside the packing. */
-typedef struct head_hash {
-    const void *p;
-    size_t n;
-    char hex[65];
-} head_hash;
+/* A head streamed through a ring of pieces (whole rows): this thread reads
+ * each piece and packs it, a second one hashes the pieces in order.  A slot
+ * is read again only when both are done with it, so the bytes packed are
+ * the bytes hashed, and no full unpacked copy is ever held. */
+#define HEAD_SLOTS 4
+typedef struct head_stream {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned char *slot[HEAD_SLOTS];
+    size_t len[HEAD_SLOTS];
+    size_t filled, hashed;   /* pieces read in, pieces hashed (counts) */
+    int end;                 /* no piece will follow */
+    fd_sha *sha;
+} head_stream;
 
 static void *head_hash_run(void *arg)
 {
-    head_hash *h = arg;
-    fd_sha256_hex(h->p, h->n, h->hex);
-    return NULL;
+    head_stream *h = arg;
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        while (h->hashed == h->filled && !h->end) pthread_cond_wait(&h->cv, &h->mu);
+        int more = h->hashed < h->filled;
+        size_t at = h->hashed % HEAD_SLOTS;
+        pthread_mutex_unlock(&h->mu);
+        if (!more) return NULL;
+        fd_sha_update(h->sha, h->slot[at], h->len[at]);
+        pthread_mutex_lock(&h->mu);
+        h->hashed++;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+    }
 }
 
-/* A head read from path (fd_read_head), packed for the GEMM into *out and
- * hashed (hex: the SHA-256 of the bytes packed), the hash on a second thread
- * while this one packs (start-up of every compare; the same bytes: the buffer
- * is read once, then only read).  The unpacked bytes are freed. */
+/* The head of path packed for the GEMM into *out and hashed (hex: the
+ * SHA-256 of the bytes packed), as above; the hash on a second thread. */
 static int read_pack_hash(const char *path, const char *key, const fd_side *s, fd_packed_head *out, char hex[65],
                           fd_err *e)
 {
-    uint16_t *raw = NULL;
-    if (fd_read_head(path, key, s->vocab, s->hidden, &raw, e)) return -1;
-    head_hash hh = {raw, (size_t)s->vocab * (size_t)s->hidden * 2, {0}};
+    uint64_t off, len;
+    if (fd_head_extent(path, key, s->vocab, s->hidden, &off, &len, e)) return -1;
+    size_t vocab = (size_t)s->vocab, row = (size_t)s->hidden * 2;
+    size_t rows = ((size_t)1 << 20) / row ? ((size_t)1 << 20) / row : 1;   /* ~1 MiB a piece */
+    int fd = fd_open_regular(path, 0, NULL, e);
+    if (fd < 0) return -1;
+    head_stream h = {.sha = fd_sha_new()};
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    for (int i = 0; i < HEAD_SLOTS; i++) h.slot[i] = fd_xmalloc(rows * row);
     pthread_t th;
-    int threaded = pthread_create(&th, NULL, head_hash_run, &hh) == 0;
-    fd_pack_head(raw, (size_t)s->vocab, (size_t)s->hidden, out);
+    int threaded = pthread_create(&th, NULL, head_hash_run, &h) == 0;
+    fd_pack_head_alloc(vocab, (size_t)s->hidden, out);
+    int rc = 0;
+    for (size_t v0 = 0; v0 < vocab && !rc; v0 += rows) {
+        size_t n = vocab - v0 < rows ? vocab - v0 : rows, at = h.filled % HEAD_SLOTS, got = 0;
+        pthread_mutex_lock(&h.mu);   /* the slot's last piece hashed */
+        while (h.filled - h.hashed >= HEAD_SLOTS) pthread_cond_wait(&h.cv, &h.mu);
+        pthread_mutex_unlock(&h.mu);
+        while (got < n * row) {
+            ssize_t k = pread(fd, h.slot[at] + got, n * row - got, (off_t)(off + v0 * row + got));
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        if (got != n * row) {
+            rc = fd_fail(e, "unreadable", "", "%s: short read of the head", path);
+            break;
+        }
+        h.len[at] = got;
+        pthread_mutex_lock(&h.mu);
+        h.filled++;
+        pthread_cond_broadcast(&h.cv);
+        pthread_mutex_unlock(&h.mu);
+        if (!threaded) {   /* no second thread: hashed here */
+            fd_sha_update(h.sha, h.slot[at], got);
+            h.hashed++;
+        }
+        fd_pack_head_rows(out, (const uint16_t *)(const void *)h.slot[at], v0, n);
+    }
+    pthread_mutex_lock(&h.mu);
+    h.end = 1;
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
     if (threaded) pthread_join(th, NULL);
-    else head_hash_run(&hh);
-    free(raw);
-    memcpy(hex, hh.hex, 65);
-    return 0;
+    close(fd);
+    fd_sha_final_hex(h.sha, hex);
+    for (int i = 0; i < HEAD_SLOTS; i++) free(h.slot[i]);
+    pthread_mutex_destroy(&h.mu);
+    pthread_cond_destroy(&h.cv);
+    if (rc) fd_packed_head_free(out);
+    (void)len;
+    return rc;
 }
 
 /* a side's head, read, packed and re-hashed against the manifest's content digest */

@@ -204,7 +204,8 @@ void fd_unmap(fd_map *m)
     memset(m, 0, sizeof *m);
 }
 
-int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e)
+int fd_head_extent(const char *path, const char *key, int64_t vocab, int64_t hidden, uint64_t *off, uint64_t *len,
+                   fd_err *e)
 {
     fd_st_file st;
     if (!path)
@@ -222,9 +223,16 @@ int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidde
     else if (t->ndim != 2 || (int64_t)t->shape[0] != vocab || (int64_t)t->shape[1] != hidden)
         rc = fd_fail(e, "bad_tensor_file", "", "%s: head shape does not match vocab %lld x hidden %lld", path,
                      (long long)vocab, (long long)hidden);
-    uint64_t off = rc ? 0 : 8 + st.header_len + t->start, len = rc ? 0 : t->end - t->start;
+    *off = rc ? 0 : 8 + st.header_len + t->start;
+    *len = rc ? 0 : t->end - t->start;
     fd_st_close(&st);
-    if (rc) return -1;
+    return rc ? -1 : 0;
+}
+
+int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e)
+{
+    uint64_t off, len;
+    if (fd_head_extent(path, key, vocab, hidden, &off, &len, e)) return -1;
     uint16_t *buf = fd_xmalloc((size_t)len);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     size_t got = 0;

@@ -50,7 +50,11 @@ int fd_map_tensor(const char *path, const char *key, const char *dtype, int64_t 
  * (tensor_mismatch: "changed since it was verified"), and only those bytes
  * are used (hash what is read, docs/COMPARE-IMPL.md). */
 int fd_load_ctx(const fd_ctx *x, const char *key, const char *dtype, int64_t width, fd_map *m, fd_err *e);
-/* Reads a BF16 [vocab, hidden] head into memory (refuses other dtypes). */
+/* Where a BF16 [vocab, hidden] head lies in its safetensors file: bytes
+ * [*off, *off + *len) (refuses other dtypes, other shapes, a missing tensor). */
+int fd_head_extent(const char *path, const char *key, int64_t vocab, int64_t hidden, uint64_t *off, uint64_t *len,
+                   fd_err *e);
+/* Reads that head into memory. */
 int fd_read_head(const char *path, const char *key, int64_t vocab, int64_t hidden, uint16_t **out, fd_err *e);
 void fd_unmap(fd_map *m);
 

@@ -2,6 +2,7 @@
 #include "../util/buf.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 fd_gemm_fn fd_gemm_scalar_fn(void);
 fd_gemm_fn fd_gemm_x86_fn(fd_path p);
@@ -94,31 +95,49 @@ void fd_pack_hidden(const void *row, size_t hidden, uint32_t *out)
     }
 }
 
-void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *o)
+void fd_pack_head_alloc(size_t vocab, size_t hidden, fd_packed_head *o)
 {
     o->vocab = vocab;
     o->hidden = hidden;
     o->kp = (hidden + 1) / 2;
     o->tiles = (vocab + FD_TILE - 1) / FD_TILE;
     size_t words = o->tiles * o->kp * FD_TILE;
-    o->w = aligned_alloc(64, ((words * 4 + 63) / 64) * 64);
-    if (!o->w) o->w = fd_xmalloc(words * 4);
-    /* every word is written below but the lanes past vocab in the last tile:
-     * zeroed here (not the whole buffer, which the loop fills anyway) */
-    if (vocab % FD_TILE)
-        memset(o->w + (o->tiles - 1) * o->kp * FD_TILE, 0, o->kp * FD_TILE * 4);
-    for (size_t v = 0; v < vocab; v++) {
-        const uint16_t *row = head + v * hidden;
+    /* populated in one call (tens of thousands of page faults taken one by one
+     * while packing cost more than the packing) and zero-filled, so the lanes
+     * past vocab in the last tile are 0; where the mapping fails, the heap
+     * (bytes = 0: freed by free) and that tile zeroed */
+    o->bytes = ((words * 4 + 4095) / 4096) * 4096;
+    void *m = mmap(NULL, o->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m != MAP_FAILED) {
+        o->w = m;
+        return;
+    }
+    o->bytes = 0;
+    o->w = fd_xmalloc(words * 4);
+    memset(o->w + (o->tiles - 1) * o->kp * FD_TILE, 0, o->kp * FD_TILE * 4);
+}
+
+void fd_pack_head_rows(fd_packed_head *o, const uint16_t *rows, size_t v0, size_t n)
+{
+    for (size_t v = v0; v < v0 + n; v++) {
+        const uint16_t *row = rows + (v - v0) * o->hidden;
         uint32_t *dst = o->w + (v / FD_TILE) * o->kp * FD_TILE + v % FD_TILE;
         for (size_t k = 0; k < o->kp; k++) {
-            uint32_t lo = row[2 * k], hi = 2 * k + 1 < hidden ? row[2 * k + 1] : 0;
+            uint32_t lo = row[2 * k], hi = 2 * k + 1 < o->hidden ? row[2 * k + 1] : 0;
             dst[k * FD_TILE] = lo | hi << 16;
         }
     }
 }
 
+void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *o)
+{
+    fd_pack_head_alloc(vocab, hidden, o);
+    fd_pack_head_rows(o, head, 0, vocab);
+}
+
 void fd_packed_head_free(fd_packed_head *p)
 {
-    free(p->w);
+    if (p->w && p->bytes) munmap(p->w, p->bytes);
+    else free(p->w);
     memset(p, 0, sizeof *p);
 }

@@ -25,9 +25,14 @@ typedef enum {
 typedef struct fd_packed_head {
     uint32_t *w;
     size_t vocab, hidden, kp, tiles;  /* kp = ceil(hidden/2) */
+    size_t bytes;                     /* of the mapping w */
 } fd_packed_head;
 
 void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *out);
+/* fd_pack_head in pieces: the buffer (its pages touched up front, the lanes
+ * past vocab zeroed), then rows [v0, v0+n) of the head from rows[0..n). */
+void fd_pack_head_alloc(size_t vocab, size_t hidden, fd_packed_head *out);
+void fd_pack_head_rows(fd_packed_head *o, const uint16_t *rows, size_t v0, size_t n);
 void fd_packed_head_free(fd_packed_head *p);
 /* Pairs of one hidden row, zero-padded to kp words. */
 void fd_pack_hidden(const void *row, size_t hidden, uint32_t *out);

@@ -110,6 +110,7 @@ static void mm_alloc(fd_packed_head *b, size_t N, size_t K, int zero)
     b->hidden = K;
     b->kp = (K + 1) / 2;
     b->tiles = (N + FD_TILE - 1) / FD_TILE;
+    b->bytes = 0; /* heap memory: fd_packed_head_free frees it */
     size_t words = b->tiles * b->kp * FD_TILE + 1;
     b->w = aligned_alloc(64, ((words * 4 + 63) / 64) * 64);
     if (!b->w) b->w = fd_xmalloc(words * 4);
