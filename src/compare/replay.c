@@ -99,9 +99,13 @@ static void ctx_release(job *j, size_t c, size_t n)
     pthread_mutex_unlock(&sl->lock);
 }
 
-/* Canonical logits of positions [p0+s0, p0+s0+ns) of one side over the
- * columns of one chunk (tiles t0 .. t0+nt). */
-static void logits(job *j, size_t side, size_t first, size_t ns, size_t t0, size_t nt, uint32_t *hid, float *dst)
+/* Canonical logits of positions [first, first+ns) of one side over the
+ * columns of one chunk (tiles t0 .. t0+nt), rows of dst nt*16 floats apart;
+ * with nsd = 2 (two hidden-form sides that apply the same head), the next
+ * side's rows follow in dst (row ns + i): one GEMM of 2 x ns rows streams the
+ * head once for both.  Every logit is computed alone: the same bits. */
+static void logits(job *j, size_t side, size_t nsd, size_t first, size_t ns, size_t t0, size_t nt, uint32_t *hid,
+                   float *dst)
 {
     size_t kp = j->kp, hidden = j->hidden;
     if (j->sides[side]->logit) {
@@ -117,15 +121,16 @@ static void logits(job *j, size_t side, size_t first, size_t ns, size_t t0, size
         }
         return;
     }
-    for (size_t i = 0; i < ns; i++) {
-        const pos_ref *pr = &j->pos[first + i];
-        const unsigned char *row = j->maps[side * j->nctx + pr->ctx].data + (size_t)pr->row * hidden * 2;
-        fd_pack_hidden(row, hidden, hid + i * kp);
-    }
+    for (size_t sd = 0; sd < nsd; sd++)
+        for (size_t i = 0; i < ns; i++) {
+            const pos_ref *pr = &j->pos[first + i];
+            const unsigned char *row = j->maps[(side + sd) * j->nctx + pr->ctx].data + (size_t)pr->row * hidden * 2;
+            fd_pack_hidden(row, hidden, hid + (sd * ns + i) * kp);
+        }
     fd_path path = j->o->path;
     int mx = path == FD_PATH_AVX2 || path == FD_PATH_AVX512F;
     unsigned csr = mx ? fd_ftz_daz_enter() : 0;
-    j->gemm(hid, ns, kp, j->packed[side].w + t0 * kp * FD_TILE, nt, dst, nt * FD_TILE);
+    j->gemm(hid, nsd * ns, kp, j->packed[side].w + t0 * kp * FD_TILE, nt, dst, nt * FD_TILE);
     if (mx) fd_ftz_daz_leave(csr);
 }
 
@@ -141,9 +146,9 @@ static void js_pass(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, floa
         size_t t0 = v0 / FD_TILE, nt = (n + FD_TILE - 1) / FD_TILE;
         for (size_t s0 = 0; s0 < np; s0 += SUB) {
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
-            logits(j, 0, p0 + s0, ns, t0, nt, hid, lr);
+            logits(j, 0, 1, p0 + s0, ns, t0, nt, hid, lr);
             for (size_t side = 1; side < j->nsides; side++) {
-                logits(j, side, p0 + s0, ns, t0, nt, hid, lc);
+                logits(j, side, 1, p0 + s0, ns, t0, nt, hid, lc);
                 for (size_t i = 0; i < ns; i++) {
                     const fd_pair_state *p = &ps[(s0 + i) * nc + side - 1];
                     acc[(s0 + i) * nc + side - 1] += j->ops->js_chunk(&rs[s0 + i], p,
@@ -221,6 +226,9 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
     size_t nc = j->nsides - 1, ns_all = j->nsides;
     size_t vocab = (size_t)j->sides[0]->vocab;
     const uint32_t *obs = j->o->observed;
+    /* the reference and the first candidate in one GEMM when they apply the same head */
+    int pair = j->nsides > 1 && !j->sides[0]->logit && !j->sides[1]->logit && j->packed[0].w == j->packed[1].w;
+    float *const lc_own = lc;
     memset(rs, 0, np * sizeof *rs);
     memset(ps, 0, np * nc * sizeof *ps);
     if (obs) memset(tk, 0, np * ns_all * sizeof *tk);
@@ -230,7 +238,13 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
         for (size_t s0 = 0; s0 < np; s0 += SUB) {
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
             for (size_t side = 0; side < j->nsides; side++) {
-                logits(j, side, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
+                if (!side && pair) {
+                    lc = lr + ns * nt * FD_TILE;   /* the candidate's rows follow the reference's */
+                    logits(j, 0, 2, p0 + s0, ns, t0, nt, hid, lr);
+                } else if (side != 1 || !pair) {
+                    lc = lc_own;
+                    logits(j, side, 1, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
+                }
                 if (!side && j->nsides > 1) continue; /* the reference is folded with the first candidate */
                 for (size_t i = 0; i < ns; i++) {
                     const float *r = lr + i * nt * FD_TILE, *c = lc + i * nt * FD_TILE;
@@ -293,15 +307,16 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                 }
             }
         }
-    if (j->o->js) js_pass(j, p0, np, hid, lr, lc, rs, ps);
+    if (j->o->js) js_pass(j, p0, np, hid, lr, lc_own, rs, ps);
 }
 
 static void *worker(void *arg)
 {
     job *j = arg;
     size_t pb = j->o->position_block, kp = j->kp, nc = j->nsides - 1;
-    uint32_t *hid = fd_xmalloc(SUB * kp * 4 + 4);   /* kp is 0 when every side is logit form */
-    float *lr = fd_xmalloc(SUB * FD_KL_CHUNK * 4), *lc = fd_xmalloc(SUB * FD_KL_CHUNK * 4);
+    /* two sides' rows in one GEMM (run_block): twice the sub-tile in hid and lr */
+    uint32_t *hid = fd_xmalloc(2 * SUB * kp * 4 + 4);   /* kp is 0 when every side is logit form */
+    float *lr = fd_xmalloc(2 * SUB * FD_KL_CHUNK * 4), *lc = fd_xmalloc(SUB * FD_KL_CHUNK * 4);
     fd_ref_state *rs = fd_xmalloc(pb * sizeof *rs);
     fd_pair_state *ps = fd_xmalloc(pb * nc * sizeof *ps);
     fd_ref_chunk *ch = fd_xmalloc(SUB * sizeof *ch);
