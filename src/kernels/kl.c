@@ -125,8 +125,27 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     *best = b;
     return 0;
 }
+/* The first x[i] > thr (ordered: NaN never is), or n: 64 columns a time as
+ * four 16-lane compares, the index of the first hit from their masks. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) size_t avx512_first_above_16(const float *x,
+                                                                                                           size_t n, float thr)
+{
+    const __m512 t = _mm512_set1_ps(thr);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t k = (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), t, _CMP_GT_OQ) |
+                     (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i + 16), t, _CMP_GT_OQ) << 16 |
+                     (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i + 32), t, _CMP_GT_OQ) << 32 |
+                     (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(x + i + 48), t, _CMP_GT_OQ) << 48;
+        if (k) return i + (size_t)__builtin_ctzll(k);
+    }
+    for (; i < n; i++)
+        if (x[i] > thr) return i;
+    return n;
+}
 #define KL_ATTR __attribute__((target("avx512f,avx512dq")))
 #define KL_SCAN_MAX(x, n, best) avx512_scan_max(x, n, best)
+#define KL_FIRST_ABOVE(x, n, thr) avx512_first_above_16(x, n, thr)
 #define KL_FMA(a, b, c) ((v8d)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
 /* vmaxpd(lo, x) is lo > x ? lo : x, the blend's result for every x (NaN kept) */
 #define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
@@ -154,6 +173,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #undef KL_ONE_PASS
 #undef KL_PIPE
 #undef KL_SCAN_MAX
+#undef KL_FIRST_ABOVE
 #endif
 
 const fd_kl_ops *fd_kl_neon_ops(void);
