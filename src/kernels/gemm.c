@@ -21,8 +21,9 @@ int fd_path_supported(fd_path p)
     switch (p) {
     case FD_PATH_SCALAR: return 1;
     case FD_PATH_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    /* the AVX-512 KL pass (kl.c) also uses AVX512DQ (vcvtqq2pd): every AVX-512 CPU
-     * since Skylake-SP and Zen 4 has it, the Xeon Phi did not */
+    /* the AVX-512 KL pass (kl.c) is compiled for AVX512DQ too (GCC may use its
+     * instructions): every AVX-512 CPU since Skylake-SP and Zen 4 has it, the
+     * Xeon Phi did not */
     case FD_PATH_AVX512F: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
     case FD_PATH_AVX512BF16:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
