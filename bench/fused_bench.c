@@ -19,14 +19,7 @@
 #include "kernels/kl.h"
 #pragma GCC diagnostic ignored "-Wpsabi"
 #define KL_ATTR __attribute__((target("avx512f,avx512dq,avx512bf16,avx512bw,avx512vl")))
-#define KL_FMA(a, b, c) ((v8d)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
-#define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
-#define KL_LOOKUP(out, tb) \
-    ((out) = (v8d)_mm512_permutex2var_pd(_mm512_loadu_pd(fd_exp2_16), (__m512i)(tb), _mm512_loadu_pd(fd_exp2_16 + 8)))
-#define KL_SCALE(y, t)                                                                                    \
-    ((v8d)_mm512_scalef_pd((__m512d)(y),                                                                  \
-                           _mm512_cvtepi64_pd(_mm512_srai_epi64(                                          \
-                               _mm512_sub_epi64((__m512i)(t), _mm512_set1_epi64(0x4338000000000000ll)), 4))))
+#include "kernels/kl_avx512.h" /* the exp's AVX-512 hooks, as kl.c builds them */
 #define KL_ONE_PASS 1
 #define KL_NAME(x) fb_##x
 #include "kernels/kl_impl.inc"

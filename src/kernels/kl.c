@@ -146,18 +146,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #define KL_ATTR __attribute__((target("avx512f,avx512dq")))
 #define KL_SCAN_MAX(x, n, best) avx512_scan_max(x, n, best)
 #define KL_FIRST_ABOVE(x, n, thr) avx512_first_above_16(x, n, thr)
-#define KL_FMA(a, b, c) ((v8d)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
-/* vmaxpd(lo, x) is lo > x ? lo : x, the blend's result for every x (NaN kept) */
-#define KL_CLAMP_LO(lo, x) ((v8d)_mm512_max_pd((__m512d)(lo), (__m512d)(x)))
-#define KL_LOOKUP(out, tb) \
-    ((out) = (v8d)_mm512_permutex2var_pd(_mm512_loadu_pd(fd_exp2_16), (__m512i)(tb), _mm512_loadu_pd(fd_exp2_16 + 8)))
-/* y * 2^e rounded once: the correctly rounded y * 2^e of the generic two
- * steps, subnormal results included.  vscalefpd scales by 2^floor of its
- * second operand: k/16 = fma(t, 1/16, -1.5*2^52/16), exact (t = 1.5*2^52 + k
- * exactly; t/16 and k/16 are representable), one operation where k from t's
- * bits by a shift and a conversion took three (measured slower). */
-#define KL_SCALE(y, t) \
-    ((v8d)_mm512_scalef_pd((__m512d)(y), _mm512_fmadd_pd((__m512d)(t), _mm512_set1_pd(0.0625), _mm512_set1_pd(-SHIFT * 0.0625))))
+#include "kl_avx512.h" /* the exp's hooks: fma, clamp, table lookup, scaling */
 #define KL_ONE_PASS 1
 #define KL_PIPE 1
 #define KL_NAME(x) avx512_##x

@@ -121,15 +121,7 @@ static void mm_alloc(fd_packed_head *b, size_t N, size_t K, int zero)
 void fd_mm_alloc(fd_packed_head *b, size_t N, size_t K) { mm_alloc(b, N, K, 1); }
 void fd_mm_alloc_packed(fd_packed_head *b, size_t N, size_t K) { mm_alloc(b, N, K, 0); }
 
-void fd_mm_set_row(fd_packed_head *b, size_t n, const uint16_t *row)
-{
-    uint32_t *dst = b->w + (n / FD_TILE) * b->kp * FD_TILE + n % FD_TILE;
-    size_t K = b->hidden;
-    for (size_t k = 0; k < b->kp; k++) {
-        uint32_t lo = row[2 * k], hi = 2 * k + 1 < K ? row[2 * k + 1] : 0;
-        dst[k * FD_TILE] = lo | hi << 16;
-    }
-}
+void fd_mm_set_row(fd_packed_head *b, size_t n, const uint16_t *row) { fd_pack_head_rows(b, row, n, 1); }
 
 void fd_mm_set_tile(fd_packed_head *b, size_t n0, const unsigned char *const *rows, size_t nr)
 {
