@@ -296,6 +296,9 @@ static int read_pack_hash(const char *path, const char *key, const fd_side *s, f
     if (fd_head_extent(path, key, s->vocab, s->hidden, &off, &len, e)) return -1;
     size_t vocab = (size_t)s->vocab, row = (size_t)s->hidden * 2;
     size_t rows = ((size_t)1 << 20) / row ? ((size_t)1 << 20) / row : 1;   /* ~1 MiB a piece */
+    if (len != (uint64_t)vocab * row)   /* every read below is bounded by the declared extent */
+        return fd_fail(e, "bad_tensor_file", "", "%s: the head tensor holds %llu bytes, not vocab x hidden x 2", path,
+                       (unsigned long long)len);
     int fd = fd_open_regular(path, 0, NULL, e);
     if (fd < 0) return -1;
     head_stream h = {.sha = fd_sha_new()};
@@ -342,7 +345,6 @@ static int read_pack_hash(const char *path, const char *key, const fd_side *s, f
     pthread_mutex_destroy(&h.mu);
     pthread_cond_destroy(&h.cv);
     if (rc) fd_packed_head_free(out);
-    (void)len;
     return rc;
 }
 
