@@ -228,7 +228,6 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
     const uint32_t *obs = j->o->observed;
     /* the reference and the first candidate in one GEMM when they apply the same head */
     int pair = j->nsides > 1 && !j->sides[0]->logit && !j->sides[1]->logit && j->packed[0].w == j->packed[1].w;
-    float *const lc_own = lc;
     memset(rs, 0, np * sizeof *rs);
     memset(ps, 0, np * nc * sizeof *ps);
     if (obs) memset(tk, 0, np * ns_all * sizeof *tk);
@@ -238,16 +237,13 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
         for (size_t s0 = 0; s0 < np; s0 += SUB) {
             size_t ns = np - s0 < SUB ? np - s0 : SUB;
             for (size_t side = 0; side < j->nsides; side++) {
-                if (!side && pair) {
-                    lc = lr + ns * nt * FD_TILE;   /* the candidate's rows follow the reference's */
-                    logits(j, 0, 2, p0 + s0, ns, t0, nt, hid, lr);
-                } else if (side != 1 || !pair) {
-                    lc = lc_own;
-                    logits(j, side, 1, p0 + s0, ns, t0, nt, hid, side ? lc : lr);
-                }
+                /* this candidate's logits: with pair, the first one's rows follow the reference's */
+                float *cl = side == 1 && pair ? lr + ns * nt * FD_TILE : lc;
+                if (!side) logits(j, 0, pair ? 2 : 1, p0 + s0, ns, t0, nt, hid, lr);
+                else if (side > 1 || !pair) logits(j, side, 1, p0 + s0, ns, t0, nt, hid, cl);
                 if (!side && j->nsides > 1) continue; /* the reference is folded with the first candidate */
                 for (size_t i = 0; i < ns; i++) {
-                    const float *r = lr + i * nt * FD_TILE, *c = lc + i * nt * FD_TILE;
+                    const float *r = lr + i * nt * FD_TILE, *c = cl + i * nt * FD_TILE;
                     int bad;
                     if (side == 1) { /* reference and first candidate in one pass; the exps kept for more */
                         bad = j->ops->ref_pair_chunk(&rs[s0 + i], &ch[i], &ps[(s0 + i) * nc], r, c, n, v0, nc > 1);
@@ -275,7 +271,7 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                 /* the token statistics' top-k, after the pass that found each chunk's max */
                 for (size_t sd = side == 1 ? 0 : side; obs && sd <= side; sd++)
                     for (size_t i = 0; i < ns; i++)
-                        tok_fold(j->ops, &tk[(s0 + i) * ns_all + sd], (sd ? lc : lr) + i * nt * FD_TILE, n, v0,
+                        tok_fold(j->ops, &tk[(s0 + i) * ns_all + sd], (sd ? cl : lr) + i * nt * FD_TILE, n, v0,
                                  obs[p0 + s0 + i],
                                  sd ? ps[(s0 + i) * nc + sd - 1].chunk_best : rs[s0 + i].chunk_best);
             }
@@ -307,7 +303,7 @@ static void run_block(job *j, size_t p0, size_t np, uint32_t *hid, float *lr, fl
                 }
             }
         }
-    if (j->o->js) js_pass(j, p0, np, hid, lr, lc_own, rs, ps);
+    if (j->o->js) js_pass(j, p0, np, hid, lr, lc, rs, ps);
 }
 
 static void *worker(void *arg)
