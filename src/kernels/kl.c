@@ -84,23 +84,26 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
  * registers (it reads the low 4 bits of each index: j), and the fused loop
  * is software-pipelined (KL_PIPE). */
 /* The chunk max for the scan (kl_impl.inc): vmaxps(m, v) is m > v ? m : v, the
- * generic blend, over 4 x 16 lanes; non-finite (exponent all ones) found as
- * the unsigned max of the exponent bits.  The max of finite floats is one
- * value whatever the order (of +0 / -0 either may be kept, as there). */
-__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) int avx512_scan_max(const float *x, size_t n,
-                                                                                                  float *best)
+ * generic blend, over 4 x 16 lanes.  The max of finite floats is one value
+ * whatever the order (of +0 / -0 either may be kept, as there).  Beside it
+ * the unsigned max of the bits less the sign, the largest |x|: a non-finite
+ * value (exponent all ones) is one of 0x7f800000 or above, and -|x|max is
+ * *least, a bound under the chunk's min (only for skipping the exp's clamp),
+ * with no operation of its own. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) int avx512_scan_minmax(const float *x, size_t n,
+                                                                                                     float *best, float *least)
 {
-    const __m512i ex = _mm512_set1_epi32(0x7f800000);
+    const __m512i ab = _mm512_set1_epi32(0x7fffffff);
     __m512 m0 = _mm512_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
     __m512i e0 = _mm512_setzero_si512(), e1 = e0;
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
         __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v0), ex));
-        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v1), ex));
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v2), ex));
-        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v3), ex));
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v0), ab));
+        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v1), ab));
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v2), ab));
+        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v3), ab));
         m0 = _mm512_max_ps(m0, v0);
         m1 = _mm512_max_ps(m1, v1);
         m2 = _mm512_max_ps(m2, v2);
@@ -108,21 +111,24 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     }
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_loadu_ps(x + i);
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ex));
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ab));
         m0 = _mm512_max_ps(m0, v);
     }
     if (i < n) { /* the tail, masked: lanes past n are x[0] again */
         __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
         __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(x[0]), k, x + i);
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ex));
+        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ab));
         m0 = _mm512_max_ps(m0, v);
     }
     m0 = _mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3));
-    if (_mm512_cmpeq_epi32_mask(_mm512_max_epu32(e0, e1), ex)) return -1;
-    float l[16], b = x[0];
+    uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(e0, e1));
+    if (amax >= 0x7f800000u) return -1;
+    float l[16], b = x[0], a;
     _mm512_storeu_ps(l, m0);
     for (int j = 0; j < 16; j++) b = l[j] > b ? l[j] : b;
     *best = b;
+    memcpy(&a, &amax, sizeof a);
+    *least = -a;
     return 0;
 }
 /* The first x[i] > thr (ordered: NaN never is), or n: 64 columns a time as
@@ -144,7 +150,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     return n;
 }
 #define KL_ATTR __attribute__((target("avx512f,avx512dq")))
-#define KL_SCAN_MAX(x, n, best) avx512_scan_max(x, n, best)
+#define KL_SCAN_MINMAX(x, n, best, least) avx512_scan_minmax(x, n, best, least)
 #define KL_FIRST_ABOVE(x, n, thr) avx512_first_above_16(x, n, thr)
 #include "kl_avx512.h" /* the exp's hooks: fma, clamp, table lookup, scaling */
 #define KL_ONE_PASS 1
@@ -159,7 +165,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #undef KL_SCALE
 #undef KL_ONE_PASS
 #undef KL_PIPE
-#undef KL_SCAN_MAX
+#undef KL_SCAN_MINMAX
 #undef KL_FIRST_ABOVE
 #endif
 

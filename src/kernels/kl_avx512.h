@@ -12,9 +12,8 @@
     ((out) = (v8d)_mm512_permutex2var_pd(_mm512_loadu_pd(fd_exp2_16), (__m512i)(tb), _mm512_loadu_pd(fd_exp2_16 + 8)))
 /* y * 2^e rounded once: the correctly rounded y * 2^e of the generic two
  * steps, subnormal results included.  vscalefpd scales by 2^floor of its
- * second operand: k/16 = fma(t, 1/16, -1.5*2^52/16), exact (t = 1.5*2^52 + k
- * exactly; t/16 and k/16 are representable), one operation where k from t's
- * bits by a shift and a conversion took three (measured slower). */
-#define KL_SCALE(y, t) \
-    ((v8d)_mm512_scalef_pd((__m512d)(y), _mm512_fmadd_pd((__m512d)(t), _mm512_set1_pd(0.0625), _mm512_set1_pd(-SHIFT * 0.0625))))
+ * second operand, kd = k/16 (exact: the reduction computes t/16 and k/16,
+ * kl_impl.inc), so floor(kd) = e with no operation of its own (it had been
+ * one fma of t; from t's bits by a shift and a conversion, three). */
+#define KL_SCALE(y, kd) ((v8d)_mm512_scalef_pd((__m512d)(y), (__m512d)(kd)))
 #endif
