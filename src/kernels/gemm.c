@@ -96,7 +96,7 @@ void fd_pack_hidden(const void *row, size_t hidden, uint32_t *out)
     }
 }
 
-void fd_pack_head_alloc(size_t vocab, size_t hidden, fd_packed_head *o)
+void fd_pack_head_alloc(size_t vocab, size_t hidden, int touch, fd_packed_head *o)
 {
     o->vocab = vocab;
     o->hidden = hidden;
@@ -104,11 +104,12 @@ void fd_pack_head_alloc(size_t vocab, size_t hidden, fd_packed_head *o)
     o->tiles = (vocab + FD_TILE - 1) / FD_TILE;
     size_t words = o->tiles * o->kp * FD_TILE;
     /* populated in one call (tens of thousands of page faults taken one by one
-     * while packing cost more than the packing) and zero-filled, so the lanes
-     * past vocab in the last tile are 0; where the mapping fails, the heap
-     * (bytes = 0: freed by free) and that tile zeroed */
+     * while packing cost more than the packing), or with touch 0 piece by
+     * piece (fd_pack_head_touch), and zero-filled, so the lanes past vocab in
+     * the last tile are 0; where the mapping fails, the heap (bytes = 0:
+     * freed by free) and that tile zeroed */
     o->bytes = ((words * 4 + 4095) / 4096) * 4096;
-    void *m = mmap(NULL, o->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    void *m = mmap(NULL, o->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (touch ? MAP_POPULATE : 0), -1, 0);
     if (m != MAP_FAILED) {
         o->w = m;
         return;
@@ -116,6 +117,18 @@ void fd_pack_head_alloc(size_t vocab, size_t hidden, fd_packed_head *o)
     o->bytes = 0;
     o->w = fd_xmalloc(words * 4);
     memset(o->w + (o->tiles - 1) * o->kp * FD_TILE, 0, o->kp * FD_TILE * 4);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+void fd_pack_head_touch(fd_packed_head *o, size_t v0, size_t n)
+{
+    if (!o->bytes || !n) return;   /* the heap: touched as written */
+    size_t tile = o->kp * FD_TILE * 4, lo = v0 / FD_TILE * tile, hi = ((v0 + n - 1) / FD_TILE + 1) * tile;
+    lo = lo / 4096 * 4096;
+    hi = hi < o->bytes ? (hi + 4095) / 4096 * 4096 : o->bytes;
+    (void)madvise((char *)o->w + lo, hi - lo, MADV_POPULATE_WRITE); /* refused (an older kernel): the writes fault the pages in */
 }
 
 void fd_pack_head_rows(fd_packed_head *o, const uint16_t *rows, size_t v0, size_t n)
@@ -132,7 +145,7 @@ void fd_pack_head_rows(fd_packed_head *o, const uint16_t *rows, size_t v0, size_
 
 void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *o)
 {
-    fd_pack_head_alloc(vocab, hidden, o);
+    fd_pack_head_alloc(vocab, hidden, 1, o);
     fd_pack_head_rows(o, head, 0, vocab);
 }
 

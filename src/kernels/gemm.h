@@ -29,9 +29,14 @@ typedef struct fd_packed_head {
 } fd_packed_head;
 
 void fd_pack_head(const uint16_t *head, size_t vocab, size_t hidden, fd_packed_head *out);
-/* fd_pack_head in pieces: the buffer (its pages touched up front, the lanes
- * past vocab zeroed), then rows [v0, v0+n) of the head from rows[0..n). */
-void fd_pack_head_alloc(size_t vocab, size_t hidden, fd_packed_head *out);
+/* fd_pack_head in pieces: the buffer (zeroed: the lanes past vocab are 0;
+ * with touch its pages populated up front, else call fd_pack_head_touch for
+ * each piece before packing it), then rows [v0, v0+n) of the head from
+ * rows[0..n). */
+void fd_pack_head_alloc(size_t vocab, size_t hidden, int touch, fd_packed_head *out);
+/* Populates the pages that rows [v0, v0+n) pack into, in one call (a piece's
+ * page faults taken together, not one by one while packing). */
+void fd_pack_head_touch(fd_packed_head *o, size_t v0, size_t n);
 void fd_pack_head_rows(fd_packed_head *o, const uint16_t *rows, size_t v0, size_t n);
 void fd_packed_head_free(fd_packed_head *p);
 /* Pairs of one hidden row, zero-padded to kp words. */
