@@ -38,6 +38,55 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
     memcpy(&x, v, sizeof x);
     return x;
 }
+/* The chunk max for the scan (kl_impl.inc) as the AVX-512 one below: vmaxps
+ * over 4 x 8 lanes, and the unsigned max of the bits less the sign (the
+ * largest |x|: non-finite iff 0x7f800000 or above; -|x|max is *least). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) int avx2_scan_minmax(const float *x, size_t n,
+                                                                                                 float *best, float *least)
+{
+    const __m256i ab = _mm256_set1_epi32(0x7fffffff);
+    __m256 m0 = _mm256_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
+    __m256i e0 = _mm256_setzero_si256(), e1 = e0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+        __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
+        e0 = _mm256_max_epu32(e0, _mm256_and_si256(_mm256_castps_si256(v0), ab));
+        e1 = _mm256_max_epu32(e1, _mm256_and_si256(_mm256_castps_si256(v1), ab));
+        e0 = _mm256_max_epu32(e0, _mm256_and_si256(_mm256_castps_si256(v2), ab));
+        e1 = _mm256_max_epu32(e1, _mm256_and_si256(_mm256_castps_si256(v3), ab));
+        m0 = _mm256_max_ps(m0, v0);
+        m1 = _mm256_max_ps(m1, v1);
+        m2 = _mm256_max_ps(m2, v2);
+        m3 = _mm256_max_ps(m3, v3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        e0 = _mm256_max_epu32(e0, _mm256_and_si256(_mm256_castps_si256(v), ab));
+        m0 = _mm256_max_ps(m0, v);
+    }
+    m0 = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
+    uint32_t e[8], amax = 0;
+    float l[8], b = x[0], a;
+    _mm256_storeu_si256((__m256i *)(void *)e, _mm256_max_epu32(e0, e1));
+    _mm256_storeu_ps(l, m0);
+    for (int j = 0; j < 8; j++) {
+        amax = e[j] > amax ? e[j] : amax;
+        b = l[j] > b ? l[j] : b;
+    }
+    for (; i < n; i++) { /* the tail */
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        u &= 0x7fffffffu;
+        amax = u > amax ? u : amax;
+        b = x[i] > b ? x[i] : b;
+    }
+    if (amax >= 0x7f800000u) return -1;
+    *best = b;
+    memcpy(&a, &amax, sizeof a);
+    *least = -a;
+    return 0;
+}
 #define KL_ATTR __attribute__((target("avx2,fma")))
 /* the 4-lane exp for the fused loop's halves (kl_impl.inc): one register per value */
 #define KE_VD v4d
@@ -46,6 +95,7 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #define KE_N 4
 #define KE_NAME avx2_vexp4
 #define KE_NAME_X avx2_vexp4_x /* four at once: the fused loop's */
+#define KE_NAME_X_NC avx2_vexp4_x_nc /* the same where every argument is >= -700 */
 #define KE_X 4
 #define KE_CLAMP_LO(lo, x) ((v4d)_mm256_max_pd((__m256d)(lo), (__m256d)(x)))
 #define KE_FMA(a, b, c) ((v4d)_mm256_fmadd_pd((__m256d)(a), (__m256d)(b), (__m256d)(c)))
@@ -61,12 +111,15 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KE_N
 #undef KE_NAME
 #undef KE_NAME_X
+#undef KE_NAME_X_NC
 #undef KE_X
 #undef KE_CLAMP_LO
 #undef KE_FMA
 #undef KE_LOOKUP
 #define KL_EXP4 avx2_vexp4
 #define KL_EXP4_X avx2_vexp4_x
+#define KL_EXP4_X_NC avx2_vexp4_x_nc
+#define KL_SCAN_MINMAX(x, n, best, least) avx2_scan_minmax(x, n, best, least)
 #define KL_ONE_PASS 1
 #define KL_NAME(x) avx2_##x
 #define KL_FMA(a, b, c) avx2_fma8(a, b, c)
@@ -78,6 +131,8 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
 #undef KL_CLAMP_LO
 #undef KL_EXP4
 #undef KL_EXP4_X
+#undef KL_EXP4_X_NC
+#undef KL_SCAN_MINMAX
 #undef KL_ONE_PASS
 
 /* AVX-512: the table lookup is one vpermt2pd from the 16 entries held in two
