@@ -38,55 +38,22 @@ __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
     memcpy(&x, v, sizeof x);
     return x;
 }
-/* The chunk max for the scan (kl_impl.inc) as the AVX-512 one below: vmaxps
- * over 4 x 8 lanes, and the unsigned max of the bits less the sign (the
- * largest |x|: non-finite iff 0x7f800000 or above; -|x|max is *least). */
-__attribute__((target("avx2"))) static inline __attribute__((always_inline)) int avx2_scan_minmax(const float *x, size_t n,
-                                                                                                 float *best, float *least)
-{
-    const __m256i ab = _mm256_set1_epi32(0x7fffffff);
-    __m256 m0 = _mm256_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
-    __m256i e0 = _mm256_setzero_si256(), e1 = e0;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
-        __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
-        e0 = _mm256_max_epu32(e0, _mm256_and_si256(_mm256_castps_si256(v0), ab));
-        e1 = _mm256_max_epu32(e1, _mm256_and_si256(_mm256_castps_si256(v1), ab));
-        e0 = _mm256_max_epu32(e0, _mm256_and_si256(_mm256_castps_si256(v2), ab));
-        e1 = _mm256_max_epu32(e1, _mm256_and_si256(_mm256_castps_si256(v3), ab));
-        m0 = _mm256_max_ps(m0, v0);
-        m1 = _mm256_max_ps(m1, v1);
-        m2 = _mm256_max_ps(m2, v2);
-        m3 = _mm256_max_ps(m3, v3);
-    }
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i);
-        e0 = _mm256_max_epu32(e0, _mm256_and_si256(_mm256_castps_si256(v), ab));
-        m0 = _mm256_max_ps(m0, v);
-    }
-    m0 = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
-    uint32_t e[8], amax = 0;
-    float l[8], b = x[0], a;
-    _mm256_storeu_si256((__m256i *)(void *)e, _mm256_max_epu32(e0, e1));
-    _mm256_storeu_ps(l, m0);
-    for (int j = 0; j < 8; j++) {
-        amax = e[j] > amax ? e[j] : amax;
-        b = l[j] > b ? l[j] : b;
-    }
-    for (; i < n; i++) { /* the tail */
-        uint32_t u;
-        memcpy(&u, &x[i], sizeof u);
-        u &= 0x7fffffffu;
-        amax = u > amax ? u : amax;
-        b = x[i] > b ? x[i] : b;
-    }
-    if (amax >= 0x7f800000u) return -1;
-    *best = b;
-    memcpy(&a, &amax, sizeof a);
-    *least = -a;
-    return 0;
-}
+#define SC_NAME avx2_scan_minmax
+#define SC_TARGET __attribute__((target("avx2")))
+#define SC_N 8
+#define SC_VF __m256
+#define SC_VI __m256i
+#define SC_SET1F _mm256_set1_ps
+#define SC_SET1I _mm256_set1_epi32
+#define SC_ZEROI _mm256_setzero_si256
+#define SC_LOADF _mm256_loadu_ps
+#define SC_BITS _mm256_castps_si256
+#define SC_AND _mm256_and_si256
+#define SC_MAXU _mm256_max_epu32
+#define SC_MAXF _mm256_max_ps
+#define SC_STOREI(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
+#define SC_STOREF _mm256_storeu_ps
+#include "kl_scan.inc"
 #define KL_ATTR __attribute__((target("avx2,fma")))
 /* the 4-lane exp for the fused loop's halves (kl_impl.inc): one register per value */
 #define KE_VD v4d
@@ -138,54 +105,22 @@ __attribute__((target("avx2"))) static inline __attribute__((always_inline)) int
 /* AVX-512: the table lookup is one vpermt2pd from the 16 entries held in two
  * registers (it reads the low 4 bits of each index: j), and the fused loop
  * is software-pipelined (KL_PIPE). */
-/* The chunk max for the scan (kl_impl.inc): vmaxps(m, v) is m > v ? m : v, the
- * generic blend, over 4 x 16 lanes.  The max of finite floats is one value
- * whatever the order (of +0 / -0 either may be kept, as there).  Beside it
- * the unsigned max of the bits less the sign, the largest |x|: a non-finite
- * value (exponent all ones) is one of 0x7f800000 or above, and -|x|max is
- * *least, a bound under the chunk's min (only for skipping the exp's clamp),
- * with no operation of its own. */
-__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) int avx512_scan_minmax(const float *x, size_t n,
-                                                                                                     float *best, float *least)
-{
-    const __m512i ab = _mm512_set1_epi32(0x7fffffff);
-    __m512 m0 = _mm512_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
-    __m512i e0 = _mm512_setzero_si512(), e1 = e0;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
-        __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v0), ab));
-        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v1), ab));
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v2), ab));
-        e1 = _mm512_max_epu32(e1, _mm512_and_si512(_mm512_castps_si512(v3), ab));
-        m0 = _mm512_max_ps(m0, v0);
-        m1 = _mm512_max_ps(m1, v1);
-        m2 = _mm512_max_ps(m2, v2);
-        m3 = _mm512_max_ps(m3, v3);
-    }
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ab));
-        m0 = _mm512_max_ps(m0, v);
-    }
-    if (i < n) { /* the tail, masked: lanes past n are x[0] again */
-        __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
-        __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(x[0]), k, x + i);
-        e0 = _mm512_max_epu32(e0, _mm512_and_si512(_mm512_castps_si512(v), ab));
-        m0 = _mm512_max_ps(m0, v);
-    }
-    m0 = _mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3));
-    uint32_t amax = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(e0, e1));
-    if (amax >= 0x7f800000u) return -1;
-    float l[16], b = x[0], a;
-    _mm512_storeu_ps(l, m0);
-    for (int j = 0; j < 16; j++) b = l[j] > b ? l[j] : b;
-    *best = b;
-    memcpy(&a, &amax, sizeof a);
-    *least = -a;
-    return 0;
-}
+#define SC_NAME avx512_scan_minmax
+#define SC_TARGET __attribute__((target("avx512f")))
+#define SC_N 16
+#define SC_VF __m512
+#define SC_VI __m512i
+#define SC_SET1F _mm512_set1_ps
+#define SC_SET1I _mm512_set1_epi32
+#define SC_ZEROI _mm512_setzero_si512
+#define SC_LOADF _mm512_loadu_ps
+#define SC_BITS _mm512_castps_si512
+#define SC_AND _mm512_and_si512
+#define SC_MAXU _mm512_max_epu32
+#define SC_MAXF _mm512_max_ps
+#define SC_STOREI(p, v) _mm512_storeu_si512((void *)(p), v)
+#define SC_STOREF _mm512_storeu_ps
+#include "kl_scan.inc"
 /* The first x[i] > thr (ordered: NaN never is), or n: 64 columns a time as
  * four 16-lane compares, the index of the first hit from their masks. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) size_t avx512_first_above_16(const float *x,
