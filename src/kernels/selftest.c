@@ -355,26 +355,33 @@ static int kl_selftest(uint64_t *s, FILE *out)
         }
         (void)have;
     }
-    /* a non-finite logit: 1 for the reference's row (nothing folded), 2 for the candidate's */
+    /* a non-finite logit (NaN, +inf, -inf; in a scan's 4-vector body, its
+     * one-vector loop and its tail): 1 for the reference's row (nothing
+     * folded), 2 for the candidate's */
+    static const float bad[3] = {NAN, INFINITY, -INFINITY};
+    static const size_t at[3] = {37, 70, 98};
     for (size_t v = 0; v < 100; v++) r[v] = c[v] = (float)v;
     for (int p = 0; p < FD_PATH_COUNT; p++) {
         if (!fd_path_supported((fd_path)p)) continue;
         const fd_kl_ops *ops = fd_kl_ops_for((fd_path)p);
         if (!ops) continue;
-        int got[2];
-        for (int side = 0; side < 2; side++) {
-            fd_ref_state rs = {0};
-            fd_pair_state ps = {0};
-            (side ? c : r)[37] = NAN;
-            got[side] = ops->ref_pair_chunk(&rs, ch, &ps, r, c, 100, 0, 1);
-            (side ? c : r)[37] = 37.0f;
-            if (got[side] == 1 && (rs.started || ps.started)) got[side] = -1;
-            if (got[side] == 2 && (!rs.started || ps.started)) got[side] = -1;
-        }
-        if (got[0] != 1 || got[1] != 2) {
-            fprintf(out, "kernel-selftest: KL path %s: ref_pair_chunk on a NaN gives %d (reference) / %d (candidate), "
-                         "want 1 / 2\n", fd_path_name((fd_path)p), got[0], got[1]);
-            failures++;
+        for (int k = 0; k < 9; k++) {
+            int got[2];
+            size_t w = at[k % 3];
+            for (int side = 0; side < 2; side++) {
+                fd_ref_state rs = {0};
+                fd_pair_state ps = {0};
+                (side ? c : r)[w] = bad[k / 3];
+                got[side] = ops->ref_pair_chunk(&rs, ch, &ps, r, c, 100, 0, 1);
+                (side ? c : r)[w] = (float)w;
+                if (got[side] == 1 && (rs.started || ps.started)) got[side] = -1;
+                if (got[side] == 2 && (!rs.started || ps.started)) got[side] = -1;
+            }
+            if (got[0] != 1 || got[1] != 2) {
+                fprintf(out, "kernel-selftest: KL path %s: ref_pair_chunk on a %g at column %zu gives %d (reference) / "
+                             "%d (candidate), want 1 / 2\n", fd_path_name((fd_path)p), (double)bad[k / 3], w, got[0], got[1]);
+                failures++;
+            }
         }
     }
     free(r); free(c); free(ch); free(ch2);
