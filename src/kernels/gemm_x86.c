@@ -138,20 +138,78 @@ BF16_TARGET static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, con
     }
 }
 
+/* The FMA paths (AVX-512F, AVX2) run the hidden pairs in passes: each
+ * accumulator is stored after one pass and loaded by the next, an exact
+ * round trip of an fp32 value (with FTZ no accumulator is subnormal, so DAZ
+ * cannot touch it), so every lane is still one chain over the pairs in the
+ * canonical order.  Per pass, row blocks outer: a block's pairs of its rows
+ * stay in L1 while the pass's slice of the tiles streams from L2.  A pass
+ * takes as many pairs as keep that slice within 1 MiB (what a vocabulary
+ * chunk of 128 tiles is at hidden 256, which ran near the FMA peak), at
+ * least 128: at hidden 4,096 one pass over all pairs streamed the chunk's
+ * 16 MiB of head from L3 for every row block (half the FMA rate on two
+ * cores, bench/README.md). */
+static size_t pass_pairs(size_t kp, size_t ntiles)
+{
+    size_t kc = ntiles ? ((size_t)1 << 20) / (ntiles * FD_TILE * 4) : kp;
+    kc = kc < 128 ? 128 : kc;
+    return kc < kp ? kc : kp;
+}
+
+/* The rows a pass's planes hold at once: whole blocks of r rows within
+ * 120 KiB (one small buffer per call, under malloc's mmap threshold: planes
+ * through mmap and page faults on every call once cost a quarter of the
+ * FMA rate), at least one block. */
+static size_t group_rows(size_t kc, size_t r)
+{
+    size_t g = (size_t)120 * 1024 / (8 * (kc ? kc : 1)) / r * r;
+    return g < r ? r : g;
+}
+
+/* An accumulator's first value: zero on the first pass, else the stored one. */
+#define ACC_INIT(i, j) (acc ? _mm512_loadu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE) : _mm512_setzero_ps())
+
+/* Pairs k0 .. k0+kc of the r rows of hid (kp pairs a row) as a block's
+ * fp32 panel, in groups of 8 pairs (PANEL_AT: a group's r rows' odd halves,
+ * the high 16 bits, 8 floats a row, then their even halves): a block reads
+ * its rows' operands at fixed offsets from one pointer, and the split is 8
+ * pairs of a row a vector.  The last group's unused places stay unset. */
+#define PANEL_AT(a, r, k, i) ((a)[((k) >> 3) * 16 * (r) + (i) * 8 + ((k) & 7)])
+#define PANEL_FLOATS(r, kc) (2 * (r) * (((kc) + 7) / 8 * 8))
+__attribute__((target("avx2")))
+static void split_panel(const uint32_t *hid, size_t kp, size_t k0, size_t kc, size_t r, float *a)
+{
+    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
+    for (size_t i = 0; i < r; i++) {
+        const uint32_t *src = hid + i * kp + k0;
+        size_t k = 0;
+        for (; k + 8 <= kc; k += 8) {
+            __m256i w = _mm256_loadu_si256((const void *)(src + k));
+            _mm256_storeu_si256((void *)&PANEL_AT(a, r, k, i), _mm256_and_si256(w, hm));
+            _mm256_storeu_si256((void *)&PANEL_AT(a, r, k, r + i), _mm256_slli_epi32(w, 16));
+        }
+        for (; k < kc; k++) {
+            uint32_t o = src[k] & 0xffff0000u, e = src[k] << 16;
+            memcpy(&PANEL_AT(a, r, k, i), &o, 4);
+            memcpy(&PANEL_AT(a, r, k, r + i), &e, 4);
+        }
+    }
+}
+
 /* 8 positions x 3 tiles: 24 accumulators and 6 widened B vectors stay in
  * the 32 registers; each B widening (and + shift, on the FMA ports) now
  * feeds 16 FMAs instead of 8.  Same per-element chain as every path. */
 #define ACC24(X) X(0,0) X(0,1) X(0,2) X(1,0) X(1,1) X(1,2) X(2,0) X(2,1) X(2,2) X(3,0) X(3,1) X(3,2) \
                  X(4,0) X(4,1) X(4,2) X(5,0) X(5,1) X(5,2) X(6,0) X(6,1) X(6,2) X(7,0) X(7,1) X(7,2)
 __attribute__((target("avx512f")))
-static void block_avx512f_8x3(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+static void block_avx512f_8x3(const float *a, size_t kc, const uint32_t *b, size_t ts, float *out, size_t ostride,
+                              int acc)
 {
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
-#define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
+#define DECL(i, j) __m512 c##i##j = ACC_INIT(i, j);
     ACC24(DECL)
 #undef DECL
-    const size_t ts = kp * FD_TILE;
-    for (size_t k = 0; k < kp; k++) {
+    for (size_t k = 0; k < kc; k++) {
         const uint32_t *bk = b + k * FD_TILE;
         __m512i r0 = _mm512_loadu_si512((const void *)bk), r1 = _mm512_loadu_si512((const void *)(bk + ts));
         __m512i r2 = _mm512_loadu_si512((const void *)(bk + 2 * ts));
@@ -160,11 +218,11 @@ static void block_avx512f_8x3(const float *ao, const float *ae, size_t kp, const
         __m512 o2 = _mm512_castsi512_ps(_mm512_and_si512(r2, hm)), e2 = _mm512_castsi512_ps(_mm512_slli_epi32(r2, 16));
 #define ROW(i)                                                                                   \
     {                                                                                            \
-        __m512 ao_ = _mm512_set1_ps(ao[(size_t)(i) * kp + k]);                                   \
+        __m512 ao_ = _mm512_set1_ps(PANEL_AT(a, 8, k, i));                                      \
         c##i##0 = _mm512_fmadd_ps(ao_, o0, c##i##0);                                             \
         c##i##1 = _mm512_fmadd_ps(ao_, o1, c##i##1);                                             \
         c##i##2 = _mm512_fmadd_ps(ao_, o2, c##i##2);                                             \
-        __m512 ae_ = _mm512_set1_ps(ae[(size_t)(i) * kp + k]);                                   \
+        __m512 ae_ = _mm512_set1_ps(PANEL_AT(a, 8, k, 8 + (i)));                                \
         c##i##0 = _mm512_fmadd_ps(ae_, e0, c##i##0);                                             \
         c##i##1 = _mm512_fmadd_ps(ae_, e1, c##i##1);                                             \
         c##i##2 = _mm512_fmadd_ps(ae_, e2, c##i##2);                                             \
@@ -180,17 +238,19 @@ static void block_avx512f_8x3(const float *ao, const float *ae, size_t kp, const
 /* The tiles left over by the 8x3 blocking (a vocab chunk of 128 tiles
  * leaves 2), one at a time for 8 positions. */
 __attribute__((target("avx512f")))
-static void block_avx512f_8x1(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+static void block_avx512f_8x1(const float *a, size_t kc, const uint32_t *b, size_t ts, float *out, size_t ostride,
+                              int acc)
 {
+    (void)ts;
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
     __m512 c[8];
-    for (int i = 0; i < 8; i++) c[i] = _mm512_setzero_ps();
-    for (size_t k = 0; k < kp; k++) {
+    for (int i = 0; i < 8; i++) c[i] = ACC_INIT(i, 0);
+    for (size_t k = 0; k < kc; k++) {
         __m512i r = _mm512_loadu_si512((const void *)(b + k * FD_TILE));
         __m512 o = _mm512_castsi512_ps(_mm512_and_si512(r, hm)), e = _mm512_castsi512_ps(_mm512_slli_epi32(r, 16));
         for (int i = 0; i < 8; i++) {
-            c[i] = _mm512_fmadd_ps(_mm512_set1_ps(ao[(size_t)i * kp + k]), o, c[i]);
-            c[i] = _mm512_fmadd_ps(_mm512_set1_ps(ae[(size_t)i * kp + k]), e, c[i]);
+            c[i] = _mm512_fmadd_ps(_mm512_set1_ps(PANEL_AT(a, 8, k, (size_t)i)), o, c[i]);
+            c[i] = _mm512_fmadd_ps(_mm512_set1_ps(PANEL_AT(a, 8, k, (size_t)(8 + i))), e, c[i]);
         }
     }
     for (int i = 0; i < 8; i++) _mm512_storeu_ps(out + (size_t)i * ostride, c[i]);
@@ -201,24 +261,24 @@ static void block_avx512f_8x1(const float *ao, const float *ae, size_t kp, const
 #define ACC16X2(X) X(0,0) X(0,1) X(1,0) X(1,1) X(2,0) X(2,1) X(3,0) X(3,1) \
                    X(4,0) X(4,1) X(5,0) X(5,1) X(6,0) X(6,1) X(7,0) X(7,1)
 __attribute__((target("avx512f")))
-static void block_avx512f_8x2(const float *ao, const float *ae, size_t kp, const uint32_t *b, float *out, size_t ostride)
+static void block_avx512f_8x2(const float *a, size_t kc, const uint32_t *b, size_t ts, float *out, size_t ostride,
+                              int acc)
 {
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
-#define DECL(i, j) __m512 c##i##j = _mm512_setzero_ps();
+#define DECL(i, j) __m512 c##i##j = ACC_INIT(i, j);
     ACC16X2(DECL)
 #undef DECL
-    const size_t ts = kp * FD_TILE;
-    for (size_t k = 0; k < kp; k++) {
+    for (size_t k = 0; k < kc; k++) {
         const uint32_t *bk = b + k * FD_TILE;
         __m512i r0 = _mm512_loadu_si512((const void *)bk), r1 = _mm512_loadu_si512((const void *)(bk + ts));
         __m512 o0 = _mm512_castsi512_ps(_mm512_and_si512(r0, hm)), e0 = _mm512_castsi512_ps(_mm512_slli_epi32(r0, 16));
         __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(r1, hm)), e1 = _mm512_castsi512_ps(_mm512_slli_epi32(r1, 16));
 #define ROW(i)                                                                                   \
     {                                                                                            \
-        __m512 ao_ = _mm512_set1_ps(ao[(size_t)(i) * kp + k]);                                   \
+        __m512 ao_ = _mm512_set1_ps(PANEL_AT(a, 8, k, i));                                      \
         c##i##0 = _mm512_fmadd_ps(ao_, o0, c##i##0);                                             \
         c##i##1 = _mm512_fmadd_ps(ao_, o1, c##i##1);                                             \
-        __m512 ae_ = _mm512_set1_ps(ae[(size_t)(i) * kp + k]);                                   \
+        __m512 ae_ = _mm512_set1_ps(PANEL_AT(a, 8, k, 8 + (i)));                                \
         c##i##0 = _mm512_fmadd_ps(ae_, e0, c##i##0);                                             \
         c##i##1 = _mm512_fmadd_ps(ae_, e1, c##i##1);                                             \
     }
@@ -230,27 +290,33 @@ static void block_avx512f_8x2(const float *ao, const float *ae, size_t kp, const
 #undef ST
 }
 
+/* Rows in groups (group_rows); per group, per pass (pass_pairs), per 8-row
+ * block, the 8 x 3 blocks across the tiles, then the 1 or 2 left. */
 __attribute__((target("avx512f")))
 static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                          float *out, size_t ostride)
 {
-    size_t np8 = np / 8 * 8, nt3 = ntiles / 3 * 3;
-    float *ao = fd_xmalloc((np8 * kp + 1) * sizeof *ao), *ae = fd_xmalloc((np8 * kp + 1) * sizeof *ae);
-    for (size_t i = 0; i < np8 * kp; i++) {
-        uint32_t o = hid[i] & 0xffff0000u, e = hid[i] << 16;
-        memcpy(&ao[i], &o, 4);
-        memcpy(&ae[i], &e, 4);
+    size_t np8 = np / 8 * 8, nt3 = ntiles / 3 * 3, ts = kp * FD_TILE, kcm = pass_pairs(kp, ntiles);
+    const size_t group = group_rows(kcm, 8);
+    float *a = fd_xmalloc((PANEL_FLOATS(group, kcm) + 1) * sizeof *a);
+    for (size_t g = 0; g < np8; g += group) {
+        size_t ng = np8 - g < group ? np8 - g : group;
+        for (size_t k0 = 0; k0 < kp; k0 += kcm) {
+            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+            int acc = k0 > 0;
+            for (size_t p = 0; p < ng; p += 8) split_panel(hid + (g + p) * kp, kp, k0, kc, 8, a + PANEL_FLOATS(p, kc));
+            const uint32_t *b = packed + k0 * FD_TILE;
+            float *o = out + g * ostride;
+            for (size_t p = 0; p < ng; p += 8) {
+                for (size_t t = 0; t < nt3; t += 3)
+                    block_avx512f_8x3(a + PANEL_FLOATS(p, kc), kc, b + t * ts, ts, o + p * ostride + t * FD_TILE, ostride, acc);
+                float *oe = o + p * ostride + nt3 * FD_TILE;
+                if (ntiles - nt3 == 2) block_avx512f_8x2(a + PANEL_FLOATS(p, kc), kc, b + nt3 * ts, ts, oe, ostride, acc);
+                else if (ntiles - nt3 == 1) block_avx512f_8x1(a + PANEL_FLOATS(p, kc), kc, b + nt3 * ts, ts, oe, ostride, acc);
+            }
+        }
     }
-    for (size_t p = 0; p < np8; p += 8) {
-        for (size_t t = 0; t < nt3; t += 3)
-            block_avx512f_8x3(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + p * ostride + t * FD_TILE, ostride);
-        if (ntiles - nt3 == 2)
-            block_avx512f_8x2(ao + p * kp, ae + p * kp, kp, packed + nt3 * kp * FD_TILE, out + p * ostride + nt3 * FD_TILE, ostride);
-        else if (ntiles - nt3 == 1)
-            block_avx512f_8x1(ao + p * kp, ae + p * kp, kp, packed + nt3 * kp * FD_TILE, out + p * ostride + nt3 * FD_TILE, ostride);
-    }
-    free(ao);
-    free(ae);
+    free(a);
     if (np8 < np) gemm_avx512f_any(hid + np8 * kp, np - np8, kp, packed, ntiles, out + np8 * ostride, ostride);
 }
 
@@ -299,40 +365,56 @@ static void gemm_avx2_any(const uint32_t *hid, size_t np, size_t kp, const uint3
  * broadcast from memory.  The old 4 x 1 block (8 accumulators, each two
  * dependent FMAs per pair) was bound by the FMA latency at half the peak. */
 /* One body for both blocks: ROWS lists the rows (a macro X-list). */
-#define A2_DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
-#define A2_FMA(i, plane)                                                                         \
+/* c = a * b + c, one rounding (the same operation as _mm256_fmadd_ps), in
+ * the form that keeps c in its register: GCC otherwise writes some sums
+ * into the dead broadcast's register, and the accumulators rotating
+ * through registers cost spills in the loop (a third of the FMA rate). */
+#define A2_FMA231(c, a, b) __asm__("vfmadd231ps %2, %1, %0" : "+x"(c) : "x"(a), "x"(b))
+/* d = the odd halves of r (r & 0xffff0000 per lane), the mask a memory
+ * operand: the 16 registers hold 12 accumulators, 2 B vectors and 2
+ * broadcasts, no register for the mask (with one, an accumulator spilled). */
+static const uint32_t A2_HM[8] __attribute__((aligned(32))) = {0xffff0000u, 0xffff0000u, 0xffff0000u, 0xffff0000u,
+                                                               0xffff0000u, 0xffff0000u, 0xffff0000u, 0xffff0000u};
+#define A2_HI(d, r) __asm__("vpand %1, %2, %0" : "=x"(d) : "m"(*(const __m256i *)A2_HM), "x"(r))
+#define A2_INIT(i, h) (acc ? _mm256_loadu_ps(out + (size_t)(i) * ostride + 8 * (h)) : _mm256_setzero_ps())
+#define A2_DECL(i) __m256 c##i##0 = A2_INIT(i, 0), c##i##1 = A2_INIT(i, 1);
+#define A2_FMA(i, half)                                                                          \
     {                                                                                            \
-        __m256 a_ = _mm256_broadcast_ss(plane + (size_t)(i) * kp + k);                            \
-        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                              \
-        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                              \
+        __m256 a_ = _mm256_broadcast_ss(&PANEL_AT(a, rr, k, (half) * rr + (i)));                 \
+        A2_FMA231(c##i##0, a_, b0);                                                              \
+        A2_FMA231(c##i##1, a_, b1);                                                              \
     }
-#define A2_ODD(i) A2_FMA(i, ao)
-#define A2_EVEN(i) A2_FMA(i, ae)
+#define A2_ODD(i) A2_FMA(i, 0)
+#define A2_EVEN(i) A2_FMA(i, 1)
 #define A2_ST(i) _mm256_storeu_ps(out + (size_t)(i) * ostride, c##i##0); _mm256_storeu_ps(out + (size_t)(i) * ostride + 8, c##i##1);
-#define A2_BLOCK(NAME, ROWS)                                                                                           \
-    __attribute__((target("avx2,fma"))) static void NAME(const float *ao, const float *ae, size_t kp, const uint32_t *b, \
-                                                         float *out, size_t ostride)                                   \
+#define A2_BLOCK(NAME, ROWS, R)                                                                                        \
+    __attribute__((target("avx2,fma"))) static void NAME(const float *a, size_t kc, const uint32_t *b, float *out,     \
+                                                         size_t ostride, int acc)                                      \
     {                                                                                                                  \
-        const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);                                                        \
+        const size_t rr = (R); /* rows of the panel (PANEL_AT) */                                                    \
         ROWS(A2_DECL)                                                                                                  \
-        for (size_t k = 0; k < kp; k++) {                                                                              \
+        for (size_t k = 0; k < kc; k++) {                                                                              \
             const uint32_t *bk = b + k * FD_TILE;                                                                      \
             __m256i r0 = _mm256_loadu_si256((const void *)bk), r1 = _mm256_loadu_si256((const void *)(bk + 8));        \
-            __m256 b0 = _mm256_castsi256_ps(_mm256_and_si256(r0, hm));                                                 \
-            __m256 b1 = _mm256_castsi256_ps(_mm256_and_si256(r1, hm));                                                 \
+            __m256 b0, b1;                                                                                             \
+            A2_HI(b0, r0);                                                                                             \
+            A2_HI(b1, r1);                                                                                             \
             ROWS(A2_ODD)                                                                                               \
-            b0 = _mm256_castsi256_ps(_mm256_slli_epi32(r0, 16));                                                       \
-            b1 = _mm256_castsi256_ps(_mm256_slli_epi32(r1, 16));                                                       \
+            /* the even half loaded again after the odd FMAs (a compiler barrier): 12 accumulators, 2 B    \
+             * vectors, a broadcast and the mask fill the 16 registers without spilling an accumulator */    \
+            __asm__ volatile("" ::: "memory");                                                                         \
+            b0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256((const void *)bk), 16));                     \
+            b1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256((const void *)(bk + 8)), 16));              \
             ROWS(A2_EVEN)                                                                                              \
         }                                                                                                              \
         ROWS(A2_ST)                                                                                                    \
     }
 #define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define ROWS4(X) X(0) X(1) X(2) X(3)
-A2_BLOCK(block_avx2_6x1, ROWS6)
+A2_BLOCK(block_avx2_6x1, ROWS6, 6)
 /* The same for the 4 positions a 64-position block leaves (8 accumulators:
  * 16 FMAs per pair against 8-cycle chains still fill both FMA pipes). */
-A2_BLOCK(block_avx2_4x1, ROWS4)
+A2_BLOCK(block_avx2_4x1, ROWS4, 4)
 #undef ROWS6
 #undef ROWS4
 #undef A2_BLOCK
@@ -341,55 +423,39 @@ A2_BLOCK(block_avx2_4x1, ROWS4)
 #undef A2_ODD
 #undef A2_FMA
 #undef A2_DECL
+#undef A2_INIT
+#undef A2_FMA231
+#undef A2_HI
 
-/* A is split into fp32 planes in groups of 6-row blocks whose planes stay
- * under 64 KiB: one small buffer per call (planes of all the rows, 128 KiB
- * for a capture's P.V of 32 x 1,024 pairs, went through mmap and page
- * faults on every call: a quarter of the FMA rate), the same blocks in the
- * same order as before. */
-__attribute__((target("avx2")))
-static void split_avx2(const uint32_t *hid, size_t n, float *ao, float *ae)
-{
-    const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i w = _mm256_loadu_si256((const void *)(hid + i));
-        _mm256_storeu_si256((void *)(ao + i), _mm256_and_si256(w, hm));
-        _mm256_storeu_si256((void *)(ae + i), _mm256_slli_epi32(w, 16));
-    }
-    for (; i < n; i++) {
-        uint32_t o = hid[i] & 0xffff0000u, e = hid[i] << 16;
-        memcpy(&ao[i], &o, 4);
-        memcpy(&ae[i], &e, 4);
-    }
-}
-
+/* Rows in groups of whole blocks (group_rows: 6-row blocks up to np6, then
+ * 4-row ones); per group, per pass (pass_pairs), per row block, every tile.
+ * 6k + 2 rows run as 6(k-1) + 4 + 4. */
 __attribute__((target("avx2,fma")))
 static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                       float *out, size_t ostride)
 {
     size_t np6 = np / 6 * 6;
     if (np - np6 == 2 && np6) np6 -= 6; /* 6k + 2 rows as 6(k-1) + 4 + 4 (32 queries: 24 + 8, not 30 + 2 in the edge loop) */
-    size_t np4 = np6 + (np - np6) / 4 * 4;
-    size_t group = kp ? (64 * 1024) / (8 * kp) / 6 * 6 : 6;
-    if (group < 6) group = 6;
-    if (group > np6) group = np6 > 6 ? np6 : 6;
-    float *ao = fd_xmalloc((group * kp + 1) * sizeof *ao), *ae = fd_xmalloc((group * kp + 1) * sizeof *ae);
-    for (size_t g = 0; g < np6; g += group) {
-        size_t ng = np6 - g < group ? np6 - g : group;
-        split_avx2(hid + g * kp, ng * kp, ao, ae);
-        for (size_t p = 0; p < ng; p += 6)
-            for (size_t t = 0; t < ntiles; t++)
-                block_avx2_6x1(ao + p * kp, ae + p * kp, kp, packed + t * kp * FD_TILE, out + (g + p) * ostride + t * FD_TILE,
-                               ostride);
+    size_t np4 = np6 + (np - np6) / 4 * 4, ts = kp * FD_TILE, kcm = pass_pairs(kp, ntiles);
+    const size_t cap = group_rows(kcm, 6);
+    float *a = fd_xmalloc((PANEL_FLOATS(cap, kcm) + 1) * sizeof *a);
+    for (size_t g = 0, ng = 0; g < np4; g += ng) {
+        for (ng = 0; g + ng < np4 && ng + (g + ng < np6 ? 6 : 4) <= cap;) ng += g + ng < np6 ? 6 : 4;
+        for (size_t k0 = 0; k0 < kp; k0 += kcm) {
+            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+            int acc = k0 > 0;
+            for (size_t p = 0; p < ng; p += g + p < np6 ? 6 : 4)
+                split_panel(hid + (g + p) * kp, kp, k0, kc, g + p < np6 ? 6 : 4, a + PANEL_FLOATS(p, kc));
+            for (size_t p = 0; p < ng; p += g + p < np6 ? 6 : 4)
+                for (size_t t = 0; t < ntiles; t++) {
+                    const uint32_t *b = packed + t * ts + k0 * FD_TILE;
+                    float *o = out + (g + p) * ostride + t * FD_TILE;
+                    if (g + p < np6) block_avx2_6x1(a + PANEL_FLOATS(p, kc), kc, b, o, ostride, acc);
+                    else block_avx2_4x1(a + PANEL_FLOATS(p, kc), kc, b, o, ostride, acc);
+                }
+        }
     }
-    for (size_t p4 = np6; p4 < np4; p4 += 4) {
-        split_avx2(hid + p4 * kp, 4 * kp, ao, ae);
-        for (size_t t = 0; t < ntiles; t++)
-            block_avx2_4x1(ao, ae, kp, packed + t * kp * FD_TILE, out + p4 * ostride + t * FD_TILE, ostride);
-    }
-    free(ao);
-    free(ae);
+    free(a);
     if (np4 < np) gemm_avx2_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
 

@@ -234,23 +234,53 @@ static int narrow_selftest(uint64_t *s, FILE *out)
 
 /* A long K in few rows and two tiles (a capture's P.V: 32 queries x 1,024+
  * key pairs x dv 32), both orders, every path against the definition: the
- * SIMD kernels split A in row groups whose planes stay under 64 KiB, so
- * this K makes several groups of 6 (pair, AVX2) or up to 7 (tile, AVX2:
- * blocks of 3 and 2 rows) rows with a ragged last one; then 1, 2, 4, 5 and
- * 7 rows (the tile AVX2 kernel's 1-row group, its 2 + 2 and 3 + 2 ends).
- * Returns the number of failures. */
+ * SIMD kernels split A in row groups whose planes stay under 64 KiB (pair
+ * order: 120 KiB), so this K makes several groups of 6 (pair, AVX2) or up to
+ * 7 (tile, AVX2: blocks of 3 and 2 rows) rows with a ragged last one; then
+ * 1, 2, 4, 5 and 7 rows (the tile AVX2 kernel's 1-row group, its 2 + 2 and
+ * 3 + 2 ends); then 7 tiles by 32 and 17 rows (AVX-512F's 8 x 3 and 8 x 1
+ * blocks over the whole K, and its edge row).  Returns the number of
+ * failures. */
 static int longk_selftest(uint64_t *s, FILE *out)
 {
-    const size_t np = 32, kp = 1029, tiles = 2, n = np * tiles * FD_TILE;
-    static const size_t rows[] = {32, 1, 2, 4, 5, 7};
+    const size_t np = 32, kp = 1029, tiles = 7, n = np * tiles * FD_TILE;
+    static const size_t rows[] = {32, 1, 2, 4, 5, 7}, rows7[] = {32, 17};
     uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
     for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
     for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
     int failures = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
-        for (int tile = 0; tile < 2; tile++) failures += shape_check(hid, head, rows[r], kp, tiles, tile, ref, got, "long K", out);
-    fprintf(out, "kernel-selftest: long K (32, 1, 2, 4, 5 and 7 x 32 x %zu, both orders): %s\n", 2 * kp,
+        for (int tile = 0; tile < 2; tile++) failures += shape_check(hid, head, rows[r], kp, 2, tile, ref, got, "long K", out);
+    for (size_t r = 0; r < sizeof rows7 / sizeof *rows7; r++)
+        failures += shape_check(hid, head, rows7[r], kp, tiles, 0, ref, got, "long K", out);
+    fprintf(out, "kernel-selftest: long K (32, 1, 2, 4, 5 and 7 x 32 and 32, 17 x 112, x %zu, both orders): %s\n", 2 * kp,
+            failures ? "MISMATCH" : "0 mismatching outputs");
+    free(hid); free(head); free(ref); free(got);
+    return failures;
+}
+
+/* The pair order's FMA paths (gemm_x86.c) split K in passes when a pass's
+ * slice of the tiles would pass 1 MiB, each accumulator stored after a pass
+ * and loaded by the next: a replay chunk's 128 tiles at 260 pairs run passes
+ * of 128, 128 and 4 pairs, 127 tiles passes of 129, 129 and 2 (AVX-512F's
+ * 8 x 3 blocks then its 8 x 1).  137 rows cross both kernels' row groups
+ * (AVX-512F: 120 + 16 rows and an edge row; AVX2: 120 + 6 + 4 + 4 + 3);
+ * 122 rows end AVX2's first group on a 4-row block (6-row blocks to 114,
+ * then 4 + 4, the second in the next group); 17 rows: two 8-row blocks and
+ * an edge row.  Returns the number of failures. */
+static int passes_selftest(uint64_t *s, FILE *out)
+{
+    const size_t np = 137, kp = 260, tiles = 128, n = np * tiles * FD_TILE;
+    static const size_t shapes[][2] = {{137, 127}, {122, 128}, {17, 128}};
+    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
+    float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
+    for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
+    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+    int failures = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        failures += shape_check(hid, head, shapes[i][0], kp, shapes[i][1], 0, ref, got, "K in passes", out);
+    fprintf(out, "kernel-selftest: K in passes (137 x 2,032, 122 and 17 x 2,048, x %zu): %s\n", 2 * kp,
             failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
     return failures;
@@ -526,6 +556,7 @@ int fd_kernel_selftest(uint64_t products, uint64_t seed, FILE *out)
     uint64_t s = seed;
     int failures = gemm_selftest(products, &s, out);
     failures += longk_selftest(&s, out);
+    failures += passes_selftest(&s, out);
     failures += narrow_selftest(&s, out);
     failures += f32_selftest(seed ^ 0xf32f32u, out);
     failures += kl_selftest(&s, out);
