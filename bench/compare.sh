@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/compare.sh: the compare replay on the 0.1B-fixture shape (8 records x
-# 2,047 scored positions, hidden 256, vocab 154,880), on every kernel path the
-# CPU has, against the numpy QFS default path timed in the same run.
+# 2,047 scored positions, hidden 256, vocab 154,880; SHAPE=8b: the head of an
+# 8B model, hidden 4,096 and vocab 128,256 as Llama 3 8B's, same positions),
+# on every kernel path the CPU has, against the numpy QFS default path timed
+# in the same run.
 # Per path: wall time, the replay's own time (compare --progress) and what is
 # left (start-up: reading and packing the head, mapping the records; the end:
 # writing the receipt), positions/s, the replay's GFLOP/s and its share of the
@@ -14,20 +16,27 @@
 # `perf record` splits the CPU time into phases by symbol: GEMM, the fp64 KL
 # pass (exp/log, log-sum-exp, max scans), the token statistics' top-k,
 # head packing, reads and copies, and the rest.  Every path must write the same tokenwise-kld.npy
-# bytes (checked).  Writes bench/results/compare.json.
-# env: THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
-#      REPEATS (3), PROBE_SCALE (10: probe length in ~40 ms units), BENCH_DIR (/tmp/fidelity-bench), PROFILE (1)
+# bytes (checked).  Writes bench/results/compare.json (SHAPE=8b: compare-8b.json).
+# env: SHAPE (0.1b | 8b), THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
+#      REPEATS (3), PROBE_SCALE (10: probe length in ~40 ms units),
+#      BENCH_DIR (/tmp/fidelity-bench, SHAPE=8b: /tmp/fidelity-bench-8b: 2.4 GB), PROFILE (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=./build/fidelity
-W=${BENCH_DIR:-/tmp/fidelity-bench}
+SHAPE=${SHAPE:-0.1b}
+case $SHAPE in
+    0.1b) HIDDEN=256 VOCAB=154880 W=${BENCH_DIR:-/tmp/fidelity-bench} RESULT=bench/results/compare.json ;;
+    8b) HIDDEN=4096 VOCAB=128256 W=${BENCH_DIR:-/tmp/fidelity-bench-8b} RESULT=bench/results/compare-8b.json ;;
+    *) echo "bench/compare.sh: SHAPE is 0.1b or 8b, not $SHAPE" >&2; exit 4 ;;
+esac
+RECORDS=8
 THREADS=${THREADS:-$(nproc)}
 NUMPY_RECORDS=${NUMPY_RECORDS:-1}
 REPEATS=${REPEATS:-3}
 PROBE_SCALE=${PROBE_SCALE:-10}   # each probe ~0.4 s: the sustained clock of a multi-second run
 PROFILE=${PROFILE:-1}
 mkdir -p "$W" bench/results
-shape=(--records 8 --tokens 2048 --hidden 256 --vocab 154880 --seed 11)
+shape=(--records "$RECORDS" --tokens 2048 --hidden "$HIDDEN" --vocab "$VOCAB" --seed 11)
 [ -d "$W/ref" ] || $B write-fixture --out "$W/ref" "${shape[@]}" >/dev/null
 [ -d "$W/q1" ] || $B write-fixture --out "$W/q1" "${shape[@]}" --perturb 0.02 --noise-seed 3 --role quant >/dev/null
 [ -d "$W/q2" ] || $B write-fixture --out "$W/q2" "${shape[@]}" --perturb 0.05 --noise-seed 4 --role quant >/dev/null
@@ -40,7 +49,7 @@ run() { # out-dir args... -> "seconds peak_rss_kb replay_seconds"
     # the last progress line: "compare: N/N positions 100.0% (R positions/s, ...)"
     local rate
     rate=$(tr '\r' '\n' <"$W/progress.txt" | grep -o '[0-9.]* positions/s' | tail -1 | cut -d' ' -f1)
-    echo "$(cat "$W/time.txt") $(python3 -c "import sys; print(8 * 2047 / float(sys.argv[1]))" "$rate")"
+    echo "$(cat "$W/time.txt") $(python3 -c "import sys; print(int(sys.argv[2]) * 2047 / float(sys.argv[1]))" "$rate" "$RECORDS")"
 }
 cc -O2 bench/peak.c -o "$W/peak"
 probe_of() { case $1 in avx2) echo vfmadd256 ;; avx512f) echo vfmadd512 ;; avx512bf16) echo vdpbf16ps ;; *) echo "" ;; esac; }
@@ -87,7 +96,8 @@ fi
 # variables of this machine slow a current numpy, so they are unset here only
 np_json=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/numpy_compare.py "$W/ref" "$W/q1" --records "$NUMPY_RECORDS")
 peak=$("$W/peak" | tr '\n' ';')
-python3 - "$t1" "$rss1" "$t2" "$t12" "$rss12" "$kernel" "$THREADS" "$np_json" "$peak" "$per_path" "$prof" <<'PY'
+python3 - "$t1" "$rss1" "$t2" "$t12" "$rss12" "$kernel" "$THREADS" "$np_json" "$peak" "$per_path" "$prof" \
+    "$RECORDS" "$HIDDEN" "$VOCAB" "$RESULT" <<'PY'
 import json, re, statistics, sys
 t1, rss1, t2, t12, rss12, kernel, threads = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6], int(sys.argv[7])
 npj = json.loads(sys.argv[8])
@@ -97,8 +107,9 @@ for part in sys.argv[9].split(";"):
     if ":" in part:
         name, rest = part.split(":", 1)
         peak[name.strip()] = float(rest.split()[0]) * threads   # per-core figure x threads
-pos = 8 * 2047
-flop = 2 * 2 * pos * 154880 * 256          # two sides, multiply+add
+records, hidden, vocab, result = int(sys.argv[12]), int(sys.argv[13]), int(sys.argv[14]), sys.argv[15]
+pos = records * 2047
+flop = 2 * 2 * pos * vocab * hidden         # two sides, multiply+add
 for p, d in per_path.items():
     for r in d["runs"]:  # each run against the higher of the two probes around it (a probe that shared
                          # its core with the other, as a host can schedule two vCPUs, reads half)
@@ -125,7 +136,7 @@ if sys.argv[11]:
         share, sym = part.split(None, 1)
         cat = next((c for c, rx in rules if re.search(rx, sym)), "other")
         phases[cat] = phases.get(cat, 0.0) + float(share)
-res = {"shape": "8 x 2047 positions, hidden 256, vocab 154880", "threads": threads, "kernel_path": kernel,
+res = {"shape": f"{records} x 2047 positions, hidden {hidden}, vocab {vocab}", "threads": threads, "kernel_path": kernel,
        "seconds_one_candidate": t1, "positions_per_second": pos / t1, "replay_gflops_achieved": flop / t1 / 1e9,
        "peak_rss_mb_one_candidate": rss1 / 1024, "peak_rss_mb_two_candidates": rss12 / 1024,
        "seconds_two_candidates_one_pass": t12, "seconds_two_separate_runs": t1 + t2,
@@ -134,7 +145,7 @@ res = {"shape": "8 x 2047 positions, hidden 256, vocab 154880", "threads": threa
        "profile_percent_of_cpu_samples": phases,
        "numpy": npj, "speedup_vs_numpy": (pos / t1) / npj["positions_per_second"]}
 print(json.dumps(res, indent=2))
-open("bench/results/compare.json", "w").write(json.dumps(res, indent=2) + "\n")
+open(result, "w").write(json.dumps(res, indent=2) + "\n")
 print(f"\nbest of {len(next(iter(per_path.values()))['runs'])} runs per path, each against the probes just before and after it")
 print("| path | wall s | replay s | start-up + write s | positions/s | GFLOP/s whole run | % of peak (probe) | median % | GFLOP/s replay only | % of peak |")
 print("|---|---|---|---|---|---|---|---|---|---|")

@@ -92,26 +92,45 @@ static void gemm_amx(const uint32_t *hid, size_t np, size_t kp, const uint32_t *
 
 /* ------------------------------------------ AVX-512F emulation (FTZ/DAZ) */
 
-/* A rows split into even / odd fp32 planes of npad * kp values in caller
- * buffers (rows past np +0; their outputs are computed and dropped), 8
- * words at a time (a scalar split took 30 % of a P.V product). */
+/* Pairs k0 .. k0+kc of the np rows of hid (kp pairs a row) split into even
+ * / odd fp32 planes of npad rows of kc values in caller buffers (rows past
+ * np +0; their outputs are computed and dropped), 8 words at a time (a
+ * scalar split took 30 % of a P.V product). */
 __attribute__((target("avx2")))
-static void split_planes(const uint32_t *hid, size_t np, size_t kp, size_t npad, float *ae, float *ao)
+static void split_planes(const uint32_t *hid, size_t np, size_t kp, size_t k0, size_t kc, size_t npad, float *ae,
+                         float *ao)
 {
     const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);
-    size_t n = np * kp, i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i w = _mm256_loadu_si256((const void *)(hid + i));
-        _mm256_storeu_si256((void *)(ae + i), _mm256_slli_epi32(w, 16));
-        _mm256_storeu_si256((void *)(ao + i), _mm256_and_si256(w, hm));
+    for (size_t r = 0; r < np; r++) {
+        const uint32_t *src = hid + r * kp + k0;
+        float *e_ = ae + r * kc, *o_ = ao + r * kc;
+        size_t i = 0;
+        for (; i + 8 <= kc; i += 8) {
+            __m256i w = _mm256_loadu_si256((const void *)(src + i));
+            _mm256_storeu_si256((void *)(e_ + i), _mm256_slli_epi32(w, 16));
+            _mm256_storeu_si256((void *)(o_ + i), _mm256_and_si256(w, hm));
+        }
+        for (; i < kc; i++) {
+            uint32_t e = src[i] << 16, o = src[i] & 0xffff0000u;
+            memcpy(&e_[i], &e, 4);
+            memcpy(&o_[i], &o, 4);
+        }
     }
-    for (; i < n; i++) {
-        uint32_t e = hid[i] << 16, o = hid[i] & 0xffff0000u;
-        memcpy(&ae[i], &e, 4);
-        memcpy(&ao[i], &o, 4);
-    }
-    memset(ae + n, 0, (npad - np) * kp * sizeof *ae);
-    memset(ao + n, 0, (npad - np) * kp * sizeof *ao);
+    memset(ae + np * kc, 0, (npad - np) * kc * sizeof *ae);
+    memset(ao + np * kc, 0, (npad - np) * kc * sizeof *ao);
+}
+
+/* The FMA emulations run K in passes of 128 pairs (8 whole chunks): C is
+ * stored after a pass and loaded by the next (exact: with FTZ no C is
+ * subnormal), and a pass's chunks are the chunks of the definition
+ * (gemm.h), so every output is the same.  Tiles go outer, so a tile's
+ * slice of a pass (8 KiB) stays in L1 for every row block of the group: at
+ * a hidden size of thousands one pass over all of K streamed each tile's
+ * whole K (128-448 KiB) from L2/L3 for every row block (bench/README.md:
+ * 128 beat 256 and a 1 MiB slice of the tiles). */
+static size_t tile_pass_pairs(size_t kp)
+{
+    return kp < 128 ? kp : 128;
 }
 
 /* 4 rows x 2 column tiles: 8 C, 8 E and 8 O accumulators in registers.  A
@@ -120,13 +139,18 @@ static void split_planes(const uint32_t *hid, size_t np, size_t kp, size_t npad,
 #define ACC8(X) X(0,0) X(0,1) X(1,0) X(1,1) X(2,0) X(2,1) X(3,0) X(3,1)
 __attribute__((target("avx512f")))
 static void tile_block_avx512f(const float *ae, const float *ao, size_t kp, const uint32_t *b0, const uint32_t *b1,
-                               float *out, size_t ostride, size_t mr, int two)
+                               float *out, size_t ostride, size_t mr, int two, int acc)
 {
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
     const __m512 zero = _mm512_setzero_ps();
 #define DECL(i, j) __m512 c##i##j = zero, e##i##j, o##i##j;
     ACC8(DECL)
 #undef DECL
+    if (acc) { /* C as the last pass stored it, for the rows and tiles that exist */
+#define LD(i, j) if ((i) < mr && ((j) == 0 || two)) c##i##j = _mm512_loadu_ps(out + (size_t)(i) * ostride + (size_t)(j) * FD_TILE);
+        ACC8(LD)
+#undef LD
+    }
     for (size_t k0 = 0; k0 < kp; k0 += 16) {
         size_t k1 = kp - k0 < 16 ? kp : k0 + 16;
 #define ZERO(i, j) e##i##j = zero; o##i##j = zero;
@@ -166,13 +190,19 @@ static void tile_block_avx512f(const float *ae, const float *ao, size_t kp, cons
  * per pair of K, each B widening feeding 16 FMAs (the 4 x 2 block: 8). */
 #define R8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 __attribute__((target("avx512f")))
-static void tile_block8_avx512f(const float *ae, const float *ao, size_t kp, const uint32_t *b, float *out, size_t ostride)
+static void tile_block8_avx512f(const float *ae, const float *ao, size_t kp, const uint32_t *b, float *out, size_t ostride,
+                                int acc)
 {
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
     const __m512 zero = _mm512_setzero_ps();
 #define DECL(i) __m512 c##i = zero, e##i, o##i;
     R8(DECL)
 #undef DECL
+    if (acc) { /* C as the last pass stored it */
+#define LD(i) c##i = _mm512_loadu_ps(out + (size_t)(i) * ostride);
+        R8(LD)
+#undef LD
+    }
     for (size_t k0 = 0; k0 < kp; k0 += 16) {
         size_t k1 = kp - k0 < 16 ? kp : k0 + 16;
 #define ZERO(i) e##i = zero; o##i = zero;
@@ -201,34 +231,42 @@ static void tile_block8_avx512f(const float *ae, const float *ao, size_t kp, con
 #undef ST
 }
 
-/* A split in groups of 8-row blocks whose planes stay under 64 KiB (as the
- * AVX2 kernel below: no mmap per call), then the last rows 4 at a time. */
+/* A split in groups of 8-row blocks whose planes (one pass's pairs) stay
+ * under 64 KiB (as the AVX2 kernel below: no mmap per call), then the last
+ * rows 4 at a time; per group, per pass (tile_pass_pairs), tiles outer. */
 __attribute__((target("avx512f")))
 static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                               float *out, size_t ostride)
 {
     unsigned csr = fd_ftz_daz_enter();
-    size_t np8 = np / 8 * 8, group = kp ? (64 * 1024) / (8 * kp) / 8 * 8 : 8;
+    size_t kcm = tile_pass_pairs(kp), ts = kp * FD_TILE;
+    size_t np8 = np / 8 * 8, group = kcm ? (64 * 1024) / (8 * kcm) / 8 * 8 : 8;
     if (group < 8) group = 8;
     if (group > np8 && np8) group = np8;
-    float *ae = fd_xmalloc((group * kp + 1) * sizeof *ae), *ao = fd_xmalloc((group * kp + 1) * sizeof *ao);
+    float *ae = fd_xmalloc((group * kcm + 1) * sizeof *ae), *ao = fd_xmalloc((group * kcm + 1) * sizeof *ao);
     for (size_t g = 0; g < np8; g += group) {
         size_t ng = np8 - g < group ? np8 - g : group;
-        split_planes(hid + g * kp, ng, kp, ng, ae, ao);
-        for (size_t t = 0; t < ntiles; t++)
-            for (size_t p = 0; p < ng; p += 8)
-                tile_block8_avx512f(ae + p * kp, ao + p * kp, kp, packed + t * kp * FD_TILE,
-                                    out + (g + p) * ostride + t * FD_TILE, ostride);
+        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
+            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+            split_planes(hid + g * kp, ng, kp, k0, kc, ng, ae, ao);
+            for (size_t t = 0; t < ntiles; t++)
+                for (size_t p = 0; p < ng; p += 8)
+                    tile_block8_avx512f(ae + p * kc, ao + p * kc, kc, packed + t * ts + k0 * FD_TILE,
+                                        out + (g + p) * ostride + t * FD_TILE, ostride, k0 > 0);
+        }
     }
     if (np8 < np) { /* the last rows, 4 at a time (padded with +0 rows: at most 8) */
         size_t rem = np - np8;
-        split_planes(hid + np8 * kp, rem, kp, (rem + 3) / 4 * 4, ae, ao);
-        for (size_t t = 0; t < ntiles; t += 2) {
-            int two = t + 1 < ntiles;
-            const uint32_t *b0 = packed + t * kp * FD_TILE, *b1 = two ? b0 + kp * FD_TILE : b0;
-            for (size_t p = 0; p < rem; p += 4)
-                tile_block_avx512f(ae + p * kp, ao + p * kp, kp, b0, b1, out + (np8 + p) * ostride + t * FD_TILE, ostride,
-                                   rem - p < 4 ? rem - p : 4, two);
+        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
+            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+            split_planes(hid + np8 * kp, rem, kp, k0, kc, (rem + 3) / 4 * 4, ae, ao);
+            for (size_t t = 0; t < ntiles; t += 2) {
+                int two = t + 1 < ntiles;
+                const uint32_t *b0 = packed + t * ts + k0 * FD_TILE, *b1 = two ? b0 + ts : b0;
+                for (size_t p = 0; p < rem; p += 4)
+                    tile_block_avx512f(ae + p * kc, ao + p * kc, kc, b0, b1, out + (np8 + p) * ostride + t * FD_TILE, ostride,
+                                       rem - p < 4 ? rem - p : 4, two, k0 > 0);
+            }
         }
     }
     free(ae);
@@ -287,11 +325,16 @@ static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const u
     }
 #define T2_BLOCK(NAME, NR, ROWS)                                                                                       \
     __attribute__((target("avx2,fma"))) static void NAME(const float *ae, const float *ao, size_t kp, const uint32_t *b, \
-                                                         float *out, size_t ostride, size_t mr)                        \
+                                                         float *out, size_t ostride, size_t mr, int acc)               \
     {                                                                                                                  \
         const __m256i hm = _mm256_set1_epi32((int)0xffff0000u);                                                        \
         const __m256 zero = _mm256_setzero_ps();                                                                       \
-        _Alignas(32) float cbuf[NR][FD_TILE] = {{0}}; /* C from +0 (and +0 when kp is 0) */                            \
+        _Alignas(32) float cbuf[NR][FD_TILE] = {{0}}; /* C from +0 (and +0 when kp is 0), or the last pass's */       \
+        if (acc)                                                                                                       \
+            for (size_t i = 0; i < mr; i++) {                                                                          \
+                _mm256_store_ps(cbuf[i], _mm256_loadu_ps(out + i * ostride));                                          \
+                _mm256_store_ps(cbuf[i] + 8, _mm256_loadu_ps(out + i * ostride + 8));                                  \
+            }                                                                                                          \
         ROWS(T2_DECL)                                                                                                  \
         for (size_t k0 = 0; k0 < kp; k0 += 16) {                                                                       \
             size_t k1 = kp - k0 < 16 ? kp : k0 + 16;                                                                   \
@@ -331,33 +374,39 @@ T2_BLOCK(tile_block2_avx2, 2, R2)
  * no call maps fresh pages (a plane of all the rows, 256 KiB for P.V's
  * 32 x 1,024 pairs, went through mmap on every call and its page faults
  * took half the time), and each group's planes are reused across every
- * tile from L1/L2.  A group's rows go 3 at a time, then 2 at a time for
- * the last 2 or 4 (a 1-row group: one 2-row block with a +0 row). */
+ * tile from L1/L2; the planes hold one pass's pairs (tile_pass_pairs), per
+ * group the passes in order.  A group's rows go 3 at a time, then 2 at a
+ * time for the last 2 or 4 (a 1-row group: one 2-row block with a +0 row). */
 __attribute__((target("avx2,fma")))
 static void gemm_tile_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t *packed, size_t ntiles,
                            float *out, size_t ostride)
 {
     if (!np) return;
     unsigned csr = fd_ftz_daz_enter();
-    size_t most = kp ? (64 * 1024) / (8 * kp) : np;
+    size_t kcm = tile_pass_pairs(kp), ts = kp * FD_TILE;
+    size_t most = kcm ? (64 * 1024) / (8 * kcm) : np;
     if (most < 3) most = 3;
     size_t ngroups = (np + most - 1) / most, group = (np + ngroups - 1) / ngroups;
     size_t cap = group < 2 ? 2 : group;
-    float *ae = fd_xmalloc((cap * kp + 1) * sizeof *ae), *ao = fd_xmalloc((cap * kp + 1) * sizeof *ao);
+    float *ae = fd_xmalloc((cap * kcm + 1) * sizeof *ae), *ao = fd_xmalloc((cap * kcm + 1) * sizeof *ao);
     for (size_t g = 0; g < np; g += group) {
         size_t ng = np - g < group ? np - g : group;
-        split_planes(hid + g * kp, ng, kp, ng < 2 ? 2 : ng, ae, ao);
-        for (size_t t = 0; t < ntiles; t++) {
-            const uint32_t *b = packed + t * kp * FD_TILE;
-            float *o = out + g * ostride + t * FD_TILE;
-            for (size_t p = 0; p < ng;) {
-                size_t rem = ng - p;
-                if (rem == 4 || rem <= 2) {
-                    tile_block2_avx2(ae + p * kp, ao + p * kp, kp, b, o + p * ostride, ostride, rem < 2 ? rem : 2);
-                    p += 2;
-                } else {
-                    tile_block3_avx2(ae + p * kp, ao + p * kp, kp, b, o + p * ostride, ostride, 3);
-                    p += 3;
+        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
+            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+            int acc = k0 > 0;
+            split_planes(hid + g * kp, ng, kp, k0, kc, ng < 2 ? 2 : ng, ae, ao);
+            for (size_t t = 0; t < ntiles; t++) {
+                const uint32_t *b = packed + t * ts + k0 * FD_TILE;
+                float *o = out + g * ostride + t * FD_TILE;
+                for (size_t p = 0; p < ng;) {
+                    size_t rem = ng - p;
+                    if (rem == 4 || rem <= 2) {
+                        tile_block2_avx2(ae + p * kc, ao + p * kc, kc, b, o + p * ostride, ostride, rem < 2 ? rem : 2, acc);
+                        p += 2;
+                    } else {
+                        tile_block3_avx2(ae + p * kc, ao + p * kc, kc, b, o + p * ostride, ostride, 3, acc);
+                        p += 3;
+                    }
                 }
             }
         }

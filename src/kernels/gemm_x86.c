@@ -301,7 +301,7 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
     float *a = fd_xmalloc((PANEL_FLOATS(group, kcm) + 1) * sizeof *a);
     for (size_t g = 0; g < np8; g += group) {
         size_t ng = np8 - g < group ? np8 - g : group;
-        for (size_t k0 = 0; k0 < kp; k0 += kcm) {
+        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
             size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
             int acc = k0 > 0;
             for (size_t p = 0; p < ng; p += 8) split_panel(hid + (g + p) * kp, kp, k0, kc, 8, a + PANEL_FLOATS(p, kc));
@@ -441,7 +441,7 @@ static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
     float *a = fd_xmalloc((PANEL_FLOATS(cap, kcm) + 1) * sizeof *a);
     for (size_t g = 0, ng = 0; g < np4; g += ng) {
         for (ng = 0; g + ng < np4 && ng + (g + ng < np6 ? 6 : 4) <= cap;) ng += g + ng < np6 ? 6 : 4;
-        for (size_t k0 = 0; k0 < kp; k0 += kcm) {
+        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
             size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
             int acc = k0 > 0;
             for (size_t p = 0; p < ng; p += g + p < np6 ? 6 : 4)

@@ -191,6 +191,7 @@ static int shape_check(const uint32_t *hid, const uint32_t *head, size_t m, size
     (tile ? fd_gemm_tile_for(FD_PATH_SCALAR) : fd_gemm_for(FD_PATH_SCALAR))(hid, m, kp, head, nt, ref, nt * FD_TILE);
     for (int p = FD_PATH_AVX2; p < FD_PATH_COUNT; p++) {
         if (tile ? !fd_tile_path_supported((fd_path)p) : !fd_path_supported((fd_path)p)) continue;
+        memset(got, 0xff, m * nt * FD_TILE * 4); /* NaN: an output a path leaves unwritten differs */
         unsigned csr = fd_ftz_daz_enter();
         (tile ? fd_gemm_tile_for((fd_path)p) : fd_gemm_for((fd_path)p))(hid, m, kp, head, nt, got, nt * FD_TILE);
         fd_ftz_daz_leave(csr);
@@ -260,11 +261,13 @@ static int longk_selftest(uint64_t *s, FILE *out)
     return failures;
 }
 
-/* The pair order's FMA paths (gemm_x86.c) split K in passes when a pass's
- * slice of the tiles would pass 1 MiB, each accumulator stored after a pass
- * and loaded by the next: a replay chunk's 128 tiles at 260 pairs run passes
- * of 128, 128 and 4 pairs, 127 tiles passes of 129, 129 and 2 (AVX-512F's
- * 8 x 3 blocks then its 8 x 1).  137 rows cross both kernels' row groups
+/* The FMA paths (gemm_x86.c, gemm_tile_x86.c) split K in passes when a
+ * pass's slice of the tiles would pass 1 MiB, each accumulator (the tile
+ * order's C) stored after a pass and loaded by the next: a replay chunk's
+ * 128 tiles at 260 pairs run passes of 128, 128 and 4 pairs, 127 tiles
+ * passes of 129, 129 and 2 in the pair order (AVX-512F's 8 x 3 blocks then
+ * its 8 x 1), of 128, 128 and 4 in the tile order (whole 16-pair chunks, the
+ * last ragged).  137 rows cross both kernels' row groups
  * (AVX-512F: 120 + 16 rows and an edge row; AVX2: 120 + 6 + 4 + 4 + 3);
  * 122 rows end AVX2's first group on a 4-row block (6-row blocks to 114,
  * then 4 + 4, the second in the next group); 17 rows: two 8-row blocks and
@@ -279,9 +282,12 @@ static int passes_selftest(uint64_t *s, FILE *out)
     for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
     int failures = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        failures += shape_check(hid, head, shapes[i][0], kp, shapes[i][1], 0, ref, got, "K in passes", out);
-    fprintf(out, "kernel-selftest: K in passes (137 x 2,032, 122 and 17 x 2,048, x %zu): %s\n", 2 * kp,
-            failures ? "MISMATCH" : "0 mismatching outputs");
+        for (int tile = 0; tile < 2; tile++)
+            failures += shape_check(hid, head, shapes[i][0], kp, shapes[i][1], tile, ref, got, "K in passes", out);
+    for (int tile = 0; tile < 2; tile++) /* K = 0: every output +0, still written */
+        failures += shape_check(hid, head, 17, 0, 3, tile, ref, got, "K of 0", out);
+    fprintf(out, "kernel-selftest: K in passes (137 x 2,032, 122 and 17 x 2,048, x %zu; 17 x 48 x 0; both orders): %s\n",
+            2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
     return failures;
 }
