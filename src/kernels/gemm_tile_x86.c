@@ -120,17 +120,19 @@ static void split_planes(const uint32_t *hid, size_t np, size_t kp, size_t k0, s
     memset(ao + np * kc, 0, (npad - np) * kc * sizeof *ao);
 }
 
-/* The FMA emulations run K in passes of 128 pairs (8 whole chunks): C is
- * stored after a pass and loaded by the next (exact: with FTZ no C is
- * subnormal), and a pass's chunks are the chunks of the definition
- * (gemm.h), so every output is the same.  Tiles go outer, so a tile's
- * slice of a pass (8 KiB) stays in L1 for every row block of the group: at
- * a hidden size of thousands one pass over all of K streamed each tile's
- * whole K (128-448 KiB) from L2/L3 for every row block (bench/README.md:
- * 128 beat 256 and a 1 MiB slice of the tiles). */
+/* The FMA emulations run K in passes of 128 pairs (8 whole chunks) when a
+ * tile's K passes 384 pairs (24 KiB: the L1 share a tile had at the sizes
+ * where one pass measured best): C is stored after a pass and loaded by
+ * the next (exact: with FTZ no C is subnormal), and a pass's chunks are the
+ * chunks of the definition (gemm.h), so every output is the same.  Tiles go
+ * outer, so a tile's slice of a pass (8 KiB) stays in L1 for every row
+ * block of the group: at a hidden size of thousands one pass over all of K
+ * streamed each tile's whole K (128-448 KiB) from L2/L3 for every row block
+ * (bench/README.md: passes of 128 beat 256 and a 1 MiB slice of the tiles;
+ * at K 768 one pass beat three). */
 static size_t tile_pass_pairs(size_t kp)
 {
-    return kp < 128 ? kp : 128;
+    return kp <= 384 ? kp : 128;
 }
 
 /* 4 rows x 2 column tiles: 8 C, 8 E and 8 O accumulators in registers.  A

@@ -266,19 +266,21 @@ static int longk_selftest(uint64_t *s, FILE *out)
  * order's C) stored after a pass and loaded by the next: a replay chunk's
  * 128 tiles at 260 pairs run passes of 128, 128 and 4 pairs, 127 tiles
  * passes of 129, 129 and 2 in the pair order (AVX-512F's 8 x 3 blocks then
- * its 8 x 1), of 128, 128 and 4 in the tile order (whole 16-pair chunks, the
- * last ragged).  137 rows cross both kernels' row groups
+ * its 8 x 1); the tile order runs passes of 128 pairs (whole 16-pair
+ * chunks) beyond 384 pairs: 16 tiles at 400 pairs, 128 + 128 + 128 + 16
+ * (its AVX-512F groups of 64 rows and 4-row edge, AVX2's groups of 46).  137 rows cross both kernels' row groups
  * (AVX-512F: 120 + 16 rows and an edge row; AVX2: 120 + 6 + 4 + 4 + 3);
  * 122 rows end AVX2's first group on a 4-row block (6-row blocks to 114,
  * then 4 + 4, the second in the next group); 17 rows: two 8-row blocks and
  * an edge row.  Returns the number of failures. */
 static int passes_selftest(uint64_t *s, FILE *out)
 {
-    const size_t np = 137, kp = 260, tiles = 128, n = np * tiles * FD_TILE;
+    const size_t np = 137, kp = 260, tiles = 128, n = np * tiles * FD_TILE, kpt = 400, tilest = 16;
     static const size_t shapes[][2] = {{137, 127}, {122, 128}, {17, 128}};
-    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
+    /* sized for both: 137 x 400 rows of A, 128 x 260 >= 16 x 400 tile pairs of B */
+    uint32_t *hid = fd_xmalloc(np * kpt * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
     float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
-    for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
+    for (size_t i = 0; i < np * kpt; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
     for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
     int failures = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
@@ -286,8 +288,11 @@ static int passes_selftest(uint64_t *s, FILE *out)
             failures += shape_check(hid, head, shapes[i][0], kp, shapes[i][1], tile, ref, got, "K in passes", out);
     for (int tile = 0; tile < 2; tile++) /* K = 0: every output +0, still written */
         failures += shape_check(hid, head, 17, 0, 3, tile, ref, got, "K of 0", out);
-    fprintf(out, "kernel-selftest: K in passes (137 x 2,032, 122 and 17 x 2,048, x %zu; 17 x 48 x 0; both orders): %s\n",
-            2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
+    /* the tile order's passes (a K of more than 384 pairs): 400 = 3 x 128 + 16 pairs */
+    for (size_t i = 0; i < 2; i++)
+        failures += shape_check(hid, head, i ? 17 : 137, kpt, tilest, 1, ref, got, "K in passes", out);
+    fprintf(out, "kernel-selftest: K in passes (137 x 2,032, 122 and 17 x 2,048, x %zu; 137 and 17 x 256 x %zu, tile "
+            "order; 17 x 48 x 0; both orders): %s\n", 2 * kp, 2 * kpt, failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
     return failures;
 }
