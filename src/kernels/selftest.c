@@ -204,6 +204,20 @@ static int shape_check(const uint32_t *hid, const uint32_t *head, size_t m, size
     return failures;
 }
 
+/* Random operands for the shape checks: np rows of kp pairs (A, ordinary
+ * bf16 values), tiles tiles of kp pairs (B, wider exponents) and two output
+ * buffers of n floats; the caller frees the four. */
+static void shape_operands(uint64_t *s, size_t np, size_t kp, size_t tiles, size_t n, uint32_t **hid, uint32_t **head,
+                           float **ref, float **got)
+{
+    *hid = fd_xmalloc(np * kp * 4 + 4);
+    *head = fd_xmalloc(tiles * kp * FD_TILE * 4 + 4);
+    *ref = fd_xmalloc(n * 4);
+    *got = fd_xmalloc(n * 4);
+    for (size_t i = 0; i < np * kp; i++) (*hid)[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
+    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) (*head)[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+}
+
 /* Narrow products (a capture's kv_a_proj N = 80, idx.wk N = 32, ...): 1, 2,
  * 3, 5, 6 and 7 tiles (N = 16, 32, 48, 80, 96, 112) by 1 to 33 rows, odd
  * counts included, both orders, every path against the definition: each
@@ -215,10 +229,9 @@ static int narrow_selftest(uint64_t *s, FILE *out)
     const size_t np = 33, kp = 37, tiles = 7, n = np * tiles * FD_TILE;
     static const size_t ntl[] = {1, 2, 3, 5, 6, 7};
     static const size_t rows[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33};
-    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
-    float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
-    for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
-    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+    uint32_t *hid, *head;
+    float *ref, *got;
+    shape_operands(s, np, kp, tiles, n, &hid, &head, &ref, &got);
     int failures = 0;
     size_t shapes = 0;
     for (size_t t = 0; t < sizeof ntl / sizeof *ntl; t++)
@@ -246,10 +259,9 @@ static int longk_selftest(uint64_t *s, FILE *out)
 {
     const size_t np = 32, kp = 1029, tiles = 7, n = np * tiles * FD_TILE;
     static const size_t rows[] = {32, 1, 2, 4, 5, 7}, rows7[] = {32, 17};
-    uint32_t *hid = fd_xmalloc(np * kp * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
-    float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
-    for (size_t i = 0; i < np * kp; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
-    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+    uint32_t *hid, *head;
+    float *ref, *got;
+    shape_operands(s, np, kp, tiles, n, &hid, &head, &ref, &got);
     int failures = 0;
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++)
         for (int tile = 0; tile < 2; tile++) failures += shape_check(hid, head, rows[r], kp, 2, tile, ref, got, "long K", out);
@@ -261,38 +273,34 @@ static int longk_selftest(uint64_t *s, FILE *out)
     return failures;
 }
 
-/* The FMA paths (gemm_x86.c, gemm_tile_x86.c) split K in passes when a
- * pass's slice of the tiles would pass 1 MiB, each accumulator (the tile
- * order's C) stored after a pass and loaded by the next: a replay chunk's
- * 128 tiles at 260 pairs run passes of 128, 128 and 4 pairs, 127 tiles
- * passes of 129, 129 and 2 in the pair order (AVX-512F's 8 x 3 blocks then
- * its 8 x 1); the tile order runs passes of 128 pairs (whole 16-pair
- * chunks) beyond 384 pairs: 16 tiles at 400 pairs, 128 + 128 + 128 + 16
- * (its AVX-512F groups of 64 rows and 4-row edge, AVX2's groups of 46).  137 rows cross both kernels' row groups
- * (AVX-512F: 120 + 16 rows and an edge row; AVX2: 120 + 6 + 4 + 4 + 3);
- * 122 rows end AVX2's first group on a 4-row block (6-row blocks to 114,
- * then 4 + 4, the second in the next group); 17 rows: two 8-row blocks and
- * an edge row.  Returns the number of failures. */
+/* The FMA paths split K in passes, each accumulator (the tile order's C)
+ * stored after a pass and loaded by the next.  Pair order (gemm_x86.c:
+ * passes whose slice of the tiles fits 1 MiB): a replay chunk's 128 tiles
+ * at 260 pairs run passes of 128, 128 and 4 pairs, 127 tiles passes of
+ * 129, 129 and 2 (AVX-512F's 8 x 3 blocks then its 8 x 1); 137 rows cross
+ * both kernels' row groups (AVX-512F: 120 + 16 rows and an edge row; AVX2:
+ * 120 + 6 + 4 + 4 + 3), 122 rows end AVX2's first group on a 4-row block
+ * (6-row blocks to 114, then 4 + 4, the second in the next group), 17 rows:
+ * two 8-row blocks and an edge row.  Tile order (gemm_tile_x86.c: passes of
+ * 128 pairs beyond 384): 16 tiles at 400 pairs, 128 + 128 + 128 + 16, by 137
+ * rows (AVX-512F: groups of 64 rows and a 4-row edge; AVX2: groups of 46)
+ * and 17.  Then a K of 0 in both orders.  Returns the number of failures. */
 static int passes_selftest(uint64_t *s, FILE *out)
 {
-    const size_t np = 137, kp = 260, tiles = 128, n = np * tiles * FD_TILE, kpt = 400, tilest = 16;
+    const size_t np = 137, kp = 400, tiles = 128, n = np * tiles * FD_TILE, kpp = 260;
     static const size_t shapes[][2] = {{137, 127}, {122, 128}, {17, 128}};
-    /* sized for both: 137 x 400 rows of A, 128 x 260 >= 16 x 400 tile pairs of B */
-    uint32_t *hid = fd_xmalloc(np * kpt * 4), *head = fd_xmalloc(tiles * kp * FD_TILE * 4);
-    float *ref = fd_xmalloc(n * 4), *got = fd_xmalloc(n * 4);
-    for (size_t i = 0; i < np * kpt; i++) hid[i] = rand_bf16(s, 0) | (uint32_t)rand_bf16(s, 0) << 16;
-    for (size_t i = 0; i < tiles * kp * FD_TILE; i++) head[i] = rand_bf16(s, 1) | (uint32_t)rand_bf16(s, 1) << 16;
+    uint32_t *hid, *head;
+    float *ref, *got;
+    shape_operands(s, np, kp, tiles, n, &hid, &head, &ref, &got); /* kp >= kpp: rows and tiles fit both */
     int failures = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        for (int tile = 0; tile < 2; tile++)
-            failures += shape_check(hid, head, shapes[i][0], kp, shapes[i][1], tile, ref, got, "K in passes", out);
+        failures += shape_check(hid, head, shapes[i][0], kpp, shapes[i][1], 0, ref, got, "K in passes", out);
+    for (size_t r = 137; r; r = r == 137 ? 17 : 0)
+        failures += shape_check(hid, head, r, kp, 16, 1, ref, got, "K in passes", out);
     for (int tile = 0; tile < 2; tile++) /* K = 0: every output +0, still written */
         failures += shape_check(hid, head, 17, 0, 3, tile, ref, got, "K of 0", out);
-    /* the tile order's passes (a K of more than 384 pairs): 400 = 3 x 128 + 16 pairs */
-    for (size_t i = 0; i < 2; i++)
-        failures += shape_check(hid, head, i ? 17 : 137, kpt, tilest, 1, ref, got, "K in passes", out);
-    fprintf(out, "kernel-selftest: K in passes (137 x 2,032, 122 and 17 x 2,048, x %zu; 137 and 17 x 256 x %zu, tile "
-            "order; 17 x 48 x 0; both orders): %s\n", 2 * kp, 2 * kpt, failures ? "MISMATCH" : "0 mismatching outputs");
+    fprintf(out, "kernel-selftest: K in passes (pair order: 137 x 2,032, 122 and 17 x 2,048 x %zu; tile order: 137 and 17 "
+            "x 256 x %zu; 17 x 48 x 0, both orders): %s\n", 2 * kpp, 2 * kp, failures ? "MISMATCH" : "0 mismatching outputs");
     free(hid); free(head); free(ref); free(got);
     return failures;
 }
