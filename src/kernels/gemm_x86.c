@@ -156,14 +156,16 @@ static size_t pass_pairs(size_t kp, size_t ntiles)
     return kc < kp ? kc : kp;
 }
 
-/* The rows a pass's planes hold at once: whole blocks of r rows within
+/* The rows a pass's panels hold at once: whole blocks of r rows within
  * 120 KiB (one small buffer per call, under malloc's mmap threshold: planes
  * through mmap and page faults on every call once cost a quarter of the
- * FMA rate), at least one block. */
-static size_t group_rows(size_t kc, size_t r)
+ * FMA rate), at least one block, at most the rows' blocks (rows rounded up
+ * to r). */
+static size_t group_rows(size_t kc, size_t r, size_t rows)
 {
-    size_t g = (size_t)120 * 1024 / (8 * (kc ? kc : 1)) / r * r;
-    return g < r ? r : g;
+    size_t g = (size_t)120 * 1024 / (8 * ((kc + 7) / 8 * 8 + 8)) / r * r, most = (rows + r - 1) / r * r;
+    g = g < r ? r : g;
+    return g < most ? g : most;
 }
 
 /* An accumulator's first value: zero on the first pass, else the stored one. */
@@ -297,7 +299,7 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
                          float *out, size_t ostride)
 {
     size_t np8 = np / 8 * 8, nt3 = ntiles / 3 * 3, ts = kp * FD_TILE, kcm = pass_pairs(kp, ntiles);
-    const size_t group = group_rows(kcm, 8);
+    const size_t group = group_rows(kcm, 8, np8);
     float *a = fd_xmalloc((PANEL_FLOATS(group, kcm) + 1) * sizeof *a);
     for (size_t g = 0; g < np8; g += group) {
         size_t ng = np8 - g < group ? np8 - g : group;
@@ -360,9 +362,9 @@ static void gemm_avx2_any(const uint32_t *hid, size_t np, size_t kp, const uint3
 /* 6 positions x 1 tile (12 accumulators of 8 columns): per pair k the odd
  * halves of the tile are widened and fed to the six rows' odd FMAs, then
  * the even halves to their even FMAs, so each accumulator still takes
- * odd then even per pair (the canonical chain) while 12 + 2 + 1 of the 16
- * registers are live; the A values come pre-split into fp32 planes and are
- * broadcast from memory.  The old 4 x 1 block (8 accumulators, each two
+ * odd then even per pair (the canonical chain) while 12 + 2 + 2 of the 16
+ * registers are live; the A values come pre-split into a panel
+ * (split_panel) and are broadcast from memory.  The old 4 x 1 block (8 accumulators, each two
  * dependent FMAs per pair) was bound by the FMA latency at half the peak. */
 /* One body for both blocks: ROWS lists the rows (a macro X-list). */
 /* c = a * b + c, one rounding (the same operation as _mm256_fmadd_ps), in
@@ -400,8 +402,8 @@ static const uint32_t A2_HM[8] __attribute__((aligned(32))) = {0xffff0000u, 0xff
             A2_HI(b0, r0);                                                                                             \
             A2_HI(b1, r1);                                                                                             \
             ROWS(A2_ODD)                                                                                               \
-            /* the even half loaded again after the odd FMAs (a compiler barrier): 12 accumulators, 2 B    \
-             * vectors, a broadcast and the mask fill the 16 registers without spilling an accumulator */    \
+            /* the even half loaded again after the odd FMAs (a compiler barrier): the raw B vectors are  \
+             * not kept live across them, so no accumulator is spilled */                                    \
             __asm__ volatile("" ::: "memory");                                                                         \
             b0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256((const void *)bk), 16));                     \
             b1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256((const void *)(bk + 8)), 16));              \
@@ -437,7 +439,7 @@ static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
     size_t np6 = np / 6 * 6;
     if (np - np6 == 2 && np6) np6 -= 6; /* 6k + 2 rows as 6(k-1) + 4 + 4 (32 queries: 24 + 8, not 30 + 2 in the edge loop) */
     size_t np4 = np6 + (np - np6) / 4 * 4, ts = kp * FD_TILE, kcm = pass_pairs(kp, ntiles);
-    const size_t cap = group_rows(kcm, 6);
+    const size_t cap = group_rows(kcm, 6, np4);
     float *a = fd_xmalloc((PANEL_FLOATS(cap, kcm) + 1) * sizeof *a);
     for (size_t g = 0, ng = 0; g < np4; g += ng) {
         for (ng = 0; g + ng < np4 && ng + (g + ng < np6 ? 6 : 4) <= cap;) ng += g + ng < np6 ? 6 : 4;
