@@ -163,7 +163,7 @@ static size_t pass_pairs(size_t kp, size_t ntiles)
  * to r). */
 static size_t group_rows(size_t kc, size_t r, size_t rows)
 {
-    size_t g = (size_t)120 * 1024 / (8 * ((kc + 7) / 8 * 8 + 8)) / r * r, most = (rows + r - 1) / r * r;
+    size_t g = (size_t)120 * 1024 / (8 * ((kc + 7) / 8 * 8 + !kc)) / r * r, most = (rows + r - 1) / r * r;
     g = g < r ? r : g;
     return g < most ? g : most;
 }
