@@ -279,9 +279,9 @@ static int longk_selftest(uint64_t *s, FILE *out)
  * at 260 pairs run passes of 128, 128 and 4 pairs, 127 tiles passes of
  * 129, 129 and 2 (AVX-512F's 8 x 3 blocks then its 8 x 1); 137 rows cross
  * both kernels' row groups (AVX-512F: 120 + 16 rows and an edge row; AVX2:
- * 120 + 6 + 4 + 4 + 3), 122 rows end AVX2's first group on a 4-row block
- * (6-row blocks to 114, then 4 + 4, the second in the next group), 17 rows:
- * two 8-row blocks and an edge row.  Tile order (gemm_tile_x86.c: passes of
+ * 120, then 6 + 6 + 4, and an edge row), 122 rows end AVX2's first group on
+ * a 4-row block (6-row blocks to 114, then 4 + 4, the second in the next
+ * group), 17 rows: two 8-row blocks and an edge row.  Tile order (gemm_tile_x86.c: passes of
  * 128 pairs beyond 384): 16 tiles at 400 pairs, 128 + 128 + 128 + 16, by 137
  * rows (AVX-512F: groups of 64 rows and a 4-row edge; AVX2: groups of 46)
  * and 17.  Then a K of 0 in both orders.  Returns the number of failures. */
