@@ -143,16 +143,21 @@ BF16_TARGET static void gemm_bf16(const uint32_t *hid, size_t np, size_t kp, con
  * round trip of an fp32 value (with FTZ no accumulator is subnormal, so DAZ
  * cannot touch it), so every lane is still one chain over the pairs in the
  * canonical order.  Per pass, row blocks outer: a block's pairs of its rows
- * stay in L1 while the pass's slice of the tiles streams from L2.  A pass
- * takes as many pairs as keep that slice within 1 MiB (what a vocabulary
- * chunk of 128 tiles is at hidden 256, which ran near the FMA peak), at
- * least 128: at hidden 4,096 one pass over all pairs streamed the chunk's
- * 16 MiB of head from L3 for every row block (half the FMA rate on two
- * cores, bench/README.md). */
+ * stay in L1 while the pass's slice of the tiles streams from L2.  One pass
+ * when the tiles' whole K fits 1 MiB (contiguous: a vocabulary chunk of 128
+ * tiles at hidden 256, which runs near the FMA peak); else passes whose
+ * slice fits 1 MiB, or 512 KiB from 64 tiles up, at least 32 pairs.  The
+ * replay's chunk of 128 tiles at hidden 4,096 measured 5-9 % faster with
+ * 512 KiB slices (64 pairs) than with 1 MiB ones, an engine task's 32 tiles
+ * 0-7 % slower (bench/README.md).  One pass over all of a hidden 4,096
+ * streamed the chunk's 16 MiB of head from L3 for every row block (half the
+ * FMA rate on two cores). */
 static size_t pass_pairs(size_t kp, size_t ntiles)
 {
-    size_t kc = ntiles ? ((size_t)1 << 20) / (ntiles * FD_TILE * 4) : kp;
-    kc = kc < 128 ? 128 : kc;
+    size_t pair = FD_TILE * 4; /* bytes of one pair of a tile */
+    if (!ntiles || ntiles * kp * pair <= ((size_t)1 << 20)) return kp;
+    size_t kc = (ntiles >= 64 ? (size_t)1 << 19 : (size_t)1 << 20) / (ntiles * pair);
+    kc = kc < 32 ? 32 : kc;
     return kc < kp ? kc : kp;
 }
 

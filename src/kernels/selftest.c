@@ -274,10 +274,10 @@ static int longk_selftest(uint64_t *s, FILE *out)
 }
 
 /* The FMA paths split K in passes, each accumulator (the tile order's C)
- * stored after a pass and loaded by the next.  Pair order (gemm_x86.c:
- * passes whose slice of the tiles fits 1 MiB): a replay chunk's 128 tiles
- * at 260 pairs run passes of 128, 128 and 4 pairs, 127 tiles passes of
- * 129, 129 and 2 (AVX-512F's 8 x 3 blocks then its 8 x 1); 137 rows cross
+ * stored after a pass and loaded by the next.  Pair order (gemm_x86.c,
+ * pass_pairs): a replay chunk's 128 tiles at 260 pairs run passes of 64,
+ * 64, 64, 64 and 4 pairs, and 127 tiles the same through AVX-512F's 8 x 3
+ * blocks then its 8 x 1; 137 rows cross
  * both kernels' row groups (AVX-512F: 120 + 16 rows and an edge row; AVX2:
  * 120, then 6 + 6 + 4, and an edge row), 122 rows end AVX2's first group on
  * a 4-row block (6-row blocks to 114, then 4 + 4, the second in the next
