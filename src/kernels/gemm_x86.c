@@ -245,10 +245,8 @@ static void block_avx512f_8x3(const float *a, size_t kc, const uint32_t *b, size
 /* The tiles left over by the 8x3 blocking (a vocab chunk of 128 tiles
  * leaves 2), one at a time for 8 positions. */
 __attribute__((target("avx512f")))
-static void block_avx512f_8x1(const float *a, size_t kc, const uint32_t *b, size_t ts, float *out, size_t ostride,
-                              int acc)
+static void block_avx512f_8x1(const float *a, size_t kc, const uint32_t *b, float *out, size_t ostride, int acc)
 {
-    (void)ts;
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
     __m512 c[8];
     for (int i = 0; i < 8; i++) c[i] = ACC_INIT(i, 0);
@@ -319,7 +317,7 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
                     block_avx512f_8x3(a + PANEL_FLOATS(p, kc), kc, b + t * ts, ts, o + p * ostride + t * FD_TILE, ostride, acc);
                 float *oe = o + p * ostride + nt3 * FD_TILE;
                 if (ntiles - nt3 == 2) block_avx512f_8x2(a + PANEL_FLOATS(p, kc), kc, b + nt3 * ts, ts, oe, ostride, acc);
-                else if (ntiles - nt3 == 1) block_avx512f_8x1(a + PANEL_FLOATS(p, kc), kc, b + nt3 * ts, ts, oe, ostride, acc);
+                else if (ntiles - nt3 == 1) block_avx512f_8x1(a + PANEL_FLOATS(p, kc), kc, b + nt3 * ts, oe, ostride, acc);
             }
         }
     }

@@ -277,26 +277,26 @@ static int longk_selftest(uint64_t *s, FILE *out)
  * stored after a pass and loaded by the next.  Pair order (gemm_x86.c,
  * pass_pairs): a replay chunk's 128 tiles at 260 pairs run passes of 64,
  * 64, 64, 64 and 4 pairs, and 127 tiles the same through AVX-512F's 8 x 3
- * blocks then its 8 x 1; 137 rows cross
- * both kernels' row groups (AVX-512F: 120 + 16 rows and an edge row; AVX2:
- * 120, then 6 + 6 + 4, and an edge row), 122 rows end AVX2's first group on
- * a 4-row block (6-row blocks to 114, then 4 + 4, the second in the next
- * group), 17 rows: two 8-row blocks and an edge row.  Tile order (gemm_tile_x86.c: passes of
- * 128 pairs beyond 384): 16 tiles at 400 pairs, 128 + 128 + 128 + 16, by 137
- * rows (AVX-512F: groups of 64 rows and a 4-row edge; AVX2: groups of 46)
- * and 17.  Then a K of 0 in both orders.  Returns the number of failures. */
+ * blocks then its 8 x 1; 137 rows cross both kernels' row groups (AVX-512F:
+ * 120 + 16 rows and an edge row; AVX2: 120, then 6 + 6 + 4, and an edge
+ * row), 122 rows end AVX2's first group on a 4-row block (6-row blocks to
+ * 114, then 4 + 4, the second in the next group), 17 rows: two 8-row blocks
+ * and an edge row.  Tile order (gemm_tile_x86.c: passes of 128 pairs beyond
+ * 384): 16 tiles at 400 pairs, 128 + 128 + 128 + 16, by 137 rows (AVX-512F:
+ * groups of 64 rows and a 4-row edge; AVX2: groups of 46) and 17.  Then a K
+ * of 0 in both orders.  Returns the number of failures. */
 static int passes_selftest(uint64_t *s, FILE *out)
 {
     const size_t np = 137, kp = 400, tiles = 128, n = np * tiles * FD_TILE, kpp = 260;
-    static const size_t shapes[][2] = {{137, 127}, {122, 128}, {17, 128}};
+    static const size_t shapes[][2] = {{137, 127}, {122, 128}, {17, 128}}, trows[] = {137, 17};
     uint32_t *hid, *head;
     float *ref, *got;
     shape_operands(s, np, kp, tiles, n, &hid, &head, &ref, &got); /* kp >= kpp: rows and tiles fit both */
     int failures = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         failures += shape_check(hid, head, shapes[i][0], kpp, shapes[i][1], 0, ref, got, "K in passes", out);
-    for (size_t r = 137; r; r = r == 137 ? 17 : 0)
-        failures += shape_check(hid, head, r, kp, 16, 1, ref, got, "K in passes", out);
+    for (size_t r = 0; r < sizeof trows / sizeof *trows; r++)
+        failures += shape_check(hid, head, trows[r], kp, 16, 1, ref, got, "K in passes", out);
     for (int tile = 0; tile < 2; tile++) /* K = 0: every output +0, still written */
         failures += shape_check(hid, head, 17, 0, 3, tile, ref, got, "K of 0", out);
     fprintf(out, "kernel-selftest: K in passes (pair order: 137 x 2,032, 122 and 17 x 2,048 x %zu; tile order: 137 and 17 "
