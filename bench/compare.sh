@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/compare.sh: the compare replay on the 0.1B-fixture shape (8 records x
-# 2,047 scored positions, hidden 256, vocab 154,880; SHAPE=8b: the head of an
-# 8B model, hidden 4,096 and vocab 128,256 as Llama 3 8B's, same positions),
+# 2,047 scored positions, hidden 256, vocab 154,880; SHAPE=0.6b: the head of a
+# 0.6B model, hidden 1,024 and vocab 151,936 as Qwen3-0.6B's; SHAPE=8b: the
+# head of an 8B model, hidden 4,096 and vocab 128,256 as Llama 3 8B's; same
+# positions),
 # on every kernel path the CPU has, against the numpy QFS default path timed
 # in the same run.
 # Per path: wall time, the replay's own time (compare --progress) and what is
@@ -16,18 +18,21 @@
 # `perf record` splits the CPU time into phases by symbol: GEMM, the fp64 KL
 # pass (exp/log, log-sum-exp, max scans), the token statistics' top-k,
 # head packing, reads and copies, and the rest.  Every path must write the same tokenwise-kld.npy
-# bytes (checked).  Writes bench/results/compare.json (SHAPE=8b: compare-8b.json).
-# env: SHAPE (0.1b | 8b), THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
+# bytes (checked).  Writes bench/results/compare.json (SHAPE=0.6b: compare-0.6b.json,
+# SHAPE=8b: compare-8b.json).
+# env: SHAPE (0.1b | 0.6b | 8b), THREADS (nproc), PATHS (every path the CPU has), NUMPY_RECORDS (1),
 #      REPEATS (3), PROBE_SCALE (10: probe length in ~40 ms units),
-#      BENCH_DIR (/tmp/fidelity-bench, SHAPE=8b: /tmp/fidelity-bench-8b: 2.4 GB), PROFILE (1)
+#      BENCH_DIR (/tmp/fidelity-bench, SHAPE=0.6b: /tmp/fidelity-bench-0.6b: 0.7 GB,
+#      SHAPE=8b: /tmp/fidelity-bench-8b: 2.4 GB), PROFILE (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=./build/fidelity
 SHAPE=${SHAPE:-0.1b}
 case $SHAPE in
     0.1b) HIDDEN=256 VOCAB=154880 W=${BENCH_DIR:-/tmp/fidelity-bench} RESULT=bench/results/compare.json ;;
+    0.6b) HIDDEN=1024 VOCAB=151936 W=${BENCH_DIR:-/tmp/fidelity-bench-0.6b} RESULT=bench/results/compare-0.6b.json ;;
     8b) HIDDEN=4096 VOCAB=128256 W=${BENCH_DIR:-/tmp/fidelity-bench-8b} RESULT=bench/results/compare-8b.json ;;
-    *) echo "bench/compare.sh: SHAPE is 0.1b or 8b, not $SHAPE" >&2; exit 4 ;;
+    *) echo "bench/compare.sh: SHAPE is 0.1b, 0.6b or 8b, not $SHAPE" >&2; exit 4 ;;
 esac
 RECORDS=8
 THREADS=${THREADS:-$(nproc)}
