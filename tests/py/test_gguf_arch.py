@@ -25,13 +25,15 @@ in tests/vectors/gguf-arch/ (made by its make.py; CI has no converter):
 
 usage: test_gguf_arch.py BINARY   (needs numpy and gguf; no torch)
 """
-import hashlib, json, lzma, os, shutil, struct, subprocess, sys, tempfile
+import hashlib, json, lzma, os, shutil, struct, subprocess, sys
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
 HERE = os.path.dirname(os.path.abspath(__file__))
 VEC = os.path.join(HERE, "..", "vectors", "gguf-arch")
-WORK = tempfile.mkdtemp(prefix="fd-ggufarch-")
-passed = failed = 0
+sys.path.insert(0, HERE)
+from fdcheck import Checks  # noqa: E402
+
+C = Checks("test_gguf_arch", "fd-ggufarch-")
+BIN, WORK, case, run, W = C.bin, C.work, C.case, C.run, C.path
 
 try:
     import numpy as np
@@ -40,27 +42,7 @@ try:
 except ImportError as exc:  # CI installs both
     print("skipped (%s)" % exc)
     sys.exit(0)
-sys.path.insert(0, HERE)
 from gguf_arch_fixtures import PRESETS, prepare, read_st, write_st  # noqa: E402
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:700]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
 
 
 def capture(model, panel, out, role="root"):
@@ -361,6 +343,4 @@ code, msg = refused(rc, out, err)
 case("qwen3next GGUF: unsupported_gguf_architecture naming the reason (not an engine architecture)",
      code == "unsupported_gguf_architecture" and "qwen3next" in msg and "not an engine architecture" in msg, (code, msg))
 
-shutil.rmtree(WORK, ignore_errors=True)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+C.finish()

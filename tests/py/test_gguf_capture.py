@@ -21,11 +21,14 @@ ffn_gate_inp in F32, no Q/K permutation), then:
 
 usage: test_gguf_capture.py BINARY   (needs numpy and gguf; no torch)
 """
-import json, os, shutil, struct, subprocess, sys, tempfile
+import json, os, shutil, struct, sys
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
-WORK = tempfile.mkdtemp(prefix="fd-ggufcap-")
-passed = failed = 0
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from fdcheck import Checks  # noqa: E402
+
+C = Checks("test_gguf_capture", "fd-ggufcap-")
+BIN, WORK, case, run, W = C.bin, C.work, C.case, C.run, C.path
 
 try:
     import numpy as np
@@ -37,27 +40,7 @@ except ImportError as exc:  # CI installs both
     sys.exit(0)
 
 
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:700]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
-
-
-def manifest(ds):
-    return json.load(open(os.path.join(ds, "fidelity-dataset.json")))
+manifest = C.manifest
 
 
 def capture(model, out, role="root", extra=()):
@@ -460,6 +443,4 @@ def short_experts(ts):
 
 hostile("expert stack short", "checkpoint_mismatch", mutate=short_experts)
 
-shutil.rmtree(WORK, ignore_errors=True)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+C.finish()

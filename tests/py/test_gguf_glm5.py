@@ -23,13 +23,15 @@ tests/py/gguf_glm5_fixtures.py (glm5-next-tiny, seed 1, non-zero A_log):
 
 usage: test_gguf_glm5.py BINARY   (needs numpy and gguf; no torch)
 """
-import hashlib, json, lzma, os, shutil, struct, subprocess, sys, tempfile
+import hashlib, json, lzma, os, shutil, struct, subprocess, sys
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
 HERE = os.path.dirname(os.path.abspath(__file__))
 VEC = os.path.join(HERE, "..", "vectors", "gguf-glm5")
-WORK = tempfile.mkdtemp(prefix="fd-ggufglm5-")
-passed = failed = 0
+sys.path.insert(0, HERE)
+from fdcheck import Checks  # noqa: E402
+
+C = Checks("test_gguf_glm5", "fd-ggufglm5-")
+BIN, WORK, case, run, W = C.bin, C.work, C.case, C.run, C.path
 
 try:
     import numpy as np
@@ -38,28 +40,8 @@ try:
 except ImportError as exc:  # CI installs both
     print("skipped (%s)" % exc)
     sys.exit(0)
-sys.path.insert(0, HERE)
 from gguf_glm5_fixtures import PRESET, prepare  # noqa: E402
 from gguf_ssm_fixtures import read_st, write_st, bf16_rne  # noqa: E402
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:700]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
 
 
 def capture(model, panel, out, role="root"):
@@ -249,6 +231,4 @@ except (ValueError, KeyError):
 case("inspect-model --json of a glm5-next GGUF: {model_type glm5_next, capturable true}",
      rc == 0 and mo == {"model_type": "glm5_next", "capturable": True}, (mo, err[-300:]))
 
-shutil.rmtree(WORK, ignore_errors=True)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+C.finish()

@@ -27,13 +27,15 @@ checkpoint of tests/py/gguf_kimi_fixtures.py (kimi-linear-tiny, seed 1):
 
 usage: test_gguf_kimi.py BINARY   (needs numpy and gguf; no torch)
 """
-import hashlib, json, lzma, os, shutil, struct, subprocess, sys, tempfile
+import hashlib, json, lzma, os, shutil, struct, subprocess, sys
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
 HERE = os.path.dirname(os.path.abspath(__file__))
 VEC = os.path.join(HERE, "..", "vectors", "gguf-kimi")
-WORK = tempfile.mkdtemp(prefix="fd-ggufkimi-")
-passed = failed = 0
+sys.path.insert(0, HERE)
+from fdcheck import Checks  # noqa: E402
+
+C = Checks("test_gguf_kimi", "fd-ggufkimi-")
+BIN, WORK, case, run, W = C.bin, C.work, C.case, C.run, C.path
 
 try:
     import numpy as np
@@ -42,28 +44,8 @@ try:
 except ImportError as exc:  # CI installs both
     print("skipped (%s)" % exc)
     sys.exit(0)
-sys.path.insert(0, HERE)
 from gguf_kimi_fixtures import PRESET, prepare  # noqa: E402
 from gguf_ssm_fixtures import read_st, write_st, bf16_rne  # noqa: E402
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:700]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
 
 
 def capture(model, panel, out, role="root", extra=()):
@@ -324,6 +306,4 @@ except (ValueError, KeyError):
 case("inspect-model --json of a kimi-linear GGUF: {model_type kimi_linear, capturable true}",
      rc == 0 and mo == {"model_type": "kimi_linear", "capturable": True}, (mo, err[-300:]))
 
-shutil.rmtree(WORK, ignore_errors=True)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+C.finish()

@@ -21,13 +21,15 @@ has no converter), from the checkpoints of tests/py/gguf_ssm_fixtures.py:
 
 usage: test_gguf_ssm.py BINARY   (needs numpy and gguf; no torch)
 """
-import hashlib, json, lzma, os, shutil, struct, subprocess, sys, tempfile
+import hashlib, json, lzma, os, shutil, struct, subprocess, sys
 
-BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/fidelity"
 HERE = os.path.dirname(os.path.abspath(__file__))
 VEC = os.path.join(HERE, "..", "vectors", "gguf-ssm")
-WORK = tempfile.mkdtemp(prefix="fd-ggufssm-")
-passed = failed = 0
+sys.path.insert(0, HERE)
+from fdcheck import Checks  # noqa: E402
+
+C = Checks("test_gguf_ssm", "fd-ggufssm-")
+BIN, WORK, case, run, W = C.bin, C.work, C.case, C.run, C.path
 
 try:
     import numpy as np
@@ -36,27 +38,7 @@ try:
 except ImportError as exc:  # CI installs both
     print("skipped (%s)" % exc)
     sys.exit(0)
-sys.path.insert(0, HERE)
 from gguf_ssm_fixtures import VARIANTS, prepare, read_st, write_st, bf16_rne  # noqa: E402
-
-
-def case(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:700]))
-
-
-def run(*args):
-    p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def W(*p):
-    return os.path.join(WORK, *p)
 
 
 REPO = ("--weights-repository", "test/tiny-qwen35")
@@ -273,6 +255,4 @@ case("architectures --json: qwen3_5_text reads qwen35, qwen3_5_moe_text qwen35mo
                                         and (("gguf" in arch[k]["formats"]) == bool(v)) for k, v in want.items()),
      {k: arch.get(k, {}).get("gguf_architectures") for k in want})
 
-shutil.rmtree(WORK, ignore_errors=True)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+C.finish()
