@@ -11,7 +11,12 @@
 # writing the receipt), positions/s, the replay's GFLOP/s and its share of the
 # path's register-only peak (bench/peak.c: avx2 -> vfmadd256, avx512f ->
 # vfmadd512, avx512bf16 -> vdpbf16ps, run on THREADS cores at once and
-# summed).  Each path runs REPEATS times, each run between two probes of its
+# summed).  Beside it, % of the workload's bound: the GEMM at that probe
+# plus the canonical fp64 KL pass's FMA-pipe operations (two exps and three
+# products per column: 25 per 8 columns at 512 bits, 50 at 256, counted in
+# src/kernels/kl_exp.inc and kl_impl.inc's KL_FOLD) at the FMA probe; on Zen
+# 4/5 vdpbf16ps and the FMAs share two pipes (bench/pipes.c), so the bf16-dot
+# path cannot beat it.  Each path runs REPEATS times, each run between two probes of its
 # peak (this host's clock moves 10-20 % over minutes: a run is held to the
 # clock of its own moment); the best run is reported, with the median.  With perf
 # installed (PROFILE=0 skips it) one more run of the default path under
@@ -123,9 +128,20 @@ for p, d in per_path.items():
         r.update({"gflops_whole_run": g, "gflops_replay_only": flop / r["replay_seconds"] / 1e9,
                   "percent_of_peak_whole_run": g / r["peak_gflops"] * 100 if r["peak_gflops"] else None,
                   "percent_of_peak_replay_only": flop / r["replay_seconds"] / 1e9 / r["peak_gflops"] * 100 if r["peak_gflops"] else None})
+        # the workload's bound, beside the issue's one-probe figure: the GEMM at the path's probe plus the
+        # canonical KL pass's FMA-pipe work at the FMA probe (both on the same pipes on Zen 4/5: bench/pipes.c),
+        # the end-of-run probes' ratio held to this run's clock
+        fma, lanes_ops = ("vfmadd256", 50 / 8) if p == "avx2" else ("vfmadd512", 25 / 8)
+        if r["peak_gflops"] and peak.get(fma) and peak.get(d["probe"]):
+            kl_rate = peak[fma] / (16 if fma == "vfmadd256" else 32) * 1e9 * r["peak_gflops"] / peak[d["probe"]]
+            r["workload_bound_seconds"] = flop / (r["peak_gflops"] * 1e9) + pos * vocab * lanes_ops / kl_rate
+            r["percent_of_workload_bound_whole_run"] = r["workload_bound_seconds"] / r["seconds"] * 100
+        else:
+            r["workload_bound_seconds"] = r["percent_of_workload_bound_whole_run"] = None
     best = max(d["runs"], key=lambda r: (r["percent_of_peak_whole_run"] or 0, -r["seconds"]))
     d.update({k: best[k] for k in ("seconds", "rss_kb", "replay_seconds", "peak_gflops", "gflops_whole_run",
-                                   "gflops_replay_only", "percent_of_peak_whole_run", "percent_of_peak_replay_only")})
+                                   "gflops_replay_only", "percent_of_peak_whole_run", "percent_of_peak_replay_only",
+                                   "workload_bound_seconds", "percent_of_workload_bound_whole_run")})
     d.update({"positions_per_second": pos / d["seconds"], "startup_and_write_seconds": d["seconds"] - d["replay_seconds"],
               "peak_probe": d["probe"] or None,  # the shell's probe_of
               "median_percent_of_peak_whole_run": statistics.median(r["percent_of_peak_whole_run"] or 0 for r in d["runs"])})
@@ -152,14 +168,14 @@ res = {"shape": f"{records} x 2047 positions, hidden {hidden}, vocab {vocab}", "
 print(json.dumps(res, indent=2))
 open(result, "w").write(json.dumps(res, indent=2) + "\n")
 print(f"\nbest of {len(next(iter(per_path.values()))['runs'])} runs per path, each against the probes just before and after it")
-print("| path | wall s | replay s | start-up + write s | positions/s | GFLOP/s whole run | % of peak (probe) | median % | GFLOP/s replay only | % of peak |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| path | wall s | replay s | start-up + write s | positions/s | GFLOP/s whole run | % of peak (probe) | median % | GFLOP/s replay only | % of peak | % of the workload bound |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 f = lambda v, n=1: "-" if v is None else f"{v:,.{n}f}"
 for p, d in per_path.items():
     print(f"| {p} | {d['seconds']:.1f} | {d['replay_seconds']:.1f} | {d['startup_and_write_seconds']:.1f} | {d['positions_per_second']:,.0f} | "
           f"{d['gflops_whole_run']:.0f} | {f(d['percent_of_peak_whole_run'])} ({d['peak_probe']} {f(d['peak_gflops'], 0)}) | "
           f"{f(d['median_percent_of_peak_whole_run'])} | "
-          f"{d['gflops_replay_only']:.0f} | {f(d['percent_of_peak_replay_only'])} |")
+          f"{d['gflops_replay_only']:.0f} | {f(d['percent_of_peak_replay_only'])} | {f(d['percent_of_workload_bound_whole_run'])} |")
 print(f"\nnumpy peer: {npj['positions_per_second']:,.0f} positions/s; every path the same tokenwise bytes: {same}")
 if phases:
     print("profile of the default path (% of CPU samples): " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(phases.items(), key=lambda x: -x[1])))
