@@ -66,6 +66,12 @@ float fd_dot_canonical(const uint32_t *a, const uint32_t *b, size_t kp, size_t b
 /* MXCSR control for the fma-emulating SIMD paths (saved/restored per call). */
 unsigned fd_ftz_daz_enter(void);
 void fd_ftz_daz_leave(unsigned saved);
+/* For the SIMD kernels that cut K into passes (gemm_x86.c, gemm_tile_x86.c):
+ * the pairs [k0, k0 + kc) of each pass of at most kcm pairs, in order; a K
+ * of 0 still runs one pass, of kc = 0, whose blocks write every output +0. */
+#define FD_FOR_PASSES(k0, kc, kp, kcm)                                                        \
+    for (size_t k0 = 0, kc = (kp) < (kcm) ? (kp) : (kcm), fd_first_ = 1; fd_first_ || k0 < (kp); \
+         fd_first_ = 0, k0 += (kcm), kc = k0 < (kp) && (kp) - k0 < (kcm) ? (kp) - k0 : (kcm))
 
 /* ---- The tile order (docs/NUMERICS.md §5): what one AMX TDPBF16PS chain
  * computes, and the capture engine's default.  Per output, the pairs are

@@ -248,8 +248,7 @@ static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const u
     float *ae = fd_xmalloc((group * kcm + 1) * sizeof *ae), *ao = fd_xmalloc((group * kcm + 1) * sizeof *ao);
     for (size_t g = 0; g < np8; g += group) {
         size_t ng = np8 - g < group ? np8 - g : group;
-        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
-            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+        FD_FOR_PASSES(k0, kc, kp, kcm) {
             split_planes(hid + g * kp, ng, kp, k0, kc, ng, ae, ao);
             for (size_t t = 0; t < ntiles; t++)
                 for (size_t p = 0; p < ng; p += 8)
@@ -259,8 +258,7 @@ static void gemm_tile_avx512f(const uint32_t *hid, size_t np, size_t kp, const u
     }
     if (np8 < np) { /* the last rows, 4 at a time (padded with +0 rows: at most 8) */
         size_t rem = np - np8;
-        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
-            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+        FD_FOR_PASSES(k0, kc, kp, kcm) {
             split_planes(hid + np8 * kp, rem, kp, k0, kc, (rem + 3) / 4 * 4, ae, ao);
             for (size_t t = 0; t < ntiles; t += 2) {
                 int two = t + 1 < ntiles;
@@ -393,8 +391,7 @@ static void gemm_tile_avx2(const uint32_t *hid, size_t np, size_t kp, const uint
     float *ae = fd_xmalloc((cap * kcm + 1) * sizeof *ae), *ao = fd_xmalloc((cap * kcm + 1) * sizeof *ao);
     for (size_t g = 0; g < np; g += group) {
         size_t ng = np - g < group ? np - g : group;
-        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
-            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+        FD_FOR_PASSES(k0, kc, kp, kcm) {
             int acc = k0 > 0;
             split_planes(hid + g * kp, ng, kp, k0, kc, ng < 2 ? 2 : ng, ae, ao);
             for (size_t t = 0; t < ntiles; t++) {

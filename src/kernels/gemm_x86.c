@@ -306,8 +306,7 @@ static void gemm_avx512f(const uint32_t *hid, size_t np, size_t kp, const uint32
     float *a = fd_xmalloc((PANEL_FLOATS(group, kcm) + 1) * sizeof *a);
     for (size_t g = 0; g < np8; g += group) {
         size_t ng = np8 - g < group ? np8 - g : group;
-        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
-            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+        FD_FOR_PASSES(k0, kc, kp, kcm) {
             int acc = k0 > 0;
             for (size_t p = 0; p < ng; p += 8) split_panel(hid + (g + p) * kp, kp, k0, kc, 8, a + PANEL_FLOATS(p, kc));
             const uint32_t *b = packed + k0 * FD_TILE;
@@ -444,22 +443,23 @@ static void gemm_avx2(const uint32_t *hid, size_t np, size_t kp, const uint32_t 
     size_t np4 = np6 + (np - np6) / 4 * 4, ts = kp * FD_TILE, kcm = pass_pairs(kp, ntiles);
     const size_t cap = group_rows(kcm, 6, np4);
     float *a = fd_xmalloc((PANEL_FLOATS(cap, kcm) + 1) * sizeof *a);
+#define BLOCK_ROWS(i) ((i) < np6 ? (size_t)6 : (size_t)4) /* the rows of the block that starts at row i */
     for (size_t g = 0, ng = 0; g < np4; g += ng) {
-        for (ng = 0; g + ng < np4 && ng + (g + ng < np6 ? 6 : 4) <= cap;) ng += g + ng < np6 ? 6 : 4;
-        for (size_t k0 = 0, once = 1; once || k0 < kp; once = 0, k0 += kcm) { /* one pass when kp is 0: C = +0 */
-            size_t kc = kp - k0 < kcm ? kp - k0 : kcm;
+        for (ng = 0; g + ng < np4 && ng + BLOCK_ROWS(g + ng) <= cap;) ng += BLOCK_ROWS(g + ng);
+        FD_FOR_PASSES(k0, kc, kp, kcm) {
             int acc = k0 > 0;
-            for (size_t p = 0; p < ng; p += g + p < np6 ? 6 : 4)
-                split_panel(hid + (g + p) * kp, kp, k0, kc, g + p < np6 ? 6 : 4, a + PANEL_FLOATS(p, kc));
-            for (size_t p = 0; p < ng; p += g + p < np6 ? 6 : 4)
+            for (size_t p = 0; p < ng; p += BLOCK_ROWS(g + p))
+                split_panel(hid + (g + p) * kp, kp, k0, kc, BLOCK_ROWS(g + p), a + PANEL_FLOATS(p, kc));
+            for (size_t p = 0; p < ng; p += BLOCK_ROWS(g + p))
                 for (size_t t = 0; t < ntiles; t++) {
                     const uint32_t *b = packed + t * ts + k0 * FD_TILE;
                     float *o = out + (g + p) * ostride + t * FD_TILE;
-                    if (g + p < np6) block_avx2_6x1(a + PANEL_FLOATS(p, kc), kc, b, o, ostride, acc);
+                    if (BLOCK_ROWS(g + p) == 6) block_avx2_6x1(a + PANEL_FLOATS(p, kc), kc, b, o, ostride, acc);
                     else block_avx2_4x1(a + PANEL_FLOATS(p, kc), kc, b, o, ostride, acc);
                 }
         }
     }
+#undef BLOCK_ROWS
     free(a);
     if (np4 < np) gemm_avx2_any(hid + np4 * kp, np - np4, kp, packed, ntiles, out + np4 * ostride, ostride);
 }
