@@ -131,10 +131,11 @@ for p, d in per_path.items():
         # the workload's bound, beside the issue's one-probe figure: the GEMM at the path's probe plus the
         # canonical KL pass's FMA-pipe work at the FMA probe (both on the same pipes on Zen 4/5: bench/pipes.c),
         # the end-of-run probes' ratio held to this run's clock
-        fma, lanes_ops = ("vfmadd256", 50 / 8) if p == "avx2" else ("vfmadd512", 25 / 8)
+        # (probe, its FLOPs an instruction, the KL's FMA-pipe instructions a column)
+        fma, flops_per_fma, kl_per_column = ("vfmadd256", 16, 50 / 8) if p == "avx2" else ("vfmadd512", 32, 25 / 8)
         if r["peak_gflops"] and peak.get(fma) and peak.get(d["probe"]):
-            kl_rate = peak[fma] / (16 if fma == "vfmadd256" else 32) * 1e9 * r["peak_gflops"] / peak[d["probe"]]
-            r["workload_bound_seconds"] = flop / (r["peak_gflops"] * 1e9) + pos * vocab * lanes_ops / kl_rate
+            kl_rate = peak[fma] / flops_per_fma * 1e9 * r["peak_gflops"] / peak[d["probe"]]  # instructions/s
+            r["workload_bound_seconds"] = flop / (r["peak_gflops"] * 1e9) + pos * vocab * kl_per_column / kl_rate
             r["percent_of_workload_bound_whole_run"] = r["workload_bound_seconds"] / r["seconds"] * 100
         else:
             r["workload_bound_seconds"] = r["percent_of_workload_bound_whole_run"] = None
